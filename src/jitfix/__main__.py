@@ -1,0 +1,3 @@
+from jitfix.cli import main
+
+main()

@@ -1,0 +1,50 @@
+"""Which module each local name stands for: ``J.jit`` and ``jit`` may both be ``jax.jit``."""
+
+from __future__ import annotations
+
+import ast
+
+
+class ImportTable:
+    """Local names bound by the module's imports, mapped to dotted import paths."""
+
+    def __init__(self, tree: ast.Module):
+        self.aliases: dict[str, str] = {}
+        # Only statements that run when the module does; imports inside functions count too
+        # (they are rare and bind the same names in practice).
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.aliases[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def resolve(self, expr: ast.AST) -> str | None:
+        """The dotted path an expression names, e.g. ``J.lax.cond`` -> ``jax.lax.cond``."""
+        if isinstance(expr, ast.Name):
+            return self.aliases.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            base = self.resolve(expr.value)
+            return f"{base}.{expr.attr}" if base else None
+        return None
+
+    def local_name(self, dotted: str) -> str | None:
+        """How this module spells an import path, if it imports it: ``jax.numpy`` -> ``jnp``."""
+        for local, target in self.aliases.items():
+            if target == dotted:
+                return local
+        parent, _, attr = dotted.rpartition(".")
+        if parent:
+            base = self.local_name(parent)
+            if base:
+                return f"{base}.{attr}"
+        return None
+
+    def mentions(self, prefix: str) -> bool:
+        return any(target == prefix or target.startswith(prefix + ".") for target in self.aliases.values())

@@ -1,0 +1,390 @@
+"""Which functions of a module run under a JAX trace, and which of their parameters are static.
+
+A function is traced when it is
+
+* decorated with ``jax.jit`` in any import spelling, ``partial(jax.jit, ...)``,
+  ``equinox.filter_jit``, or another tracing transform (``jax.grad``, ``jax.vmap``, ...);
+* wrapped by a call to one: ``g = jax.jit(f)``, ``jax.jit(jax.grad(f))``, ``jax.vmap(f)``;
+* passed as a body to ``lax.scan`` / ``lax.fori_loop`` / ``lax.while_loop`` / ``lax.cond`` /
+  ``lax.switch`` / ``lax.map``;
+* called from a traced function of the same module.
+
+Parameters named by ``static_argnums``/``static_argnames`` are static; the other parameters
+of a jitted function are traced. For a helper reached through the call graph a parameter is
+traced only when a traced call site passes it a traced value.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.values import ValueAnalysis, analyse_function
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+JIT_TRANSFORMS = frozenset(
+    {
+        "jax.jit",
+        "jax.pjit",
+        "jax.experimental.pjit.pjit",
+        "equinox.filter_jit",
+    }
+)
+# Transforms that trace every positional argument they are given.
+TRACING_TRANSFORMS = frozenset(
+    {
+        "jax.vmap",
+        "jax.pmap",
+        "jax.checkpoint",
+        "jax.remat",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.make_jaxpr",
+        "jax.eval_shape",
+        "jax.named_call",
+        "equinox.filter_vmap",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+        "jax.experimental.shard_map.shard_map",
+        "jax.shard_map",
+    }
+)
+# Differentiation traces only the arguments it differentiates (``argnums``, default 0).
+GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad"})
+
+# lax primitives that take functions, and which positional arguments are functions.
+BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+    "jax.lax.custom_root": (0, 2, 3),
+}
+SWITCH = "jax.lax.switch"
+PARTIAL = "functools.partial"
+
+
+@dataclass
+class TracedFunction:
+    node: FunctionNode
+    qualname: str
+    how: str
+    static_params: frozenset[str] = frozenset()
+    traced_params: frozenset[str] = frozenset()
+    # The decorator or call that jits it, for rules that edit static_argnames.
+    jit_sites: list[ast.AST] = field(default_factory=list)
+    _values: ValueAnalysis | None = None
+
+    def values(self, imports: ImportTable) -> ValueAnalysis:
+        if self._values is None:
+            self._values = analyse_function(self.node, imports, self.traced_params, self.static_params)
+        return self._values
+
+
+@dataclass(frozen=True)
+class _Transform:
+    """What a decorator or wrapping call does to the function it receives."""
+
+    name: str
+    keywords: tuple[ast.keyword, ...]
+
+
+def parameter_names(function: FunctionNode) -> list[str]:
+    arguments = function.args
+    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+    if arguments.vararg:
+        names.append(arguments.vararg.arg)
+    names.extend(arg.arg for arg in arguments.kwonlyargs)
+    if arguments.kwarg:
+        names.append(arguments.kwarg.arg)
+    return names
+
+
+def _literal_strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [value for element in node.elts for value in _literal_strings(element)]
+    return []
+
+
+def _literal_ints(node: ast.AST) -> list[int]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return [node.value]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return [-value for value in _literal_ints(node.operand)]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [value for element in node.elts for value in _literal_ints(element)]
+    return []
+
+
+def _static_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
+    positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+    static: set[str] = set()
+    for keyword in keywords:
+        if keyword.arg == "static_argnames":
+            static.update(_literal_strings(keyword.value))
+        elif keyword.arg == "static_argnums":
+            for index in _literal_ints(keyword.value):
+                if -len(positional) <= index < len(positional):
+                    static.add(positional[index])
+    return frozenset(static)
+
+
+def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
+    positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+    indices = [0]
+    for keyword in keywords:
+        if keyword.arg == "argnums":
+            indices = _literal_ints(keyword.value)
+    return frozenset(positional[index] for index in indices if -len(positional) <= index < len(positional))
+
+
+class _Scopes:
+    """Function definitions by scope, so a name used in a body resolves to its def."""
+
+    def __init__(self, tree: ast.Module):
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.defs: dict[ast.AST, dict[str, FunctionNode]] = {}
+        self.qualnames: dict[FunctionNode, str] = {}
+        self._index(tree, tree, "")
+
+    def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.defs.setdefault(scope, {})[child.name] = child
+                self.parent[child] = scope
+                self.qualnames[child] = prefix + child.name
+                self._index(child, child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                self.parent[child] = scope
+                self._index(child, child, f"{prefix}{child.name}.")
+            else:
+                self._index(scope, child, prefix)
+
+    def lookup(self, scope: ast.AST, name: str) -> FunctionNode | None:
+        """Resolve a bare name as Python would from code in scope (class bodies are skipped)."""
+        current: ast.AST | None = scope
+        first = True
+        while current is not None:
+            if first or not isinstance(current, ast.ClassDef):
+                found = self.defs.get(current, {}).get(name)
+                if found is not None:
+                    return found
+            first = False
+            current = self.parent.get(current)
+        return None
+
+    def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
+        current: ast.AST | None = scope
+        while current is not None and not isinstance(current, ast.ClassDef):
+            current = self.parent.get(current)
+        return current
+
+    def method(self, scope: ast.AST, name: str) -> FunctionNode | None:
+        klass = self.enclosing_class(scope)
+        return self.defs.get(klass, {}).get(name) if klass is not None else None
+
+
+class TracedFinder:
+    def __init__(self, tree: ast.Module, imports: ImportTable):
+        self.tree = tree
+        self.imports = imports
+        self.scopes = _Scopes(tree)
+        self.traced: dict[FunctionNode, TracedFunction] = {}
+
+    # -- classification of decorators and wrapping calls -----------------------------------
+
+    def _transform(self, expr: ast.AST) -> _Transform | None:
+        """Describe a decorator expression: ``jax.jit``, ``partial(jax.jit, static_argnames=...)``."""
+        name = self.imports.resolve(expr)
+        if name in JIT_TRANSFORMS or name in TRACING_TRANSFORMS or name in GRAD_TRANSFORMS:
+            return _Transform(name, ())
+        if isinstance(expr, ast.Call):
+            called = self.imports.resolve(expr.func)
+            if called == PARTIAL and expr.args:
+                inner = self._transform(expr.args[0])
+                if inner is not None:
+                    return _Transform(inner.name, inner.keywords + tuple(expr.keywords))
+            elif called in JIT_TRANSFORMS and not expr.args:
+                return _Transform(called, tuple(expr.keywords))  # jax.jit(static_argnames=...) as a factory
+        return None
+
+    def _mark(self, function: FunctionNode, transform: _Transform, site: ast.AST, how: str) -> None:
+        params = set(parameter_names(function))
+        if transform.name in JIT_TRANSFORMS:
+            static = _static_params(function, transform.keywords)
+            traced = frozenset(params - static)
+        elif transform.name in GRAD_TRANSFORMS:
+            static = frozenset()
+            traced = _grad_params(function, transform.keywords)
+        else:
+            static = frozenset()
+            traced = frozenset(params)
+        entry = self.traced.get(function)
+        if entry is None:
+            entry = TracedFunction(function, self.scopes.qualnames[function], how)
+            self.traced[function] = entry
+        entry.static_params = entry.static_params | static
+        entry.traced_params = (entry.traced_params | traced) - entry.static_params
+        if transform.name in JIT_TRANSFORMS:
+            entry.jit_sites.append(site)
+
+    def _function_argument(self, scope: ast.AST, expr: ast.AST) -> tuple[FunctionNode, int] | None:
+        """The def an argument names (``f``, ``self.f``, ``partial(f, a)``) and how many
+        leading positional parameters are already bound."""
+        if isinstance(expr, ast.Name):
+            found = self.scopes.lookup(scope, expr.id)
+            return (found, 0) if found else None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+            found = self.scopes.method(scope, expr.attr)
+            return (found, 1) if found else None
+        if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
+            inner = self._function_argument(scope, expr.args[0])
+            if inner:
+                return inner[0], inner[1] + len(expr.args) - 1
+        return None
+
+    def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None) -> None:
+        """Handle ``jax.jit(f)``, ``jax.jit(jax.grad(f), static_argnums=1)``, ``partial(jax.jit)(f)``."""
+        transform = self._transform(call.func)
+        if transform is None:
+            name = self.imports.resolve(call.func)
+            if name in JIT_TRANSFORMS | TRACING_TRANSFORMS | GRAD_TRANSFORMS:
+                transform = _Transform(name, tuple(call.keywords))
+        if transform is None or not call.args:
+            return
+        target = call.args[0]
+        # An outer jit's static arguments apply to the function inside grad/vmap.
+        effective = _Transform(transform.name, transform.keywords + (outer.keywords if outer else ()))
+        if isinstance(target, ast.Call):
+            self._wrapped(scope, target, effective if transform.name in JIT_TRANSFORMS else outer)
+            return
+        resolved = self._function_argument(scope, target)
+        if resolved is None:
+            return
+        function, bound = resolved
+        how = f"wrapped by {transform.name} at line {call.lineno}"
+        self._mark(function, effective, call, how)
+        if outer is not None and outer.name in JIT_TRANSFORMS:
+            self._mark(function, outer, call, how)
+        self._unbind(function, bound)
+
+    def _unbind(self, function: FunctionNode, bound: int) -> None:
+        """Parameters bound by partial(f, a, b) receive the bound values, not tracers."""
+        if bound:
+            positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+            entry = self.traced[function]
+            entry.traced_params = entry.traced_params - frozenset(positional[:bound])
+
+    def _body_arguments(self, scope: ast.AST, call: ast.Call) -> None:
+        name = self.imports.resolve(call.func)
+        indices = BODY_ARGUMENTS.get(name or "")
+        bodies: list[ast.AST] = []
+        if indices:
+            bodies = [call.args[index] for index in indices if index < len(call.args)]
+            for keyword in call.keywords:
+                if keyword.arg in {"f", "body_fun", "cond_fun", "true_fun", "false_fun"}:
+                    bodies.append(keyword.value)
+        elif name == SWITCH and len(call.args) > 1 and isinstance(call.args[1], ast.List | ast.Tuple):
+            bodies = list(call.args[1].elts)
+        for body in bodies:
+            resolved = self._function_argument(scope, body)
+            if resolved:
+                function, bound = resolved
+                self._mark(function, _Transform(name or SWITCH, ()), call, f"body of {name} at line {call.lineno}")
+                self._unbind(function, bound)
+
+    # -- the passes ---------------------------------------------------------------------------
+
+    def _seed(self, scope: ast.AST, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                for decorator in child.decorator_list:
+                    transform = self._transform(decorator)
+                    if transform is not None:
+                        self._mark(child, transform, decorator, f"decorated with {transform.name}")
+                self._seed(child, child)
+            elif isinstance(child, ast.ClassDef):
+                self._seed(child, child)
+            else:
+                if isinstance(child, ast.Call):
+                    self._wrapped(scope, child)
+                    self._body_arguments(scope, child)
+                self._seed(scope, child)
+
+    def _calls_in(self, function: FunctionNode) -> list[ast.Call]:
+        calls: list[ast.Call] = []
+        stack: list[ast.AST] = list(function.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                stack.extend(ast.iter_child_nodes(node))
+        return calls
+
+    def _propagate(self) -> None:
+        """Follow calls out of traced functions until nothing new is found."""
+        changed = True
+        while changed:
+            changed = False
+            for caller in list(self.traced.values()):
+                values = caller.values(self.imports)
+                for call in self._calls_in(caller.node):
+                    resolved = self._function_argument(caller.node, call.func)
+                    if resolved is None:
+                        continue
+                    callee, bound = resolved
+                    traced = self._traced_arguments(callee, bound, call, values)
+                    entry = self.traced.get(callee)
+                    if entry is None:
+                        entry = TracedFunction(callee, self.scopes.qualnames[callee], f"called from {caller.qualname}")
+                        self.traced[callee] = entry
+                        changed = True
+                    new = (entry.traced_params | traced) - entry.static_params
+                    if new != entry.traced_params:
+                        entry.traced_params = new
+                        entry._values = None
+                        changed = True
+
+    @staticmethod
+    def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
+        positional = [arg.arg for arg in (*callee.args.posonlyargs, *callee.args.args)][bound:]
+        traced: set[str] = set()
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                if values.is_traced(argument.value):
+                    traced.update(positional[index:])
+                    if callee.args.vararg:
+                        traced.add(callee.args.vararg.arg)
+                break
+            if not values.is_traced(argument):
+                continue
+            if index < len(positional):
+                traced.add(positional[index])
+            elif callee.args.vararg:
+                traced.add(callee.args.vararg.arg)
+        keyword_params = set(positional) | {arg.arg for arg in callee.args.kwonlyargs}
+        for keyword in call.keywords:
+            if values.is_traced(keyword.value):
+                if keyword.arg in keyword_params:
+                    traced.add(keyword.arg)
+                elif callee.args.kwarg:
+                    traced.add(callee.args.kwarg.arg)
+        return frozenset(traced)
+
+    def run(self) -> dict[FunctionNode, TracedFunction]:
+        self._seed(self.tree, self.tree)
+        self._propagate()
+        return self.traced
+
+
+def find_traced_functions(tree: ast.Module, imports: ImportTable) -> dict[FunctionNode, TracedFunction]:
+    """Every traced function of the module, keyed by its def node."""
+    return TracedFinder(tree, imports).run()

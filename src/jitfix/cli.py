@@ -1,0 +1,356 @@
+"""The ``jitfix`` command line: fix, diff, check, rules, explain.
+
+Exit codes: 0 clean / success; 1 findings remain (``check``; ``fix`` when something is
+not auto-fixable; ``diff`` when it shows changes); 2 usage error, bad configuration, or a
+file that could not be read, parsed or written.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from jitfix import __version__, report
+from jitfix.config import ConfigError, Settings, load_settings
+from jitfix.engine import FileResult, Options, process_bytes, run_paths, unified_diff
+from jitfix.files import InputError, discover, write_source
+from jitfix.findings import Finding
+from jitfix.rules import ALL_RULES, RULES_BY_CODE
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+PROGRESS_THRESHOLD = 50  # files; fewer finish before a bar would be worth drawing
+
+app = typer.Typer(
+    name="jitfix",
+    help="Rewrite Python/JAX code so it runs correctly under jax.jit.\n\n"
+    "  jitfix diff src/     show what would change (dry run)\n\n"
+    "  jitfix fix src/      rewrite in place\n\n"
+    "  jitfix check src/    report findings for CI (exit 1 when any)",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
+
+
+def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    if not values:
+        return None
+    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    for code in codes:
+        if not code.startswith("JF"):
+            raise typer.BadParameter(f"{code!r} is not a rule code or prefix (they start with JF)")
+    return codes
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jitfix {__version__}")
+        raise typer.Exit()
+
+
+Paths = Annotated[list[str], typer.Argument(help="Files or folders to process; - reads stdin.", show_default=False)]
+Select = Annotated[Optional[list[str]], typer.Option("--select", help="Only these rule codes or prefixes (JF4, JF401).")]
+Ignore = Annotated[Optional[list[str]], typer.Option("--ignore", help="Skip these rule codes or prefixes.")]
+Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Say what happens to every file.")]
+NoColor = Annotated[bool, typer.Option("--no-color", help="Never colour output (default: colour on terminals).")]
+StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", help="Name to report for code read from stdin.")]
+UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
+Config = Annotated[Optional[Path], typer.Option("--config", help="Read [tool.jitfix] from this pyproject.toml.")]
+Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip when walking folders.")]
+
+
+@dataclass
+class Run:
+    """Everything a command needs, resolved from its options."""
+
+    paths: list[str]
+    settings: Settings
+    jobs: Optional[int]
+    quiet: bool
+    verbose: bool
+    out: Console
+    err: Console
+    stdin_name: Optional[str]
+
+
+def _consoles(no_color: bool) -> tuple[Console, Console]:
+    out = Console(no_color=no_color, highlight=False, soft_wrap=True, emoji=False, markup=False)
+    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True, emoji=False, markup=False)
+    return out, err
+
+
+def _prepare(paths: list[str], select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_name,
+             config: Optional[Path]) -> Run:
+    out, err = _consoles(no_color)
+    start = config if config is not None else Path(next((p for p in paths if p != "-"), "."))
+    try:
+        if config is not None and not config.is_file():
+            raise ConfigError(f"{config}: no such file")
+        settings = load_settings(start if start.exists() else Path("."))
+    except ConfigError as error:
+        err.print(f"jitfix: configuration error: {error}", style="red")
+        raise typer.Exit(EXIT_ERROR)
+    settings = settings.with_overrides(select=_codes(select), ignore=_codes(ignore))
+    if exclude:
+        settings = settings.with_overrides(exclude=settings.exclude + tuple(exclude))
+    return Run(paths, settings, jobs, quiet, verbose, out, err, stdin_name)
+
+
+def _report_error(run: Run, error: InputError) -> None:
+    run.err.print(Text("error: ", style="bold red") + Text(error.describe()))
+
+
+@dataclass
+class Results:
+    files: list[FileResult]
+    stdin: Optional[FileResult]  # code read from "-"
+    missing: int  # paths that named nothing to process
+
+    @property
+    def all(self) -> list[FileResult]:
+        return ([self.stdin] if self.stdin else []) + self.files
+
+    @property
+    def failed(self) -> int:
+        return self.missing + sum(1 for r in self.all if r.error is not None or r.internal_error is not None)
+
+    def findings(self) -> list[Finding]:
+        return sorted((f for result in self.all for f in result.findings), key=Finding.sort_key)
+
+
+def _results(run: Run, options: Options) -> Results:
+    """Process every path; every error is reported and the other files still processed."""
+    results: list[FileResult] = []
+    files, errors = discover([p for p in run.paths if p != "-"], run.settings.exclude)
+    for error in errors:
+        _report_error(run, error)
+    stdin = None
+    if "-" in run.paths:
+        stdin = process_bytes(run.stdin_name or "-", sys.stdin.buffer.read(), run.settings, options)
+    show_progress = not run.quiet and run.err.is_terminal and len(files) >= PROGRESS_THRESHOLD
+    iterator = run_paths(files, run.settings, options, run.jobs)
+    if show_progress:
+        with Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=run.err, transient=True) as progress:
+            task = progress.add_task("files", total=len(files))
+            for result in iterator:
+                results.append(result)
+                progress.advance(task)
+    else:
+        results.extend(iterator)
+    outcome = Results(results, stdin, len(errors))
+    for result in outcome.all:
+        if result.error is not None:
+            _report_error(run, result.error)
+        elif result.internal_error is not None:
+            run.err.print(Text("internal error: ", style="bold red") + Text(
+                f"{result.path}: {result.internal_error}; the file was left unchanged. Please report this."))
+        elif run.verbose:
+            state = "parsed" if result.parsed else "skipped (no jax)"
+            run.err.print(f"{result.path}: {state}, {len(result.findings)} finding(s)", style="dim")
+    return outcome
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """Rewrite Python/JAX code so it runs correctly under jax.jit."""
+
+
+@app.command()
+def check(
+    paths: Paths,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Print counts per rule instead of findings.")] = False,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings exist.")] = False,
+    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
+    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
+    stdin_filename: StdinName = None, config: Config = None,
+) -> None:
+    """Report findings without changing anything (for CI). Exit 1 when any exist."""
+    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
+    wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif)
+    results = _results(run, Options(fix_diffs=wants_fixes))
+    findings = results.findings()
+    if statistics:
+        for line in report.statistics(findings):
+            run.out.print(line)
+    elif output_format is OutputFormat.json:
+        run.out.print(report.to_json(findings))
+    elif output_format is OutputFormat.sarif:
+        run.out.print(report.to_sarif(findings))
+    elif output_format is OutputFormat.github:
+        for finding in findings:
+            run.out.print(report.github_line(finding))
+    else:
+        for finding in findings:
+            run.out.print(report.text_line(finding))
+        if not run.quiet:
+            _check_summary(run, findings)
+    if results.failed:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _check_summary(run: Run, findings: list[Finding]) -> None:
+    if not findings:
+        run.out.print("All checks passed.", style="green")
+        return
+    fixable = sum(1 for finding in findings if finding.fixable)
+    line = f"Found {report.plural(len(findings), 'finding')}"
+    if fixable:
+        line += f"; {fixable} fixable with `jitfix fix`"
+    run.out.print(line + ".", style="bold")
+
+
+@app.command()
+def fix(
+    paths: Paths,
+    unsafe_fixes: UnsafeFixes = False,
+    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
+    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
+    stdin_filename: StdinName = None, config: Config = None,
+) -> None:
+    """Rewrite files in place (stdin to stdout for -). Exit 1 when findings are left."""
+    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
+    results = _results(run, Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+    stdin = results.stdin
+    if stdin is not None and stdin.source is not None:
+        sys.stdout.write(stdin.new_text if stdin.new_text is not None else stdin.source.text)
+    fixed_files = write_failures = 0
+    for result in results.files:
+        if not result.changed:
+            continue
+        try:
+            write_source(result.source, result.new_text)
+        except InputError as error:
+            _report_error(run, error)
+            write_failures += 1
+            continue
+        fixed_files += 1
+        if not run.quiet:
+            codes = ", ".join(sorted({finding.code for finding in result.fixed}))
+            run.err.print(Text("fixed ", style="green") + Text(f"{result.path} ({report.plural(len(result.fixed), 'fix')}: {codes})"))
+    left = results.findings()
+    for finding in left:
+        if not run.quiet:
+            run.err.print(report.text_line(finding))
+    failed = results.failed + write_failures
+    if not run.quiet:
+        summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left (not auto-fixable)"
+        if failed:
+            summary += f", {report.plural(failed, 'file')} failed"
+        run.err.print(summary, style="bold")
+    if failed:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if left else EXIT_CLEAN)
+
+
+@app.command()
+def diff(
+    paths: Paths,
+    stat: Annotated[bool, typer.Option("--stat", help="Per-file counts of changed lines instead of the diff.")] = False,
+    unsafe_fixes: UnsafeFixes = False,
+    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
+    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
+    stdin_filename: StdinName = None, config: Config = None,
+) -> None:
+    """Show the fixes as a unified diff; write nothing. Exit 1 when there is a change."""
+    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
+    results = _results(run, Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+    changed = [result for result in results.all if result.changed]
+    for result in changed:
+        patch = unified_diff(result.path, result.source.text, result.new_text)
+        if stat:
+            added = sum(1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
+            removed = sum(1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))
+            run.out.print(f"{result.path} | +{added} -{removed}")
+        else:
+            _print_diff(run, patch)
+    if stat and changed:
+        run.out.print(f"{report.plural(len(changed), 'file')} would be changed")
+    left = results.findings()
+    if not run.quiet:
+        for finding in left:
+            run.err.print(report.text_line(finding))
+    if results.failed:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if changed or left else EXIT_CLEAN)
+
+
+def _print_diff(run: Run, patch: str) -> None:
+    for line in patch.splitlines():
+        style = None
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        run.out.print(Text(line, style=style or ""))
+
+
+@app.command()
+def rules(
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="text or json.")] = OutputFormat.text,
+) -> None:
+    """List every rule: code, name, whether it is fixable, and what it finds."""
+    if output_format is OutputFormat.json:
+        import json
+
+        typer.echo(json.dumps([{"code": r.code, "name": r.name, "fixable": r.fixable, "summary": r.summary}
+                               for r in ALL_RULES], indent=2))
+        return
+    for rule in ALL_RULES:
+        typer.echo(f"{rule.code}  {rule.name:<24} fixable: {rule.fixable:<9} {rule.summary}")
+
+
+@app.command()
+def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. JF401.")]) -> None:
+    """Print a rule's documentation."""
+    rule = RULES_BY_CODE.get(code.upper())
+    if rule is None:
+        typer.echo(f"jitfix: unknown rule {code!r}; `jitfix rules` lists them.", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    doc = rule.doc
+    sections = [
+        f"{rule.code} ({rule.name})",
+        f"Fixable: {rule.fixable}",
+        f"## What it does\n{doc.what}",
+        f"## Why it breaks under jit\n{doc.why}",
+        f"## Example\n{_indent(doc.example)}",
+        f"## Fixed\n{_indent(doc.fixed)}",
+        f"## Fix safety\n{doc.safety}",
+    ]
+    typer.echo("\n\n".join(sections))
+
+
+def _indent(code: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").splitlines())
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,126 @@
+"""Settings: ``[tool.jitfix]`` in the nearest pyproject.toml, then command-line flags.
+
+```toml
+[tool.jitfix]
+select = ["JF"]              # codes or prefixes to report
+ignore = ["JF401"]           # codes or prefixes to skip
+exclude = ["legacy/*"]       # extra paths (glob) not to walk into
+per-file-ignores = { "tests/*" = ["JF4"] }
+```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A pyproject.toml whose [tool.jitfix] table cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("JF",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    config_path: str | None = None
+    root: str = "."
+
+    def with_overrides(self, **overrides: object) -> Settings:
+        """Command-line values win over the file; None means "not given"."""
+        given = {key: value for key, value in overrides.items() if value is not None}
+        return replace(self, **given)
+
+    def is_enabled(self, code: str, path: str | None = None) -> bool:
+        if not _matches(code, self.select) or _matches(code, self.ignore):
+            return False
+        if path is not None:
+            for pattern, codes in self.per_file_ignores:
+                if _path_matches(path, pattern, self.root) and _matches(code, codes):
+                    return False
+        return True
+
+    def cache_key(self) -> str:
+        """The part of the settings that changes what a file's result is."""
+        return repr((self.select, self.ignore, self.per_file_ignores))
+
+
+def _matches(code: str, selectors: tuple[str, ...]) -> bool:
+    return any(code.startswith(selector) for selector in selectors)
+
+
+def _path_matches(path: str, pattern: str, root: str) -> bool:
+    absolute = Path(path).resolve()
+    try:
+        relative = absolute.relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        relative = Path(path).as_posix()
+    return fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(absolute.name, pattern)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    folder = start.resolve()
+    if folder.is_file():
+        folder = folder.parent
+    for candidate in (folder, *folder.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            return pyproject
+    return None
+
+
+def _string_list(table: dict, key: str, path: Path) -> tuple[str, ...] | None:
+    if key not in table:
+        return None
+    value = table[key]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: [tool.jitfix] {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_settings(start: Path) -> Settings:
+    """Settings from the nearest pyproject.toml at or above start (defaults if none)."""
+    pyproject = find_pyproject(start)
+    if pyproject is None:
+        return Settings(root=str(start.resolve() if start.is_dir() else start.resolve().parent))
+    try:
+        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{pyproject}: {error}") from None
+    table = document.get("tool", {}).get("jitfix", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
+    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{pyproject}: [tool.jitfix] per-file-ignores must be a table")
+    per_file_ignores = tuple(
+        (pattern, _string_list(per_file, pattern, pyproject) or ()) for pattern in per_file
+    )
+    excludes = (_string_list(table, "exclude", pyproject) or ()) + (
+        _string_list(table, "extend-exclude", pyproject) or ()
+    )
+    settings = Settings(
+        exclude=excludes,
+        per_file_ignores=per_file_ignores,
+        config_path=str(pyproject),
+        root=str(pyproject.parent),
+    )
+    return settings.with_overrides(
+        select=_string_list(table, "select", pyproject),
+        ignore=_string_list(table, "ignore", pyproject),
+    )

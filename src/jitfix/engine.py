@@ -1,0 +1,303 @@
+"""Run the rules over files: decide cheaply, edit only what changes, never emit broken code.
+
+Per file: a text prefilter (no mention of jax: nothing to do) -> stdlib ``ast`` parse ->
+find traced functions -> rules yield findings (and fixes as position-targeted edits) ->
+only if a fix is to be applied: libcst parse, apply the edits, add imports -> re-parse
+the result. Fixes are applied until nothing more changes, so ``fix`` is idempotent.
+Many files run in parallel worker processes.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import multiprocessing
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.traced import find_traced_functions
+from jitfix.config import Settings
+from jitfix.files import InputError, SourceFile, decode_source, read_source
+from jitfix.findings import Edit, EditContext, Finding, Replacement, Safety
+from jitfix.rules import selected_rules
+from jitfix.rules.base import ModuleContext
+from jitfix.suppress import all_functions, filter_suppressed
+
+# Words a file must contain to possibly hold traced code.
+PREFILTER_WORDS = ("jax", "equinox")
+MAX_FIX_ROUNDS = 8
+# How a missing import is added, for paths that read better imported by name.
+PREFERRED_IMPORTS = {
+    "jax.lax": ("jax", "lax"),
+    "functools.partial": ("functools", "partial"),
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    apply_fixes: bool = False  # compute the fixed text (fix, diff)
+    fix_diffs: bool = False  # attach each finding's own fix as a diff (json, sarif)
+    unsafe_fixes: bool = False
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)  # left in the final text
+    fixed: list[Finding] = field(default_factory=list)  # fixed by new_text
+    source: SourceFile | None = None
+    new_text: str | None = None
+    error: InputError | None = None
+    internal_error: str | None = None
+    parsed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text is not None and self.source is not None and self.new_text != self.source.text
+
+
+class InternalError(Exception):
+    """A rule produced code that does not parse; the file is left as it was."""
+
+
+def _mentions_jax(text: str) -> bool:
+    return any(word in text for word in PREFILTER_WORDS)
+
+
+def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], ast.Module | None]:
+    """Findings for one module's text (suppressions applied). Raises InputError on bad syntax."""
+    if not _mentions_jax(text):
+        return [], None
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        raise InputError(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
+    except ValueError as error:  # e.g. source with NUL bytes
+        raise InputError(path, f"cannot parse: {error}") from None
+    imports = ImportTable(tree)
+    if not (imports.mentions("jax") or imports.mentions("equinox")):
+        return [], tree
+    traced = find_traced_functions(tree, imports)
+    if not traced:
+        return [], tree
+    module = ModuleContext(path, text, tree, imports, traced)
+    findings: list[Finding] = []
+    for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
+        findings.extend(rule.check(module))
+    findings = filter_suppressed(findings, text, all_functions(tree))
+    findings.sort(key=Finding.sort_key)
+    return findings, tree
+
+
+class _ApplyEdits(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, edits: list[Edit], context: EditContext):
+        super().__init__()
+        self.pending = {(edit.start.line, edit.start.col, edit.node_type): edit for edit in edits}
+        self.types = tuple({edit.node_type for edit in edits})
+        self.context = context
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if isinstance(original, self.types):
+            start = self.get_metadata(PositionProvider, original).start
+            edit = self.pending.pop((start.line, start.column, type(original)), None)
+            if edit is not None:
+                return edit.replace(updated, self.context)
+        return updated
+
+
+def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodContext) -> dict[str, str]:
+    """How each needed path is spelled, adding the imports the module lacks."""
+    spellings: dict[str, str] = {}
+    for dotted in needed:
+        local = imports.local_name(dotted)
+        if local is not None:
+            spellings[dotted] = local
+            continue
+        preferred = next(
+            (how for prefix, how in PREFERRED_IMPORTS.items() if dotted == prefix or dotted.startswith(prefix + ".")),
+            None,
+        )
+        if preferred is not None:
+            module, name = preferred
+            AddImportsVisitor.add_needed_import(context, module, name)
+            rest = dotted[len(f"{module}.{name}"):]
+            spellings[dotted] = name + rest
+        else:
+            top = dotted.split(".")[0]
+            AddImportsVisitor.add_needed_import(context, top)
+            spellings[dotted] = dotted
+    return spellings
+
+
+def apply_edits(text: str, edits: list[Edit], imports: ImportTable) -> str:
+    module = cst.parse_module(text)
+    context = CodemodContext()
+    needed = dict.fromkeys(path for edit in edits for path in edit.imports)
+    edit_context = EditContext(_spellings(imports, needed, context))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    transformer = _ApplyEdits(edits, edit_context)
+    module = wrapper.visit(transformer)
+    if transformer.pending:
+        missing = ", ".join(f"{line}:{col}" for line, col, _ in transformer.pending)
+        raise InternalError(f"could not locate the code to edit at {missing}")
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        module = AddImportsVisitor(context).transform_module(module)
+    return module.code
+
+
+def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
+    return [
+        finding for finding in findings
+        if finding.fix is not None and finding.fix.edits
+        and (finding.fix.safety is Safety.SAFE or options.unsafe_fixes)
+    ]
+
+
+def _checked(path: str, new_text: str, codes: Iterable[str]) -> str:
+    try:
+        ast.parse(new_text)
+    except SyntaxError as error:
+        rules = ", ".join(sorted(set(codes)))
+        raise InternalError(f"fix by {rules} produced code that does not parse ({error.msg}, line {error.lineno})")
+    return new_text
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A git-style unified diff (``--- a/path`` / ``+++ b/path``)."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    for lines in (old_lines, new_lines):
+        if lines and not lines[-1].endswith(("\n", "\r")):
+            lines[-1] += "\n\\ No newline at end of file\n"
+    name = path.lstrip("./") if path != "-" else "-"
+    return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def replacements(old: str, new: str) -> list[Replacement]:
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    return [
+        Replacement(start_line=i1 + 1, end_line=i2 + 1, text="".join(new_lines[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Finding]) -> None:
+    imports = ImportTable(tree)
+    for finding in findings:
+        if finding.fix is None or not finding.fix.edits:
+            continue
+        fixed = _checked(path, apply_edits(text, finding.fix.edits, imports), [finding.code])
+        finding.fix.diff = unified_diff(path, text, fixed)
+        finding.fix.replacements = replacements(text, fixed)
+
+
+def process_text(path: str, text: str, settings: Settings, options: Options) -> FileResult:
+    """Everything for one module's text. Raises InputError for input that cannot be read."""
+    result = FileResult(path=path)
+    findings, tree = analyse(path, text, settings)
+    result.parsed = tree is not None
+    if options.fix_diffs and tree is not None:
+        _attach_fix_diffs(path, text, tree, findings)
+    if not options.apply_fixes:
+        result.findings = findings
+        return result
+    current = text
+    for _ in range(MAX_FIX_ROUNDS):
+        to_apply = _applicable(findings, options)
+        if not to_apply or tree is None:
+            break
+        edits = [edit for finding in to_apply for edit in finding.fix.edits]
+        current = _checked(path, apply_edits(current, edits, ImportTable(tree)), [f.code for f in to_apply])
+        result.fixed.extend(to_apply)
+        findings, tree = analyse(path, current, settings)
+    result.findings = findings
+    result.new_text = current
+    return result
+
+
+def process_source(source: SourceFile, settings: Settings, options: Options) -> FileResult:
+    try:
+        result = process_text(source.path, source.text, settings, options)
+    except InputError as error:
+        return FileResult(path=source.path, source=source, error=error)
+    except InternalError as error:
+        return FileResult(path=source.path, source=source, internal_error=str(error))
+    result.source = source
+    return result
+
+
+def process_path(path: str, settings: Settings, options: Options) -> FileResult:
+    try:
+        source = read_source(path)
+    except InputError as error:
+        return FileResult(path=path, error=error)
+    result = process_source(source, settings, options)
+    return _portable(result)
+
+
+def process_bytes(path: str, data: bytes, settings: Settings, options: Options) -> FileResult:
+    try:
+        source = decode_source(data, path)
+    except InputError as error:
+        return FileResult(path=path, error=error)
+    return process_source(source, settings, options)
+
+
+def _portable(result: FileResult) -> FileResult:
+    """Strip the edit callbacks so the result can be sent back from a worker process."""
+    result.findings = [finding.without_edits() for finding in result.findings]
+    result.fixed = [finding.without_edits() for finding in result.fixed]
+    return result
+
+
+# -- many files --------------------------------------------------------------------------------
+
+_worker_state: tuple[Settings, Options] | None = None
+
+
+def _init_worker(settings: Settings, options: Options) -> None:
+    global _worker_state
+    _worker_state = (settings, options)
+
+
+def _work(path: str) -> FileResult:
+    assert _worker_state is not None
+    settings, options = _worker_state
+    return process_path(path, settings, options)
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def run_paths(
+    paths: list[str],
+    settings: Settings,
+    options: Options,
+    jobs: int | None = None,
+) -> Iterator[FileResult]:
+    """Process files, in parallel when there are enough to pay for the workers."""
+    jobs = max(1, jobs or default_jobs())
+    if jobs == 1 or len(paths) < 2 * jobs:
+        for path in paths:
+            yield process_path(path, settings, options)
+        return
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options)) as pool:
+        yield from pool.imap(_work, paths, chunksize=chunksize)

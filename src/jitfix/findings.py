@@ -1,0 +1,100 @@
+"""What a rule reports: a finding at a place, and perhaps a fix for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+import libcst as cst
+
+
+class Safety(str, Enum):
+    """As in ruff: a safe fix keeps the code's meaning; an unsafe one may change it."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based line, 0-based column counted in characters (libcst's convention)."""
+
+    line: int
+    col: int
+
+
+@dataclass
+class Edit:
+    """Replace the libcst node of ``node_type`` that starts at ``start``.
+
+    ``replace`` receives the original node and an :class:`EditContext` and returns its
+    replacement. The engine finds the node with libcst's position metadata, so rules can
+    decide what to change with the fast stdlib ``ast`` and only edit with libcst.
+    """
+
+    start: Position
+    node_type: type[cst.CSTNode]
+    replace: Callable[[cst.CSTNode, "EditContext"], cst.CSTNode]
+    # Import paths the replacement needs, e.g. ("jax",) or ("functools.partial",).
+    imports: tuple[str, ...] = ()
+
+
+@dataclass
+class EditContext:
+    """How the module spells the names a replacement uses (``jax`` may be ``J``)."""
+
+    spellings: dict[str, str]
+
+    def name(self, dotted: str) -> str:
+        return self.spellings.get(dotted, dotted)
+
+
+@dataclass
+class Fix:
+    safety: Safety
+    description: str
+    edits: list[Edit] = field(default_factory=list, repr=False, compare=False)
+    # Filled by the engine: the unified diff of this fix alone, and where it applies.
+    diff: str | None = None
+    replacements: list["Replacement"] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Part of a fix as text: lines start..end (1-based; end exclusive) become ``text``."""
+
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    message: str
+    path: str
+    line: int
+    col: int  # 1-based, in characters
+    end_line: int
+    end_col: int
+    fix: Fix | None = None
+    function: str | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code)
+
+    def without_edits(self) -> Finding:
+        """A copy that can cross a process boundary (edits hold functions)."""
+        if self.fix is None:
+            return self
+        fix = Fix(self.fix.safety, self.fix.description, [], self.fix.diff, self.fix.replacements)
+        return Finding(
+            self.code, self.name, self.message, self.path, self.line, self.col,
+            self.end_line, self.end_col, fix, self.function,
+        )

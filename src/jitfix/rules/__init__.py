@@ -1,0 +1,13 @@
+"""The rule registry: one module per family, every rule listed here once."""
+
+from __future__ import annotations
+
+from jitfix.rules.base import Rule
+from jitfix.rules.side_effects import PrintInTracedCode
+
+ALL_RULES: tuple[Rule, ...] = (PrintInTracedCode(),)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+
+
+def selected_rules(is_enabled) -> list[Rule]:
+    return [rule for rule in ALL_RULES if is_enabled(rule.code)]

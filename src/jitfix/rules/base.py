@@ -1,0 +1,97 @@
+"""The shape every rule has: a code, a name, documentation, and a check that yields findings."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.traced import FunctionNode, TracedFunction
+from jitfix.findings import Finding, Fix, Position
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """ruff-style documentation, printed by ``jitfix explain CODE``."""
+
+    what: str
+    why: str
+    example: str
+    fixed: str
+    safety: str
+
+
+class ModuleContext:
+    """One parsed module and its analysis, shared by every rule that checks it."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, imports: ImportTable,
+                 traced: dict[FunctionNode, TracedFunction]):
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.imports = imports
+        self.traced = traced
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        """ast counts columns in UTF-8 bytes; libcst and people count characters."""
+        if line - 1 >= len(self.lines):
+            return byte_col
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def start_of(self, node: ast.AST) -> Position:
+        return Position(node.lineno, self.char_col(node.lineno, node.col_offset))
+
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.text, node) or ""
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    # "always", "sometimes" or "never"
+    fixable: ClassVar[str]
+    doc: ClassVar[RuleDoc]
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, module: ModuleContext, node: ast.AST, message: str, fix: Fix | None = None,
+                function: TracedFunction | None = None) -> Finding:
+        start = module.start_of(node)
+        end_line = getattr(node, "end_lineno", None) or node.lineno
+        end_col = module.char_col(end_line, getattr(node, "end_col_offset", None) or node.col_offset)
+        return Finding(
+            code=self.code,
+            name=self.name,
+            message=message,
+            path=module.path,
+            line=start.line,
+            col=start.col + 1,
+            end_line=end_line,
+            end_col=end_col + 1,
+            fix=fix,
+            function=function.qualname if function else None,
+        )
+
+
+def walk_body(function: FunctionNode) -> Iterator[ast.AST]:
+    """Every node of a function's own body, not descending into nested defs and classes
+    (those are checked as functions of their own when they are traced)."""
+    stack: list[ast.AST] = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))

@@ -1,0 +1,294 @@
+"""JF4xx — side effects inside traced code.
+
+JF401: ``print`` in a traced function runs once, at trace time, and prints tracers.
+``jax.debug.print`` runs every time the compiled function does and prints values.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from jitfix.analysis.values import ValueAnalysis
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+
+# Keyword arguments of jax.debug.print itself: a field may not use these names.
+DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})
+# Module aliases that add nothing to a keyword name: jnp.sum(x) reads as sum_x.
+MODULE_WORDS = frozenset({"jnp", "np", "jax", "lax", "numpy", "math", "onp", "self"})
+OPERATOR_WORDS = {
+    "+": " plus ", "-": " minus ", "*": " times ", "/": " div ", "%": " mod ",
+    "@": " matmul ", "<": " lt ", ">": " gt ", "==": " eq ",
+}
+MAX_NAME_WORDS = 4
+
+
+class PrintInTracedCode(Rule):
+    code = "JF401"
+    name = "print-in-traced-code"
+    summary = "`print` in a traced function runs once at trace time; use `jax.debug.print`"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds calls to the builtin `print` inside functions that JAX traces (jitted, "
+        "vmapped, differentiated, lax loop and branch bodies, and the helpers they call).",
+        why="Under `jax.jit` the Python body runs once, while tracing. A `print` there fires "
+        "only on the first call (and on each retrace), and shows abstract tracers such as "
+        "`Traced<ShapedArray(float32[3])>` instead of values. Later calls print nothing.",
+        example="@jax.jit\ndef step(x):\n    print(f\"x = {x}\")\n    return x * 2\n",
+        fixed="@jax.jit\ndef step(x):\n    jax.debug.print(\"x = {x}\", x=x)\n    return x * 2\n",
+        safety="Safe when the printed values are traced: `jax.debug.print` prints them on every "
+        "call, as the code does without jit. f-string fields become keyword arguments; format "
+        "specs and conversions are kept; literal braces are escaped; values known at trace time "
+        "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
+        "exactly as before. Unsafe when every printed value is static: such a print may be meant "
+        "to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`. "
+        "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
+        "nested format specs: `jax.debug.print` always writes one line to stdout.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        if "print" in module.imports.aliases:
+            return  # `print` is rebound by an import: not the builtin
+        for traced in module.traced.values():
+            values = traced.values(module.imports)
+            for node in walk_body(traced.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                    yield self._finding(module, node, values, traced)
+
+    def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced) -> Finding:
+        problem = unsupported_print(call)
+        where = f"`print` in traced function `{traced.qualname}` ({traced.how})"
+        if problem:
+            message = f"{where} runs only at trace time; not auto-fixable: {problem}"
+            return self.finding(module, call, message, function=traced)
+        all_static = all(_is_static_argument(arg, values) for arg in call.args)
+        safety = Safety.UNSAFE if all_static else Safety.SAFE
+        description = "replace with jax.debug.print"
+        if all_static:
+            description += " (unsafe: prints only trace-time values, which may be intended)"
+        edit = Edit(
+            start=module.start_of(call),
+            node_type=cst.Call,
+            replace=lambda node, context: debug_print_call(node, context, values),
+            imports=("jax.debug.print",),
+        )
+        message = f"{where} runs only at trace time and prints tracers; use `jax.debug.print`"
+        return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
+
+
+def _is_static_argument(arg: ast.AST, values: ValueAnalysis) -> bool:
+    if isinstance(arg, ast.JoinedStr):
+        return all(
+            values.is_static(part.value) if isinstance(part, ast.FormattedValue) else True for part in arg.values
+        )
+    return values.is_static(arg)
+
+
+def unsupported_print(call: ast.Call) -> str | None:
+    """Why a print has no faithful jax.debug.print form, or None when it has one."""
+    for keyword_arg in call.keywords:
+        if keyword_arg.arg is None:
+            return "`**kwargs` hides which arguments reach print"
+        if keyword_arg.arg == "file" and not _is_stdout(keyword_arg.value):
+            return "`file=` writes to a stream; jax.debug.print writes only to stdout (use jax.debug.callback)"
+        if keyword_arg.arg == "end" and not _is_string(keyword_arg.value, "\n"):
+            return "a custom `end=`; jax.debug.print always ends the line"
+        if keyword_arg.arg == "sep" and not _is_string(keyword_arg.value):
+            return "`sep=` is not a string literal"
+        if keyword_arg.arg not in {"sep", "end", "flush", "file"}:
+            return f"unknown keyword `{keyword_arg.arg}=`"
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            return "`*args` hides how many values are printed"
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, bytes):
+            return "bytes literal"
+        if isinstance(arg, ast.JoinedStr):
+            for part in arg.values:
+                if isinstance(part, ast.FormattedValue) and isinstance(part.format_spec, ast.JoinedStr):
+                    if any(isinstance(spec, ast.FormattedValue) for spec in part.format_spec.values):
+                        return "a format spec computed at run time (`{x:{width}}`)"
+    return None
+
+
+def _is_stdout(node: ast.AST) -> bool:
+    """``file=None`` and ``file=sys.stdout`` print where jax.debug.print does."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "stdout" and isinstance(node.value, ast.Name) \
+        and node.value.id == "sys"
+
+
+def _is_string(node: ast.AST, value: str | None = None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
+
+
+# -- building the jax.debug.print call (on libcst nodes, to keep the user's spelling) ---------
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def keyword_name(code: str) -> str:
+    """A readable keyword for an expression: ``x.shape`` -> x_shape, ``jnp.sum(x)`` -> sum_x."""
+    text = code
+    for operator, word in OPERATOR_WORDS.items():
+        text = text.replace(operator, word)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", text)
+    if len(words) > 1:
+        words = [word for word in words if word not in MODULE_WORDS] or words
+    words = [word.strip("_") or word for word in words][:MAX_NAME_WORDS]
+    name = "_".join(words) or "value"
+    if name[0].isdigit():
+        name = f"v{name}"
+    if keyword.iskeyword(name) or name in DEBUG_PRINT_KEYWORDS:
+        name += "_"
+    return name
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def string_literal(value: str, quote: str) -> str:
+    """Source for a string literal, in the user's quote style when it can be."""
+    literal = repr(value)
+    if literal[0] == quote or quote in value:
+        return literal
+    return quote + literal[1:-1] + quote
+
+
+class _FormatBuilder:
+    """Accumulates the format string and keyword arguments of one jax.debug.print call."""
+
+    def __init__(self, values: ValueAnalysis):
+        self.values = values
+        self.text: list[str] = []
+        self.keywords: dict[str, cst.BaseExpression] = {}
+        self.names_by_code: dict[str, str] = {}
+        self.quote: str | None = None
+
+    def _classify(self, code: str) -> ast.AST | None:
+        try:
+            return ast.parse(code.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+
+    def _name_for(self, key: str, code: str, value: cst.BaseExpression) -> str:
+        """One keyword per distinct value: f"{x} {x}" passes x once."""
+        if key in self.names_by_code:
+            return self.names_by_code[key]
+        base = keyword_name(code)
+        name, counter = base, 2
+        while name in self.keywords:
+            name, counter = f"{base}_{counter}", counter + 1
+        self.names_by_code[key] = name
+        self.keywords[name] = value
+        return name
+
+    def add_field(self, expression: cst.BaseExpression, conversion: str | None = None, spec: str = "") -> None:
+        code = _code(expression).strip()
+        parsed = self._classify(code)
+        if isinstance(parsed, ast.Constant) and not isinstance(parsed.value, bytes) and not conversion and not spec:
+            self.text.append(_escape_braces(str(parsed.value)))
+            return
+        if parsed is not None and self.values.is_static(parsed):
+            # Format a trace-time value in Python so it prints exactly as before
+            # (a shape passed as an argument would print as a tuple of arrays).
+            key = f"{conversion}:{spec}:{code}"
+            self.text.append("{" + self._name_for(key, code, _formatted(expression, conversion, spec)) + "}")
+            return
+        field = self._name_for(code, code, expression)
+        if conversion:
+            field += f"!{conversion}"
+        if spec:
+            field += f":{spec}"
+        self.text.append("{" + field + "}")
+
+    def add_argument(self, expression: cst.BaseExpression) -> None:
+        if isinstance(expression, cst.SimpleString | cst.ConcatenatedString) and _plain_string(expression):
+            self.quote = self.quote or _quote_of(expression)
+            self.text.append(_escape_braces(expression.evaluated_value))
+        elif isinstance(expression, cst.FormattedString):
+            self.quote = self.quote or expression.end[0]
+            self._add_fstring(expression)
+        elif isinstance(expression, cst.ConcatenatedString):
+            for part in _string_parts(expression):
+                self.add_argument(part)
+        else:
+            self.add_field(expression)
+
+    def _add_fstring(self, string: cst.FormattedString) -> None:
+        prefix = string.start[:-1].lower().replace("f", "")
+        quote = string.end
+        for part in string.parts:
+            if isinstance(part, cst.FormattedStringText):
+                # The text is source; evaluating it as a non-f literal keeps `{{`/`}}` escaped.
+                self.text.append(ast.literal_eval(f"{prefix}{quote}{part.value}{quote}"))
+                continue
+            conversion = part.conversion
+            spec = "".join(_code(spec_part) for spec_part in part.format_spec or ())
+            if part.equal is not None:  # f"{x=}" prints the expression's text, then its repr
+                self.text.append(_escape_braces(
+                    _code(part.whitespace_before_expression) + _code(part.expression)
+                    + _code(part.whitespace_after_expression) + "="
+                ))
+                if conversion is None and not spec:
+                    conversion = "r"
+            self.add_field(part.expression, conversion, spec)
+
+    def build(self, function: cst.BaseExpression) -> cst.Call:
+        fmt = cst.SimpleString(string_literal("".join(self.text), self.quote or '"'))
+        args = [cst.Arg(fmt)] + [
+            cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            for name, value in self.keywords.items()
+        ]
+        return cst.Call(func=function, args=args)
+
+
+def _plain_string(expression: cst.BaseExpression) -> bool:
+    return isinstance(getattr(expression, "evaluated_value", None), str)
+
+
+def _quote_of(expression: cst.BaseExpression) -> str:
+    if isinstance(expression, cst.ConcatenatedString):
+        return _quote_of(expression.left)
+    return expression.quote[0] if isinstance(expression, cst.SimpleString) else '"'
+
+
+def _string_parts(expression: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expression, cst.ConcatenatedString):
+        return _string_parts(expression.left) + _string_parts(expression.right)
+    return [expression]
+
+
+def _formatted(expression: cst.BaseExpression, conversion: str | None, spec: str) -> cst.BaseExpression:
+    """``str(e)``, ``repr(e)``, ``ascii(e)`` or ``format(e, spec)``: the text an f-string shows."""
+    converter = {"r": "repr", "a": "ascii"}.get(conversion or "", "str")
+    inner = expression.with_changes(lpar=[], rpar=[]) if hasattr(expression, "lpar") else expression
+    if spec:
+        if conversion:
+            inner = cst.Call(cst.Name(converter), [cst.Arg(inner)])
+        return cst.Call(cst.Name("format"), [cst.Arg(inner), cst.Arg(cst.SimpleString(repr(spec)))])
+    return cst.Call(cst.Name(converter), [cst.Arg(inner)])
+
+
+def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis) -> cst.Call:
+    sep = " "
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "sep":
+            sep = arg.value.evaluated_value  # a string literal, checked before the fix was offered
+    builder = _FormatBuilder(values)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for index, arg in enumerate(positional):
+        if index:
+            builder.text.append(_escape_braces(sep))
+        builder.add_argument(arg.value)
+    function = cst.parse_expression(context.name("jax.debug.print"))
+    return builder.build(function)

@@ -1,0 +1,71 @@
+"""``# jitfix: ignore``, ``# jitfix: ignore[JF401]`` and ``# noqa: JF401`` comments.
+
+On a line, a comment suppresses the findings that start (or end) on that line; on a
+``def`` line (or one of its decorators), it suppresses every finding in the function.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jitfix.analysis.traced import FunctionNode
+from jitfix.findings import Finding
+
+_IGNORE = re.compile(r"#\s*jitfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>JF\d*(?:[\s,]+JF\d*)*)", re.IGNORECASE)
+
+ALL = frozenset({"JF"})  # a bare "# jitfix: ignore" matches every code by prefix
+
+
+def _codes(text: str) -> frozenset[str]:
+    return frozenset(code.strip().upper() for code in re.split(r"[\s,]+", text) if code.strip())
+
+
+def line_suppressions(text: str) -> dict[int, frozenset[str]]:
+    """Line number -> code prefixes suppressed there. Cheap: only lines that mention it."""
+    if "jitfix" not in text and "noqa" not in text.lower():
+        return {}
+    result: dict[int, frozenset[str]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        codes: set[str] = set()
+        for match in _IGNORE.finditer(line):
+            codes |= _codes(match["codes"]) if match["codes"] else ALL
+        for match in _NOQA.finditer(line):
+            codes |= _codes(match["codes"])
+        if codes:
+            result[number] = frozenset(codes)
+    return result
+
+
+def _matches(code: str, prefixes: frozenset[str]) -> bool:
+    return any(code.startswith(prefix) for prefix in prefixes)
+
+
+def filter_suppressed(findings: list[Finding], text: str, functions: list[FunctionNode]) -> list[Finding]:
+    by_line = line_suppressions(text)
+    if not by_line:
+        return findings
+    # A function's header spans its decorators through the line that ends the signature.
+    ranges: list[tuple[int, int, frozenset[str]]] = []
+    for function in functions:
+        first = min([function.lineno] + [decorator.lineno for decorator in function.decorator_list])
+        header_end = function.body[0].lineno - 1 if function.body else function.lineno
+        for line in range(first, max(header_end, function.lineno) + 1):
+            if line in by_line:
+                ranges.append((function.lineno, function.end_lineno or function.lineno, by_line[line]))
+    kept = []
+    for finding in findings:
+        codes = by_line.get(finding.line, frozenset()) | by_line.get(finding.end_line, frozenset())
+        if _matches(finding.code, codes):
+            continue
+        if any(start <= finding.line <= end and _matches(finding.code, prefixes) for start, end, prefixes in ranges):
+            continue
+        kept.append(finding)
+    return kept
+
+
+def all_functions(tree: ast.Module) -> list[FunctionNode]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
