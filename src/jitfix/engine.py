@@ -110,6 +110,7 @@ class _ApplyEdits(cst.CSTTransformer):
             start = self.get_metadata(PositionProvider, original).start
             edit = self.pending.pop((start.line, start.column, type(original)), None)
             if edit is not None:
+                self.context.column = start.column
                 return edit.replace(updated, self.context)
         return updated
 

@@ -40,14 +40,28 @@ class Edit:
     imports: tuple[str, ...] = ()
 
 
+MAX_LINE_LENGTH = 88  # black's default: where a generated call is split over lines
+
+
 @dataclass
 class EditContext:
-    """How the module spells the names a replacement uses (``jax`` may be ``J``)."""
+    """How the module spells the names a replacement uses (``jax`` may be ``J``), and
+    where the node being replaced sits, so generated code can be laid out to fit."""
 
     spellings: dict[str, str]
+    column: int = 0  # of the node being replaced
 
     def name(self, dotted: str) -> str:
         return self.spellings.get(dotted, dotted)
+
+    def call_source(self, function: str, args: list[str]) -> str:
+        """``f(a, b)`` on one line if it fits, else black-style: one argument a line."""
+        flat = f"{function}({', '.join(args)})"
+        if self.column + len(flat) <= MAX_LINE_LENGTH or "\n" in flat:
+            return flat
+        # libcst re-indents continuation lines to the enclosing block, so these are relative.
+        lines = "".join(f"    {arg},\n" for arg in args)
+        return f"{function}(\n{lines})"
 
 
 @dataclass

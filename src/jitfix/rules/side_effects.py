@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+import string
 from typing import Iterator
 
 import libcst as cst
@@ -54,19 +55,25 @@ class PrintInTracedCode(Rule):
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         if "print" in module.imports.aliases:
             return  # `print` is rebound by an import: not the builtin
-        for traced in module.traced.values():
-            values = traced.values(module.imports)
-            for node in walk_body(traced.node):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-                    yield self._finding(module, node, values, traced)
+        prints = [
+            (node, traced)
+            for traced in module.traced.values()
+            for node in walk_body(traced.node)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+        ]
+        # Unordered debug prints may run in any order; with several, keep the program's order.
+        ordered = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
+        for call, traced in prints:
+            yield self._finding(module, call, traced.values(module.imports), traced, ordered)
 
-    def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced) -> Finding:
+    def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
+                 ordered: bool) -> Finding:
         problem = unsupported_print(call)
         where = f"`print` in traced function `{traced.qualname}` ({traced.how})"
         if problem:
             message = f"{where} runs only at trace time; not auto-fixable: {problem}"
             return self.finding(module, call, message, function=traced)
-        all_static = all(_is_static_argument(arg, values) for arg in call.args)
+        all_static = bool(call.args) and all(_is_static_argument(arg, values) for arg in call.args)
         safety = Safety.UNSAFE if all_static else Safety.SAFE
         description = "replace with jax.debug.print"
         if all_static:
@@ -74,7 +81,7 @@ class PrintInTracedCode(Rule):
         edit = Edit(
             start=module.start_of(call),
             node_type=cst.Call,
-            replace=lambda node, context: debug_print_call(node, context, values),
+            replace=lambda node, context: debug_print_call(node, context, values, ordered),
             imports=("jax.debug.print",),
         )
         message = f"{where} runs only at trace time and prints tracers; use `jax.debug.print`"
@@ -201,7 +208,8 @@ class _FormatBuilder:
             # Format a trace-time value in Python so it prints exactly as before
             # (a shape passed as an argument would print as a tuple of arrays).
             key = f"{conversion}:{spec}:{code}"
-            self.text.append("{" + self._name_for(key, code, _formatted(expression, conversion, spec)) + "}")
+            shown = _formatted(expression, conversion, spec, self.quote or '"')
+            self.text.append("{" + self._name_for(key, code, shown) + "}")
             return
         field = self._name_for(code, code, expression)
         if conversion:
@@ -236,20 +244,37 @@ class _FormatBuilder:
             if part.equal is not None:  # f"{x=}" prints the expression's text, then its repr
                 self.text.append(_escape_braces(
                     _code(part.whitespace_before_expression) + _code(part.expression)
-                    + _code(part.whitespace_after_expression) + "="
+                    + _code(part.whitespace_after_expression) + _code(part.equal)
                 ))
                 if conversion is None and not spec:
                     conversion = "r"
             self.add_field(part.expression, conversion, spec)
 
-    def build(self, function: cst.BaseExpression) -> cst.Call:
-        fmt = cst.SimpleString(string_literal("".join(self.text), self.quote or '"'))
-        args = [cst.Arg(fmt)] + [
-            cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-            for name, value in self.keywords.items()
-        ]
-        return cst.Call(func=function, args=args)
+    def build(self, function: str, context: EditContext, ordered: bool) -> cst.BaseExpression:
+        self._move_escaped_lead()
+        fmt = string_literal("".join(self.text), self.quote or '"')
+        args = [fmt] + [f"{name}={_code(value)}" for name, value in self.keywords.items()]
+        if ordered:
+            args.append("ordered=True")
+        return cst.parse_expression(context.call_source(function, args))
+
+
+    def _move_escaped_lead(self) -> None:
+        """jax.debug.print decides whether a format has fields from its first chunk only, so
+        an escaped brace before the first field breaks it: pass that text as a value."""
+        fmt = "".join(self.text)
+        chunks = list(string.Formatter().parse(fmt))
+        if not self.keywords or not chunks or chunks[0][1] is not None:
+            return
+        lead = ""
+        for literal, field_name, _, _ in chunks:
+            lead += literal
+            if field_name is not None:
+                break
+        escaped_lead = _escape_braces(lead)
+        name = self._name_for("\0lead", "text", cst.SimpleString(string_literal(lead, self.quote or '"')))
+        self.keywords = {name: self.keywords.pop(name), **self.keywords}
+        self.text = ["{" + name + "}", fmt[len(escaped_lead):]]
 
 
 def _plain_string(expression: cst.BaseExpression) -> bool:
@@ -268,18 +293,18 @@ def _string_parts(expression: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expression]
 
 
-def _formatted(expression: cst.BaseExpression, conversion: str | None, spec: str) -> cst.BaseExpression:
+def _formatted(expression: cst.BaseExpression, conversion: str | None, spec: str, quote: str) -> cst.BaseExpression:
     """``str(e)``, ``repr(e)``, ``ascii(e)`` or ``format(e, spec)``: the text an f-string shows."""
     converter = {"r": "repr", "a": "ascii"}.get(conversion or "", "str")
     inner = expression.with_changes(lpar=[], rpar=[]) if hasattr(expression, "lpar") else expression
     if spec:
         if conversion:
             inner = cst.Call(cst.Name(converter), [cst.Arg(inner)])
-        return cst.Call(cst.Name("format"), [cst.Arg(inner), cst.Arg(cst.SimpleString(repr(spec)))])
+        return cst.Call(cst.Name("format"), [cst.Arg(inner), cst.Arg(cst.SimpleString(string_literal(spec, quote)))])
     return cst.Call(cst.Name(converter), [cst.Arg(inner)])
 
 
-def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis) -> cst.Call:
+def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis, ordered: bool) -> cst.Call:
     sep = " "
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "sep":
@@ -290,5 +315,4 @@ def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis
         if index:
             builder.text.append(_escape_braces(sep))
         builder.add_argument(arg.value)
-    function = cst.parse_expression(context.name("jax.debug.print"))
-    return builder.build(function)
+    return builder.build(context.name("jax.debug.print"), context, ordered)

@@ -1,0 +1,84 @@
+"""Reading fixture files and running their sample calls eagerly and under jit."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OUTPUT_MARKER = "# output\n"
+EXPECT = re.compile(r"^# jitfix-expect: (?P<codes>.*)$", re.MULTILINE)
+
+
+@dataclass
+class Fixture:
+    path: Path
+    source: str
+    expected: str  # equal to source when the fixture must stay unchanged
+    expected_codes: list[str]  # codes of the findings left after fixing, in order
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.parent.name}/{self.path.stem}"
+
+
+def load(path: Path) -> Fixture:
+    text = path.read_text(encoding="utf-8")
+    if OUTPUT_MARKER in text:
+        source, expected = text.split(OUTPUT_MARKER, 1)
+    else:
+        source = expected = text
+    match = EXPECT.search(source)
+    codes = match["codes"].split() if match else []
+    return Fixture(path, source, expected, codes)
+
+
+def all_fixtures() -> list[Fixture]:
+    return [load(path) for path in sorted(FIXTURES.glob("*/*.py"))]
+
+
+def exec_module(code: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = f"<{name}>"
+    exec(compile(code, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def run_samples(module: types.ModuleType, eager: bool) -> list[tuple[object, str]]:
+    """Call each SAMPLES entry; return (result, stdout) per call.
+
+    An entry is ("function_name", args, kwargs), or a callable taking the module
+    (for fixtures that change module state between calls).
+    """
+    import jax
+
+    outcomes = []
+    for sample in module.SAMPLES:
+        buffer = io.StringIO()
+        context = jax.disable_jit() if eager else contextlib.nullcontext()
+        with context, contextlib.redirect_stdout(buffer):
+            if callable(sample):
+                result = sample(module)
+            else:
+                name, args, kwargs = sample
+                result = getattr(module, name)(*args, **kwargs)
+            result = jax.block_until_ready(result)
+            jax.effects_barrier()
+        outcomes.append((result, buffer.getvalue()))
+    return outcomes
+
+
+def assert_same_results(expected, actual, context: str) -> None:
+    import jax
+    import numpy as np
+
+    assert jax.tree.structure(expected) == jax.tree.structure(actual), context
+    for want, got in zip(jax.tree.leaves(expected), jax.tree.leaves(actual)):
+        want, got = np.asarray(want), np.asarray(got)
+        assert want.shape == got.shape, f"{context}: shape {got.shape} != {want.shape}"
+        assert want.dtype == got.dtype, f"{context}: dtype {got.dtype} != {want.dtype}"
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=context)
