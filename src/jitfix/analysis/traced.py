@@ -253,25 +253,21 @@ class TracedFinder:
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None) -> None:
         """Handle ``jax.jit(f)``, ``jax.jit(jax.grad(f), static_argnums=1)``, ``partial(jax.jit)(f)``."""
         transform = self._transform(call.func)
-        if transform is None:
-            name = self.imports.resolve(call.func)
-            if name in JIT_TRANSFORMS | TRACING_TRANSFORMS | GRAD_TRANSFORMS:
-                transform = _Transform(name, tuple(call.keywords))
         if transform is None or not call.args:
             return
+        # The call's own keywords (jax.jit(f, static_argnums=1)) configure the transform.
+        transform = _Transform(transform.name, transform.keywords + tuple(call.keywords))
         target = call.args[0]
-        # An outer jit's static arguments apply to the function inside grad/vmap.
-        effective = _Transform(transform.name, transform.keywords + (outer.keywords if outer else ()))
-        if isinstance(target, ast.Call):
-            self._wrapped(scope, target, effective if transform.name in JIT_TRANSFORMS else outer)
-            return
         resolved = self._function_argument(scope, target)
         if resolved is None:
+            if isinstance(target, ast.Call):
+                # jax.jit(jax.grad(f)): an outer jit's static arguments reach f.
+                self._wrapped(scope, target, transform if transform.name in JIT_TRANSFORMS else outer)
             return
         function, bound = resolved
         how = f"wrapped by {transform.name} at line {call.lineno}"
-        self._mark(function, effective, call, how)
-        if outer is not None and outer.name in JIT_TRANSFORMS:
+        self._mark(function, transform, call, how)
+        if outer is not None:
             self._mark(function, outer, call, how)
         self._unbind(function, bound)
 

@@ -1,0 +1,131 @@
+"""The traced-function finder over every spelling of jit, wrapping calls and lax bodies."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.traced import find_traced_functions
+
+
+def traced(code: str) -> dict[str, tuple[set[str], set[str]]]:
+    """qualname -> (static params, traced params)."""
+    tree = ast.parse(textwrap.dedent(code))
+    found = find_traced_functions(tree, ImportTable(tree))
+    return {entry.qualname: (set(entry.static_params), set(entry.traced_params)) for entry in found.values()}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import jax\n@jax.jit\ndef f(x): pass",
+        "import jax as J\n@J.jit\ndef f(x): pass",
+        "from jax import jit\n@jit\ndef f(x): pass",
+        "from jax import jit as compile_it\n@compile_it\ndef f(x): pass",
+        "import equinox as eqx\n@eqx.filter_jit\ndef f(x): pass",
+        "import jax\ndef f(x): pass\ng = jax.jit(f)",
+        "import jax\ndef f(x): pass\ng = jax.vmap(f)",
+        "import jax\ndef f(x): pass\ng = jax.jit(jax.vmap(f))",
+    ],
+)
+def test_jit_spellings(code: str) -> None:
+    assert traced(code) == {"f": (set(), {"x"})}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import functools, jax\n@functools.partial(jax.jit, static_argnames='n')\ndef f(x, n): pass",
+        "from functools import partial\nfrom jax import jit\n@partial(jit, static_argnums=(1,))\ndef f(x, n): pass",
+        "from functools import partial\nimport jax\n@partial(jax.jit, static_argnames=['n'])\ndef f(x, n): pass",
+        "import jax\n@jax.jit(static_argnames=('n',))\ndef f(x, n): pass",
+        "import jax\ndef f(x, n): pass\ng = jax.jit(f, static_argnums=-1)",
+        "import jax\ndef f(x, n): pass\ng = jax.jit(jax.grad(f), static_argnums=1)",
+    ],
+)
+def test_static_arguments(code: str) -> None:
+    assert traced(code) == {"f": ({"n"}, {"x"})}
+
+
+def test_grad_traces_only_differentiated_arguments() -> None:
+    code = "import jax\ndef loss(w, x, n): pass\ng = jax.value_and_grad(loss, argnums=(0, 1))"
+    assert traced(code) == {"loss": (set(), {"w", "x"})}
+
+
+@pytest.mark.parametrize(
+    "call, bodies",
+    [
+        ("lax.scan(step, 0, xs)", {"step"}),
+        ("lax.fori_loop(0, n, step, 0)", {"step"}),
+        ("lax.while_loop(keep_going, step, 0)", {"keep_going", "step"}),
+        ("lax.cond(p, step, keep_going, 0)", {"step", "keep_going"}),
+        ("lax.switch(i, [step, keep_going], 0)", {"step", "keep_going"}),
+        ("jax.lax.map(step, xs)", {"step"}),
+    ],
+)
+def test_lax_bodies(call: str, bodies: set[str]) -> None:
+    code = f"""
+    import jax
+    from jax import lax
+    def step(a, b=None): pass
+    def keep_going(a): pass
+    def run(n, xs, p, i):
+        return {call}
+    """
+    assert set(traced(code)) == bodies
+
+
+def test_helpers_called_from_traced_code_are_traced_with_their_traced_arguments() -> None:
+    code = """
+    import jax
+    def helper(v, scale, mode):
+        return inner(v)
+    def inner(u):
+        return u
+    def untouched(x):
+        return x
+    @jax.jit
+    def f(x):
+        return helper(x * 2, 3, mode="fast")
+    """
+    found = traced(code)
+    assert found["helper"] == (set(), {"v"})
+    assert found["inner"] == (set(), {"u"})
+    assert "untouched" not in found
+
+
+def test_methods_and_nested_functions() -> None:
+    code = """
+    import jax
+    class Model:
+        @staticmethod
+        @jax.jit
+        def apply(x):
+            return x
+        def __call__(self, x):
+            return jax.jit(self.forward)(x)
+        def forward(self, x):
+            return self.act(x)
+        def act(self, x):
+            return x
+    def outer(xs):
+        def body(carry, x):
+            return carry, x
+        return jax.lax.scan(body, 0, xs)
+    """
+    found = traced(code)
+    assert found["Model.apply"] == (set(), {"x"})
+    assert set(found) == {"Model.apply", "Model.forward", "Model.act", "outer.body"}
+    assert found["Model.act"] == (set(), {"x"})
+
+
+def test_partial_bound_arguments_are_not_traced() -> None:
+    code = "import jax\nfrom functools import partial\ndef f(cfg, x): pass\ng = jax.jit(partial(f, 3))"
+    assert traced(code) == {"f": (set(), {"x"})}
+
+
+def test_code_without_jax_has_no_traced_functions() -> None:
+    assert traced("import numpy as np\ndef jit(f): return f\n@jit\ndef f(x): pass") == {}
