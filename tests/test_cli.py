@@ -1,0 +1,221 @@
+"""The command line as a user runs it: exit codes, output formats, stdin, config, jobs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import BROKEN, CLEAN, FIXED, NOT_FIXABLE, invoke
+from jitfix.report import github_line
+from jitfix.findings import Finding
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "broken.py").write_bytes(BROKEN)
+    (tmp_path / "clean.py").write_bytes(CLEAN)
+    (tmp_path / "manual.py").write_bytes(NOT_FIXABLE)
+    return tmp_path
+
+
+# -- exit codes -------------------------------------------------------------------------------
+
+
+def test_check_exit_codes(project: Path) -> None:
+    assert invoke("check", str(project / "clean.py")).exit_code == 0
+    assert invoke("check", str(project / "broken.py")).exit_code == 1
+    assert invoke("check", "--exit-zero", str(project / "broken.py")).exit_code == 0
+    assert invoke("check", str(project / "nope.py")).exit_code == 2
+    assert invoke("check", "--select", "XY1", str(project)).exit_code == 2
+    assert invoke("check", "--no-such-option", str(project)).exit_code == 2
+    assert invoke("check").exit_code == 2  # no paths
+
+
+def test_check_writes_nothing(project: Path) -> None:
+    invoke("check", str(project))
+    assert (project / "broken.py").read_bytes() == BROKEN
+
+
+def test_fix_exit_codes_and_summary(project: Path) -> None:
+    result = invoke("fix", str(project / "broken.py"))
+    assert result.exit_code == 0
+    assert (project / "broken.py").read_bytes() == FIXED
+    assert "1 file fixed, 0 findings left (not auto-fixable)" in result.stderr
+    result = invoke("fix", str(project / "manual.py"))
+    assert result.exit_code == 1
+    assert "0 files fixed, 1 finding left (not auto-fixable)" in result.stderr
+    assert (project / "manual.py").read_bytes() == NOT_FIXABLE
+
+
+def test_fix_twice_changes_nothing_the_second_time(project: Path) -> None:
+    invoke("fix", str(project))
+    before = {path.name: path.read_bytes() for path in project.iterdir()}
+    result = invoke("fix", str(project))
+    assert "0 files fixed" in result.stderr
+    assert {path.name: path.read_bytes() for path in project.iterdir()} == before
+
+
+def test_diff_prints_a_unified_diff_and_writes_nothing(project: Path) -> None:
+    result = invoke("diff", str(project / "broken.py"))
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"--- a/{str(project / 'broken.py').lstrip('/')}\n+++ b/")
+    assert '-    print(f"x = {x}")\n+    jax.debug.print("x = {x}", x=x)\n' in result.stdout
+    assert "\x1b[" not in result.stdout  # no colour when not a terminal
+    assert (project / "broken.py").read_bytes() == BROKEN
+    assert invoke("diff", str(project / "clean.py")).exit_code == 0
+
+
+def test_diff_stat(project: Path) -> None:
+    result = invoke("diff", "--stat", str(project))
+    assert f"{project / 'broken.py'} | +1 -1" in result.stdout
+    assert "1 file would be changed" in result.stdout
+
+
+# -- stdin ------------------------------------------------------------------------------------
+
+
+def test_fix_reads_stdin_and_writes_stdout() -> None:
+    result = invoke("fix", "-", input=BROKEN)
+    assert result.exit_code == 0
+    assert result.stdout == FIXED.decode()
+
+
+def test_check_and_diff_on_stdin_use_the_stdin_filename() -> None:
+    result = invoke("check", "--stdin-filename", "pkg/mod.py", "-", input=BROKEN)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("pkg/mod.py:6:5: JF401")
+    result = invoke("diff", "-", input=BROKEN)
+    assert "--- a/-\n+++ b/-\n" in result.stdout
+
+
+# -- output formats ---------------------------------------------------------------------------
+
+
+def test_text_format(project: Path) -> None:
+    result = invoke("check", str(project / "broken.py"))
+    assert result.stdout.splitlines()[0].startswith(f"{project / 'broken.py'}:6:5: JF401 [*] `print`")
+    assert "Found 1 finding; 1 fixable with `jitfix fix`." in result.stdout
+
+
+def test_json_format(project: Path) -> None:
+    result = invoke("check", "--output-format", "json", str(project))
+    records = json.loads(result.stdout)
+    assert [(r["code"], Path(r["path"]).name, r["line"], r["col"], r["fixable"]) for r in records] == [
+        ("JF401", "broken.py", 6, 5, True),
+        ("JF401", "manual.py", 8, 5, False),
+    ]
+    first = records[0]
+    assert set(first) == {"code", "name", "path", "line", "col", "end_line", "end_col", "message",
+                          "function", "fixable", "fix"}
+    assert (first["end_line"], first["end_col"]) == (6, 22)
+    assert first["fix"]["safety"] == "safe"
+    assert '+    jax.debug.print("x = {x}", x=x)' in first["fix"]["diff"]
+    assert records[1]["fix"] is None and "file=" in records[1]["message"]
+
+
+def test_sarif_format(project: Path) -> None:
+    document = json.loads(invoke("check", "--output-format", "sarif", str(project)).stdout)
+    assert document["version"] == "2.1.0" and "sarif-2.1.0" in document["$schema"]
+    run = document["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert {"id": "JF401"}.items() <= rules[0].items()
+    assert rules[0]["shortDescription"]["text"] and rules[0]["fullDescription"]["text"]
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == ["JF401", "JF401"]
+    region = results[0]["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 6, "startColumn": 5, "endLine": 6, "endColumn": 22}
+    replacement = results[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["deletedRegion"]["startLine"] == 6
+    assert replacement["insertedContent"]["text"] == '    jax.debug.print("x = {x}", x=x)\n'
+    assert "fixes" not in results[1]
+
+
+def test_github_format(project: Path) -> None:
+    lines = invoke("check", "--output-format", "github", str(project)).stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(
+        f"::warning file={project / 'broken.py'},line=6,col=5,endLine=6,endColumn=22,"
+        "title=JF401 print-in-traced-code::JF401 `print`"
+    )
+
+
+def test_github_escaping() -> None:
+    finding = Finding("JF401", "name", "100% wrong:\nsecond line", "a,b:c.py", 1, 2, 3, 4)
+    line = github_line(finding)
+    assert line == ("::warning file=a%2Cb%3Ac.py,line=1,col=2,endLine=3,endColumn=4,title=JF401 name"
+                    "::JF401 100%25 wrong:%0Asecond line")
+
+
+def test_statistics(project: Path) -> None:
+    result = invoke("check", "--statistics", str(project))
+    assert result.stdout.split() == ["2", "JF401", "print-in-traced-code", "(1", "fixable)"]
+
+
+# -- selection, suppression, configuration ----------------------------------------------------
+
+
+def test_select_and_ignore(project: Path) -> None:
+    assert invoke("check", "--ignore", "JF4", str(project)).exit_code == 0
+    assert invoke("check", "--select", "JF1", str(project)).exit_code == 0
+    assert invoke("check", "--select", "JF401", str(project)).exit_code == 1
+
+
+def test_pyproject_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.jitfix]\nexclude = ["skipped"]\nper-file-ignores = { "manual.py" = ["JF401"] }\n'
+    )
+    (project / "skipped").mkdir()
+    (project / "skipped" / "m.py").write_bytes(BROKEN)
+    result = invoke("check", "--output-format", "json", str(project))
+    assert [Path(r["path"]).name for r in json.loads(result.stdout)] == ["broken.py"]
+    (project / "pyproject.toml").write_text('[tool.jitfix]\nignore = ["JF401"]\n')
+    assert invoke("check", str(project)).exit_code == 0
+    # Command-line flags win over the file.
+    assert invoke("check", "--ignore", "JF1", str(project)).exit_code == 1
+
+
+def test_bad_configuration_is_a_usage_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.jitfix]\nselct = ["JF4"]\n')
+    result = invoke("check", str(project))
+    assert result.exit_code == 2 and "unknown [tool.jitfix] option(s): selct" in result.stderr
+
+
+def test_suppression_on_a_def_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(BROKEN.replace(b"def f(x):", b"def f(x):  # jitfix: ignore[JF4]"))
+    assert invoke("check", str(path)).exit_code == 0
+
+
+# -- many files, rules, help ------------------------------------------------------------------
+
+
+def test_parallel_jobs_give_the_same_result_as_one(tmp_path: Path) -> None:
+    for index in range(12):
+        (tmp_path / f"m{index:02d}.py").write_bytes(BROKEN if index % 3 else CLEAN)
+    one = invoke("check", "-j", "1", "--output-format", "json", str(tmp_path))
+    two = invoke("check", "-j", "2", "--output-format", "json", str(tmp_path))
+    assert one.stdout == two.stdout and len(json.loads(one.stdout)) == 8
+    assert invoke("fix", "-j", "2", str(tmp_path)).exit_code == 0
+    assert all(p.read_bytes() in (FIXED, CLEAN) for p in tmp_path.glob("*.py"))
+
+
+def test_rules_and_explain() -> None:
+    result = invoke("rules")
+    assert result.exit_code == 0 and result.stdout.startswith("JF401  print-in-traced-code")
+    explained = invoke("explain", "jf401").stdout
+    for heading in ["## What it does", "## Why it breaks under jit", "## Example", "## Fixed", "## Fix safety"]:
+        assert heading in explained
+    assert invoke("explain", "JF999").exit_code == 2
+
+
+def test_python_dash_m_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(BROKEN)
+    completed = subprocess.run([sys.executable, "-m", "jitfix", "check", str(path)], capture_output=True, text=True)
+    assert completed.returncode == 1 and "JF401" in completed.stdout
+    version = subprocess.run([sys.executable, "-m", "jitfix", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("jitfix ")
