@@ -78,6 +78,8 @@ class TracedFunction:
     traced_params: frozenset[str] = frozenset()
     # The decorator or call that jits it, for rules that edit static_argnames.
     jit_sites: list[ast.AST] = field(default_factory=list)
+    # Passed to lax.scan/fori_loop/while_loop/...: its body may run many times per call.
+    is_lax_body: bool = False
     _values: ValueAnalysis | None = None
 
     def values(self, imports: ImportTable) -> ValueAnalysis:
@@ -294,6 +296,7 @@ class TracedFinder:
             if resolved:
                 function, bound = resolved
                 self._mark(function, _Transform(name or SWITCH, ()), call, f"body of {name} at line {call.lineno}")
+                self.traced[function].is_lax_body = True
                 self._unbind(function, bound)
 
     # -- the passes ---------------------------------------------------------------------------

@@ -61,14 +61,16 @@ class PrintInTracedCode(Rule):
             for node in walk_body(traced.node)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
         ]
-        # Unordered debug prints may run in any order; with several, keep the program's order.
-        ordered = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
+        # Unordered debug prints may run in any order; with several (or one in a loop body,
+        # which runs many times), keep the program's order.
+        several = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
         for call, traced in prints:
+            ordered = several or traced.is_lax_body
             yield self._finding(module, call, traced.values(module.imports), traced, ordered)
 
     def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
                  ordered: bool) -> Finding:
-        problem = unsupported_print(call)
+        problem = unsupported_print(call) or _formats_in_python(call, values)
         where = f"`print` in traced function `{traced.qualname}` ({traced.how})"
         if problem:
             message = f"{where} runs only at trace time; not auto-fixable: {problem}"
@@ -120,6 +122,34 @@ def unsupported_print(call: ast.Call) -> str | None:
                     if any(isinstance(spec, ast.FormattedValue) for spec in part.format_spec.values):
                         return "a format spec computed at run time (`{x:{width}}`)"
     return None
+
+
+def _formats_in_python(call: ast.Call, values: ValueAnalysis) -> str | None:
+    """A printed value turned into text by Python (`"%.3f" % x`, `str(x)`, `"{}".format(x)`)
+    would format a tracer at trace time: there is no faithful form to move it to."""
+    printed = [
+        part.value if isinstance(part, ast.FormattedValue) else part
+        for arg in call.args
+        for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])
+    ]
+    for value in printed:
+        for node in ast.walk(value):
+            formats = (
+                isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left)
+            ) or (
+                isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Attribute) and node.func.attr == "format" and _is_text(node.func.value))
+                    or (isinstance(node.func, ast.Name) and node.func.id in {"str", "repr", "format", "ascii"})
+                )
+            ) or isinstance(node, ast.JoinedStr) and node is not value
+            if formats and not values.is_static(node) and values.is_traced(node):
+                return "a printed value is formatted by Python (`%`, `str()`, `.format`), which would format a " \
+                    "tracer; put the value in an f-string field or a jax.debug.print format instead"
+    return None
+
+
+def _is_text(node: ast.AST) -> bool:
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
 
 
 def _is_stdout(node: ast.AST) -> bool:
@@ -232,7 +262,7 @@ class _FormatBuilder:
             self.add_field(expression)
 
     def _add_fstring(self, string: cst.FormattedString) -> None:
-        prefix = string.start[:-1].lower().replace("f", "")
+        prefix = string.start[: -len(string.end)].lower().replace("f", "")
         quote = string.end
         for part in string.parts:
             if isinstance(part, cst.FormattedStringText):
