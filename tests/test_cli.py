@@ -219,3 +219,13 @@ def test_python_dash_m_and_version(tmp_path: Path) -> None:
     assert completed.returncode == 1 and "JF401" in completed.stdout
     version = subprocess.run([sys.executable, "-m", "jitfix", "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("jitfix ")
+
+
+def test_unsafe_fixes_are_applied_only_on_request(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    source = b"import jax\n\n\n@jax.jit\ndef f(x):\n    print('tracing', x.shape)\n    return x\n"
+    path.write_bytes(source)
+    result = invoke("fix", str(path))
+    assert result.exit_code == 1 and path.read_bytes() == source
+    assert invoke("fix", "--unsafe-fixes", str(path)).exit_code == 0
+    assert b"jax.debug.print('tracing {x_shape}', x_shape=str(x.shape))" in path.read_bytes()

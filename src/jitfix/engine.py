@@ -13,6 +13,7 @@ import ast
 import difflib
 import multiprocessing
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -286,6 +287,14 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
+def _start_method() -> str:
+    """fork is fastest, but unsafe once a threaded library such as JAX is loaded (jitfix
+    itself never imports it; a program embedding jitfix may have)."""
+    if not hasattr(os, "fork"):
+        return "spawn"
+    return "forkserver" if "jax" in sys.modules else "fork"
+
+
 def run_paths(
     paths: list[str],
     settings: Settings,
@@ -298,7 +307,7 @@ def run_paths(
         for path in paths:
             yield process_path(path, settings, options)
         return
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    context = multiprocessing.get_context(_start_method())
     chunksize = max(1, min(16, len(paths) // (jobs * 8)))
     with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options)) as pool:
         yield from pool.imap(_work, paths, chunksize=chunksize)

@@ -32,7 +32,8 @@ JIT_TRANSFORMS = frozenset(
         "equinox.filter_jit",
     }
 )
-# Transforms that trace every positional argument they are given.
+# Transforms that trace every positional argument they are given. (jax.eval_shape and
+# jax.make_jaxpr trace too, but never run the function: code there is meant for trace time.)
 TRACING_TRANSFORMS = frozenset(
     {
         "jax.vmap",
@@ -42,8 +43,6 @@ TRACING_TRANSFORMS = frozenset(
         "jax.jacfwd",
         "jax.jacrev",
         "jax.hessian",
-        "jax.make_jaxpr",
-        "jax.eval_shape",
         "jax.named_call",
         "equinox.filter_vmap",
         "equinox.filter_grad",

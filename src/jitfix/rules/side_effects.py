@@ -46,8 +46,8 @@ class PrintInTracedCode(Rule):
         "call, as the code does without jit. f-string fields become keyword arguments; format "
         "specs and conversions are kept; literal braces are escaped; values known at trace time "
         "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
-        "exactly as before. Unsafe when every printed value is static: such a print may be meant "
-        "to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`. "
+        "exactly as before. Unsafe when no printed value is certainly traced: such a print may be "
+        "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`. "
         "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
         "nested format specs: `jax.debug.print` always writes one line to stdout.",
     )
@@ -75,11 +75,13 @@ class PrintInTracedCode(Rule):
         if problem:
             message = f"{where} runs only at trace time; not auto-fixable: {problem}"
             return self.finding(module, call, message, function=traced)
-        all_static = bool(call.args) and all(_is_static_argument(arg, values) for arg in call.args)
-        safety = Safety.UNSAFE if all_static else Safety.SAFE
+        # Safe only when a printed value is certainly a tracer: a print of Python values
+        # (or of values the analysis cannot place) may be meant to run once per trace.
+        prints_tracer = not call.args or any(_is_traced_argument(arg, values) for arg in call.args)
+        safety = Safety.SAFE if prints_tracer else Safety.UNSAFE
         description = "replace with jax.debug.print"
-        if all_static:
-            description += " (unsafe: prints only trace-time values, which may be intended)"
+        if not prints_tracer:
+            description += " (unsafe: no printed value is known to be traced; a trace-time log may be intended)"
         edit = Edit(
             start=module.start_of(call),
             node_type=cst.Call,
@@ -90,12 +92,10 @@ class PrintInTracedCode(Rule):
         return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
 
 
-def _is_static_argument(arg: ast.AST, values: ValueAnalysis) -> bool:
+def _is_traced_argument(arg: ast.AST, values: ValueAnalysis) -> bool:
     if isinstance(arg, ast.JoinedStr):
-        return all(
-            values.is_static(part.value) if isinstance(part, ast.FormattedValue) else True for part in arg.values
-        )
-    return values.is_static(arg)
+        return any(values.is_traced(part.value) for part in arg.values if isinstance(part, ast.FormattedValue))
+    return values.is_traced(arg)
 
 
 def unsupported_print(call: ast.Call) -> str | None:
