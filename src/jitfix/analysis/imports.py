@@ -5,14 +5,26 @@ from __future__ import annotations
 import ast
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list[ast.AST]):
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for block in _BLOCKS:
+            stack.extend(getattr(node, block, ()))
+
+
 class ImportTable:
     """Local names bound by the module's imports, mapped to dotted import paths."""
 
     def __init__(self, tree: ast.Module):
         self.aliases: dict[str, str] = {}
-        # Only statements that run when the module does; imports inside functions count too
-        # (they are rare and bind the same names in practice).
-        for node in ast.walk(tree):
+        # Imports inside functions count too (they are rare and bind the same names in
+        # practice). Only statements are visited: expressions hold no imports.
+        for node in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

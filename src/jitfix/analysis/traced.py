@@ -68,6 +68,22 @@ SWITCH = "jax.lax.switch"
 PARTIAL = "functools.partial"
 
 
+# The last part of every name that can trace a function passed to it: a cheap filter
+# applied to each call while the tree is walked once.
+_TRACING_CALL_NAMES = frozenset(
+    name.rpartition(".")[2]
+    for name in (*JIT_TRANSFORMS, *TRACING_TRANSFORMS, *GRAD_TRANSFORMS, *BODY_ARGUMENTS, SWITCH, PARTIAL)
+)
+
+
+def _may_trace(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Call):  # partial(jax.jit, ...)(f)
+        return True
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in _TRACING_CALL_NAMES
+
+
 @dataclass
 class TracedFunction:
     node: FunctionNode
@@ -147,12 +163,15 @@ def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> f
 
 
 class _Scopes:
-    """Function definitions by scope, so a name used in a body resolves to its def."""
+    """Function definitions by scope, so a name used in a body resolves to its def; and, from
+    the same single walk of the tree, every call that may trace a function."""
 
     def __init__(self, tree: ast.Module):
         self.parent: dict[ast.AST, ast.AST] = {}
         self.defs: dict[ast.AST, dict[str, FunctionNode]] = {}
         self.qualnames: dict[FunctionNode, str] = {}
+        self.functions: list[FunctionNode] = []
+        self.calls: list[tuple[ast.AST, ast.Call]] = []  # (scope, call) of possible transforms
         self._index(tree, tree, "")
 
     def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
@@ -161,11 +180,14 @@ class _Scopes:
                 self.defs.setdefault(scope, {})[child.name] = child
                 self.parent[child] = scope
                 self.qualnames[child] = prefix + child.name
+                self.functions.append(child)
                 self._index(child, child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.ClassDef):
                 self.parent[child] = scope
                 self._index(child, child, f"{prefix}{child.name}.")
             else:
+                if isinstance(child, ast.Call) and _may_trace(child):
+                    self.calls.append((scope, child))
                 self._index(scope, child, prefix)
 
     def lookup(self, scope: ast.AST, name: str) -> FunctionNode | None:
@@ -300,21 +322,15 @@ class TracedFinder:
 
     # -- the passes ---------------------------------------------------------------------------
 
-    def _seed(self, scope: ast.AST, node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                for decorator in child.decorator_list:
-                    transform = self._transform(decorator)
-                    if transform is not None:
-                        self._mark(child, transform, decorator, f"decorated with {transform.name}")
-                self._seed(child, child)
-            elif isinstance(child, ast.ClassDef):
-                self._seed(child, child)
-            else:
-                if isinstance(child, ast.Call):
-                    self._wrapped(scope, child)
-                    self._body_arguments(scope, child)
-                self._seed(scope, child)
+    def _seed(self) -> None:
+        for function in self.scopes.functions:
+            for decorator in function.decorator_list:
+                transform = self._transform(decorator)
+                if transform is not None:
+                    self._mark(function, transform, decorator, f"decorated with {transform.name}")
+        for scope, call in self.scopes.calls:
+            self._wrapped(scope, call)
+            self._body_arguments(scope, call)
 
     def _calls_in(self, function: FunctionNode) -> list[ast.Call]:
         calls: list[ast.Call] = []
@@ -378,7 +394,7 @@ class TracedFinder:
         return frozenset(traced)
 
     def run(self) -> dict[FunctionNode, TracedFunction]:
-        self._seed(self.tree, self.tree)
+        self._seed()
         self._propagate()
         return self.traced
 
