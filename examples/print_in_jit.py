@@ -6,5 +6,5 @@ import jax.numpy as jnp
 @jax.jit
 def train_step(params, x):
     loss = jnp.mean((params * x) ** 2)
-    print(f"loss = {loss:.4f}")  # shows a tracer, once per trace
+    print(f"loss = {loss:.4f}")
     return params - 0.1 * loss

@@ -65,17 +65,21 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-Paths = Annotated[list[str], typer.Argument(help="Files or folders to process; - reads stdin.", show_default=False)]
-Select = Annotated[Optional[list[str]], typer.Option("--select", help="Only these rule codes or prefixes (JF4, JF401).")]
-Ignore = Annotated[Optional[list[str]], typer.Option("--ignore", help="Skip these rule codes or prefixes.")]
-Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+Paths = Annotated[list[str], typer.Argument(help="Files or folders to process; - reads stdin.", show_default=False,
+                                            metavar="PATH")]
+Select = Annotated[Optional[list[str]], typer.Option("--select", metavar="CODES",
+                                                     help="Only these rule codes or prefixes (JF4,JF401).")]
+Ignore = Annotated[Optional[list[str]], typer.Option("--ignore", metavar="CODES",
+                                                     help="Skip these rule codes or prefixes.")]
+Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N",
+                                             help="Worker processes (default: all cores).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Say what happens to every file.")]
 NoColor = Annotated[bool, typer.Option("--no-color", help="Never colour output (default: colour on terminals).")]
-StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", help="Name to report for code read from stdin.")]
+StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", metavar="PATH", help="Name to report for code read from stdin.")]
 UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
-Config = Annotated[Optional[Path], typer.Option("--config", help="Read [tool.jitfix] from this pyproject.toml.")]
-Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip when walking folders.")]
+Config = Annotated[Optional[Path], typer.Option("--config", metavar="PYPROJECT", help="Read [tool.jitfix] from this pyproject.toml.")]
+Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", metavar="GLOB", help="Glob of paths to skip when walking folders.")]
 
 
 @dataclass
@@ -93,9 +97,11 @@ class Run:
 
 
 def _consoles(no_color: bool) -> tuple[Console, Console]:
-    out = Console(no_color=no_color, highlight=False, soft_wrap=True, emoji=False, markup=False)
-    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True, emoji=False, markup=False)
-    return out, err
+    # color_system=None drops every escape code (no_color alone would keep bold).
+    common = dict(highlight=False, soft_wrap=True, emoji=False, markup=False)
+    if no_color:
+        common["color_system"] = None
+    return Console(**common), Console(stderr=True, **common)
 
 
 def _prepare(paths: list[str], select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_name,
@@ -259,6 +265,9 @@ def fix(
     failed = results.failed + write_failures
     if not run.quiet:
         summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left (not auto-fixable)"
+        unsafe = sum(1 for f in left if f.fix is not None)
+        if unsafe:
+            summary += f" ({unsafe} with an unsafe fix: --unsafe-fixes)"
         if failed:
             summary += f", {report.plural(failed, 'file')} failed"
         run.err.print(summary, style="bold")
