@@ -229,3 +229,16 @@ def test_unsafe_fixes_are_applied_only_on_request(tmp_path: Path) -> None:
     assert result.exit_code == 1 and path.read_bytes() == source
     assert invoke("fix", "--unsafe-fixes", str(path)).exit_code == 0
     assert b"jax.debug.print('tracing {x_shape}', x_shape=str(x.shape))" in path.read_bytes()
+
+
+def test_colour_only_when_asked_by_the_terminal_and_never_with_no_color(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(BROKEN)
+    env = {**__import__("os").environ, "FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    coloured = subprocess.run([sys.executable, "-m", "jitfix", "diff", str(path)], capture_output=True,
+                              text=True, env=env)
+    assert "\x1b[32m+    jax.debug.print" in coloured.stdout
+    plain = subprocess.run([sys.executable, "-m", "jitfix", "diff", "--no-color", str(path)],
+                           capture_output=True, text=True, env=env)
+    assert "\x1b[" not in plain.stdout and "+    jax.debug.print" in plain.stdout
