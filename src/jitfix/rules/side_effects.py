@@ -290,12 +290,15 @@ class _FormatBuilder:
 
 
     def _move_escaped_lead(self) -> None:
-        """jax.debug.print decides whether a format has fields from its first chunk only, so
-        an escaped brace before the first field breaks it: pass that text as a value."""
+        """jax.debug.print decides whether a format has fields from its first chunk only (and
+        prints a format without fields unformatted), so text with an escaped brace before the
+        first field would print wrongly: pass that text as a value instead."""
         fmt = "".join(self.text)
-        chunks = list(string.Formatter().parse(fmt))
-        if not self.keywords or not chunks or chunks[0][1] is not None:
+        if "{{" not in fmt and "}}" not in fmt:
             return
+        chunks = list(string.Formatter().parse(fmt))
+        if self.keywords and chunks and chunks[0][1] is not None:
+            return  # the first chunk is a field: jax formats the whole string
         lead = ""
         for literal, field_name, _, _ in chunks:
             lead += literal
@@ -303,7 +306,7 @@ class _FormatBuilder:
                 break
         escaped_lead = _escape_braces(lead)
         name = self._name_for("\0lead", "text", cst.SimpleString(string_literal(lead, self.quote or '"')))
-        self.keywords = {name: self.keywords.pop(name), **self.keywords}
+        self.keywords = {name: self.keywords.pop(name), **self.keywords}  # first, as in the text
         self.text = ["{" + name + "}", fmt[len(escaped_lead):]]
 
 
