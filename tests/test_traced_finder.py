@@ -129,3 +129,35 @@ def test_partial_bound_arguments_are_not_traced() -> None:
 
 def test_code_without_jax_has_no_traced_functions() -> None:
     assert traced("import numpy as np\ndef jit(f): return f\n@jit\ndef f(x): pass") == {}
+
+
+def _values(code: str, name: str):
+    tree = ast.parse(textwrap.dedent(code))
+    imports = ImportTable(tree)
+    entry = next(e for e in find_traced_functions(tree, imports).values() if e.qualname == name)
+    return entry.values(imports)
+
+
+def test_value_analysis_traced_and_static_names() -> None:
+    values = _values(
+        """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        @partial(jax.jit, static_argnames=("n", "m"))
+        def f(x, n, m, k=2):
+            rows = x.shape[0]
+            y = jnp.sin(x)
+            total = 0
+            total = total + y
+            m = lookup(m)
+            for i in range(rows):
+                pass
+            return y
+        """,
+        "f",
+    )
+    assert {"x", "y", "total", "k"} <= values.traced_names
+    assert {"n", "rows", "i"} <= values.static_names
+    # A static argument rebound to a value the analysis cannot place is no longer static.
+    assert "m" not in values.static_names and "m" not in values.traced_names

@@ -7,6 +7,7 @@ file that could not be read, parsed or written.
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -328,8 +329,6 @@ def rules(
 ) -> None:
     """List every rule: code, name, whether it is fixable, and what it finds."""
     if output_format is OutputFormat.json:
-        import json
-
         typer.echo(json.dumps([{"code": r.code, "name": r.name, "fixable": r.fixable, "summary": r.summary}
                                for r in ALL_RULES], indent=2))
         return

@@ -49,10 +49,6 @@ class Settings:
                     return False
         return True
 
-    def cache_key(self) -> str:
-        """The part of the settings that changes what a file's result is."""
-        return repr((self.select, self.ignore, self.per_file_ignores))
-
 
 def _matches(code: str, selectors: tuple[str, ...]) -> bool:
     return any(code.startswith(selector) for selector in selectors)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable
 
@@ -107,8 +107,4 @@ class Finding:
         """A copy that can cross a process boundary (edits hold functions)."""
         if self.fix is None:
             return self
-        fix = Fix(self.fix.safety, self.fix.description, [], self.fix.diff, self.fix.replacements)
-        return Finding(
-            self.code, self.name, self.message, self.path, self.line, self.col,
-            self.end_line, self.end_col, fix, self.function,
-        )
+        return replace(self, fix=replace(self.fix, edits=[]))

@@ -11,7 +11,6 @@ from jitfix.findings import Finding
 from jitfix.rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/jitfix/jitfix"
 
 
 def text_line(finding: Finding) -> str:
@@ -141,7 +140,6 @@ def to_sarif(findings: list[Finding]) -> str:
                     "driver": {
                         "name": "jitfix",
                         "version": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": rules,
                     }
                 },

@@ -17,10 +17,10 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import ValueAnalysis, analyse_function
+from jitfix.analysis.values import ValueAnalysis, analyse_function, parameter_names
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -91,8 +91,6 @@ class TracedFunction:
     how: str
     static_params: frozenset[str] = frozenset()
     traced_params: frozenset[str] = frozenset()
-    # The decorator or call that jits it, for rules that edit static_argnames.
-    jit_sites: list[ast.AST] = field(default_factory=list)
     # Passed to lax.scan/fori_loop/while_loop/...: its body may run many times per call.
     is_lax_body: bool = False
     _values: ValueAnalysis | None = None
@@ -109,17 +107,6 @@ class _Transform:
 
     name: str
     keywords: tuple[ast.keyword, ...]
-
-
-def parameter_names(function: FunctionNode) -> list[str]:
-    arguments = function.args
-    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
-    if arguments.vararg:
-        names.append(arguments.vararg.arg)
-    names.extend(arg.arg for arg in arguments.kwonlyargs)
-    if arguments.kwarg:
-        names.append(arguments.kwarg.arg)
-    return names
 
 
 def _literal_strings(node: ast.AST) -> list[str]:
@@ -238,7 +225,7 @@ class TracedFinder:
                 return _Transform(called, tuple(expr.keywords))  # jax.jit(static_argnames=...) as a factory
         return None
 
-    def _mark(self, function: FunctionNode, transform: _Transform, site: ast.AST, how: str) -> None:
+    def _mark(self, function: FunctionNode, transform: _Transform, how: str) -> None:
         params = set(parameter_names(function))
         if transform.name in JIT_TRANSFORMS:
             static = _static_params(function, transform.keywords)
@@ -255,8 +242,6 @@ class TracedFinder:
             self.traced[function] = entry
         entry.static_params = entry.static_params | static
         entry.traced_params = (entry.traced_params | traced) - entry.static_params
-        if transform.name in JIT_TRANSFORMS:
-            entry.jit_sites.append(site)
 
     def _function_argument(self, scope: ast.AST, expr: ast.AST) -> tuple[FunctionNode, int] | None:
         """The def an argument names (``f``, ``self.f``, ``partial(f, a)``) and how many
@@ -289,9 +274,9 @@ class TracedFinder:
             return
         function, bound = resolved
         how = f"wrapped by {transform.name} at line {call.lineno}"
-        self._mark(function, transform, call, how)
+        self._mark(function, transform, how)
         if outer is not None:
-            self._mark(function, outer, call, how)
+            self._mark(function, outer, how)
         self._unbind(function, bound)
 
     def _unbind(self, function: FunctionNode, bound: int) -> None:
@@ -316,7 +301,7 @@ class TracedFinder:
             resolved = self._function_argument(scope, body)
             if resolved:
                 function, bound = resolved
-                self._mark(function, _Transform(name or SWITCH, ()), call, f"body of {name} at line {call.lineno}")
+                self._mark(function, _Transform(name or SWITCH, ()), f"body of {name} at line {call.lineno}")
                 self.traced[function].is_lax_body = True
                 self._unbind(function, bound)
 
@@ -327,7 +312,7 @@ class TracedFinder:
             for decorator in function.decorator_list:
                 transform = self._transform(decorator)
                 if transform is not None:
-                    self._mark(function, transform, decorator, f"decorated with {transform.name}")
+                    self._mark(function, transform, f"decorated with {transform.name}")
         for scope, call in self.scopes.calls:
             self._wrapped(scope, call)
             self._body_arguments(scope, call)

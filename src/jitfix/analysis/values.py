@@ -49,6 +49,8 @@ STATIC_CALLS = frozenset(
     }
 )
 
+STATIC_BUILTINS = frozenset(name for name in STATIC_CALLS if "." not in name)
+
 # Modules whose functions stage operations under jit, so their results are tracers.
 STAGING_MODULES = ("jax.numpy", "jax.lax", "jax.random", "jax.nn", "jax.scipy")
 
@@ -66,8 +68,7 @@ class ValueAnalysis:
         self.static_names = static_names
 
     def _call_name(self, call: ast.Call) -> str | None:
-        if isinstance(call.func, ast.Name) and call.func.id in {"len", "isinstance", "issubclass", "type",
-                                                                  "callable", "hasattr", "id"}:
+        if isinstance(call.func, ast.Name) and call.func.id in STATIC_BUILTINS:
             return call.func.id
         return self.imports.resolve(call.func)
 
@@ -143,6 +144,17 @@ class ValueAnalysis:
         return False
 
 
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    arguments = function.args
+    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+    if arguments.vararg:
+        names.append(arguments.vararg.arg)
+    names.extend(arg.arg for arg in arguments.kwonlyargs)
+    if arguments.kwarg:
+        names.append(arguments.kwarg.arg)
+    return names
+
+
 def _assigned_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -207,23 +219,23 @@ def analyse_function(
                     if name not in traced:
                         traced.add(name)
                         changed = True
-    bound_locally: dict[str, list[ast.AST | None]] = {}
+    bound_locally: dict[str, list[ast.AST | None]] = {name: [] for name in static_params}
     for names, value in bindings:
         for name in names:
             bound_locally.setdefault(name, []).append(value)
-    static = set(static_params) - traced
+    # Candidates: static parameters and locals (other parameters are traced or unknown).
+    params = set(parameter_names(function))
+    candidates = {
+        name for name in bound_locally if name not in traced and (name not in params or name in static_params)
+    }
+    static = analysis.static_names
     changed = True
     while changed:
         changed = False
-        for name, values in bound_locally.items():
-            if name in static or name in traced or name in traced_params:
-                continue
-            if all(value is not None and _is_static_binding(analysis, value) for value in values):
+        for name in candidates - static:
+            if all(value is not None and _is_static_binding(analysis, value) for value in bound_locally[name]):
                 static.add(name)
                 changed = True
-        analysis.static_names = static
-    # A local that is rebound anywhere with a non-static value is not static.
-    analysis.static_names = {name for name in static if name not in traced}
     return analysis
 
 
