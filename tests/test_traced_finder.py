@@ -157,7 +157,73 @@ def test_value_analysis_traced_and_static_names() -> None:
         """,
         "f",
     )
-    assert {"x", "y", "total", "k"} <= values.traced_names
-    assert {"n", "rows", "i"} <= values.static_names
+    assert all(name in values.traced_names for name in ("x", "y", "total", "k"))
+    assert all(name in values.static_names for name in ("n", "rows", "i"))
     # A static argument rebound to a value the analysis cannot place is no longer static.
     assert "m" not in values.static_names and "m" not in values.traced_names
+
+
+def _flow_at_ifs(code: str, name: str) -> list[tuple[str, bool, bool]]:
+    """(test source, traced?, static?) for every if test of the function, in order."""
+    tree = ast.parse(textwrap.dedent(code))
+    imports = ImportTable(tree)
+    entry = next(e for e in find_traced_functions(tree, imports).values() if e.qualname == name)
+    flow = entry.flow(imports)
+    return [
+        (ast.unparse(node.test), flow.at(node).is_traced(node.test), flow.at(node).is_static(node.test))
+        for node in ast.walk(entry.node)
+        if isinstance(node, ast.If)
+    ]
+
+
+def test_flow_sensitive_kinds_follow_each_binding() -> None:
+    found = _flow_at_ifs(
+        """
+        import jax
+        DEBUG = False
+        @jax.jit
+        def f(x, y=None):
+            n = x.shape[0]
+            if n > 2:
+                n = x.sum()
+            if n > 3:
+                pass
+            if x.ndim == 2:
+                x = x.sum(axis=1)
+            if x > 0:
+                pass
+            if y is None:
+                pass
+            if DEBUG:
+                pass
+            return x
+        """,
+        "f",
+    )
+    assert found == [
+        ("n > 2", False, True),  # n = x.shape[0] is static here ...
+        ("n > 3", True, False),  # ... and possibly a tracer after the branch that rebinds it
+        ("x.ndim == 2", False, True),
+        ("x > 0", True, False),
+        ("y is None", False, True),
+        ("DEBUG", False, True),  # a module constant
+    ]
+
+
+def test_nested_functions_see_enclosing_tracers() -> None:
+    found = _flow_at_ifs(
+        """
+        import jax
+        from jax import lax
+        @jax.jit
+        def f(x, limit):
+            scale = x.max()
+            def body(i, total):
+                if scale > limit:
+                    return total + i
+                return total
+            return lax.fori_loop(0, 3, body, 0)
+        """,
+        "f.body",
+    )
+    assert found == [("scale > limit", True, False)]

@@ -20,7 +20,8 @@ import ast
 from dataclasses import dataclass
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import ValueAnalysis, analyse_function, parameter_names
+from jitfix.analysis.flow import STATIC, FlowAnalysis, State, module_static_names
+from jitfix.analysis.values import ValueAnalysis, parameter_names
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -93,12 +94,25 @@ class TracedFunction:
     traced_params: frozenset[str] = frozenset()
     # Passed to lax.scan/fori_loop/while_loop/...: its body may run many times per call.
     is_lax_body: bool = False
-    _values: ValueAnalysis | None = None
+    # What the body sees from outside: module constants, and an enclosing traced function's names.
+    module_static: frozenset[str] = frozenset()
+    enclosing: TracedFunction | None = None
+    _flow: FlowAnalysis | None = None
+
+    def flow(self, imports: ImportTable) -> FlowAnalysis:
+        if self._flow is None:
+            outer: State = dict.fromkeys(self.module_static, STATIC)
+            if self.enclosing is not None:
+                outer.update(self.enclosing.flow(imports).merged_kinds())
+            self._flow = FlowAnalysis(self.node, imports, self.traced_params, self.static_params, outer)
+        return self._flow
 
     def values(self, imports: ImportTable) -> ValueAnalysis:
-        if self._values is None:
-            self._values = analyse_function(self.node, imports, self.traced_params, self.static_params)
-        return self._values
+        """Flow-insensitive classification; ``flow(imports).at(statement)`` is per statement."""
+        return self.flow(imports).summary()
+
+    def forget_analysis(self) -> None:
+        self._flow = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +220,7 @@ class TracedFinder:
         self.tree = tree
         self.imports = imports
         self.scopes = _Scopes(tree)
+        self.module_static = module_static_names(tree)
         self.traced: dict[FunctionNode, TracedFunction] = {}
 
     # -- classification of decorators and wrapping calls -----------------------------------
@@ -349,7 +364,7 @@ class TracedFinder:
                     new = (entry.traced_params | traced) - entry.static_params
                     if new != entry.traced_params:
                         entry.traced_params = new
-                        entry._values = None
+                        entry.forget_analysis()
                         changed = True
 
     @staticmethod
@@ -380,8 +395,17 @@ class TracedFinder:
 
     def run(self) -> dict[FunctionNode, TracedFunction]:
         self._seed()
+        self._link_scopes()
         self._propagate()
+        self._link_scopes()
         return self.traced
+
+    def _link_scopes(self) -> None:
+        """Give each traced function the module's constants and its traced enclosing function."""
+        for function, entry in self.traced.items():
+            entry.module_static = self.module_static
+            entry.enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
+            entry.forget_analysis()
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable) -> dict[FunctionNode, TracedFunction]:
