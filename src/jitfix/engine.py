@@ -26,7 +26,7 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import find_traced_functions
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
-from jitfix.findings import Edit, EditContext, Finding, Replacement, Safety
+from jitfix.findings import Edit, EditContext, EditError, Finding, Replacement, Safety
 from jitfix.rules import selected_rules
 from jitfix.rules.base import ModuleContext
 from jitfix.suppress import all_functions, filter_suppressed
@@ -39,6 +39,8 @@ PREFERRED_IMPORTS = {
     "jax.lax": ("jax", "lax"),
     "functools.partial": ("functools", "partial"),
 }
+# Modules imported under their conventional alias when the module lacks them.
+ALIASED_IMPORTS = {"jax.numpy": "jnp"}
 
 
 @dataclass(frozen=True)
@@ -97,47 +99,80 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     return findings, tree
 
 
+def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
+    """One edit per node: duplicates (the same fix reached twice) collapse, and edits that
+    know how to merge (one per finding, of one function) are merged."""
+    grouped: dict[tuple, list[Edit]] = {}
+    for edit in edits:
+        end = (edit.end.line, edit.end.col) if edit.end else None
+        grouped.setdefault((edit.start.line, edit.start.col, edit.node_type, end), []).append(edit)
+    return {
+        key: group[0].merge(group) if group[0].merge and len(group) > 1 else group[-1]
+        for key, group in grouped.items()
+    }
+
+
 class _ApplyEdits(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, edits: list[Edit], context: EditContext):
         super().__init__()
-        self.pending = {(edit.start.line, edit.start.col, edit.node_type): edit for edit in edits}
+        self.pending = _combined(edits)
         self.types = tuple({edit.node_type for edit in edits})
         self.context = context
 
+    def _anchor(self, original: cst.CSTNode):
+        # A def is found by its name: the node itself starts at its first decorator.
+        anchor = original.name if isinstance(original, cst.FunctionDef) else original
+        return self.get_metadata(PositionProvider, anchor)
+
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         if isinstance(original, self.types):
-            start = self.get_metadata(PositionProvider, original).start
-            edit = self.pending.pop((start.line, start.column, type(original)), None)
+            where = self._anchor(original)
+            start, end = where.start, where.end
+            key = (start.line, start.column, type(original))
+            edit = self.pending.pop((*key, (end.line, end.column)), None) or self.pending.pop((*key, None), None)
             if edit is not None:
-                self.context.column = start.column
+                self.context.column = self.get_metadata(PositionProvider, original).start.column
                 return edit.replace(updated, self.context)
         return updated
 
 
+def _direct_alias(imports: ImportTable, module: str) -> str | None:
+    """The name the module is imported under itself (``lax``), not reached through a parent."""
+    local = imports.local_name(module)
+    return local if local is not None and "." not in local else None
+
+
+def _spelling(imports: ImportTable, dotted: str, context: CodemodContext) -> str:
+    """How one path is spelled, adding the import the module lacks: ``jax.lax`` and
+    ``jax.numpy`` read best under their conventional names (``lax.cond``, ``jnp.where``)."""
+    for module, (parent, name) in PREFERRED_IMPORTS.items():
+        if dotted == module or dotted.startswith(module + "."):
+            local = _direct_alias(imports, module)
+            if local is None and name not in imports.aliases:
+                AddImportsVisitor.add_needed_import(context, parent, name)
+                local = name
+            if local is not None:
+                return local + dotted[len(module):]
+    for module, alias in ALIASED_IMPORTS.items():
+        if dotted == module or dotted.startswith(module + "."):
+            local = _direct_alias(imports, module)
+            if local is None and alias not in imports.aliases:
+                AddImportsVisitor.add_needed_import(context, module, asname=alias)
+                local = alias
+            if local is not None:
+                return local + dotted[len(module):]
+    local = imports.local_name(dotted)
+    if local is not None:
+        return local
+    AddImportsVisitor.add_needed_import(context, dotted.split(".")[0])
+    return dotted
+
+
 def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodContext) -> dict[str, str]:
     """How each needed path is spelled, adding the imports the module lacks."""
-    spellings: dict[str, str] = {}
-    for dotted in needed:
-        local = imports.local_name(dotted)
-        if local is not None:
-            spellings[dotted] = local
-            continue
-        preferred = next(
-            (how for prefix, how in PREFERRED_IMPORTS.items() if dotted == prefix or dotted.startswith(prefix + ".")),
-            None,
-        )
-        if preferred is not None:
-            module, name = preferred
-            AddImportsVisitor.add_needed_import(context, module, name)
-            rest = dotted[len(f"{module}.{name}"):]
-            spellings[dotted] = name + rest
-        else:
-            top = dotted.split(".")[0]
-            AddImportsVisitor.add_needed_import(context, top)
-            spellings[dotted] = dotted
-    return spellings
+    return {dotted: _spelling(imports, dotted, context) for dotted in needed}
 
 
 def apply_edits(text: str, edits: list[Edit], imports: ImportTable) -> str:
@@ -147,9 +182,12 @@ def apply_edits(text: str, edits: list[Edit], imports: ImportTable) -> str:
     edit_context = EditContext(_spellings(imports, needed, context))
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     transformer = _ApplyEdits(edits, edit_context)
-    module = wrapper.visit(transformer)
+    try:
+        module = wrapper.visit(transformer)
+    except EditError as error:
+        raise InternalError(f"could not apply a fix: {error}") from None
     if transformer.pending:
-        missing = ", ".join(f"{line}:{col}" for line, col, _ in transformer.pending)
+        missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
         raise InternalError(f"could not locate the code to edit at {missing}")
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         module = AddImportsVisitor(context).transform_module(module)

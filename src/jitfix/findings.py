@@ -31,6 +31,7 @@ class Edit:
     ``replace`` receives the original node and an :class:`EditContext` and returns its
     replacement. The engine finds the node with libcst's position metadata, so rules can
     decide what to change with the fast stdlib ``ast`` and only edit with libcst.
+    A function definition is found by the position of its name (its decorators come first).
     """
 
     start: Position
@@ -38,6 +39,14 @@ class Edit:
     replace: Callable[[cst.CSTNode, "EditContext"], cst.CSTNode]
     # Import paths the replacement needs, e.g. ("jax",) or ("functools.partial",).
     imports: tuple[str, ...] = ()
+    # Where the node ends, when nodes of one type start at the same place (`a and b and c`).
+    end: Position | None = None
+    # Several edits of one node (one per finding) are combined by this, if given.
+    merge: Callable[[list["Edit"]], "Edit"] | None = None
+
+
+class EditError(Exception):
+    """An edit could not be applied to the tree it was given; the file is left alone."""
 
 
 MAX_LINE_LENGTH = 88  # black's default: where a generated call is split over lines

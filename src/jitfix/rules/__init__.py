@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from jitfix.rules.base import Rule
+from jitfix.rules.conditionals import TracedBooleanOperator, TracedConditionalExpression, TracedIf
 from jitfix.rules.side_effects import PrintInTracedCode
 
-ALL_RULES: tuple[Rule, ...] = (PrintInTracedCode(),)
+ALL_RULES: tuple[Rule, ...] = (
+    TracedIf(),
+    TracedConditionalExpression(),
+    TracedBooleanOperator(),
+    PrintInTracedCode(),
+)
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
 

@@ -32,6 +32,8 @@ class ModuleContext:
         self.tree = tree
         self.imports = imports
         self.traced = traced
+        # Analyses that several rules of a family share, computed once per module.
+        self.shared: dict[str, object] = {}
         self._lines: list[str] | None = None
 
     @property
@@ -68,10 +70,12 @@ class Rule:
         raise NotImplementedError
 
     def finding(self, module: ModuleContext, node: ast.AST, message: str, fix: Fix | None = None,
-                function: TracedFunction | None = None) -> Finding:
+                function: TracedFunction | None = None, end: ast.AST | None = None) -> Finding:
+        """A finding spanning ``node`` (or from ``node`` to the end of ``end``)."""
         start = module.start_of(node)
-        end_line = getattr(node, "end_lineno", None) or node.lineno
-        end_col = module.char_col(end_line, getattr(node, "end_col_offset", None) or node.col_offset)
+        last = end or node
+        end_line = getattr(last, "end_lineno", None) or last.lineno
+        end_col = module.char_col(end_line, getattr(last, "end_col_offset", None) or last.col_offset)
         return Finding(
             code=self.code,
             name=self.name,

@@ -1,0 +1,204 @@
+"""What a block of statements reads and writes, and what it does that a function body cannot.
+
+Turning the branches of an ``if`` (or the body of a loop) into functions needs to know:
+which names a branch binds, which it reads before it has certainly bound them (those
+must be passed in), which it certainly binds on every path, whether every path returns,
+and whether it holds something a branch function cannot hold (``yield``, ``global``,
+``raise``, a write into an outer object).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, Iterator
+
+NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Methods that change the object they are called on (lists, dicts, sets).
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+     "discard", "popitem", "sort", "reverse", "write", "writelines"}
+)
+
+
+def _own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """Every node of the statements, without the bodies of nested functions and classes
+    (their names and decorators, defaults and bases are still visited)."""
+    stack = list(statements)[::-1]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend(reversed([*node.decorator_list, *node.args.defaults,
+                                   *[d for d in node.args.kw_defaults if d is not None]]))
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(reversed([*node.decorator_list, *node.bases, *node.keywords]))
+        elif isinstance(node, ast.Lambda):
+            stack.extend(reversed(node.args.defaults))
+        else:
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [name for element in target.elts for name in target_names(element)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def assigned_names(statements: Iterable[ast.AST]) -> set[str]:
+    """Every name the statements bind, on any path."""
+    names: set[str] = set()
+    for node in _own_nodes(statements):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """Every name read, nested functions included (they read their closure)."""
+    return {
+        node.id
+        for root in nodes
+        for node in ast.walk(root)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+
+
+def _reads_in_order(statement: ast.stmt) -> Iterator[str]:
+    for node in _own_nodes([statement]):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            yield node.id
+    for node in ast.walk(statement):
+        if isinstance(node, NESTED_SCOPES) and node is not statement:
+            yield from loaded_names([node])
+
+
+def definitely_assigned(statements: list[ast.stmt]) -> set[str]:
+    """Names bound on every path through the statements (that do not leave early)."""
+    names: set[str] = set()
+    for statement in statements:
+        names |= _definitely_assigned_by(statement)
+    return names
+
+
+def _definitely_assigned_by(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, ast.Assign):
+        return {name for target in statement.targets for name in target_names(target)}
+    if isinstance(statement, ast.AnnAssign | ast.AugAssign):
+        return set(target_names(statement.target)) if getattr(statement, "value", None) is not None else set()
+    if isinstance(statement, ast.If):
+        body, orelse = definitely_assigned(statement.body), definitely_assigned(statement.orelse)
+        if always_leaves(statement.body):
+            return orelse
+        if always_leaves(statement.orelse) and statement.orelse:
+            return body
+        return body & orelse
+    if isinstance(statement, ast.With | ast.AsyncWith):
+        return definitely_assigned(statement.body) | {
+            name for item in statement.items if item.optional_vars is not None
+            for name in target_names(item.optional_vars)
+        }
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
+    if isinstance(statement, ast.Expr):
+        return {node.target.id for node in ast.walk(statement) if isinstance(node, ast.NamedExpr)}
+    return set()
+
+
+def upward_exposed(statements: list[ast.stmt]) -> set[str]:
+    """Names that may be read before the statements have certainly bound them.
+
+    A name bound only on some paths inside a compound statement counts as read there: the
+    path that skips the binding keeps (and so needs) the value from before.
+    """
+    exposed: set[str] = set()
+    written: set[str] = set()
+    for statement in statements:
+        exposed.update(name for name in _reads_in_order(statement) if name not in written)
+        certain = _definitely_assigned_by(statement)
+        if not isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
+            exposed.update(assigned_names([statement]) - certain - written)
+        written |= certain
+    return exposed
+
+
+def always_leaves(statements: list[ast.stmt]) -> bool:
+    """Every path through the statements ends in ``return`` or ``raise``."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return always_leaves(last.body) and always_leaves(last.orelse)
+    if isinstance(last, ast.With | ast.AsyncWith):
+        return always_leaves(last.body)
+    return any(isinstance(statement, ast.Return | ast.Raise) for statement in statements[:-1])
+
+
+def contains_return(statements: list[ast.stmt]) -> bool:
+    return any(isinstance(node, ast.Return) for node in _own_nodes(statements))
+
+
+def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str]) -> Iterator[tuple[ast.AST, str]]:
+    """(node, reason) for each thing in the statements that a branch function cannot hold.
+
+    ``modules`` are the module's import names: ``jnp.append(x, v)`` changes nothing.
+    """
+    for statement in statements:
+        for node in _own_nodes([statement]):
+            reason = _obstacle(node, allow_return, modules)
+            if reason:
+                yield node, reason
+            elif isinstance(node, ast.Break | ast.Continue) and not _inside_loop(statement, node):
+                word = "break" if isinstance(node, ast.Break) else "continue"
+                yield node, f"`{word}` leaves the loop from inside the branch"
+
+
+def _inside_loop(root: ast.AST, target: ast.AST) -> bool:
+    """Whether target sits inside a loop nested in root."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While) and node is not target:
+            if any(child is target for child in ast.walk(node)):
+                return True
+    return False
+
+
+def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | None:
+    if isinstance(node, ast.Yield | ast.YieldFrom):
+        return "`yield` in a branch: a generator cannot become a branch function"
+    if isinstance(node, ast.Await):
+        return "`await` in a branch"
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return f"`{type(node).__name__.lower()} {', '.join(node.names)}` in a branch"
+    if isinstance(node, ast.Raise):
+        return ("`raise` in a branch: a traced condition cannot raise under jit "
+                "(use `jax.experimental.checkify` or `equinox.error_if`)")
+    if isinstance(node, ast.Return) and not allow_return:
+        return "`return` in a branch that is not the function's last statement"
+    if isinstance(node, ast.Delete):
+        return "`del` in a branch"
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return f"a branch defines `{node.name}`"
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return "an import in a branch"
+    if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store):
+        return (f"`{ast.unparse(node)} = ...` writes into an object: both branches run at trace "
+                "time, so the write would happen whichever branch is taken")
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATING_METHODS
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)):
+        return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
+                "time, so the change would happen whichever branch is taken")
+    return None

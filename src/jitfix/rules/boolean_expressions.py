@@ -1,0 +1,153 @@
+"""Python's truth tests on traced values, written with ``jnp.logical_*`` and ``lax.cond``.
+
+Python calls ``bool()`` on the condition of ``a if c else b``, on every operand of ``and``/
+``or`` but the last (to decide whether to go on), on the operand of ``not``, and on every
+comparison of a chain but the last (``lo < x < hi`` is ``lo < x and x < hi``). On a tracer
+that call raises. The edits here replace exactly those places:
+
+* ``not x`` -> ``jnp.logical_not(x)``;
+* ``lo < x < hi`` -> ``jnp.logical_and(lo < x, x < hi)``;
+* ``a and b`` -> ``jnp.logical_and(a, b)`` from the first traced operand on; static
+  operands before it keep Python's short-circuit (``flag and jnp.logical_and(x > 0, y > 0)``);
+* ``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``, which evaluates only the
+  branch taken, as Python does (``jnp.where`` would evaluate both and differ in gradients).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jitfix.findings import Edit, EditContext, Position
+from jitfix.rules.result_types import arms_to_cast
+
+_RENDER = cst.Module(body=[])
+# jax.numpy functions whose result is a boolean array.
+BOOLEAN_FUNCTIONS = frozenset(
+    {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isposinf",
+     "isneginf", "any", "all", "array_equal", "array_equiv", "allclose", "isclose", "signbit", "greater",
+     "greater_equal", "less", "less_equal", "equal", "not_equal", "isreal", "iscomplex"}
+)
+# Parentheses that may go when an expression becomes a call argument.
+_NEEDS_OWN_PARENS = (cst.Tuple, cst.NamedExpr, cst.GeneratorExp, cst.Yield)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return _RENDER.code_for_node(node)
+
+
+def _argument(node: cst.BaseExpression) -> str:
+    """An expression as a call argument, without parentheses it no longer needs."""
+    if isinstance(node, _NEEDS_OWN_PARENS) or not getattr(node, "lpar", None):
+        return _code(node)
+    return _code(node.with_changes(lpar=[], rpar=[]))
+
+
+def _with_parens(original: cst.BaseExpression, source: str) -> cst.BaseExpression:
+    replacement = cst.parse_expression(source)
+    return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
+
+
+def _fold(function: str, operands: list[str]) -> str:
+    folded = operands[0]
+    for operand in operands[1:]:
+        folded = f"{function}({folded}, {operand})"
+    return folded
+
+
+def is_boolean_valued(expr: ast.AST, imports) -> bool:
+    """The expression is certainly a boolean, so ``and``/``or`` of it is ``logical_and/or``."""
+    if isinstance(expr, ast.Compare):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return True
+    if isinstance(expr, ast.BoolOp):
+        return all(is_boolean_valued(value, imports) for value in expr.values)
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, bool)
+    if isinstance(expr, ast.Call):
+        name = imports.resolve(expr.func) or ""
+        if name.startswith("jax.numpy.") and name.rpartition(".")[2] in BOOLEAN_FUNCTIONS:
+            return True
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in {"any", "all"}:
+            return True
+    return False
+
+
+def span(module, node: ast.AST) -> tuple[Position, Position]:
+    start = module.start_of(node)
+    end = Position(node.end_lineno, module.char_col(node.end_lineno, node.end_col_offset))
+    return start, end
+
+
+def not_edit(module, node: ast.UnaryOp) -> Edit:
+    start, end = span(module, node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.UnaryOperation)
+        source = f"{context.name('jax.numpy')}.logical_not({_argument(updated.expression)})"
+        return _with_parens(updated, source)
+
+    return Edit(start, cst.UnaryOperation, replace, imports=("jax.numpy",), end=end)
+
+
+def chain_edit(module, node: ast.Compare) -> Edit:
+    start, end = span(module, node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Comparison)
+        operands = [updated.left, *(target.comparator for target in updated.comparisons)]
+        pairs = [
+            f"{_code(left)} {_code(target.operator).strip()} {_code(right)}"
+            for left, target, right in zip(operands, updated.comparisons, operands[1:])
+        ]
+        return _with_parens(updated, _fold(f"{context.name('jax.numpy')}.logical_and", pairs))
+
+    return Edit(start, cst.Comparison, replace, imports=("jax.numpy",), end=end)
+
+
+def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
+    """Operands before ``first_traced`` keep Python's short-circuit; the rest are folded."""
+    start, end = span(module, node)
+    count = len(node.values)
+    word = "and" if isinstance(node.op, ast.And) else "or"
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.BooleanOperation)
+        operands: list[cst.BaseExpression] = []
+        current: cst.BaseExpression = updated
+        for _ in range(count - 1):  # `a and b and c` is ((a and b) and c) in libcst
+            assert isinstance(current, cst.BooleanOperation)
+            operands.insert(0, current.right)
+            current = current.left
+        operands.insert(0, current)
+        kept = [_code(operand) for operand in operands[:first_traced]]
+        folded = _fold(f"{context.name('jax.numpy')}.logical_{word}",
+                       [_argument(operand) for operand in operands[first_traced:]])
+        return _with_parens(updated, f" {word} ".join([*kept, folded]))
+
+    return Edit(start, cst.BooleanOperation, replace, imports=("jax.numpy",), end=end)
+
+
+def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
+    """``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``; arms of different result
+    types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``."""
+    start, end = span(module, node)
+    to_cast = arms_to_cast([node.body, node.orelse]) if cast_arms else []
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.IfExp)
+        arms = [_argument(updated.body), _argument(updated.orelse)]
+        if to_cast:
+            common = f"{context.name('jax.numpy')}.result_type({', '.join(arms)})"
+            arms = [
+                f"{context.name('jax.numpy')}.asarray({arm}, {common})" if index in to_cast else arm
+                for index, arm in enumerate(arms)
+            ]
+        arguments = [_argument(updated.test), *(f"lambda: {arm}" for arm in arms)]
+        source = f"{context.name('jax.lax')}.cond({', '.join(arguments)})"
+        return _with_parens(updated, source)
+
+    imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
+    return Edit(start, cst.IfExp, replace, imports=imports, end=end)

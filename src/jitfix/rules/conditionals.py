@@ -1,0 +1,354 @@
+"""JF1xx — Python conditionals on traced values.
+
+JF101 ``if``/``elif``/``else`` on a traced value -> branch functions and ``lax.cond``.
+JF102 ``a if c else b`` on a traced ``c`` -> ``lax.cond(c, lambda: a, lambda: b)``.
+JF103 ``and``/``or``/``not`` and chained comparisons on traced values -> ``jnp.logical_*``.
+
+Only a condition that is certainly traced is touched; a static one (``x.ndim == 2``,
+``y is None``, a static argument) is left byte-identical.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+import libcst as cst
+
+from jitfix.analysis.blocks import NESTED_SCOPES
+from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.values import ValueAnalysis
+from jitfix.findings import Edit, Finding, Fix, Position, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.boolean_expressions import (
+    boolop_edit,
+    chain_edit,
+    is_boolean_valued,
+    not_edit,
+    ternary_edit,
+)
+from jitfix.rules.if_plans import FunctionPlanner, IfPlan
+from jitfix.rules.if_render import FunctionRewriter
+
+SHARED_KEY = "conditionals"
+
+
+# -- the analysis the three rules share ---------------------------------------------------------
+
+
+def _own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
+    """(expression node, innermost statement holding it) for the function's own body."""
+    stack: list[ast.stmt] = list(reversed(function.body))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, NESTED_SCOPES):
+            continue
+        for field_name, value in ast.iter_fields(statement):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if isinstance(child, ast.stmt):
+                    stack.append(child)
+                elif isinstance(child, ast.expr):
+                    for node in _walk_expression(child):
+                        yield node, statement
+                elif isinstance(child, ast.excepthandler | ast.match_case | ast.withitem):
+                    for inner in ast.iter_child_nodes(child):
+                        if isinstance(inner, ast.stmt):
+                            stack.append(inner)
+                        elif isinstance(inner, ast.expr):
+                            for node in _walk_expression(inner):
+                                yield node, statement
+
+
+def _walk_expression(root: ast.expr) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.Lambda):  # a lambda's parameters are not the function's values
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _truth_tested(test: ast.AST) -> Iterator[ast.AST]:
+    """The test and the parts of it whose truth Python takes (operands of and/or/not)."""
+    yield test
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _truth_tested(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _truth_tested(test.operand)
+
+
+class BooleanSite:
+    """One ``and``/``or``/``not``/chained comparison that calls ``bool()`` on a tracer."""
+
+    def __init__(self, node: ast.AST, statement: ast.stmt, values: ValueAnalysis):
+        self.node = node
+        self.statement = statement
+        self.values = values
+
+    def first_traced(self) -> int:
+        assert isinstance(self.node, ast.BoolOp)
+        return next(i for i, value in enumerate(self.node.values) if self.values.is_traced(value))
+
+    def edit(self, module: ModuleContext) -> Edit:
+        if isinstance(self.node, ast.BoolOp):
+            return boolop_edit(module, self.node, self.first_traced())
+        if isinstance(self.node, ast.UnaryOp):
+            return not_edit(module, self.node)
+        assert isinstance(self.node, ast.Compare)
+        return chain_edit(module, self.node)
+
+    def problem_in_value_context(self, imports) -> str | None:
+        """Why the site has no faithful jnp form where its value (not just its truth) is used."""
+        if isinstance(self.node, ast.BoolOp):
+            rest = self.node.values[self.first_traced():]
+            if not all(is_boolean_valued(value, imports) for value in rest):
+                word = "and" if isinstance(self.node.op, ast.And) else "or"
+                return (f"`{word}` returns one of its operands, and they are not all booleans: "
+                        f"`jnp.logical_{word}` would return a boolean instead")
+        if isinstance(self.node, ast.Compare):
+            for middle in self.node.comparators[:-1]:
+                if not _cheap(middle, imports):
+                    return "the middle of the chain would be evaluated twice; bind it to a name first"
+        return None
+
+
+def _cheap(expr: ast.AST, imports) -> bool:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            name = imports.resolve(node.func) or ""
+            if not (name.startswith("jax.") or isinstance(node.func, ast.Attribute)):
+                return False
+        if isinstance(node, ast.NamedExpr | ast.Await | ast.Yield):
+            return False
+    return True
+
+
+def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis) -> BooleanSite | None:
+    """A site only when Python would call bool() on a tracer there."""
+    if isinstance(node, ast.BoolOp):
+        if any(values.is_traced(value) for value in node.values[:-1]):
+            return BooleanSite(node, statement, values)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        if values.is_traced(node.operand):
+            return BooleanSite(node, statement, values)
+    elif isinstance(node, ast.Compare) and len(node.ops) > 1:
+        operands = [node.left, *node.comparators]
+        if any(values.is_traced(left) or values.is_traced(right) for left, right in zip(operands[:-2], operands[1:-1])):
+            return BooleanSite(node, statement, values)
+    return None
+
+
+class FunctionConditionals:
+    """Everything JF101-JF103 need to know about one traced function."""
+
+    def __init__(self, module: ModuleContext, traced: TracedFunction, module_names: set[str]):
+        self.traced = traced
+        function = traced.node
+        flow = traced.flow(module.imports)
+        taken = module_names | {
+            node.id for node in ast.walk(function) if isinstance(node, ast.Name)
+        } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken)
+        self.planner.run()
+        self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
+        self.booleans: list[BooleanSite] = []
+        for node, statement in _own_expressions(function):
+            values = flow.at(statement)
+            if isinstance(node, ast.IfExp) and values.is_traced(node.test):
+                self.ternaries.append((node, statement))
+            site = _boolean_site(node, statement, values)
+            if site is not None:
+                self.booleans.append(site)
+        self._owner = self._owners()
+
+    def _owners(self) -> dict[ast.AST, ast.AST]:
+        """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""
+        owner: dict[ast.AST, ast.AST] = {}
+        tests: list[tuple[ast.AST, ast.AST]] = [(node.test, node) for node in self.planner.plans]
+        tests += [(node.test, node) for node, _ in self.ternaries]
+        for test, holder in tests:
+            for child in ast.walk(test):
+                owner.setdefault(child, holder)
+        return owner
+
+    def owner(self, node: ast.AST) -> ast.AST | None:
+        return self._owner.get(node)
+
+    def in_other_test(self, site: BooleanSite) -> bool:
+        """In the test of an if that is not rewritten, a while or an assert: left to those."""
+        statement = site.statement
+        if isinstance(statement, ast.If | ast.While | ast.Assert):
+            return any(child is site.node for child in ast.walk(statement.test))
+        return False
+
+    def edits_in(self, module: ModuleContext, holder: ast.AST) -> list[Edit]:
+        return [site.edit(module) for site in self.booleans if self.owner(site.node) is holder]
+
+
+def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
+    cached = module.shared.get(SHARED_KEY)
+    if cached is None:
+        module_names = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
+        module_names |= {
+            node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)
+        }
+        cached = [
+            FunctionConditionals(module, traced, module_names)
+            for traced in module.traced.values()
+            if isinstance(traced.node, ast.FunctionDef)
+        ]
+        module.shared[SHARED_KEY] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
+    """Where the def's name is: the anchor the engine finds a function by."""
+    line = module.lines[function.lineno - 1]
+    column = module.char_col(function.lineno, function.col_offset)
+    index = line.find(function.name, line.find("def", column) + 3)
+    return Position(function.lineno, index)
+
+
+def _function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.If, IfPlan],
+                   enabled: frozenset[ast.If]) -> Edit:
+    position = _name_position(module, function)
+
+    def merge(edits: list[Edit]) -> Edit:
+        together = frozenset().union(*(edit.replace.enabled for edit in edits))  # type: ignore[attr-defined]
+        return _function_edit(module, function, plans, together)
+
+    needs_numpy = any(plans[node].dtypes for node in enabled)
+    imports = ("jax.lax", "jax.numpy") if needs_numpy else ("jax.lax",)
+    return Edit(position, cst.FunctionDef, FunctionRewriter(function, plans, enabled), imports=imports, merge=merge)
+
+
+def _source(module: ModuleContext, node: ast.AST, limit: int = 40) -> str:
+    text = " ".join(module.segment(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- the rules -------------------------------------------------------------------------------
+
+
+class TracedIf(Rule):
+    code = "JF101"
+    name = "traced-if"
+    summary = "`if` on a traced value raises under jit; use `lax.cond`"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds `if`/`elif`/`else` statements whose condition is a traced value inside a "
+        "function JAX traces, and rewrites each into branch functions and `lax.cond`.",
+        why="Under `jax.jit` the condition is an abstract tracer with no True or False value, so "
+        "Python's `if` raises `TracerBoolConversionError`. `lax.cond` stages both branches and "
+        "picks one when the compiled function runs.",
+        example="@jax.jit\ndef step(x, y):\n    if x.sum() > 0:\n        y = y * 2\n    else:\n"
+        "        y = y - 1\n    return y\n",
+        fixed="@jax.jit\ndef step(x, y):\n    def _if_x_sum_positive(y):\n        y = y * 2\n        return y\n\n"
+        "    def _if_x_sum_non_positive(y):\n        y = y - 1\n        return y\n\n"
+        "    y = lax.cond(x.sum() > 0, _if_x_sum_positive, _if_x_sum_non_positive, y)\n    return y\n",
+        safety="Safe. Each branch keeps its statements and comments; the names the branches bind "
+        "and the code after reads become the results of `lax.cond`, the names they need from "
+        "before become its operands, and a name one branch leaves alone is passed through. An "
+        "`elif` becomes a `lax.cond` inside the false branch (one level per `elif`, each reading "
+        "like the chain it came from). A branch that returns takes the rest of the function with "
+        "it when the `if` is the function's last word, and the function returns the `lax.cond`. "
+        "Results of different types (a Python `0` in one branch, `x / 2` in the other) are cast "
+        "to `jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "
+        "a finding saying why, for a name bound in one branch only with no value before, a "
+        "branch that yields, raises, declares `global`/`nonlocal`, writes into an outer object "
+        "(`self.n = ...`, `cache.append(...)`), breaks out of a loop, or returns from inside a "
+        "loop. A condition that is not certainly traced (shapes, `is None`, static arguments) "
+        "is never touched.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            planner = entry.planner
+            function = entry.traced
+            for node, plan in planner.plans.items():
+                edits = [_function_edit(module, function.node, planner.plans, frozenset({node}))]  # type: ignore[arg-type]
+                edits += entry.edits_in(module, node)
+                fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
+                message = (f"`if {_source(module, node.test)}` tests a traced value in `{function.qualname}` "
+                           f"({function.how}): raises under jit; rewrite with `lax.cond`")
+                yield self.finding(module, node, message, fix, function=function, end=node.test)
+            for problem in planner.problems:
+                message = (f"`if {_source(module, problem.if_node.test)}` tests a traced value in "
+                           f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}")
+                yield self.finding(module, problem.if_node, message, function=function, end=problem.if_node.test)
+
+
+class TracedConditionalExpression(Rule):
+    code = "JF102"
+    name = "traced-conditional-expression"
+    summary = "`a if c else b` on a traced `c` raises under jit; use `lax.cond`"
+    fixable = "always"
+    doc = RuleDoc(
+        what="Finds conditional expressions whose condition is a traced value and rewrites them "
+        "with `lax.cond` and a lambda per arm.",
+        why="`a if c else b` calls `bool(c)`, which raises on a tracer under `jax.jit`.",
+        example="@jax.jit\ndef relu(x):\n    return x if x > 0 else 0.0\n",
+        fixed="@jax.jit\ndef relu(x):\n    return lax.cond(x > 0, lambda: x, lambda: 0.0)\n",
+        safety="Safe: `lax.cond` runs only the arm the condition picks, like Python (unlike "
+        "`jnp.where`, which computes both and can turn a harmless arm into NaN gradients). Arms "
+        "of different result types (`x if x > 0 else 0` with a float `x`) are cast to "
+        "`jnp.result_type` of both arms.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            for node, _statement in entry.ternaries:
+                cast = _cheap(node.body, module.imports) and _cheap(node.orelse, module.imports)
+                edits = [ternary_edit(module, node, cast), *entry.edits_in(module, node)]
+                fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
+                message = (f"conditional expression on traced `{_source(module, node.test)}` in "
+                           f"`{entry.traced.qualname}` raises under jit; rewrite with `lax.cond`")
+                yield self.finding(module, node, message, fix, function=entry.traced)
+
+
+class TracedBooleanOperator(Rule):
+    code = "JF103"
+    name = "traced-boolean-operator"
+    summary = "`and`/`or`/`not`/`a < x < b` on traced values raise under jit; use `jnp.logical_*`"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds `and`, `or`, `not` and chained comparisons that take the truth of a traced "
+        "value, and rewrites them with `jnp.logical_and`, `jnp.logical_or` and `jnp.logical_not`.",
+        why="Python decides `a and b` by calling `bool(a)`; `not x` calls `bool(x)`; "
+        "`lo < x < hi` is `lo < x and x < hi`. On a tracer each raises "
+        "`TracerBoolConversionError`.",
+        example="@jax.jit\ndef inside(x, lo, hi):\n    return lo < x < hi and not jnp.isnan(x)\n",
+        fixed="@jax.jit\ndef inside(x, lo, hi):\n    return jnp.logical_and(\n"
+        "        jnp.logical_and(lo < x, x < hi), jnp.logical_not(jnp.isnan(x))\n    )\n",
+        safety="Safe. Operands before the first traced one keep Python's short-circuit "
+        "(`flag and ...` still skips the rest when `flag` is false). Where the value of `and`/`or` "
+        "is used (not only its truth, as in an `if`), Python returns one of the operands; the "
+        "rewrite is made only when they are all booleans (comparisons, `not`, `jnp.isnan`, ...), "
+        "and reported otherwise. Tests of `while` loops and of `if` statements that cannot be "
+        "rewritten are left to those findings.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            for site in entry.booleans:
+                if entry.owner(site.node) is not None or entry.in_other_test(site):
+                    continue
+                what = _describe_site(site.node)
+                where = f"{what} on a traced value in `{entry.traced.qualname}` raises under jit"
+                problem = site.problem_in_value_context(module.imports)
+                if problem:
+                    message = f"{where}; not auto-fixable: {problem}"
+                    yield self.finding(module, site.node, message, function=entry.traced)
+                    continue
+                fix = Fix(Safety.SAFE, "rewrite with jnp.logical_*", [site.edit(module)])
+                yield self.finding(module, site.node, f"{where}; use `jnp.logical_*`", fix, function=entry.traced)
+
+
+def _describe_site(node: ast.AST) -> str:
+    if isinstance(node, ast.BoolOp):
+        return "`and`" if isinstance(node.op, ast.And) else "`or`"
+    if isinstance(node, ast.UnaryOp):
+        return "`not`"
+    return "chained comparison"

@@ -1,0 +1,324 @@
+"""Decide how each ``if`` on a traced value becomes a ``lax.cond``, or why it cannot.
+
+Two forms:
+
+* **assign**: the branches bind names. Each branch becomes a function that returns the
+  names bound in either branch and read afterwards (the *outputs*); the names a branch
+  needs from before the ``if`` -- read before it binds them, or kept unchanged because the
+  branch does not bind them -- are passed in (the *operands*). A name bound in one branch
+  only, with no value before the ``if``, cannot be returned by the other branch: reported.
+* **return**: a branch returns. When the ``if`` is the function's last word (every later
+  statement is part of what it decides), the rest of the function joins the branch that
+  falls through, each branch returns, and the function returns the ``lax.cond``.
+
+Anything a branch function cannot hold (``yield``, ``global``, ``raise``, writes into outer
+objects) is reported with the reason, and the code is left as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from jitfix.analysis.blocks import (
+    always_leaves,
+    assigned_names,
+    contains_return,
+    definitely_assigned,
+    loaded_names,
+    obstacles,
+    target_names,
+    upward_exposed,
+)
+from jitfix.analysis.flow import FlowAnalysis
+from jitfix.analysis.imports import ImportTable
+from jitfix.rules.naming import branch_name, unique_name
+from jitfix.rules.result_types import arms_to_cast
+
+# Statements of the rest of a function that may be copied into both branches.
+MAX_DUPLICATED_REST = 2
+
+
+@dataclass(eq=False)
+class Branch:
+    name: str
+    statements: list[ast.stmt]  # the branch's own statements, then any absorbed rest
+    from_orelse: bool
+    with_rest: bool
+    # (output or "return") -> the expression the branch ends with, to cast.
+    casts: dict[str, ast.expr] = field(default_factory=dict)
+
+    @property
+    def own(self) -> list[ast.stmt]:
+        return self.statements
+
+
+@dataclass(eq=False)
+class IfPlan:
+    node: ast.If
+    form: str  # "assign" or "return"
+    true: Branch
+    false: Branch
+    operands: list[str]
+    outputs: list[str]
+    rest: list[ast.stmt] = field(default_factory=list)
+    # output (or "return") -> (dtype variable name, source of jnp.result_type arguments)
+    dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+    @property
+    def absorbs_rest(self) -> bool:
+        return self.form == "return"
+
+
+@dataclass
+class Problem:
+    node: ast.AST  # where to report
+    if_node: ast.If
+    reason: str
+
+
+class FunctionPlanner:
+    """Plans for every traced ``if`` of one function (nested function bodies excluded)."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
+                 imports: ImportTable, text: str, taken_names: set[str]):
+        self.function = function
+        self.flow = flow
+        self.imports = imports
+        self.text = text
+        self.taken = taken_names
+        self.plans: dict[ast.If, IfPlan] = {}
+        self.problems: list[Problem] = []
+        self._loads = [
+            node for node in ast.walk(function)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        ]
+
+    def run(self) -> None:
+        params = {arg.arg for arg in ast.walk(self.function.args) if isinstance(arg, ast.arg)}
+        self._block(self.function.body, params, tail=True, loops=0)
+
+    # -- walking ---------------------------------------------------------------------------
+
+    def is_traced_if(self, node: ast.If) -> bool:
+        return self.flow.at(node).is_traced(node.test)
+
+    def _block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
+        bound = set(bound)
+        for index, statement in enumerate(statements):
+            if isinstance(statement, ast.If) and self.is_traced_if(statement):
+                if self._plan(statement, statements[index + 1:], bound, tail, loops):
+                    return  # the rest of the block now lives in the branches
+            else:
+                self._descend(statement, bound, tail, loops)
+            bound |= definitely_assigned([statement])
+
+    def _descend(self, statement: ast.stmt, bound: set[str], tail: bool, loops: int) -> None:
+        if isinstance(statement, ast.If):
+            for block in (statement.body, statement.orelse):
+                self._block(block, bound, tail and always_leaves(block), loops)
+        elif isinstance(statement, ast.For | ast.AsyncFor):
+            self._block(statement.body, bound | set(target_names(statement.target)), False, loops + 1)
+            self._block(statement.orelse, bound, False, loops)
+        elif isinstance(statement, ast.While):
+            self._block(statement.body, bound, False, loops + 1)
+            self._block(statement.orelse, bound, False, loops)
+        elif isinstance(statement, ast.With | ast.AsyncWith):
+            names = {n for item in statement.items if item.optional_vars for n in target_names(item.optional_vars)}
+            self._block(statement.body, bound | names, tail and always_leaves(statement.body), loops)
+        elif isinstance(statement, ast.Try):
+            for block in (statement.body, statement.orelse, statement.finalbody,
+                          *(handler.body for handler in statement.handlers)):
+                self._block(block, bound, False, loops)
+
+    def _report(self, node: ast.If, reason: str, where: ast.AST | None = None) -> bool:
+        self.problems.append(Problem(where or node, node, reason))
+        return False
+
+    # -- one if ----------------------------------------------------------------------------
+
+    def _plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> bool:
+        """Plan one traced if; True when it absorbs the rest of the block."""
+        if contains_return(node.body) or contains_return(node.orelse):
+            return self._plan_return(node, rest, bound, tail)
+        return self._plan_assign(node, bound, loops)
+
+    def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool) -> bool:
+        for block in blocks:
+            for where, reason in obstacles(block, allow_return, self._module_names()):
+                self._report(node, reason, where)
+                return True
+        return False
+
+    def _module_names(self) -> set[str]:
+        return set(self.imports.aliases)
+
+    def _plan_assign(self, node: ast.If, bound: set[str], loops: int) -> bool:
+        if self._first_obstacle(node, [node.body, node.orelse], allow_return=False):
+            return False
+        branches = [node.body, node.orelse]
+        assigned = assigned_names(node.body) | assigned_names(node.orelse)
+        outputs = [name for name in self._ordered(assigned, node) if self._live_after(name, node, loops)]
+        needed: set[str] = set()
+        for name in outputs:
+            for block in branches:
+                if name not in definitely_assigned(block):
+                    if name not in bound:
+                        where = "when the condition is false" if block is node.orelse else "when the condition is true"
+                        return self._report(
+                            node, f"`{name}` has no value {where}: it is bound in one branch only and "
+                            "not before the `if`, so the other branch has nothing to return")
+                    needed.add(name)
+        for block in branches:
+            needed |= upward_exposed(block) & assigned_names(block) & bound
+        for name in outputs:
+            if self._static_non_numeric(name, branches):
+                return self._report(node, f"`{name}` is set to a Python value that is not a number; "
+                                          "`lax.cond` can only choose between arrays")
+        operands = self._ordered(needed, node)
+        true = Branch(branch_name(node.test, False, self.taken), node.body, False, False)
+        false = Branch(branch_name(node.test, True, self.taken), node.orelse, True, False)
+        plan = IfPlan(node, "assign", true, false, operands, outputs)
+        self._plan_casts_assign(plan)
+        self.plans[node] = plan
+        for branch in (true, false):
+            self._block(branch.statements, set(operands), tail=False, loops=loops)
+        return False
+
+    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool) -> bool:
+        if not tail:
+            return self._report(node, "a branch returns, but the `if` is inside a loop or block with "
+                                      "more code after it; only an `if` whose branches end the function "
+                                      "becomes a `lax.cond`")
+        true_falls = not always_leaves(node.body)
+        false_falls = not always_leaves(node.orelse)
+        if true_falls and false_falls and rest:
+            if len(rest) > MAX_DUPLICATED_REST or any(not _is_simple(s) for s in rest):
+                return self._report(node, "both branches can fall through to the code after the `if` "
+                                          "as well as return; restructure so one branch returns")
+        true_statements = node.body + (rest if true_falls else [])
+        false_statements = node.orelse + (rest if false_falls else [])
+        for statements, label in ((true_statements, "true"), (false_statements, "false")):
+            if not always_leaves(statements):
+                return self._report(node, f"the function returns nothing when the condition is {label}; "
+                                          "`lax.cond` needs a value from each branch")
+        if self._first_obstacle(node, [true_statements, false_statements], allow_return=True):
+            return False
+        needed: set[str] = set()
+        for statements in (true_statements, false_statements):
+            needed |= upward_exposed(statements) & assigned_names(statements) & bound
+        operands = self._ordered(needed, node)
+        true = Branch(branch_name(node.test, False, self.taken), true_statements, False, true_falls and bool(rest))
+        false = Branch(branch_name(node.test, True, self.taken), false_statements, True,
+                       false_falls and bool(rest))
+        plan = IfPlan(node, "return", true, false, operands, [], rest=rest)
+        self._plan_casts_return(plan)
+        self.plans[node] = plan
+        for branch in (true, false):
+            self._block(branch.statements, set(operands), tail=True, loops=0)
+        return True
+
+    # -- names -----------------------------------------------------------------------------
+
+    def _ordered(self, names: set[str], node: ast.If) -> list[str]:
+        """In order of first appearance in the if, so operands read like the code."""
+        order: list[str] = []
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and child.id in names and child.id not in order:
+                order.append(child.id)
+        order.extend(sorted(names - set(order)))
+        return order
+
+    def _live_after(self, name: str, node: ast.If, loops: int) -> bool:
+        inside = {id(child) for child in ast.walk(node)}
+        if any(load.id == name and id(load) not in inside for load in self._loads):
+            return True
+        if loops:  # the next iteration reads what this one leaves
+            return name in loaded_names([node.test]) or any(
+                name in upward_exposed(block) for block in (node.body, node.orelse))
+        return False
+
+    @staticmethod
+    def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
+        for block in branches:
+            for statement in block:
+                if isinstance(statement, ast.Assign) and name in {n for t in statement.targets for n in target_names(t)}:
+                    value = statement.value
+                    if isinstance(value, ast.Constant) and not isinstance(value.value, bool | int | float | complex):
+                        return True
+        return False
+
+    # -- result types ----------------------------------------------------------------------
+
+    def _plan_casts_assign(self, plan: IfPlan) -> None:
+        for name in plan.outputs:
+            arms = [self._final_value(branch.statements, name) for branch in (plan.true, plan.false)]
+            if any(arm is None for arm in arms):
+                continue
+            self._plan_cast(plan, name, arms, f"{name}_dtype")  # type: ignore[arg-type]
+
+    def _plan_casts_return(self, plan: IfPlan) -> None:
+        arms = [self._final_return(branch.statements) for branch in (plan.true, plan.false)]
+        if any(arm is None for arm in arms):
+            return
+        self._plan_cast(plan, "return", arms, "result_dtype")  # type: ignore[arg-type]
+
+    def _plan_cast(self, plan: IfPlan, key: str, arms: list[ast.expr], dtype_name: str) -> None:
+        to_cast = arms_to_cast(arms)
+        if not to_cast:
+            return
+        sources: list[str] = []
+        for arm in arms:
+            source = ast.get_source_segment(self.text, arm) or ast.unparse(arm)
+            if source not in sources:
+                sources.append(source)
+        plan.dtypes[key] = (unique_name(dtype_name, self.taken), sources)
+        branches = (plan.true, plan.false)
+        for index in to_cast:
+            branches[index].casts[key] = arms[index]
+
+    def _final_value(self, statements: list[ast.stmt], name: str) -> ast.expr | None:
+        """The expression a branch leaves in ``name``, if it can be evaluated before the if
+        (it reads nothing the branch changed before binding it): used only for its type."""
+        if name not in definitely_assigned(statements):
+            return ast.Name(id=name, ctx=ast.Load())  # passed through unchanged
+        for index in range(len(statements) - 1, -1, -1):
+            statement = statements[index]
+            if name not in assigned_names([statement]):
+                continue
+            value: ast.expr | None = None
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name):
+                value = statement.value
+            elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+                value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
+                ast.copy_location(value, statement)
+                value.end_lineno, value.end_col_offset = statement.end_lineno, statement.end_col_offset
+            if value is None or not self._evaluable_before(value, statements[:index]):
+                return None
+            return value
+        return None
+
+    def _final_return(self, statements: list[ast.stmt]) -> ast.expr | None:
+        last = statements[-1] if statements else None
+        returns = [node for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
+                   if isinstance(node, ast.Return)]
+        if not isinstance(last, ast.Return) or last.value is None or len(returns) != 1:
+            return None
+        return last.value if self._evaluable_before(last.value, statements[:-1]) else None
+
+    def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
+        if loaded_names([value]) & assigned_names(earlier):
+            return False
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                function = self.imports.resolve(node.func) or ""
+                if not (function.startswith("jax.") or isinstance(node.func, ast.Attribute)):
+                    return False  # a user function would run twice
+            if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield):
+                return False
+        return True
+
+
+def _is_simple(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Return | ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)

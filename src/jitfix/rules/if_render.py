@@ -1,0 +1,213 @@
+"""Write planned ``if`` statements as branch functions and a ``lax.cond`` call, with libcst.
+
+The branch bodies are the user's own statements (comments, blank lines and formatting
+kept); only the ``def`` lines, the ``return`` of the outputs and the ``lax.cond`` call are
+new. The function is rewritten as a whole so an ``if`` may take the statements after it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from jitfix.findings import EditContext, EditError
+from jitfix.rules.if_plans import Branch, IfPlan
+
+_RENDER = cst.Module(body=[])
+INDENT_WIDTH = 4
+
+
+def _blank_line() -> cst.EmptyLine:
+    return cst.EmptyLine(indent=False)
+
+
+class RewriteMismatch(EditError):
+    """The libcst tree does not line up with the ast the plans were made on."""
+
+
+def code(node: cst.CSTNode) -> str:
+    return _RENDER.code_for_node(node)
+
+
+def _pairs(statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt]) -> Iterator[tuple[cst.BaseStatement, list[ast.stmt]]]:
+    """Each libcst statement with its ast statements (``a = 1; b = 2`` is one line, two nodes)."""
+    index = 0
+    for statement in statements:
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        yield statement, nodes[index:index + count]
+        index += count
+    if index != len(nodes):
+        raise RewriteMismatch(f"{index} statements found where {len(nodes)} were analysed")
+
+
+class FunctionRewriter:
+    """Replaces the enabled planned ifs of one function."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, plans: dict[ast.If, IfPlan],
+                 enabled: frozenset[ast.If]):
+        self.function = function
+        self.plans = plans
+        self.enabled = enabled
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        if not isinstance(node.body, cst.IndentedBlock):
+            return node
+        self.context = context
+        self.base_column = context.column
+        body = self._block(node.body.body, self.function.body, depth=1)
+        return node.with_changes(body=node.body.with_changes(body=body))
+
+    # -- statement lists -------------------------------------------------------------------
+
+    def _contains_enabled(self, node: ast.AST) -> bool:
+        return any(child in self.enabled for child in ast.walk(node) if isinstance(child, ast.If))
+
+    def _block(self, statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt], depth: int) -> list[cst.BaseStatement]:
+        pairs = list(_pairs(statements, nodes))
+        result: list[cst.BaseStatement] = []
+        for index, (statement, analysed) in enumerate(pairs):
+            first = analysed[0] if analysed else None
+            if isinstance(statement, cst.If) and first in self.enabled:
+                plan = self.plans[first]  # type: ignore[index]
+                rest = pairs[index + 1:] if plan.absorbs_rest else []
+                result.extend(self._render(plan, statement, rest, depth))
+                if plan.absorbs_rest:
+                    break
+            elif first is not None and self._contains_enabled(first):
+                result.append(self._compound(statement, first, depth))
+            else:
+                result.append(statement)
+        return result
+
+    def _sub_block(self, block: cst.BaseSuite, nodes: list[ast.stmt], depth: int) -> cst.BaseSuite:
+        if not isinstance(block, cst.IndentedBlock):
+            return block
+        return block.with_changes(body=self._block(block.body, nodes, depth))
+
+    def _compound(self, statement: cst.BaseStatement, node: ast.stmt, depth: int) -> cst.BaseStatement:
+        inner = depth + 1
+        if isinstance(statement, cst.If) and isinstance(node, ast.If):
+            changes: dict = {"body": self._sub_block(statement.body, node.body, inner)}
+            orelse = statement.orelse
+            if isinstance(orelse, cst.Else):
+                changes["orelse"] = orelse.with_changes(body=self._sub_block(orelse.body, node.orelse, inner))
+            elif isinstance(orelse, cst.If):
+                if node.orelse[0] in self.enabled:  # an elif that becomes statements: else + block
+                    body = self._block([orelse], node.orelse, inner)
+                    changes["orelse"] = cst.Else(body=cst.IndentedBlock(body=body))
+                else:
+                    changes["orelse"] = self._compound(orelse, node.orelse[0], depth)
+            return statement.with_changes(**changes)
+        if isinstance(statement, cst.For | cst.While) and isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            changes = {"body": self._sub_block(statement.body, node.body, inner)}
+            if statement.orelse is not None:
+                changes["orelse"] = statement.orelse.with_changes(
+                    body=self._sub_block(statement.orelse.body, node.orelse, inner))
+            return statement.with_changes(**changes)
+        if isinstance(statement, cst.With) and isinstance(node, ast.With | ast.AsyncWith):
+            return statement.with_changes(body=self._sub_block(statement.body, node.body, inner))
+        if isinstance(statement, cst.Try) and isinstance(node, ast.Try):
+            handlers = [
+                handler.with_changes(body=self._sub_block(handler.body, analysed.body, inner))
+                for handler, analysed in zip(statement.handlers, node.handlers)
+            ]
+            changes = {"body": self._sub_block(statement.body, node.body, inner), "handlers": handlers}
+            if statement.orelse is not None:
+                changes["orelse"] = statement.orelse.with_changes(
+                    body=self._sub_block(statement.orelse.body, node.orelse, inner))
+            if statement.finalbody is not None:
+                changes["finalbody"] = statement.finalbody.with_changes(
+                    body=self._sub_block(statement.finalbody.body, node.finalbody, inner))
+            return statement.with_changes(**changes)
+        raise RewriteMismatch(f"cannot rewrite inside {type(statement).__name__}")
+
+    # -- one planned if --------------------------------------------------------------------
+
+    def _render(self, plan: IfPlan, statement: cst.If, rest: list[tuple[cst.BaseStatement, list[ast.stmt]]],
+                depth: int) -> list[cst.BaseStatement]:
+        rest_statements = [pair[0] for pair in rest]
+        true_block = statement.body
+        true_statements = [*true_block.body, *(rest_statements if plan.true.with_rest else [])]
+        orelse = statement.orelse
+        false_block: cst.BaseSuite | None = orelse.body if isinstance(orelse, cst.Else) else None
+        own_false = list(false_block.body) if false_block is not None else [orelse] if isinstance(orelse, cst.If) else []
+        false_statements = [*own_false, *(rest_statements if plan.false.with_rest else [])]
+
+        context = self.context
+        spelled_cond = f"{context.name('jax.lax')}.cond"
+        generated: list[cst.BaseStatement] = []
+        for key, (dtype_name, sources) in plan.dtypes.items():
+            generated.append(cst.parse_statement(
+                f"{dtype_name} = {context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
+
+        true_def = self._branch_def(plan, plan.true, true_block, true_statements, depth)
+        generated.append(true_def)
+        if not false_statements and plan.form == "assign" and plan.operands == plan.outputs \
+                and "return" not in plan.false.casts:
+            false_function = self._identity_lambda(plan)
+        else:
+            false_def = self._branch_def(plan, plan.false, false_block, false_statements, depth)
+            false_def = false_def.with_changes(leading_lines=[
+                _blank_line(), *(orelse.leading_lines if isinstance(orelse, cst.Else) else ())])
+            generated.append(false_def)
+            false_function = plan.false.name
+
+        arguments = [code(statement.test), plan.true.name, false_function, *plan.operands]
+        if plan.form == "return":
+            prefix = "return "
+        elif plan.outputs:
+            prefix = ", ".join(plan.outputs) + " = "
+        else:
+            prefix = ""
+        context.column = self.base_column + depth * INDENT_WIDTH + len(prefix)
+        call = context.call_source(spelled_cond, arguments)
+        cond_statement = cst.parse_statement(prefix + call + "\n")
+        generated.append(cond_statement.with_changes(leading_lines=[_blank_line()]))
+        generated[0] = generated[0].with_changes(leading_lines=statement.leading_lines)
+        return generated
+
+    def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,
+                    statements: list[cst.BaseStatement], depth: int) -> cst.FunctionDef:
+        body = self._block(statements, branch.statements, depth + 1)
+        if plan.form == "assign" and plan.outputs:
+            body.append(cst.parse_statement(f"return {self._outputs(plan, branch)}\n"))
+        elif plan.form == "return" and "return" in branch.casts:
+            body[-1] = self._cast_return(body[-1], plan)
+        if not body:
+            body = [cst.parse_statement("return None\n")]
+        template = cst.parse_statement(f"def {branch.name}({', '.join(plan.operands)}):\n    pass\n")
+        assert isinstance(template, cst.FunctionDef)
+        if isinstance(block, cst.IndentedBlock):
+            new_block = block.with_changes(body=body)
+        else:
+            new_block = cst.IndentedBlock(body=body)
+        return template.with_changes(body=new_block)
+
+    def _outputs(self, plan: IfPlan, branch: Branch) -> str:
+        values = [self._cast(name, plan, branch) for name in plan.outputs]
+        return ", ".join(values)
+
+    def _cast(self, name: str, plan: IfPlan, branch: Branch) -> str:
+        if name not in branch.casts:
+            return name
+        dtype_name = plan.dtypes[name][0]
+        return f"{self.context.name('jax.numpy')}.asarray({name}, {dtype_name})"
+
+    def _identity_lambda(self, plan: IfPlan) -> str:
+        values = self._outputs(plan, plan.false)
+        body = f"({values})" if len(plan.outputs) > 1 else values
+        return f"lambda {', '.join(plan.operands)}: {body}"
+
+    def _cast_return(self, statement: cst.BaseStatement, plan: IfPlan) -> cst.BaseStatement:
+        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)):
+            raise RewriteMismatch("expected a return statement to cast")
+        returned = statement.body[-1]
+        assert returned.value is not None
+        value = code(returned.value.with_changes(lpar=[], rpar=[]))
+        dtype_name = plan.dtypes["return"][0]
+        cast = cst.parse_expression(f"{self.context.name('jax.numpy')}.asarray({value}, {dtype_name})")
+        return statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=cast)])
+
