@@ -12,6 +12,8 @@ from pathlib import Path
 FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUT_MARKER = "# output\n"
 EXPECT = re.compile(r"^# jitfix-expect: (?P<codes>.*)$", re.MULTILINE)
+# The rewrite may widen a result's dtype (an int branch cast to the float type of the other).
+PROMOTED = "# jitfix-compare: promoted"
 
 
 @dataclass
@@ -20,6 +22,7 @@ class Fixture:
     source: str
     expected: str  # equal to source when the fixture must stay unchanged
     expected_codes: list[str]  # codes of the findings left after fixing, in order
+    promoted: bool = False  # results may come back in a wider dtype than the eager ones
 
     @property
     def id(self) -> str:
@@ -34,7 +37,7 @@ def load(path: Path) -> Fixture:
         source = expected = text
     match = EXPECT.search(source)
     codes = match["codes"].split() if match else []
-    return Fixture(path, source, expected, codes)
+    return Fixture(path, source, expected, codes, PROMOTED in source)
 
 
 def all_fixtures() -> list[Fixture]:
@@ -72,13 +75,23 @@ def run_samples(module: types.ModuleType, eager: bool) -> list[tuple[object, str
     return outcomes
 
 
-def assert_same_results(expected, actual, context: str) -> None:
+KIND_ORDER = "biufc"  # bool < signed/unsigned int < float < complex
+
+
+def assert_same_results(expected, actual, context: str, promoted: bool = False) -> None:
     import jax
     import numpy as np
 
     assert jax.tree.structure(expected) == jax.tree.structure(actual), context
     for want, got in zip(jax.tree.leaves(expected), jax.tree.leaves(actual)):
+        # A Python number the eager code returns comes back from jit as a weakly typed
+        # array of JAX's default dtype: compare it as that.
+        want = jax.numpy.asarray(want) if isinstance(want, bool | int | float | complex) else want
         want, got = np.asarray(want), np.asarray(got)
         assert want.shape == got.shape, f"{context}: shape {got.shape} != {want.shape}"
-        assert want.dtype == got.dtype, f"{context}: dtype {got.dtype} != {want.dtype}"
+        if promoted:
+            widened = KIND_ORDER.index(got.dtype.kind) >= KIND_ORDER.index(want.dtype.kind)
+            assert widened, f"{context}: dtype {got.dtype} is narrower than {want.dtype}"
+        else:
+            assert want.dtype == got.dtype, f"{context}: dtype {got.dtype} != {want.dtype}"
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=context)

@@ -56,14 +56,19 @@ def _fold(function: str, operands: list[str]) -> str:
     return folded
 
 
-def is_boolean_valued(expr: ast.AST, imports) -> bool:
-    """The expression is certainly a boolean, so ``and``/``or`` of it is ``logical_and/or``."""
+def is_boolean_valued(expr: ast.AST, imports, boolean_names: frozenset[str] = frozenset()) -> bool:
+    """The expression is certainly a boolean, so ``and``/``or`` of it is ``logical_and/or``.
+
+    ``boolean_names`` are local names only ever bound to booleans (``ok = x > 0``).
+    """
+    if isinstance(expr, ast.Name):
+        return expr.id in boolean_names
     if isinstance(expr, ast.Compare):
         return True
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         return True
     if isinstance(expr, ast.BoolOp):
-        return all(is_boolean_valued(value, imports) for value in expr.values)
+        return all(is_boolean_valued(value, imports, boolean_names) for value in expr.values)
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, bool)
     if isinstance(expr, ast.Call):
@@ -146,8 +151,39 @@ def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
                 for index, arm in enumerate(arms)
             ]
         arguments = [_argument(updated.test), *(f"lambda: {arm}" for arm in arms)]
-        source = f"{context.name('jax.lax')}.cond({', '.join(arguments)})"
+        source = context.call_source(f"{context.name('jax.lax')}.cond", arguments)
+        if "\n" in source and not updated.lpar:  # a call split over lines needs its own brackets
+            return cst.parse_expression(source)
         return _with_parens(updated, source)
 
     imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
     return Edit(start, cst.IfExp, replace, imports=imports, end=end)
+
+
+def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[str]:
+    """Local names every binding of which is a boolean expression (parameters excluded)."""
+    bindings: dict[str, list[ast.AST | None]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        value = node.value if isinstance(target, ast.Name) else None
+                        bindings.setdefault(name.id, []).append(value)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr | ast.withitem):
+            target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+            for name in ast.walk(target) if target is not None else ():
+                if isinstance(name, ast.Name):
+                    bindings.setdefault(name.id, []).append(None)
+    params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    known: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, values in bindings.items():
+            if name in known or name in params:
+                continue
+            if all(value is not None and is_boolean_valued(value, imports, frozenset(known)) for value in values):
+                known.add(name)
+                changed = True
+    return frozenset(known)

@@ -21,6 +21,7 @@ from jitfix.analysis.values import ValueAnalysis
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import (
+    boolean_names,
     boolop_edit,
     chain_edit,
     is_boolean_valued,
@@ -99,11 +100,11 @@ class BooleanSite:
         assert isinstance(self.node, ast.Compare)
         return chain_edit(module, self.node)
 
-    def problem_in_value_context(self, imports) -> str | None:
+    def problem_in_value_context(self, imports, booleans: frozenset[str]) -> str | None:
         """Why the site has no faithful jnp form where its value (not just its truth) is used."""
         if isinstance(self.node, ast.BoolOp):
             rest = self.node.values[self.first_traced():]
-            if not all(is_boolean_valued(value, imports) for value in rest):
+            if not all(is_boolean_valued(value, imports, booleans) for value in rest):
                 word = "and" if isinstance(self.node.op, ast.And) else "or"
                 return (f"`{word}` returns one of its operands, and they are not all booleans: "
                         f"`jnp.logical_{word}` would return a boolean instead")
@@ -152,6 +153,7 @@ class FunctionConditionals:
         } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
         self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken)
         self.planner.run()
+        self.boolean_names = boolean_names(function, module.imports)
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
         self.booleans: list[BooleanSite] = []
         for node, statement in _own_expressions(function):
@@ -337,7 +339,7 @@ class TracedBooleanOperator(Rule):
                     continue
                 what = _describe_site(site.node)
                 where = f"{what} on a traced value in `{entry.traced.qualname}` raises under jit"
-                problem = site.problem_in_value_context(module.imports)
+                problem = site.problem_in_value_context(module.imports, entry.boolean_names)
                 if problem:
                     message = f"{where}; not auto-fixable: {problem}"
                     yield self.finding(module, site.node, message, function=entry.traced)

@@ -48,10 +48,6 @@ class Branch:
     # (output or "return") -> the expression the branch ends with, to cast.
     casts: dict[str, ast.expr] = field(default_factory=dict)
 
-    @property
-    def own(self) -> list[ast.stmt]:
-        return self.statements
-
 
 @dataclass(eq=False)
 class IfPlan:
@@ -105,13 +101,15 @@ class FunctionPlanner:
 
     def _block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
         bound = set(bound)
+        values: dict[str, ast.expr] = {}  # the value each name was last given, where simple
         for index, statement in enumerate(statements):
             if isinstance(statement, ast.If) and self.is_traced_if(statement):
-                if self._plan(statement, statements[index + 1:], bound, tail, loops):
+                if self._plan(statement, statements[index + 1:], bound, tail, loops, values):
                     return  # the rest of the block now lives in the branches
             else:
                 self._descend(statement, bound, tail, loops)
             bound |= definitely_assigned([statement])
+            _remember_values(statement, values)
 
     def _descend(self, statement: ast.stmt, bound: set[str], tail: bool, loops: int) -> None:
         if isinstance(statement, ast.If):
@@ -137,11 +135,12 @@ class FunctionPlanner:
 
     # -- one if ----------------------------------------------------------------------------
 
-    def _plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> bool:
+    def _plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int,
+              values: dict[str, ast.expr]) -> bool:
         """Plan one traced if; True when it absorbs the rest of the block."""
         if contains_return(node.body) or contains_return(node.orelse):
             return self._plan_return(node, rest, bound, tail)
-        return self._plan_assign(node, bound, loops)
+        return self._plan_assign(node, bound, loops, values)
 
     def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool) -> bool:
         for block in blocks:
@@ -153,7 +152,7 @@ class FunctionPlanner:
     def _module_names(self) -> set[str]:
         return set(self.imports.aliases)
 
-    def _plan_assign(self, node: ast.If, bound: set[str], loops: int) -> bool:
+    def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> bool:
         if self._first_obstacle(node, [node.body, node.orelse], allow_return=False):
             return False
         branches = [node.body, node.orelse]
@@ -179,7 +178,7 @@ class FunctionPlanner:
         true = Branch(branch_name(node.test, False, self.taken), node.body, False, False)
         false = Branch(branch_name(node.test, True, self.taken), node.orelse, True, False)
         plan = IfPlan(node, "assign", true, false, operands, outputs)
-        self._plan_casts_assign(plan)
+        self._plan_casts_assign(plan, values)
         self.plans[node] = plan
         for branch in (true, false):
             self._block(branch.statements, set(operands), tail=False, loops=loops)
@@ -250,23 +249,27 @@ class FunctionPlanner:
 
     # -- result types ----------------------------------------------------------------------
 
-    def _plan_casts_assign(self, plan: IfPlan) -> None:
+    def _plan_casts_assign(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
         for name in plan.outputs:
             arms = [self._final_value(branch.statements, name) for branch in (plan.true, plan.false)]
             if any(arm is None for arm in arms):
                 continue
-            self._plan_cast(plan, name, arms, f"{name}_dtype")  # type: ignore[arg-type]
+            # A name passed through has the type of the value it was given before the if.
+            kinds = [values.get(name, arm) if isinstance(arm, ast.Name) and arm.id == name else arm for arm in arms]
+            self._plan_cast(plan, name, arms, kinds, f"{name}_dtype")  # type: ignore[arg-type]
 
     def _plan_casts_return(self, plan: IfPlan) -> None:
         arms = [self._final_return(branch.statements) for branch in (plan.true, plan.false)]
         if any(arm is None for arm in arms):
             return
-        self._plan_cast(plan, "return", arms, "result_dtype")  # type: ignore[arg-type]
+        self._plan_cast(plan, "return", arms, arms, "result_dtype")  # type: ignore[arg-type]
 
-    def _plan_cast(self, plan: IfPlan, key: str, arms: list[ast.expr], dtype_name: str) -> None:
-        to_cast = arms_to_cast(arms)
-        if not to_cast:
-            return
+    def _plan_cast(self, plan: IfPlan, key: str, arms: list[ast.expr], kinds: list[ast.expr], dtype_name: str) -> None:
+        """``arms`` are evaluated (before the if) for their common type; ``kinds`` decide
+        which need a cast."""
+        to_cast = arms_to_cast(kinds)
+        if not to_cast or any(isinstance(node, ast.NamedExpr) for node in ast.walk(plan.node.test)):
+            return  # (a name the condition binds would be read before it is bound)
         sources: list[str] = []
         for arm in arms:
             source = ast.get_source_segment(self.text, arm) or ast.unparse(arm)
@@ -318,6 +321,13 @@ class FunctionPlanner:
             if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield):
                 return False
         return True
+
+
+def _remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
+    for name in assigned_names([statement]):
+        values.pop(name, None)
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        values[statement.targets[0].id] = statement.value
 
 
 def _is_simple(statement: ast.stmt) -> bool:

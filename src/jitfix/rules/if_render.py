@@ -73,7 +73,7 @@ class FunctionRewriter:
             if isinstance(statement, cst.If) and first in self.enabled:
                 plan = self.plans[first]  # type: ignore[index]
                 rest = pairs[index + 1:] if plan.absorbs_rest else []
-                result.extend(self._render(plan, statement, rest, depth))
+                result.extend(self._render(plan, statement, rest, depth, after_code=index > 0))
                 if plan.absorbs_rest:
                     break
             elif first is not None and self._contains_enabled(first):
@@ -127,7 +127,7 @@ class FunctionRewriter:
     # -- one planned if --------------------------------------------------------------------
 
     def _render(self, plan: IfPlan, statement: cst.If, rest: list[tuple[cst.BaseStatement, list[ast.stmt]]],
-                depth: int) -> list[cst.BaseStatement]:
+                depth: int, after_code: bool) -> list[cst.BaseStatement]:
         rest_statements = [pair[0] for pair in rest]
         true_block = statement.body
         true_statements = [*true_block.body, *(rest_statements if plan.true.with_rest else [])]
@@ -144,6 +144,8 @@ class FunctionRewriter:
                 f"{dtype_name} = {context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
 
         true_def = self._branch_def(plan, plan.true, true_block, true_statements, depth)
+        if generated:
+            true_def = true_def.with_changes(leading_lines=[_blank_line()])
         generated.append(true_def)
         if not false_statements and plan.form == "assign" and plan.operands == plan.outputs \
                 and "return" not in plan.false.casts:
@@ -166,7 +168,12 @@ class FunctionRewriter:
         call = context.call_source(spelled_cond, arguments)
         cond_statement = cst.parse_statement(prefix + call + "\n")
         generated.append(cond_statement.with_changes(leading_lines=[_blank_line()]))
-        generated[0] = generated[0].with_changes(leading_lines=statement.leading_lines)
+        # Code before a nested def is followed by a blank line, as black writes it.
+        leading = list(statement.leading_lines)
+        starts_with_def = isinstance(generated[0], cst.FunctionDef)
+        if after_code and starts_with_def and not any(line.comment is None for line in leading[:1]):
+            leading.insert(0, _blank_line())
+        generated[0] = generated[0].with_changes(leading_lines=leading)
         return generated
 
     def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,

@@ -13,7 +13,7 @@ import keyword
 import re
 
 MODULE_WORDS = frozenset({"jnp", "np", "jax", "lax", "numpy", "onp", "self", "linalg", "math"})
-MAX_WORDS = 6
+MAX_WORDS = 8
 COMPARISON_WORDS = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
 NEGATED = {ast.Gt: ast.LtE, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.LtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
 # `x > 0` reads better as "x positive" than as "x gt 0".
@@ -39,7 +39,7 @@ def _words(expr: ast.AST) -> list[str]:
         if isinstance(expr.value, bool) or expr.value is None:
             return [str(expr.value).lower()]
         if isinstance(expr.value, int | float):
-            return [str(expr.value).replace(".", "_").replace("-", "minus_")]
+            return [_number_word(expr.value)]
         return []
     if isinstance(expr, ast.UnaryOp):
         operand = _words(expr.operand)
@@ -57,11 +57,32 @@ def _words(expr: ast.AST) -> list[str]:
             words.extend(([joiner] if index else []) + describe(value))
         return words
     if isinstance(expr, ast.Compare):
-        return describe(expr)
+        if len(expr.ops) == 1:
+            return describe(expr)
+        words = _words(expr.left)
+        for op, right in zip(expr.ops, expr.comparators):
+            words += [COMPARISON_WORDS.get(type(op), "vs"), *_words(right)]
+        return words
+    if isinstance(expr, ast.NamedExpr):
+        return _words(expr.target)
     return []
 
 
+def _number_word(value: int | float) -> str:
+    """1 -> "1", 1.0 -> "1", 0.5 -> "0_5", 1e-6 -> "1e_6"."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e6:
+        value = int(value)
+    text = repr(value).replace("-", "minus_")
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e_{exponent.lstrip('+').replace('minus_', '').lstrip('0')}"
+    return text.replace(".", "_")
+
+
 def _is_module(expr: ast.AST) -> bool:
+    """``jnp`` or ``jnp.linalg``: a module path, not a value whose method is called."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in MODULE_WORDS and _is_module(expr.value)
     return isinstance(expr, ast.Name) and expr.id in MODULE_WORDS
 
 
@@ -80,6 +101,13 @@ def describe(test: ast.AST, negate: bool = False) -> list[str]:
         return [*_words(test.left), COMPARISON_WORDS[op], *_words(test.comparators[0])]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return describe(test.operand, not negate)
+    if isinstance(test, ast.BoolOp):
+        # not (a or b) reads as "not a and not b"
+        is_and = isinstance(test.op, ast.And) != negate
+        words = []
+        for index, value in enumerate(test.values):
+            words.extend((["and" if is_and else "or"] if index else []) + describe(value, negate))
+        return words
     words = _words(test)
     return ["not", *words] if negate else words
 
@@ -88,15 +116,15 @@ def branch_name(test: ast.AST, negate: bool, taken: set[str]) -> str:
     """``_if_<predicate>``, unique among ``taken`` (which it is added to)."""
     words = [word for word in describe(test, negate) if word]
     if not words or len(words) > MAX_WORDS:
-        words = ["false" if negate else "true"]
+        words = ["not", "condition"] if negate else ["condition"]
     return unique_name("_if_" + "_".join(words), taken)
 
 
 def unique_name(name: str, taken: set[str]) -> str:
-    name = re.sub(r"\W+", "_", name)
-    name = re.sub(r"_{2,}", "_", name[1:])
-    name = "_" + name.strip("_")
-    if keyword.iskeyword(name):
+    """A valid identifier like ``name`` (leading underscore kept) not in ``taken``; added to it."""
+    lead = "_" if name.startswith("_") else ""
+    name = lead + re.sub(r"_{2,}", "_", re.sub(r"\W+", "_", name)).strip("_")
+    if keyword.iskeyword(name) or not name.isidentifier():
         name += "_"
     candidate, number = name, 2
     while candidate in taken:

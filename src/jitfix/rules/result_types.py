@@ -25,7 +25,7 @@ INEXACT_FUNCTIONS = frozenset(
 class Kind(Enum):
     INT_LITERAL = "int literal"  # 0, True, -3: a weakly typed Python int
     FLOAT_LITERAL = "float literal"  # 0.5: a weakly typed Python float
-    INEXACT = "inexact"  # x / 2, jnp.mean(x), x * 0.5: floating point whatever x is
+    INEXACT = "inexact"  # x / 2, jnp.mean(x): floating point whatever x is
     OTHER = "other"  # anything else: its dtype follows its inputs
 
 
@@ -44,10 +44,16 @@ def kind_of(expr: ast.AST) -> Kind:
         sides = {kind_of(expr.left), kind_of(expr.right)}
         if sides == {Kind.INT_LITERAL}:
             return Kind.INT_LITERAL
-        if Kind.INEXACT in sides or Kind.FLOAT_LITERAL in sides:
-            return Kind.FLOAT_LITERAL if sides == {Kind.FLOAT_LITERAL} or sides == {
-                Kind.FLOAT_LITERAL, Kind.INT_LITERAL} else Kind.INEXACT
+        if sides <= {Kind.INT_LITERAL, Kind.FLOAT_LITERAL}:
+            return Kind.FLOAT_LITERAL
+        if Kind.INEXACT in sides:
+            return Kind.INEXACT
+        # x * 0.5 follows x (a float array stays its type); only an integer x would differ,
+        # and then lax.cond says so at trace time rather than computing something else.
         return Kind.OTHER
+    if isinstance(expr, ast.IfExp):
+        arms = {kind_of(expr.body), kind_of(expr.orelse)}
+        return arms.pop() if len(arms) == 1 else Kind.OTHER
     if isinstance(expr, ast.Call):
         func = expr.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
