@@ -227,3 +227,78 @@ def test_nested_functions_see_enclosing_tracers() -> None:
         "f.body",
     )
     assert found == [("scale > limit", True, False)]
+
+
+def test_vmap_in_axes_none_passes_python_values() -> None:
+    code = """
+import jax
+def pool(x, size, op): pass
+def scale(x, k): pass
+def unknown(x, k): pass
+a = jax.vmap(pool, (0, None, None), 0)
+b = jax.vmap(scale, in_axes=(0, None))
+axes = (0, None)
+c = jax.vmap(unknown, in_axes=axes)
+"""
+    assert traced(code) == {"pool": (set(), {"x"}), "scale": (set(), {"x"}), "unknown": (set(), set())}
+
+
+def test_pmap_static_broadcasted_argnums_and_unreadable_static_arguments() -> None:
+    code = """
+import jax
+from functools import partial
+@partial(jax.pmap, static_broadcasted_argnums=(1,))
+def f(x, mode): pass
+def g(x, n): pass
+STATIC = (1,)
+h = jax.jit(g, static_argnums=STATIC)
+"""
+    assert traced(code) == {"f": ({"mode"}, {"x"}), "g": (set(), set())}
+
+
+def test_partial_keywords_and_rebinding_through_partial() -> None:
+    code = """
+import jax, functools
+def foo(x, y, flag):
+    pass
+foo = functools.partial(foo, flag=True)
+foo = jax.jit(foo)
+"""
+    assert traced(code) == {"foo": (set(), {"x", "y"})}
+
+
+def test_lax_bodies_trace_only_what_the_primitive_passes() -> None:
+    code = """
+import jax
+from jax import lax
+def body(c, x, init_mode=False): pass
+def loop(i, carry, causal=False): pass
+def branch(a, b, extra=None): pass
+def run(xs):
+    lax.scan(body, 0, xs)
+    lax.fori_loop(0, 3, loop, 0)
+    lax.cond(True, branch, branch, 1, 2)
+"""
+    assert traced(code) == {
+        "body": (set(), {"c", "x"}),
+        "loop": (set(), {"i", "carry"}),
+        "branch": (set(), {"a", "b"}),
+    }
+
+
+def test_enumerate_index_is_static_and_zip_binds_each_element() -> None:
+    found = _flow_at_ifs(
+        """
+        import jax
+        @jax.jit
+        def f(xs, grid):
+            for position, (i, g) in enumerate(zip(xs, grid)):
+                if position == 0:
+                    pass
+                if i > 0:
+                    pass
+            return xs
+        """,
+        "f",
+    )
+    assert found == [("position == 0", False, True), ("i > 0", True, False)]

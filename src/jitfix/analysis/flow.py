@@ -52,6 +52,11 @@ def _names(target: ast.AST) -> Iterable[ast.Name]:
         yield from _names(target.value)
 
 
+def _pair(target: ast.AST) -> bool:
+    return isinstance(target, ast.Tuple | ast.List) and len(target.elts) == 2 \
+        and not any(isinstance(element, ast.Starred) for element in target.elts)
+
+
 def module_static_names(tree: ast.Module) -> frozenset[str]:
     """Module-level names that are constants: bound once, to a literal; and imports, defs, classes."""
     counts: dict[str, int] = {}
@@ -135,15 +140,27 @@ class FlowAnalysis:
             return STATIC
         return UNKNOWN
 
-    def _iteration_kind(self, iterable: ast.AST, state: State) -> int:
-        """range(static)/enumerate(static) give static indices; iterating a tracer gives tracers."""
-        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
-                and iterable.func.id in {"range", "enumerate", "zip", "reversed"}):
-            kinds = [self._kind(arg, state) for arg in iterable.args]
-            if iterable.func.id == "range" or not kinds:
-                return max(kinds, default=STATIC)
-            return max(kinds)
-        return self._kind(iterable, state)
+    def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State) -> None:
+        """Bind a loop target from what is iterated: ``range(static)`` gives static indices,
+        ``enumerate`` a static count, ``zip`` each target from its own iterable."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords:
+            function, args = iterable.func.id, iterable.args
+            if function == "range":
+                self._bind(target, max((self._kind(arg, state) for arg in args), default=STATIC), state)
+                return
+            if function == "enumerate" and len(args) == 1 and _pair(target):
+                self._bind(target.elts[0], STATIC, state)  # type: ignore[attr-defined]
+                self._bind_iteration(target.elts[1], args[0], state)  # type: ignore[attr-defined]
+                return
+            if function == "zip" and isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(args) \
+                    and not any(isinstance(arg, ast.Starred) for arg in args):
+                for element, arg in zip(target.elts, args):
+                    self._bind_iteration(element, arg, state)
+                return
+            if function in {"reversed", "list", "tuple", "sorted"} and len(args) == 1:
+                self._bind_iteration(target, args[0], state)
+                return
+        self._bind(target, self._kind(iterable, state), state)
 
     def _bind(self, target: ast.AST, kind: int, state: State, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
@@ -198,8 +215,7 @@ class FlowAnalysis:
             self._walrus(node.test, state)
             state = _join(self._block(node.body, dict(state)), self._block(node.orelse, dict(state)))
         elif isinstance(node, ast.For | ast.AsyncFor):
-            kind = self._iteration_kind(node.iter, state)
-            head = self._loop(node.body, state, lambda entry: self._bind(node.target, kind, entry))
+            head = self._loop(node.body, state, lambda entry: self._bind_iteration(node.target, node.iter, entry))
             state = self._block(node.orelse, head)
         elif isinstance(node, ast.While):
             self._walrus(node.test, state)

@@ -55,6 +55,9 @@ TRACING_TRANSFORMS = frozenset(
 # Differentiation traces only the arguments it differentiates (``argnums``, default 0).
 GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad"})
 
+# vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
+MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
+
 # lax primitives that take functions, and which positional arguments are functions.
 BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "jax.lax.scan": (0,),
@@ -66,6 +69,18 @@ BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "jax.lax.custom_root": (0, 2, 3),
 }
 SWITCH = "jax.lax.switch"
+# How many leading positional parameters of a body the primitive passes tracers to
+# (None: the operands given to the call). Parameters after those keep their defaults.
+BODY_TRACED_COUNT: dict[str, int | None] = {
+    "jax.lax.scan": 2,
+    "jax.lax.fori_loop": 2,
+    "jax.lax.while_loop": 1,
+    "jax.lax.map": 1,
+    "jax.lax.associative_scan": 2,
+    "jax.lax.custom_root": 1,
+    "jax.lax.cond": None,
+    SWITCH: None,
+}
 PARTIAL = "functools.partial"
 
 
@@ -121,6 +136,22 @@ class _Transform:
 
     name: str
     keywords: tuple[ast.keyword, ...]
+    # vmap/pmap's in_axes given positionally: jax.vmap(f, (0, None)).
+    in_axes: ast.AST | None = None
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A def reached through ``partial``: how many leading positional parameters, and which
+    keyword parameters, already hold the bound (Python) values."""
+
+    function: FunctionNode
+    positional: int = 0
+    keywords: frozenset[str] = frozenset()
+
+    def free_positional(self) -> list[str]:
+        names = [arg.arg for arg in (*self.function.args.posonlyargs, *self.function.args.args)]
+        return [name for name in names[self.positional:] if name not in self.keywords]
 
 
 def _literal_strings(node: ast.AST) -> list[str]:
@@ -141,17 +172,63 @@ def _literal_ints(node: ast.AST) -> list[int]:
     return []
 
 
-def _static_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
+def _static_params(function: FunctionNode, keywords: tuple[ast.keyword, ...],
+                   argnums: str = "static_argnums") -> frozenset[str]:
     positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
     static: set[str] = set()
     for keyword in keywords:
         if keyword.arg == "static_argnames":
             static.update(_literal_strings(keyword.value))
-        elif keyword.arg == "static_argnums":
+        elif keyword.arg == argnums:
             for index in _literal_ints(keyword.value):
                 if -len(positional) <= index < len(positional):
                     static.add(positional[index])
     return frozenset(static)
+
+
+def _is_literal_of(node: ast.AST, types: tuple[type, ...]) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, types)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_literal_of(node.operand, types)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return all(_is_literal_of(element, types) for element in node.elts)
+    return False
+
+
+def _readable_static_arguments(keywords: tuple[ast.keyword, ...]) -> bool:
+    """Whether the analysis can tell which arguments are static (literal values only)."""
+    for keyword in keywords:
+        if keyword.arg is None:
+            return False  # **options may hold static_argnums
+        if keyword.arg in {"static_argnames"} and not _is_literal_of(keyword.value, (str,)):
+            return False
+        if keyword.arg in {"static_argnums", "static_broadcasted_argnums"} and not _is_literal_of(keyword.value, (int,)):
+            return False
+    return True
+
+
+def _mapped_params(function: FunctionNode, transform: _Transform) -> frozenset[str]:
+    """Parameters vmap/pmap pass tracers to: those whose in_axes entry is not None.
+
+    An in_axes the analysis cannot read (a variable, a dict) leaves every parameter unknown.
+    """
+    in_axes = transform.in_axes
+    for keyword in transform.keywords:
+        if keyword.arg == "in_axes":
+            in_axes = keyword.value
+    params = parameter_names(function)
+    if in_axes is None:
+        return frozenset(params)  # the default, in_axes=0
+    if isinstance(in_axes, ast.Constant):
+        return frozenset() if in_axes.value is None else frozenset(params)
+    if isinstance(in_axes, ast.Tuple | ast.List):
+        positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+        return frozenset(
+            name for name, axis in zip(positional, in_axes.elts)
+            if not (isinstance(axis, ast.Constant) and axis.value is None)
+        )
+    return frozenset()
 
 
 def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
@@ -173,6 +250,8 @@ class _Scopes:
         self.qualnames: dict[FunctionNode, str] = {}
         self.functions: list[FunctionNode] = []
         self.calls: list[tuple[ast.AST, ast.Call]] = []  # (scope, call) of possible transforms
+        # (scope, name) -> [(line, value)] of plain assignments, to see `f = partial(f, ...)`.
+        self.assignments: dict[tuple[ast.AST, str], list[tuple[int, ast.AST]]] = {}
         self._index(tree, tree, "")
 
     def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
@@ -189,7 +268,18 @@ class _Scopes:
             else:
                 if isinstance(child, ast.Call) and _may_trace(child):
                     self.calls.append((scope, child))
+                elif isinstance(child, ast.Assign):
+                    for target in child.targets:
+                        if isinstance(target, ast.Name):
+                            self.assignments.setdefault((scope, target.id), []).append((child.lineno, child.value))
                 self._index(scope, child, prefix)
+
+    def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
+        """The value ``name`` was last assigned in ``scope`` before ``line`` (not its def)."""
+        if line is None:
+            return None
+        earlier = [(at, value) for at, value in self.assignments.get((scope, name), []) if at < line]
+        return max(earlier, key=lambda item: item[0])[1] if earlier else None
 
     def lookup(self, scope: ast.AST, name: str) -> FunctionNode | None:
         """Resolve a bare name as Python would from code in scope (class bodies are skipped)."""
@@ -242,15 +332,22 @@ class TracedFinder:
 
     def _mark(self, function: FunctionNode, transform: _Transform, how: str) -> None:
         params = set(parameter_names(function))
-        if transform.name in JIT_TRANSFORMS:
+        static: frozenset[str] = frozenset()
+        if not _readable_static_arguments(transform.keywords):
+            traced = frozenset()  # static_argnums=some_variable: any parameter may be static
+        elif transform.name in JIT_TRANSFORMS:
             static = _static_params(function, transform.keywords)
             traced = frozenset(params - static)
         elif transform.name in GRAD_TRANSFORMS:
-            static = frozenset()
             traced = _grad_params(function, transform.keywords)
+        elif transform.name in MAPPING_TRANSFORMS:
+            static = _static_params(function, transform.keywords, "static_broadcasted_argnums")
+            traced = _mapped_params(function, transform) - static
         else:
-            static = frozenset()
             traced = frozenset(params)
+        self._mark_params(function, traced, static, how)
+
+    def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str) -> None:
         entry = self.traced.get(function)
         if entry is None:
             entry = TracedFunction(function, self.scopes.qualnames[function], how)
@@ -258,19 +355,29 @@ class TracedFinder:
         entry.static_params = entry.static_params | static
         entry.traced_params = (entry.traced_params | traced) - entry.static_params
 
-    def _function_argument(self, scope: ast.AST, expr: ast.AST) -> tuple[FunctionNode, int] | None:
-        """The def an argument names (``f``, ``self.f``, ``partial(f, a)``) and how many
-        leading positional parameters are already bound."""
+    def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None) -> _Bound | None:
+        """The def an argument names (``f``, ``self.f``, ``partial(f, a, k=v)``) and what
+        ``partial`` already bound. ``f`` rebound before ``line`` (``f = partial(f, flag=True)``)
+        is followed through that assignment; any other rebinding leaves it unknown."""
         if isinstance(expr, ast.Name):
+            rebound = self.scopes.assignment_before(scope, expr.id, line)
+            if rebound is not None:
+                if isinstance(rebound, ast.Call) and self.imports.resolve(rebound.func) == PARTIAL:
+                    return self._function_argument(scope, rebound, rebound.lineno)
+                if isinstance(rebound, ast.Call) and self._transform(rebound.func) is not None:
+                    return None  # f = jax.vmap(f): that call marks f
+                return None
             found = self.scopes.lookup(scope, expr.id)
-            return (found, 0) if found else None
+            return _Bound(found) if found else None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             found = self.scopes.method(scope, expr.attr)
-            return (found, 1) if found else None
+            return _Bound(found, 1) if found else None
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
-            inner = self._function_argument(scope, expr.args[0])
-            if inner:
-                return inner[0], inner[1] + len(expr.args) - 1
+            inner = self._function_argument(scope, expr.args[0], expr.lineno)
+            if inner and not any(isinstance(arg, ast.Starred) for arg in expr.args) \
+                    and all(keyword.arg for keyword in expr.keywords):
+                keywords = inner.keywords | {keyword.arg for keyword in expr.keywords if keyword.arg}
+                return _Bound(inner.function, inner.positional + len(expr.args) - 1, frozenset(keywords))
         return None
 
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None) -> None:
@@ -279,27 +386,29 @@ class TracedFinder:
         if transform is None or not call.args:
             return
         # The call's own keywords (jax.jit(f, static_argnums=1)) configure the transform.
-        transform = _Transform(transform.name, transform.keywords + tuple(call.keywords))
+        in_axes = call.args[1] if transform.name in MAPPING_TRANSFORMS and len(call.args) > 1 else transform.in_axes
+        transform = _Transform(transform.name, transform.keywords + tuple(call.keywords), in_axes)
         target = call.args[0]
-        resolved = self._function_argument(scope, target)
+        resolved = self._function_argument(scope, target, call.lineno)
         if resolved is None:
             if isinstance(target, ast.Call):
                 # jax.jit(jax.grad(f)): an outer jit's static arguments reach f.
                 self._wrapped(scope, target, transform if transform.name in JIT_TRANSFORMS else outer)
             return
-        function, bound = resolved
+        function = resolved.function
         how = f"wrapped by {transform.name} at line {call.lineno}"
         self._mark(function, transform, how)
         if outer is not None:
             self._mark(function, outer, how)
-        self._unbind(function, bound)
+        self._unbind(resolved)
 
-    def _unbind(self, function: FunctionNode, bound: int) -> None:
-        """Parameters bound by partial(f, a, b) receive the bound values, not tracers."""
-        if bound:
-            positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
-            entry = self.traced[function]
-            entry.traced_params = entry.traced_params - frozenset(positional[:bound])
+    def _unbind(self, bound: _Bound) -> None:
+        """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
+        positional = [arg.arg for arg in (*bound.function.args.posonlyargs, *bound.function.args.args)]
+        held = frozenset(positional[:bound.positional]) | bound.keywords
+        if held:
+            entry = self.traced[bound.function]
+            entry.traced_params = entry.traced_params - held
 
     def _body_arguments(self, scope: ast.AST, call: ast.Call) -> None:
         name = self.imports.resolve(call.func)
@@ -312,13 +421,23 @@ class TracedFinder:
                     bodies.append(keyword.value)
         elif name == SWITCH and len(call.args) > 1 and isinstance(call.args[1], ast.List | ast.Tuple):
             bodies = list(call.args[1].elts)
+        primitive = name or SWITCH
+        count = BODY_TRACED_COUNT.get(primitive, 0)
+        if count is None:  # branches receive the operands after the functions
+            first_operand = 2 if primitive == SWITCH else 3
+            operands = call.args[first_operand:]
+            count = 10**6 if any(isinstance(arg, ast.Starred) for arg in operands) else len(operands)
         for body in bodies:
-            resolved = self._function_argument(scope, body)
+            resolved = self._function_argument(scope, body, call.lineno)
             if resolved:
-                function, bound = resolved
-                self._mark(function, _Transform(name or SWITCH, ()), f"body of {name} at line {call.lineno}")
-                self.traced[function].is_lax_body = True
-                self._unbind(function, bound)
+                free = resolved.free_positional()
+                traced = set(free[:count])
+                vararg = resolved.function.args.vararg
+                if vararg is not None and count > len(free):
+                    traced.add(vararg.arg)
+                self._mark_params(resolved.function, frozenset(traced), frozenset(),
+                                  f"body of {primitive} at line {call.lineno}")
+                self.traced[resolved.function].is_lax_body = True
 
     # -- the passes ---------------------------------------------------------------------------
 
@@ -351,11 +470,11 @@ class TracedFinder:
             for caller in list(self.traced.values()):
                 values = caller.values(self.imports)
                 for call in self._calls_in(caller.node):
-                    resolved = self._function_argument(caller.node, call.func)
+                    resolved = self._function_argument(caller.node, call.func, call.lineno)
                     if resolved is None:
                         continue
-                    callee, bound = resolved
-                    traced = self._traced_arguments(callee, bound, call, values)
+                    callee = resolved.function
+                    traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
                     entry = self.traced.get(callee)
                     if entry is None:
                         entry = TracedFunction(callee, self.scopes.qualnames[callee], f"called from {caller.qualname}")
@@ -373,10 +492,9 @@ class TracedFinder:
         traced: set[str] = set()
         for index, argument in enumerate(call.args):
             if isinstance(argument, ast.Starred):
-                if values.is_traced(argument.value):
-                    traced.update(positional[index:])
-                    if callee.args.vararg:
-                        traced.add(callee.args.vararg.arg)
+                # f(a, *rest): which parameters rest fills is unknown, unless only *args is left.
+                if values.is_traced(argument.value) and callee.args.vararg and index >= len(positional):
+                    traced.add(callee.args.vararg.arg)
                 break
             if not values.is_traced(argument):
                 continue

@@ -43,11 +43,22 @@ STATIC_CALLS = frozenset(
         "numpy.size",
         "numpy.dtype",
         "numpy.issubdtype",
+        "jax.numpy.iscomplexobj",
+        "jax.numpy.isrealobj",
+        "jax.numpy.isscalar",
+        "jax.numpy.issubsctype",
+        "jax.lax.axis_size",
         "jax.tree_util.tree_structure",
+        "jax.tree.structure",
+        "jax.tree_util.treedef_is_leaf",
+        "jax.core.is_constant_dim",
         "jax.dtypes.issubdtype",
         "jax.dtypes.result_type",
     }
 )
+
+# Transforms whose result, called, is a Python description of the function, not tracers.
+STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
 
 STATIC_BUILTINS = frozenset(name for name in STATIC_CALLS if "." not in name)
 
@@ -86,6 +97,8 @@ class ValueAnalysis:
             name = self._call_name(expr)
             if name in STATIC_CALLS:
                 return False
+            if isinstance(expr.func, ast.Call) and self._call_name(expr.func) in STATIC_RESULT_TRANSFORMS:
+                return False  # jax.make_jaxpr(f)(x) is a jaxpr, jax.eval_shape(f)(x) shapes
             if _is_staging_call(name):
                 return True
             if isinstance(expr.func, ast.Attribute) and self.is_traced(expr.func.value):
@@ -96,6 +109,8 @@ class ValueAnalysis:
         if isinstance(expr, ast.Compare):
             if all(isinstance(op, ast.Is | ast.IsNot) for op in expr.ops):
                 return False
+            if any(isinstance(op, ast.In | ast.NotIn) for op in expr.ops):
+                return False  # membership in a Python container is a Python bool
             return any(self.is_traced(part) for part in (expr.left, *expr.comparators))
         if isinstance(expr, ast.BinOp):
             return self.is_traced(expr.left) or self.is_traced(expr.right)
@@ -153,3 +168,64 @@ def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[st
     if arguments.kwarg:
         names.append(arguments.kwarg.arg)
     return names
+
+
+class ArrayEvidence:
+    """Whether a traced expression is certainly an array rather than a container of arrays.
+
+    Python takes the truth of a tuple or dict from its length, which is static even when it
+    holds tracers; only the truth of an array needs ``lax.cond``. A parameter may be either
+    (a pytree of arrays is a common argument), so its bare truth is left alone.
+    """
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
+        self.params = set(parameter_names(function))
+        self.bindings: dict[str, list[ast.AST | None]] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._record(target, node.value)
+            elif isinstance(node, ast.AugAssign):
+                self._record(node.target, ast.BinOp(left=node.target, op=node.op, right=node.value))
+            elif isinstance(node, ast.AnnAssign | ast.For | ast.NamedExpr | ast.withitem):
+                target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+                value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
+                if target is not None:
+                    self._record(target, value)
+
+    def _record(self, target: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            self.bindings.setdefault(target.id, []).append(value)
+        else:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    self.bindings.setdefault(node.id, []).append(None)
+
+    def certain(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, ast.Compare | ast.BinOp | ast.Call | ast.Constant):
+            return True
+        if isinstance(expr, ast.UnaryOp):
+            return self.certain(expr.operand, seen)
+        if isinstance(expr, ast.BoolOp):
+            return all(self.certain(value, seen) for value in expr.values)
+        if isinstance(expr, ast.IfExp):
+            return self.certain(expr.body, seen) and self.certain(expr.orelse, seen)
+        if isinstance(expr, ast.Subscript):
+            return self.certain(expr.value, seen)
+        if isinstance(expr, ast.NamedExpr):
+            return self.certain(expr.value, seen)
+        if isinstance(expr, ast.Name):
+            if expr.id in self.params or expr.id in seen or expr.id not in self.bindings:
+                return False
+            return all(value is not None and self.certain(value, seen | {expr.id})
+                       for value in self.bindings[expr.id])
+        return False
+
+    def certain_truth(self, test: ast.AST, values: ValueAnalysis) -> bool:
+        """Whether every traced value whose truth ``test`` takes is certainly an array
+        (static operands of and/or/not are fine: Python takes their truth itself)."""
+        if isinstance(test, ast.BoolOp):
+            return all(self.certain_truth(value, values) for value in test.values if values.is_traced(value))
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.certain_truth(test.operand, values)
+        return self.certain(test)

@@ -17,7 +17,7 @@ import libcst as cst
 
 from jitfix.analysis.blocks import NESTED_SCOPES
 from jitfix.analysis.traced import TracedFunction
-from jitfix.analysis.values import ValueAnalysis
+from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import (
@@ -126,13 +126,15 @@ def _cheap(expr: ast.AST, imports) -> bool:
     return True
 
 
-def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis) -> BooleanSite | None:
-    """A site only when Python would call bool() on a tracer there."""
+def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
+                  arrays: ArrayEvidence) -> BooleanSite | None:
+    """A site only when Python would call bool() on a traced array there."""
     if isinstance(node, ast.BoolOp):
-        if any(values.is_traced(value) for value in node.values[:-1]):
+        tested = [value for value in node.values[:-1] if values.is_traced(value)]
+        if tested and all(arrays.certain_truth(value, values) for value in tested):
             return BooleanSite(node, statement, values)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        if values.is_traced(node.operand):
+        if values.is_traced(node.operand) and arrays.certain_truth(node.operand, values):
             return BooleanSite(node, statement, values)
     elif isinstance(node, ast.Compare) and len(node.ops) > 1:
         operands = [node.left, *node.comparators]
@@ -151,16 +153,17 @@ class FunctionConditionals:
         taken = module_names | {
             node.id for node in ast.walk(function) if isinstance(node, ast.Name)
         } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
-        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken)
+        arrays = ArrayEvidence(function)
+        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays)
         self.planner.run()
         self.boolean_names = boolean_names(function, module.imports)
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
         self.booleans: list[BooleanSite] = []
         for node, statement in _own_expressions(function):
             values = flow.at(statement)
-            if isinstance(node, ast.IfExp) and values.is_traced(node.test):
+            if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
                 self.ternaries.append((node, statement))
-            site = _boolean_site(node, statement, values)
+            site = _boolean_site(node, statement, values, arrays)
             if site is not None:
                 self.booleans.append(site)
         self._owner = self._owners()

@@ -32,6 +32,7 @@ from jitfix.analysis.blocks import (
 )
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.values import ArrayEvidence
 from jitfix.rules.naming import branch_name, unique_name
 from jitfix.rules.result_types import arms_to_cast
 
@@ -77,9 +78,10 @@ class FunctionPlanner:
     """Plans for every traced ``if`` of one function (nested function bodies excluded)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
-                 imports: ImportTable, text: str, taken_names: set[str]):
+                 imports: ImportTable, text: str, taken_names: set[str], arrays: ArrayEvidence):
         self.function = function
         self.flow = flow
+        self.arrays = arrays
         self.imports = imports
         self.text = text
         self.taken = taken_names
@@ -97,7 +99,8 @@ class FunctionPlanner:
     # -- walking ---------------------------------------------------------------------------
 
     def is_traced_if(self, node: ast.If) -> bool:
-        return self.flow.at(node).is_traced(node.test)
+        values = self.flow.at(node)
+        return values.is_traced(node.test) and self.arrays.certain_truth(node.test, values)
 
     def _block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
         bound = set(bound)
