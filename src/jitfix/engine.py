@@ -94,7 +94,8 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
         findings.extend(rule.check(module))
-    findings = filter_suppressed(findings, text, all_functions(tree))
+    if findings:
+        findings = filter_suppressed(findings, text, all_functions(tree))
     findings.sort(key=Finding.sort_key)
     return findings, tree
 

@@ -57,8 +57,9 @@ def _pair(target: ast.AST) -> bool:
         and not any(isinstance(element, ast.Starred) for element in target.elts)
 
 
-def module_static_names(tree: ast.Module) -> frozenset[str]:
-    """Module-level names that are constants: bound once, to a literal; and imports, defs, classes."""
+def module_static_names(tree: ast.Module, global_names: set[str]) -> frozenset[str]:
+    """Module-level names that are constants: bound once, to a literal, and never declared
+    ``global`` by a function (``global_names``); and defs and classes."""
     counts: dict[str, int] = {}
     literal: set[str] = set()
     definitions: set[str] = set()
@@ -75,11 +76,8 @@ def module_static_names(tree: ast.Module) -> frozenset[str]:
                 counts[name.id] = counts.get(name.id, 0) + 2
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             definitions.add(node.name)
-    rebound = {
-        name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names
-    }
     constants = {name for name in literal if counts[name] == 1}
-    return frozenset((constants | definitions) - rebound)
+    return frozenset((constants | definitions) - global_names)
 
 
 def _is_literal(node: ast.AST) -> bool:

@@ -252,6 +252,7 @@ class _Scopes:
         self.calls: list[tuple[ast.AST, ast.Call]] = []  # (scope, call) of possible transforms
         # (scope, name) -> [(line, value)] of plain assignments, to see `f = partial(f, ...)`.
         self.assignments: dict[tuple[ast.AST, str], list[tuple[int, ast.AST]]] = {}
+        self.global_names: set[str] = set()  # declared `global` in some function
         self._index(tree, tree, "")
 
     def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
@@ -268,6 +269,8 @@ class _Scopes:
             else:
                 if isinstance(child, ast.Call) and _may_trace(child):
                     self.calls.append((scope, child))
+                elif isinstance(child, ast.Global):
+                    self.global_names.update(child.names)
                 elif isinstance(child, ast.Assign):
                     for target in child.targets:
                         if isinstance(target, ast.Name):
@@ -310,7 +313,6 @@ class TracedFinder:
         self.tree = tree
         self.imports = imports
         self.scopes = _Scopes(tree)
-        self.module_static = module_static_names(tree)
         self.traced: dict[FunctionNode, TracedFunction] = {}
 
     # -- classification of decorators and wrapping calls -----------------------------------
@@ -520,8 +522,11 @@ class TracedFinder:
 
     def _link_scopes(self) -> None:
         """Give each traced function the module's constants and its traced enclosing function."""
+        if not self.traced:
+            return
+        module_static = module_static_names(self.tree, self.scopes.global_names)
         for function, entry in self.traced.items():
-            entry.module_static = self.module_static
+            entry.module_static = module_static
             entry.enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
             entry.forget_analysis()
 

@@ -179,9 +179,21 @@ class ArrayEvidence:
     """
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
+        self.function = function
         self.params = set(parameter_names(function))
-        self.bindings: dict[str, list[ast.AST | None]] = {}
-        for node in ast.walk(function):
+        self._bindings: dict[str, list[ast.AST | None]] | None = None
+
+    @property
+    def bindings(self) -> dict[str, list[ast.AST | None]]:
+        """Every value each local name is bound to (None where not a plain expression),
+        collected the first time a name's evidence is needed."""
+        if self._bindings is None:
+            self._bindings = {}
+            self._collect()
+        return self._bindings
+
+    def _collect(self) -> None:
+        for node in ast.walk(self.function):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self._record(target, node.value)
@@ -194,12 +206,13 @@ class ArrayEvidence:
                     self._record(target, value)
 
     def _record(self, target: ast.AST, value: ast.AST | None) -> None:
+        assert self._bindings is not None
         if isinstance(target, ast.Name):
-            self.bindings.setdefault(target.id, []).append(value)
+            self._bindings.setdefault(target.id, []).append(value)
         else:
             for node in ast.walk(target):
                 if isinstance(node, ast.Name):
-                    self.bindings.setdefault(node.id, []).append(None)
+                    self._bindings.setdefault(node.id, []).append(None)
 
     def certain(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, ast.Compare | ast.BinOp | ast.Call | ast.Constant):

@@ -146,13 +146,16 @@ def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
 class FunctionConditionals:
     """Everything JF101-JF103 need to know about one traced function."""
 
-    def __init__(self, module: ModuleContext, traced: TracedFunction, module_names: set[str]):
+    def __init__(self, module: ModuleContext, traced: TracedFunction):
         self.traced = traced
         function = traced.node
         flow = traced.flow(module.imports)
-        taken = module_names | {
-            node.id for node in ast.walk(function) if isinstance(node, ast.Name)
-        } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+
+        def taken() -> set[str]:  # every name a generated helper must not shadow
+            return _module_names(module) | {
+                node.id for node in ast.walk(function) if isinstance(node, ast.Name)
+            } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+
         arrays = ArrayEvidence(function)
         self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays)
         self.planner.run()
@@ -192,15 +195,23 @@ class FunctionConditionals:
         return [site.edit(module) for site in self.booleans if self.owner(site.node) is holder]
 
 
+def _module_names(module: ModuleContext) -> set[str]:
+    names = module.shared.get("names")
+    if names is None:
+        names = {
+            node.id if isinstance(node, ast.Name) else node.name
+            for node in ast.walk(module.tree)
+            if isinstance(node, ast.Name | ast.FunctionDef | ast.ClassDef)
+        }
+        module.shared["names"] = names
+    return names  # type: ignore[return-value]
+
+
 def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
     cached = module.shared.get(SHARED_KEY)
     if cached is None:
-        module_names = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
-        module_names |= {
-            node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)
-        }
         cached = [
-            FunctionConditionals(module, traced, module_names)
+            FunctionConditionals(module, traced)
             for traced in module.traced.values()
             if isinstance(traced.node, ast.FunctionDef)
         ]

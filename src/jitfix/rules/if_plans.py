@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Callable
 
 from jitfix.analysis.blocks import (
     always_leaves,
@@ -78,19 +79,33 @@ class FunctionPlanner:
     """Plans for every traced ``if`` of one function (nested function bodies excluded)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
-                 imports: ImportTable, text: str, taken_names: set[str], arrays: ArrayEvidence):
+                 imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence):
         self.function = function
         self.flow = flow
         self.arrays = arrays
         self.imports = imports
         self.text = text
-        self.taken = taken_names
+        self._taken_names = taken_names
+        self._taken: set[str] | None = None
         self.plans: dict[ast.If, IfPlan] = {}
         self.problems: list[Problem] = []
-        self._loads = [
-            node for node in ast.walk(function)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-        ]
+        self._loads_cache: list[ast.Name] | None = None
+
+    @property
+    def _loads(self) -> list[ast.Name]:
+        if self._loads_cache is None:
+            self._loads_cache = [
+                node for node in ast.walk(self.function)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+            ]
+        return self._loads_cache
+
+    @property
+    def taken(self) -> set[str]:
+        """Names in use, computed when the first helper is named (most functions need none)."""
+        if self._taken is None:
+            self._taken = self._taken_names()
+        return self._taken
 
     def run(self) -> None:
         params = {arg.arg for arg in ast.walk(self.function.args) if isinstance(arg, ast.arg)}
