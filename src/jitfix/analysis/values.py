@@ -242,3 +242,74 @@ class ArrayEvidence:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.certain_truth(test.operand, values)
         return self.certain(test)
+
+
+# Constructors whose size a literal argument gives: jnp.zeros((2, 3)) has 6 elements.
+SHAPED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full"})
+REDUCTIONS = frozenset({"sum", "any", "all", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin"})
+
+
+def _literal_size(shape: ast.AST) -> int | None:
+    if isinstance(shape, ast.Constant) and isinstance(shape.value, int) and not isinstance(shape.value, bool):
+        return shape.value
+    if isinstance(shape, ast.Tuple | ast.List):
+        size = 1
+        for element in shape.elts:
+            dimension = _literal_size(element)
+            if dimension is None:
+                return None
+            size *= dimension
+        return size
+    return None
+
+
+class SizeEvidence:
+    """How many elements an array certainly has, where the code spells it out
+    (``jnp.zeros(3)``, ``jnp.array([a, b])``); None when unknown."""
+
+    def __init__(self, arrays: ArrayEvidence, imports: ImportTable):
+        self.arrays = arrays
+        self.imports = imports
+
+    def size(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> int | None:
+        if isinstance(expr, ast.Call):
+            return self._call_size(expr)
+        if isinstance(expr, ast.BinOp):
+            return _broadcast(self.size(expr.left, seen), self.size(expr.right, seen))
+        if isinstance(expr, ast.Compare):
+            sizes = [self.size(part, seen) for part in (expr.left, *expr.comparators)]
+            result = sizes[0]
+            for size in sizes[1:]:
+                result = _broadcast(result, size)
+            return result
+        if isinstance(expr, ast.UnaryOp):
+            return self.size(expr.operand, seen)
+        if isinstance(expr, ast.Constant):
+            return 1
+        if isinstance(expr, ast.Name) and expr.id not in seen and expr.id not in self.arrays.params:
+            values = self.arrays.bindings.get(expr.id, [])
+            sizes = {self.size(value, seen | {expr.id}) if value is not None else None for value in values}
+            return sizes.pop() if len(sizes) == 1 else None
+        return None
+
+    def _call_size(self, call: ast.Call) -> int | None:
+        name = self.imports.resolve(call.func) or ""
+        function = name.rpartition(".")[2] if name.startswith("jax.numpy.") else None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in REDUCTIONS and function is None:
+            return 1 if not call.args and not call.keywords else None  # x.sum(): one element
+        if function in REDUCTIONS:
+            return 1 if len(call.args) == 1 and not call.keywords else None
+        if function in SHAPED_CONSTRUCTORS and call.args:
+            return _literal_size(call.args[0])
+        if function == "arange" and len(call.args) == 1:
+            return _literal_size(call.args[0])
+        if function in {"array", "asarray"} and call.args and isinstance(call.args[0], ast.List | ast.Tuple):
+            if not any(isinstance(element, ast.List | ast.Tuple | ast.Starred) for element in call.args[0].elts):
+                return len(call.args[0].elts)
+        return None
+
+
+def _broadcast(first: int | None, second: int | None) -> int | None:
+    if first is None or second is None:
+        return None if (first or 0) <= 1 and (second or 0) <= 1 else max(first or 0, second or 0)
+    return max(first, second)

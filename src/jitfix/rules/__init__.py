@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from jitfix.rules.base import Rule
-from jitfix.rules.conditionals import TracedBooleanOperator, TracedConditionalExpression, TracedIf
+from jitfix.rules.conditionals import (
+    NonScalarCondition,
+    TracedBooleanOperator,
+    TracedConditionalExpression,
+    TracedIf,
+)
 from jitfix.rules.side_effects import PrintInTracedCode
 
 ALL_RULES: tuple[Rule, ...] = (
     TracedIf(),
     TracedConditionalExpression(),
     TracedBooleanOperator(),
+    NonScalarCondition(),
     PrintInTracedCode(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -161,11 +161,16 @@ class FunctionConditionals:
         self.planner.run()
         self.boolean_names = boolean_names(function, module.imports)
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
+        self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planner.non_scalar)
         self.booleans: list[BooleanSite] = []
         for node, statement in _own_expressions(function):
             values = flow.at(statement)
             if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
-                self.ternaries.append((node, statement))
+                size = self.planner.sizes.size(node.test)
+                if size is not None and size > 1:
+                    self.non_scalar.append((node, size))
+                else:
+                    self.ternaries.append((node, statement))
             site = _boolean_site(node, statement, values, arrays)
             if site is not None:
                 self.booleans.append(site)
@@ -360,6 +365,37 @@ class TracedBooleanOperator(Rule):
                     continue
                 fix = Fix(Safety.SAFE, "rewrite with jnp.logical_*", [site.edit(module)])
                 yield self.finding(module, site.node, f"{where}; use `jnp.logical_*`", fix, function=entry.traced)
+
+
+class NonScalarCondition(Rule):
+    code = "JF104"
+    name = "non-scalar-condition"
+    summary = "a condition on an array of several elements fails with or without jit"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds `if` statements and conditional expressions whose traced condition is an "
+        "array the code shows to have more than one element (`jnp.zeros(3) > x`, "
+        "`jnp.array([a, b]) > 0`).",
+        why="Python cannot take the truth of a multi-element array: eager code raises "
+        "`ValueError: The truth value of an array with more than one element is ambiguous`, "
+        "and `lax.cond` needs a scalar predicate. The code needs a decision a tool cannot "
+        "make: all elements (`.all()`), any element (`.any()`), or an elementwise choice "
+        "(`jnp.where`).",
+        example="@jax.jit\ndef f(x):\n    limits = jnp.array([1.0, 2.0])\n    if x < limits:\n"
+        "        x = x + 1\n    return x\n",
+        fixed="@jax.jit\ndef f(x):\n    limits = jnp.array([1.0, 2.0])\n    if (x < limits).all():\n"
+        "        x = x + 1\n    return x\n",
+        safety="No fix: `.all()`, `.any()` and `jnp.where` mean different things.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            for node, size in entry.non_scalar:
+                what = "`if`" if isinstance(node, ast.If) else "conditional expression"
+                message = (f"{what} on `{_source(module, node.test)}`, an array of {size} elements, in "
+                           f"`{entry.traced.qualname}`: its truth is ambiguous with or without jit; "
+                           "not auto-fixable: choose `.all()`, `.any()` or `jnp.where`")
+                yield self.finding(module, node, message, function=entry.traced, end=node.test)
 
 
 def _describe_site(node: ast.AST) -> str:

@@ -33,7 +33,7 @@ from jitfix.analysis.blocks import (
 )
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import ArrayEvidence
+from jitfix.analysis.values import ArrayEvidence, SizeEvidence
 from jitfix.rules.naming import branch_name, unique_name
 from jitfix.rules.result_types import arms_to_cast
 
@@ -87,7 +87,9 @@ class FunctionPlanner:
         self.text = text
         self._taken_names = taken_names
         self._taken: set[str] | None = None
+        self.sizes = SizeEvidence(arrays, imports)
         self.plans: dict[ast.If, IfPlan] = {}
+        self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements
         self.problems: list[Problem] = []
         self._loads_cache: list[ast.Name] | None = None
 
@@ -156,6 +158,10 @@ class FunctionPlanner:
     def _plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int,
               values: dict[str, ast.expr]) -> bool:
         """Plan one traced if; True when it absorbs the rest of the block."""
+        size = self.sizes.size(node.test)
+        if size is not None and size > 1:
+            self.non_scalar.append((node, size))
+            return False
         if contains_return(node.body) or contains_return(node.orelse):
             return self._plan_return(node, rest, bound, tail)
         return self._plan_assign(node, bound, loops, values)
