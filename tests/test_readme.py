@@ -30,3 +30,16 @@ def test_first_run_command_shows_a_fix_for_the_examples(monkeypatch) -> None:
     assert "+++ b/examples/print_in_jit.py" in result.stdout
     assert '+    jax.debug.print("loss = {loss:.4f}", loss=loss)' in result.stdout
     assert not (ROOT / "examples" / "print_in_jit.py").read_text().count("jax.debug.print")
+
+
+def test_every_rule_is_in_the_readme_table() -> None:
+    from jitfix.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        assert f"| {rule.code} | {rule.name} | {rule.fixable} |" in README, rule.code
+
+
+def test_readme_if_example_is_what_fix_writes() -> None:
+    before, after = re.findall(r"```python\n(@jax.jit\ndef step.*?)```", README, re.DOTALL)
+    result = invoke("fix", "-", input=f"import jax\n\n\n{before}")
+    assert result.stdout == f"import jax\nfrom jax import lax\n\n\n{after}"
