@@ -64,12 +64,16 @@ class EditContext:
         return self.spellings.get(dotted, dotted)
 
     def call_source(self, function: str, args: list[str]) -> str:
-        """``f(a, b)`` on one line if it fits, else black-style: one argument a line."""
+        """``f(a, b)`` on one line if it fits, else black-style: one argument a line (an
+        argument already split over lines is indented one more level)."""
         flat = f"{function}({', '.join(args)})"
-        if self.column + len(flat) <= MAX_LINE_LENGTH or "\n" in flat:
+        multiline = "\n" in flat
+        if not multiline and self.column + len(flat) <= MAX_LINE_LENGTH:
             return flat
+        if multiline and any('"""' in arg or "'''" in arg for arg in args):
+            return flat  # re-indenting would change a triple-quoted string
         # libcst re-indents continuation lines to the enclosing block, so these are relative.
-        lines = "".join(f"    {arg},\n" for arg in args)
+        lines = "".join("    " + arg.replace("\n", "\n    ") + ",\n" for arg in args)
         return f"{function}(\n{lines})"
 
 

@@ -163,4 +163,6 @@ def statistics(findings: list[Finding]) -> list[str]:
 
 
 def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}es" if word.endswith(("s", "x", "sh", "ch")) else f"{count} {word}s"

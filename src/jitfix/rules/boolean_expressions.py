@@ -49,10 +49,11 @@ def _with_parens(original: cst.BaseExpression, source: str) -> cst.BaseExpressio
     return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
 
 
-def _fold(function: str, operands: list[str]) -> str:
+def _fold(context: EditContext, function: str, operands: list[str]) -> str:
+    """``f(f(a, b), c)``, each call split over lines when it does not fit."""
     folded = operands[0]
     for operand in operands[1:]:
-        folded = f"{function}({folded}, {operand})"
+        folded = context.call_source(function, [folded, operand])
     return folded
 
 
@@ -91,7 +92,7 @@ def not_edit(module, node: ast.UnaryOp) -> Edit:
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.UnaryOperation)
-        source = f"{context.name('jax.numpy')}.logical_not({_argument(updated.expression)})"
+        source = context.call_source(f"{context.name('jax.numpy')}.logical_not", [_argument(updated.expression)])
         return _with_parens(updated, source)
 
     return Edit(start, cst.UnaryOperation, replace, imports=("jax.numpy",), end=end)
@@ -107,7 +108,7 @@ def chain_edit(module, node: ast.Compare) -> Edit:
             f"{_code(left)} {_code(target.operator).strip()} {_code(right)}"
             for left, target, right in zip(operands, updated.comparisons, operands[1:])
         ]
-        return _with_parens(updated, _fold(f"{context.name('jax.numpy')}.logical_and", pairs))
+        return _with_parens(updated, _fold(context, f"{context.name('jax.numpy')}.logical_and", pairs))
 
     return Edit(start, cst.Comparison, replace, imports=("jax.numpy",), end=end)
 
@@ -128,7 +129,7 @@ def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
             current = current.left
         operands.insert(0, current)
         kept = [_code(operand) for operand in operands[:first_traced]]
-        folded = _fold(f"{context.name('jax.numpy')}.logical_{word}",
+        folded = _fold(context, f"{context.name('jax.numpy')}.logical_{word}",
                        [_argument(operand) for operand in operands[first_traced:]])
         return _with_parens(updated, f" {word} ".join([*kept, folded]))
 
