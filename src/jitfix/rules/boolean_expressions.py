@@ -87,11 +87,26 @@ def span(module, node: ast.AST) -> tuple[Position, Position]:
     return start, end
 
 
+def _nested_column(module, node: ast.AST) -> int:
+    """Where the replacement will most likely sit: as written, or, inside a test that becomes
+    a ``lax.cond`` argument, two levels in from the statement's indentation."""
+    line = module.lines[node.lineno - 1]
+    return len(line) - len(line.lstrip()) + 8
+
+
+def _at_most(context: EditContext, column: int) -> EditContext:
+    context.column = min(context.column, column)
+    return context
+
+
 def not_edit(module, node: ast.UnaryOp) -> Edit:
     start, end = span(module, node)
 
+    column = _nested_column(module, node)
+
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.UnaryOperation)
+        context = _at_most(context, column)
         source = context.call_source(f"{context.name('jax.numpy')}.logical_not", [_argument(updated.expression)])
         return _with_parens(updated, source)
 
@@ -101,8 +116,11 @@ def not_edit(module, node: ast.UnaryOp) -> Edit:
 def chain_edit(module, node: ast.Compare) -> Edit:
     start, end = span(module, node)
 
+    column = _nested_column(module, node)
+
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Comparison)
+        context = _at_most(context, column)
         operands = [updated.left, *(target.comparator for target in updated.comparisons)]
         pairs = [
             f"{_code(left)} {_code(target.operator).strip()} {_code(right)}"
@@ -119,8 +137,11 @@ def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
     count = len(node.values)
     word = "and" if isinstance(node.op, ast.And) else "or"
 
+    column = _nested_column(module, node)
+
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.BooleanOperation)
+        context = _at_most(context, column)
         operands: list[cst.BaseExpression] = []
         current: cst.BaseExpression = updated
         for _ in range(count - 1):  # `a and b and c` is ((a and b) and c) in libcst
