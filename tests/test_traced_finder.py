@@ -25,7 +25,7 @@ def traced(code: str) -> dict[str, tuple[set[str], set[str]]]:
         "import jax as J\n@J.jit\ndef f(x): pass",
         "from jax import jit\n@jit\ndef f(x): pass",
         "from jax import jit as compile_it\n@compile_it\ndef f(x): pass",
-        "import equinox as eqx\n@eqx.filter_jit\ndef f(x): pass",
+        "import equinox as eqx, jax\n@eqx.filter_jit\ndef f(x: jax.Array): pass",
         "import jax\ndef f(x): pass\ng = jax.jit(f)",
         "import jax\ndef f(x): pass\ng = jax.vmap(f)",
         "import jax\ndef f(x): pass\ng = jax.jit(jax.vmap(f))",
@@ -302,3 +302,14 @@ def test_enumerate_index_is_static_and_zip_binds_each_element() -> None:
         "f",
     )
     assert found == [("position == 0", False, True), ("i > 0", True, False)]
+
+
+def test_filter_jit_traces_only_parameters_annotated_as_arrays() -> None:
+    code = """
+import equinox as eqx
+import jax
+from jaxtyping import Array, Float
+@eqx.filter_jit
+def f(x: Float[Array, "n"], y: jax.Array, flag: bool, cfg): pass
+"""
+    assert traced(code) == {"f": (set(), {"x", "y"})}

@@ -55,6 +55,11 @@ TRACING_TRANSFORMS = frozenset(
 # Differentiation traces only the arguments it differentiates (``argnums``, default 0).
 GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad"})
 
+# equinox's filter_* transforms trace array arguments and keep all others static.
+FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
+                                 "equinox.filter_value_and_grad"})
+ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
+
 # vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
 MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
 
@@ -337,6 +342,10 @@ class TracedFinder:
         static: frozenset[str] = frozenset()
         if not _readable_static_arguments(transform.keywords):
             traced = frozenset()  # static_argnums=some_variable: any parameter may be static
+        elif transform.name in FILTERED_TRANSFORMS:
+            # equinox traces arrays and keeps every other argument static: only parameters
+            # annotated as arrays are known to be traced.
+            traced = frozenset(name for name in params if self._annotated_array(function, name))
         elif transform.name in JIT_TRANSFORMS:
             static = _static_params(function, transform.keywords)
             traced = frozenset(params - static)
@@ -348,6 +357,17 @@ class TracedFinder:
         else:
             traced = frozenset(params)
         self._mark_params(function, traced, static, how)
+
+    def _annotated_array(self, function: FunctionNode, name: str) -> bool:
+        arguments = function.args
+        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            if arg.arg == name and arg.annotation is not None:
+                annotation = arg.annotation
+                if isinstance(annotation, ast.Subscript):  # Float[Array, "n"]
+                    annotation = annotation.value
+                resolved = self.imports.resolve(annotation) or ""
+                return resolved in ARRAY_ANNOTATIONS or resolved.startswith("jaxtyping.")
+        return False
 
     def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str) -> None:
         entry = self.traced.get(function)

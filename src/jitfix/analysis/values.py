@@ -90,6 +90,8 @@ class ValueAnalysis:
         if isinstance(expr, ast.Constant | ast.Lambda | ast.JoinedStr):
             return False
         if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+                return False  # a module's field may be static config (eqx.field(static=True))
             return expr.attr not in STATIC_ATTRIBUTES and self.is_traced(expr.value)
         if isinstance(expr, ast.Subscript):
             return self.is_traced(expr.value) or self.is_traced(expr.slice)
