@@ -296,8 +296,9 @@ class TracedIf(Rule):
                            f"({function.how}): raises under jit; rewrite with `lax.cond`")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
             for problem in planner.problems:
+                where = f" (line {problem.node.lineno})" if problem.node.lineno != problem.if_node.lineno else ""
                 message = (f"`if {_source(module, problem.if_node.test)}` tests a traced value in "
-                           f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}")
+                           f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.if_node, message, function=function, end=problem.if_node.test)
 
 

@@ -45,7 +45,6 @@ MAX_DUPLICATED_REST = 2
 class Branch:
     name: str
     statements: list[ast.stmt]  # the branch's own statements, then any absorbed rest
-    from_orelse: bool
     with_rest: bool
     # (output or "return") -> the expression the branch ends with, to cast.
     casts: dict[str, ast.expr] = field(default_factory=dict)
@@ -59,7 +58,6 @@ class IfPlan:
     false: Branch
     operands: list[str]
     outputs: list[str]
-    rest: list[ast.stmt] = field(default_factory=list)
     # output (or "return") -> (dtype variable name, source of jnp.result_type arguments)
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
@@ -199,8 +197,8 @@ class FunctionPlanner:
                 return self._report(node, f"`{name}` is set to a Python value that is not a number; "
                                           "`lax.cond` can only choose between arrays")
         operands = self._ordered(needed, node)
-        true = Branch(branch_name(node.test, False, self.taken), node.body, False, False)
-        false = Branch(branch_name(node.test, True, self.taken), node.orelse, True, False)
+        true = Branch(branch_name(node.test, False, self.taken), node.body, False)
+        false = Branch(branch_name(node.test, True, self.taken), node.orelse, False)
         plan = IfPlan(node, "assign", true, false, operands, outputs)
         self._plan_casts_assign(plan, values)
         self.plans[node] = plan
@@ -231,10 +229,9 @@ class FunctionPlanner:
         for statements in (true_statements, false_statements):
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
         operands = self._ordered(needed, node)
-        true = Branch(branch_name(node.test, False, self.taken), true_statements, False, true_falls and bool(rest))
-        false = Branch(branch_name(node.test, True, self.taken), false_statements, True,
-                       false_falls and bool(rest))
-        plan = IfPlan(node, "return", true, false, operands, [], rest=rest)
+        true = Branch(branch_name(node.test, False, self.taken), true_statements, true_falls and bool(rest))
+        false = Branch(branch_name(node.test, True, self.taken), false_statements, false_falls and bool(rest))
+        plan = IfPlan(node, "return", true, false, operands, [])
         self._plan_casts_return(plan)
         self.plans[node] = plan
         for branch in (true, false):
