@@ -73,13 +73,23 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     }
 
 
-def _reads_in_order(statement: ast.stmt) -> Iterator[str]:
-    for node in _own_nodes([statement]):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            yield node.id
-    for node in ast.walk(statement):
-        if isinstance(node, NESTED_SCOPES) and node is not statement:
-            yield from loaded_names([node])
+def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:
+    """Names one statement may read before binding them (a loop body reading its own
+    target does not count)."""
+    if isinstance(statement, ast.If):
+        return (loaded_names([statement.test]) | upward_exposed(statement.body, live_out)
+                | upward_exposed(statement.orelse, live_out))
+    if isinstance(statement, ast.For | ast.AsyncFor):
+        body = upward_exposed(statement.body, live_out) - set(target_names(statement.target))
+        return loaded_names([statement.iter]) | body | upward_exposed(statement.orelse, live_out)
+    if isinstance(statement, ast.While):
+        return (loaded_names([statement.test]) | upward_exposed(statement.body, live_out)
+                | upward_exposed(statement.orelse, live_out))
+    if isinstance(statement, ast.With | ast.AsyncWith):
+        bound = {name for item in statement.items if item.optional_vars for name in target_names(item.optional_vars)}
+        return loaded_names([item.context_expr for item in statement.items]) | (
+            upward_exposed(statement.body, live_out) - bound)
+    return loaded_names([statement])
 
 
 def definitely_assigned(statements: list[ast.stmt]) -> set[str]:
@@ -116,19 +126,26 @@ def _definitely_assigned_by(statement: ast.stmt) -> set[str]:
     return set()
 
 
-def upward_exposed(statements: list[ast.stmt]) -> set[str]:
+def upward_exposed(statements: list[ast.stmt], live_out: frozenset[str] | set[str] = frozenset()) -> set[str]:
     """Names that may be read before the statements have certainly bound them.
 
-    A name bound only on some paths inside a compound statement counts as read there: the
-    path that skips the binding keeps (and so needs) the value from before.
+    A name bound only on some paths inside a compound statement (an ``if`` without ``else``, a
+    loop that may not run) counts as read there when it is read later -- by a later statement,
+    or after the block (``live_out``): the path that skips the binding keeps, and so needs, the
+    value from before.
     """
     exposed: set[str] = set()
     written: set[str] = set()
-    for statement in statements:
-        exposed.update(name for name in _reads_in_order(statement) if name not in written)
+    reads_after = [set(live_out)]
+    for statement in reversed(statements):
+        reads_after.append(reads_after[-1] | loaded_names([statement]))
+    reads_after.reverse()  # reads_after[i + 1]: what statements after i (and after the block) read
+    for index, statement in enumerate(statements):
+        exposed.update(_exposed_by(statement, reads_after[index + 1]) - written)
         certain = _definitely_assigned_by(statement)
         if not isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
-            exposed.update(assigned_names([statement]) - certain - written)
+            maybe = assigned_names([statement]) - certain - written
+            exposed.update(maybe & reads_after[index + 1])
         written |= certain
     return exposed
 
@@ -175,6 +192,12 @@ def _inside_loop(root: ast.AST, target: ast.AST) -> bool:
     return False
 
 
+def _is_functional_update(receiver: ast.AST) -> bool:
+    """``x.at[i]``: ``.set``/``.add`` on it return a new array and change nothing."""
+    return (isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Attribute)
+            and receiver.value.attr == "at")
+
+
 def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | None:
     if isinstance(node, ast.Yield | ast.YieldFrom):
         return "`yield` in a branch: a generator cannot become a branch function"
@@ -198,7 +221,8 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
                 "time, so the write would happen whichever branch is taken")
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in MUTATING_METHODS
-            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)):
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)
+            and not _is_functional_update(node.func.value)):
         return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
                 "time, so the change would happen whichever branch is taken")
     return None

@@ -9,6 +9,7 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
+from jitfix.rules.loops import TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.side_effects import PrintInTracedCode
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -16,6 +17,8 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedConditionalExpression(),
     TracedBooleanOperator(),
     NonScalarCondition(),
+    TracedRangeLoop(),
+    TracedWhileLoop(),
     PrintInTracedCode(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

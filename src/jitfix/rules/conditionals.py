@@ -30,6 +30,7 @@ from jitfix.rules.boolean_expressions import (
 )
 from jitfix.rules.if_plans import FunctionPlanner, IfPlan
 from jitfix.rules.if_render import FunctionRewriter
+from jitfix.rules.loop_plans import LoopPlan
 
 SHARED_KEY = "conditionals"
 
@@ -179,7 +180,9 @@ class FunctionConditionals:
     def _owners(self) -> dict[ast.AST, ast.AST]:
         """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""
         owner: dict[ast.AST, ast.AST] = {}
-        tests: list[tuple[ast.AST, ast.AST]] = [(node.test, node) for node in self.planner.plans]
+        tests: list[tuple[ast.AST, ast.AST]] = [
+            (node.test, node) for node in self.planner.plans if isinstance(node, ast.If | ast.While)
+        ]
         tests += [(node.test, node) for node, _ in self.ternaries]
         for test, holder in tests:
             for child in ast.walk(test):
@@ -232,20 +235,24 @@ def _name_position(module: ModuleContext, function: ast.FunctionDef) -> Position
     return Position(function.lineno, index)
 
 
-def _function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.If, IfPlan],
-                   enabled: frozenset[ast.If]) -> Edit:
+def function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.stmt, IfPlan | LoopPlan],
+                  enabled: frozenset[ast.stmt]) -> Edit:
+    """The edit that rewrites the ``enabled`` planned statements of one function; the edits of
+    several findings in one function merge into one."""
     position = _name_position(module, function)
 
     def merge(edits: list[Edit]) -> Edit:
         together = frozenset().union(*(edit.replace.enabled for edit in edits))  # type: ignore[attr-defined]
-        return _function_edit(module, function, plans, together)
+        return function_edit(module, function, plans, together)
 
-    needs_numpy = any(plans[node].dtypes for node in enabled)
+    needs_numpy = any(plans[node].needs_numpy for node in enabled)
     imports = ("jax.lax", "jax.numpy") if needs_numpy else ("jax.lax",)
-    return Edit(position, cst.FunctionDef, FunctionRewriter(function, plans, enabled), imports=imports, merge=merge)
+    rewriter = FunctionRewriter(function, plans, enabled, module.text)
+    return Edit(position, cst.FunctionDef, rewriter, imports=imports, merge=merge)
 
 
-def _source(module: ModuleContext, node: ast.AST, limit: int = 40) -> str:
+def source_excerpt(module: ModuleContext, node: ast.AST, limit: int = 40) -> str:
+    """The node's source on one line, shortened to ``limit`` characters."""
     text = " ".join(module.segment(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -289,17 +296,21 @@ class TracedIf(Rule):
             planner = entry.planner
             function = entry.traced
             for node, plan in planner.plans.items():
-                edits = [_function_edit(module, function.node, planner.plans, frozenset({node}))]  # type: ignore[arg-type]
+                if not isinstance(node, ast.If):
+                    continue
+                edits = [function_edit(module, function.node, planner.plans, frozenset({node}))]  # type: ignore[arg-type]
                 edits += entry.edits_in(module, node)
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
-                message = (f"`if {_source(module, node.test)}` tests a traced value in `{function.qualname}` "
+                message = (f"`if {source_excerpt(module, node.test)}` tests a traced value in `{function.qualname}` "
                            f"({function.how}): raises under jit; rewrite with `lax.cond`")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
             for problem in planner.problems:
-                where = f" (line {problem.node.lineno})" if problem.node.lineno != problem.if_node.lineno else ""
-                message = (f"`if {_source(module, problem.if_node.test)}` tests a traced value in "
+                if not isinstance(problem.statement, ast.If):
+                    continue
+                where = f" (line {problem.node.lineno})" if problem.node.lineno != problem.statement.lineno else ""
+                message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
-                yield self.finding(module, problem.if_node, message, function=function, end=problem.if_node.test)
+                yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)
 
 
 class TracedConditionalExpression(Rule):
@@ -325,7 +336,7 @@ class TracedConditionalExpression(Rule):
                 cast = _cheap(node.body, module.imports) and _cheap(node.orelse, module.imports)
                 edits = [ternary_edit(module, node, cast), *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
-                message = (f"conditional expression on traced `{_source(module, node.test)}` in "
+                message = (f"conditional expression on traced `{source_excerpt(module, node.test)}` in "
                            f"`{entry.traced.qualname}` raises under jit; rewrite with `lax.cond`")
                 yield self.finding(module, node, message, fix, function=entry.traced)
 
@@ -393,7 +404,7 @@ class NonScalarCondition(Rule):
         for entry in conditionals(module):
             for node, size in entry.non_scalar:
                 what = "`if`" if isinstance(node, ast.If) else "conditional expression"
-                message = (f"{what} on `{_source(module, node.test)}`, an array of {size} elements, in "
+                message = (f"{what} on `{source_excerpt(module, node.test)}`, an array of {size} elements, in "
                            f"`{entry.traced.qualname}`: its truth is ambiguous with or without jit; "
                            "not auto-fixable: choose `.all()`, `.any()` or `jnp.where`")
                 yield self.finding(module, node, message, function=entry.traced, end=node.test)

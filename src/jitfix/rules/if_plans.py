@@ -34,6 +34,7 @@ from jitfix.analysis.blocks import (
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence
+from jitfix.rules.loop_plans import LoopPlan, LoopPlanning
 from jitfix.rules.naming import branch_name, unique_name
 from jitfix.rules.result_types import arms_to_cast
 
@@ -65,16 +66,20 @@ class IfPlan:
     def absorbs_rest(self) -> bool:
         return self.form == "return"
 
+    @property
+    def needs_numpy(self) -> bool:
+        return bool(self.dtypes)
+
 
 @dataclass
 class Problem:
-    node: ast.AST  # where to report
-    if_node: ast.If
+    node: ast.AST  # what blocks the rewrite
+    statement: ast.If | ast.For | ast.While  # the statement left as it is
     reason: str
 
 
-class FunctionPlanner:
-    """Plans for every traced ``if`` of one function (nested function bodies excluded)."""
+class FunctionPlanner(LoopPlanning):
+    """Plans for every traced ``if`` and loop of one function (nested function bodies excluded)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
                  imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence):
@@ -86,7 +91,7 @@ class FunctionPlanner:
         self._taken_names = taken_names
         self._taken: set[str] | None = None
         self.sizes = SizeEvidence(arrays, imports)
-        self.plans: dict[ast.If, IfPlan] = {}
+        self.plans: dict[ast.stmt, IfPlan | LoopPlan] = {}
         self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements
         self.problems: list[Problem] = []
         self._loads_cache: list[ast.Name] | None = None
@@ -124,6 +129,8 @@ class FunctionPlanner:
             if isinstance(statement, ast.If) and self.is_traced_if(statement):
                 if self._plan(statement, statements[index + 1:], bound, tail, loops, values):
                     return  # the rest of the block now lives in the branches
+            elif self.is_traced_range(statement) or self.is_traced_while(statement):
+                self._plan_loop(statement, bound, loops)  # type: ignore[arg-type]
             else:
                 self._descend(statement, bound, tail, loops)
             bound |= definitely_assigned([statement])
@@ -147,7 +154,7 @@ class FunctionPlanner:
                           *(handler.body for handler in statement.handlers)):
                 self._block(block, bound, False, loops)
 
-    def _report(self, node: ast.If, reason: str, where: ast.AST | None = None) -> bool:
+    def _report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None) -> bool:
         self.problems.append(Problem(where or node, node, reason))
         return False
 
@@ -191,7 +198,7 @@ class FunctionPlanner:
                             "not before the `if`, so the other branch has nothing to return")
                     needed.add(name)
         for block in branches:
-            needed |= upward_exposed(block) & assigned_names(block) & bound
+            needed |= upward_exposed(block, set(outputs)) & assigned_names(block) & bound
         for name in outputs:
             if self._static_non_numeric(name, branches):
                 return self._report(node, f"`{name}` is set to a Python value that is not a number; "
@@ -254,7 +261,9 @@ class FunctionPlanner:
         if any(load.id == name and id(load) not in inside for load in self._loads):
             return True
         if loops:  # the next iteration reads what this one leaves
-            return name in loaded_names([node.test]) or any(
+            if isinstance(node, ast.For):  # rebound from the iterable on every pass
+                return name not in target_names(node.target) and name in upward_exposed(node.body)
+            return name in loaded_names([node.test]) or any(  # type: ignore[attr-defined]
                 name in upward_exposed(block) for block in (node.body, node.orelse))
         return False
 

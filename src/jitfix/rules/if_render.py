@@ -13,22 +13,16 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from jitfix.findings import EditContext, EditError
+from jitfix.rules.cst_text import blank_line, code, lay_out
 from jitfix.rules.if_plans import Branch, IfPlan
+from jitfix.rules.loop_plans import LoopPlan
+from jitfix.rules.loop_render import LoopRendering
 
-_RENDER = cst.Module(body=[])
 INDENT_WIDTH = 4
-
-
-def _blank_line() -> cst.EmptyLine:
-    return cst.EmptyLine(indent=False)
 
 
 class RewriteMismatch(EditError):
     """The libcst tree does not line up with the ast the plans were made on."""
-
-
-def code(node: cst.CSTNode) -> str:
-    return _RENDER.code_for_node(node)
 
 
 def _pairs(statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt]) -> Iterator[tuple[cst.BaseStatement, list[ast.stmt]]]:
@@ -42,12 +36,13 @@ def _pairs(statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt]) -> It
         raise RewriteMismatch(f"{index} statements found where {len(nodes)} were analysed")
 
 
-class FunctionRewriter:
-    """Replaces the enabled planned ifs of one function."""
+class FunctionRewriter(LoopRendering):
+    """Replaces the enabled planned ifs and loops of one function."""
 
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, plans: dict[ast.If, IfPlan],
-                 enabled: frozenset[ast.If]):
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, plans: dict[ast.stmt, IfPlan | LoopPlan],
+                 enabled: frozenset[ast.stmt], text: str):
         self.function = function
+        self.text = text
         self.plans = plans
         self.enabled = enabled
 
@@ -63,15 +58,17 @@ class FunctionRewriter:
     # -- statement lists -------------------------------------------------------------------
 
     def _contains_enabled(self, node: ast.AST) -> bool:
-        return any(child in self.enabled for child in ast.walk(node) if isinstance(child, ast.If))
+        return any(child in self.enabled for child in ast.walk(node) if isinstance(child, ast.If | ast.For | ast.While))
 
     def _block(self, statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt], depth: int) -> list[cst.BaseStatement]:
         pairs = list(_pairs(statements, nodes))
         result: list[cst.BaseStatement] = []
         for index, (statement, analysed) in enumerate(pairs):
             first = analysed[0] if analysed else None
-            if isinstance(statement, cst.If) and first in self.enabled:
-                plan = self.plans[first]  # type: ignore[index]
+            plan = self.plans.get(first) if first in self.enabled else None  # type: ignore[arg-type]
+            if isinstance(plan, LoopPlan) and isinstance(statement, cst.For | cst.While):
+                result.extend(self._render_loop(plan, statement, depth, after_code=index > 0))
+            elif isinstance(plan, IfPlan) and isinstance(statement, cst.If):
                 rest = pairs[index + 1:] if plan.absorbs_rest else []
                 result.extend(self._render(plan, statement, rest, depth, after_code=index > 0))
                 if plan.absorbs_rest:
@@ -143,17 +140,14 @@ class FunctionRewriter:
             generated.append(cst.parse_statement(
                 f"{dtype_name} = {context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
 
-        true_def = self._branch_def(plan, plan.true, true_block, true_statements, depth)
-        if generated:
-            true_def = true_def.with_changes(leading_lines=[_blank_line()])
-        generated.append(true_def)
+        generated.append(self._branch_def(plan, plan.true, true_block, true_statements, depth))
         if not false_statements and plan.form == "assign" and plan.operands == plan.outputs \
                 and "return" not in plan.false.casts:
             false_function = self._identity_lambda(plan)
         else:
             false_def = self._branch_def(plan, plan.false, false_block, false_statements, depth)
-            false_def = false_def.with_changes(leading_lines=[
-                _blank_line(), *(orelse.leading_lines if isinstance(orelse, cst.Else) else ())])
+            if isinstance(orelse, cst.Else):  # comments above `else:` go above its function
+                false_def = false_def.with_changes(leading_lines=orelse.leading_lines)
             generated.append(false_def)
             false_function = plan.false.name
 
@@ -166,15 +160,8 @@ class FunctionRewriter:
             prefix = ""
         context.column = self.base_column + depth * INDENT_WIDTH + len(prefix)
         call = context.call_source(spelled_cond, arguments)
-        cond_statement = cst.parse_statement(prefix + call + "\n")
-        generated.append(cond_statement.with_changes(leading_lines=[_blank_line()]))
-        # Code before a nested def is followed by a blank line, as black writes it.
-        leading = list(statement.leading_lines)
-        starts_with_def = isinstance(generated[0], cst.FunctionDef)
-        if after_code and starts_with_def and not any(line.comment is None for line in leading[:1]):
-            leading.insert(0, _blank_line())
-        generated[0] = generated[0].with_changes(leading_lines=leading)
-        return generated
+        generated.append(cst.parse_statement(prefix + call + "\n"))
+        return lay_out(generated, statement, after_code)
 
     def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,
                     statements: list[cst.BaseStatement], depth: int) -> cst.FunctionDef:

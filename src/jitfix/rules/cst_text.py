@@ -1,0 +1,38 @@
+"""Small helpers for writing generated code with libcst."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+_RENDER = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    """A node's source, as it would appear in a module."""
+    return _RENDER.code_for_node(node)
+
+
+def blank_line() -> cst.EmptyLine:
+    return cst.EmptyLine(indent=False)
+
+
+def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
+            after_code: bool) -> list[cst.BaseStatement]:
+    """Blank lines as black writes them around generated helper functions.
+
+    The replaced statement's own leading lines (its comments) go first; code before a nested
+    def is followed by a blank line; each later def and the final call get one blank line.
+    """
+    laid_out = []
+    for index, statement in enumerate(generated):
+        if index == 0:
+            leading = list(replaced.leading_lines)
+            if after_code and isinstance(statement, cst.FunctionDef) \
+                    and not any(line.comment is None for line in leading[:1]):
+                leading.insert(0, blank_line())
+        elif isinstance(statement, cst.FunctionDef) or index == len(generated) - 1:
+            leading = [blank_line(), *statement.leading_lines]
+        else:
+            leading = list(statement.leading_lines)
+        laid_out.append(statement.with_changes(leading_lines=leading))
+    return laid_out

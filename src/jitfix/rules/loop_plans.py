@@ -1,0 +1,190 @@
+"""Decide how a loop jit cannot run becomes ``lax.fori_loop`` / ``lax.while_loop``, or why not.
+
+* ``for i in range(...)`` whose bounds are traced -> ``lax.fori_loop``; a step other than 1
+  must be a literal (the trip count is computed from it);
+* ``while`` on a traced condition -> ``lax.while_loop``.
+
+The *carry* is every name the body binds that has a value before the loop and that the body
+reads before binding it, the loop test reads, or code after the loop reads. A name the body
+binds with no value before the loop and that is read afterwards is reported: a loop that runs
+zero times would leave it unbound. The loop variable, when read after the loop, is carried
+too, so it holds its last value. ``break``, ``continue``, ``return``, ``else:`` and anything a
+body function cannot hold are reported with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from typing import Iterator
+
+from jitfix.analysis.blocks import assigned_names, loaded_names, obstacles, target_names, upward_exposed
+from jitfix.rules.boolean_expressions import is_boolean_valued
+from jitfix.rules.naming import branch_name, unique_name
+
+
+@dataclass(eq=False)
+class LoopPlan:
+    node: ast.For | ast.While
+    kind: str  # "fori" or "while"
+    body_name: str
+    carry: list[str]
+    statements: list[ast.stmt]
+    # fori: bounds as written, and the step when it is not 1
+    lower: ast.expr | None = None
+    upper: ast.expr | None = None
+    step: int = 1
+    target: str | None = None
+    truncate_upper: bool = False  # range(int(n)): the bound is cast to an integer in jnp
+    target_bound: bool = False  # the loop variable has a value before the loop
+    # while: the name of the condition function, and whether the test is already a boolean
+    cond_name: str | None = None
+    boolean_test: bool = True
+
+    @property
+    def needs_numpy(self) -> bool:
+        return self.truncate_upper
+
+    @property
+    def absorbs_rest(self) -> bool:
+        return False
+
+
+def literal_int(node: ast.AST) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = literal_int(node.operand)
+        return -value if value is not None else None
+    return None
+
+
+def _loop_obstacle(statements: list[ast.stmt]) -> tuple[ast.AST, str] | None:
+    """break/continue/return that leave this loop's body (not a nested loop's)."""
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in statements]
+    while stack:
+        node, nested_loop = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            return node, "`return` inside the loop body"
+        if isinstance(node, ast.Break | ast.Continue) and not nested_loop:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            return node, (f"`{word}` in a loop with a traced trip count: the loop would need a "
+                          "stop flag in its carry; rewrite it as a `while` loop with the flag")
+        inner = nested_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return None
+
+
+class LoopPlanning:
+    """The loop half of the control-flow planner (mixed into FunctionPlanner)."""
+
+    def is_traced_range(self, node: ast.AST) -> bool:
+        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+                and "range" not in self.imports.aliases and not node.iter.keywords):
+            return False
+        values = self.flow.at(node)
+        return any(values.is_traced(_without_int(arg)) for arg in node.iter.args)
+
+    def is_traced_while(self, node: ast.AST) -> bool:
+        if not isinstance(node, ast.While):
+            return False
+        values = self.flow.at(node)
+        return values.is_traced(node.test) and self.arrays.certain_truth(node.test, values)
+
+    def _plan_loop(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
+        if node.orelse:
+            return self._report(node, "the loop has an `else:` clause")
+        found = _loop_obstacle(node.body)
+        if found:
+            return self._report(node, found[1], found[0])
+        for where, reason in self._obstacles_of(node.body):
+            return self._report(node, reason, where)
+        target: str | None = None
+        if isinstance(node, ast.For):
+            if not isinstance(node.target, ast.Name):
+                return self._report(node, "the loop variable is not a single name")
+            target = node.target.id
+        assigned = assigned_names(node.body)
+        test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
+        live_after = {name for name in assigned if self._live_after(name, node, loops)}
+        exposed = upward_exposed(node.body, live_after | test_reads)
+        carry: list[str] = []
+        for name in self._ordered(assigned | ({target} if target else set()), node):
+            if name == target:
+                if self._live_after(name, node, loops):
+                    carry.append(name)
+                continue
+            needed = name in exposed or name in test_reads or name in live_after
+            if not needed:
+                continue  # a temporary of one iteration
+            if name not in bound:
+                return self._report(node, f"`{name}` is bound in the loop body but has no value before the "
+                                          "loop, and is read after it: a loop that runs zero times leaves "
+                                          "it unbound")
+            carry.append(name)
+        if self._static_non_numeric_carry(carry, node.body):
+            return self._report(node, "the loop carries a Python value that is not a number")
+        if isinstance(node, ast.For):
+            plan = self._fori_plan(node, carry, target)  # type: ignore[arg-type]
+            if plan is None:
+                return None
+            plan.target_bound = target in bound
+        else:
+            if not carry:
+                return self._report(node, "the body changes nothing the loop test reads")
+            name = branch_name(node.test, False, self.taken).replace("_if_", "_while_", 1)
+            plan = LoopPlan(node, "while", unique_name(name + "_body", self.taken), carry, node.body,
+                            cond_name=name, boolean_test=is_boolean_valued(node.test, self.imports))
+        self.plans[node] = plan  # type: ignore[index]
+        # In the body function, the carry and the loop variable are its own names.
+        self._block(node.body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
+        return None
+
+    def _fori_plan(self, node: ast.For, carry: list[str], target: str) -> LoopPlan | None:
+        args = node.iter.args  # type: ignore[attr-defined]
+        if len(args) == 1:
+            lower, upper, step = None, args[0], 1
+        elif len(args) in (2, 3):
+            lower, upper = args[0], args[1]
+            step = 1 if len(args) == 2 else literal_int(args[2])
+            if step is None:
+                self._report(node, "the step of `range` is not a literal; the trip count needs it")
+                return None
+            if step == 0:
+                self._report(node, "`range` with step 0 raises")
+                return None
+        else:
+            self._report(node, "`range` called with an unexpected number of arguments")
+            return None
+        truncate = isinstance(upper, ast.Call) and isinstance(upper.func, ast.Name) and upper.func.id == "int"
+        name = unique_name(f"_{target}_loop_body", self.taken)
+        return LoopPlan(node, "fori", name, carry, node.body, lower=lower, upper=_without_int(upper), step=step,
+                        target=target, truncate_upper=truncate)
+
+    def _obstacles_of(self, statements: list[ast.stmt]) -> Iterator[tuple[ast.AST, str]]:
+        for where, reason in obstacles(statements, False, set(self.imports.aliases)):
+            if isinstance(where, ast.Break | ast.Continue | ast.Return):
+                continue  # reported above with the loop's own reason
+            yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
+
+    @staticmethod
+    def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                    and not isinstance(node.value.value, bool | int | float | complex):
+                if any(name in carry for target in node.targets for name in target_names(target)):
+                    return True
+        return False
+
+
+def _without_int(expr: ast.expr) -> ast.expr:
+    """``int(n)`` -> ``n``: a traced bound is made an integer by the rewrite instead."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "int" \
+            and len(expr.args) == 1 and not expr.keywords:
+        return expr.args[0]
+    return expr
+

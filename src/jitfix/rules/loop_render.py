@@ -1,0 +1,161 @@
+"""Write planned loops as a body function and ``lax.fori_loop`` / ``lax.while_loop``.
+
+The body keeps the user's statements and comments; it unpacks the carry first and returns it
+last. ``range(a, b, 2)`` counts iterations (``(b - a + 1) // 2``) and computes the loop
+variable from the count, so a loop that runs zero times leaves the carry as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jitfix.rules.cst_text import blank_line, code, lay_out
+from jitfix.rules.loop_plans import LoopPlan
+
+
+def _source(module_text: str, node: ast.AST | None, default: str) -> str:
+    if node is None:
+        return default
+    return ast.get_source_segment(module_text, node) or ast.unparse(node)
+
+
+def _grouped(text: str) -> str:
+    """``text`` safe to use as an operand of ``-`` and ``//``."""
+    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
+
+
+def _difference(first: str, second: str) -> str:
+    """``first - second``, simplified when ``second`` is a literal."""
+    if second.lstrip("-").isdigit():
+        value = int(second)
+        if value == 0:
+            return first
+        return f"{_grouped(first)} {'-' if value > 0 else '+'} {abs(value)}"
+    return f"{_grouped(first)} - {_grouped(second)}"
+
+
+def _ceil_divide(span: str, step: int) -> str:
+    """The number of iterations of a span counted in steps: ``(span + step - 1) // step``."""
+    if step == 1:
+        return span
+    # Fold a literal at the end of the span into the rounding term: (n - 1 + 1) // 2 -> n // 2.
+    head, _, tail = span.rpartition(" ")
+    constant = step - 1
+    if head.endswith((" -", " +")) and tail.isdigit():
+        constant += int(tail) if head.endswith("+") else -int(tail)
+        span = head[:-2]
+    if constant == 0:
+        return f"{_grouped(span)} // {step}"
+    return f"({span} {'+' if constant > 0 else '-'} {abs(constant)}) // {step}"
+
+
+class LoopRendering:
+    """The loop half of FunctionRewriter."""
+
+    def _render_loop(self, plan: LoopPlan, statement: cst.For | cst.While, depth: int,
+                     after_code: bool) -> list[cst.BaseStatement]:
+        if plan.kind == "fori":
+            generated = self._render_fori(plan, statement, depth)
+        else:
+            generated = self._render_while(plan, statement, depth)
+        return lay_out(generated, statement, after_code)
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _carry_source(self, plan: LoopPlan) -> str:
+        """The carry as one expression: ``total`` or ``(total, count)``."""
+        if len(plan.carry) == 1:
+            return plan.carry[0]
+        return f"({', '.join(plan.carry)})" if plan.carry else "None"
+
+    def _carry_parameter(self, plan: LoopPlan) -> str:
+        return plan.carry[0] if len(plan.carry) == 1 else "carry"
+
+    def _unpack(self, plan: LoopPlan, used: set[str] | None = None) -> list[cst.BaseStatement]:
+        """``a, b = carry`` (names a function does not read become ``_``)."""
+        if len(plan.carry) < 2:
+            return []
+        names = [name if used is None or name in used else "_" for name in plan.carry]
+        if plan.kind == "fori" and plan.target in plan.carry:
+            names = ["_" if name == plan.target else name for name in names]  # set from the index
+        return [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+
+    def _body_def(self, name: str, parameters: str, block: cst.BaseSuite, prologue: list[cst.BaseStatement],
+                  plan: LoopPlan, depth: int) -> cst.FunctionDef:
+        body = self._block(block.body, plan.statements, depth + 1)  # type: ignore[attr-defined]
+        returned = self._carry_source(plan) if plan.carry else "carry"
+        if len(plan.carry) > 1:
+            returned = returned[1:-1]
+        if prologue and body and isinstance(body[0], cst.FunctionDef) and not body[0].leading_lines:
+            body[0] = body[0].with_changes(leading_lines=[blank_line()])
+        statements = [*prologue, *body, cst.parse_statement(f"return {returned}\n")]
+        template = cst.parse_statement(f"def {name}({parameters}):\n    pass\n")
+        assert isinstance(template, cst.FunctionDef)
+        return template.with_changes(body=block.with_changes(body=statements))  # type: ignore[attr-defined]
+
+    def _loop_call(self, plan: LoopPlan, function: str, arguments: list[str], depth: int) -> cst.BaseStatement:
+        targets = ", ".join(plan.carry)
+        prefix = f"{targets} = " if plan.carry else ""
+        context = self.context  # type: ignore[attr-defined]
+        context.column = self.base_column + depth * 4 + len(prefix)  # type: ignore[attr-defined]
+        call = context.call_source(function, arguments)
+        return cst.parse_statement(prefix + call + "\n")
+
+    # -- fori_loop ---------------------------------------------------------------------------
+
+    def _bound(self, node: ast.expr | None, truncate: bool, default: str) -> str:
+        text = _source(self.text, node, default)  # type: ignore[attr-defined]
+        if truncate:
+            jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
+            return f"{jnp}.asarray({text}).astype({jnp}.int32)"
+        return text
+
+    def _render_fori(self, plan: LoopPlan, statement: cst.For, depth: int) -> list[cst.BaseStatement]:
+        lower = self._bound(plan.lower, False, "0")
+        upper = self._bound(plan.upper, plan.truncate_upper, "0")
+        index = plan.target or "i"
+        prologue = self._unpack(plan)
+        start = lower
+        if plan.step != 1:
+            # Count iterations from 0; the loop variable is computed from the count.
+            step, counter = plan.step, "iteration"
+            offset = counter if abs(step) == 1 else f"{counter} * {abs(step)}"
+            sign = "+" if step > 0 else "-"
+            value = offset if lower == "0" and step > 0 else f"{lower} {sign} {offset}"
+            prologue = [*prologue, cst.parse_statement(f"{index} = {value}\n")]
+            first, last = (upper, lower) if step > 0 else (lower, upper)
+            upper = _ceil_divide(_difference(first, last), abs(step))
+            lower, index = "0", counter
+        parameters = f"{index}, {self._carry_parameter(plan)}"
+        body = self._body_def(plan.body_name, parameters, statement.body, prologue, plan, depth)
+        initial = self._carry_source(plan)
+        if plan.target in plan.carry and not plan.target_bound:
+            # Read after the loop only when it ran (eager Python raises otherwise): any start will do.
+            initial = ", ".join(start if name == plan.target else name for name in plan.carry)
+            initial = f"({initial})" if len(plan.carry) > 1 else initial
+        call = self._loop_call(plan, f"{self.context.name('jax.lax')}.fori_loop",  # type: ignore[attr-defined]
+                               [lower, upper, plan.body_name, initial], depth)
+        return [body, call]
+
+    # -- while_loop --------------------------------------------------------------------------
+
+    def _render_while(self, plan: LoopPlan, statement: cst.While, depth: int) -> list[cst.BaseStatement]:
+        test = self._test_source(plan, statement)
+        test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)}
+        parameter = self._carry_parameter(plan)
+        cond_body = [*self._unpack(plan, test_reads), cst.parse_statement(f"return {test}\n")]
+        cond_template = cst.parse_statement(f"def {plan.cond_name}({parameter}):\n    pass\n")
+        assert isinstance(cond_template, cst.FunctionDef)
+        cond = cond_template.with_changes(body=cond_template.body.with_changes(body=cond_body))
+        body = self._body_def(plan.body_name, parameter, statement.body, self._unpack(plan), plan, depth)
+        call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",  # type: ignore[attr-defined]
+                               [plan.cond_name, plan.body_name, self._carry_source(plan)], depth)
+        return [cond, body, call]
+
+    def _test_source(self, plan: LoopPlan, statement: cst.While) -> str:
+        test = code(statement.test.with_changes(lpar=[], rpar=[])) if statement.test.lpar else code(statement.test)
+        if plan.boolean_test:
+            return test
+        return f"{_grouped(test)} != 0"

@@ -1,0 +1,114 @@
+"""JF2xx — Python loops jit cannot run.
+
+JF201 ``for i in range(n)`` with a traced bound -> ``lax.fori_loop``.
+JF202 ``while`` on a traced condition -> ``lax.while_loop``.
+
+A loop with a static trip count (``range(3)``, ``range(x.shape[0])``, a Python list, the rows
+of an array) runs under jit as it is, unrolled at trace time: it is left byte-identical.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jitfix.findings import Finding, Fix, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
+from jitfix.rules.loop_plans import LoopPlan
+
+
+class _LoopRule(Rule):
+    loop_type: type[ast.stmt]
+    primitive: str
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            planner = entry.planner
+            function = entry.traced
+            for node, plan in planner.plans.items():
+                if not isinstance(plan, LoopPlan) or not isinstance(node, self.loop_type):
+                    continue
+                edits = [function_edit(module, function.node, planner.plans, frozenset({node})),  # type: ignore[arg-type]
+                         *entry.edits_in(module, node)]
+                fix = Fix(Safety.SAFE, f"rewrite with lax.{self.primitive}", edits)
+                message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.primitive}`"
+                yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
+            for problem in planner.problems:
+                if not isinstance(problem.statement, self.loop_type):
+                    continue
+                statement = problem.statement
+                where = f" (line {problem.node.lineno})" if problem.node.lineno != statement.lineno else ""
+                message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
+                yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
+
+    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
+        raise NotImplementedError
+
+    @staticmethod
+    def _header_end(node: ast.stmt) -> ast.AST:
+        return node.iter if isinstance(node, ast.For) else node.test  # type: ignore[attr-defined]
+
+
+class TracedRangeLoop(_LoopRule):
+    code = "JF201"
+    name = "traced-range-loop"
+    summary = "`for i in range(n)` with a traced `n` raises under jit; use `lax.fori_loop`"
+    fixable = "sometimes"
+    loop_type = ast.For
+    primitive = "fori_loop"
+    doc = RuleDoc(
+        what="Finds `for` loops over `range(...)` whose bounds are traced values (a jit argument, "
+        "even a Python int passed to the jitted function, or something computed from one), and "
+        "rewrites them with `lax.fori_loop`.",
+        why="`range()` needs Python integers; under `jax.jit` the bound is a tracer, so the loop "
+        "raises `TracerIntegerConversionError` (or `ConcretizationTypeError`).",
+        example="@jax.jit\ndef power(x, n):\n    result = jnp.ones_like(x)\n    for i in range(n):\n"
+        "        result = result * x\n    return result\n",
+        fixed="@jax.jit\ndef power(x, n):\n    result = jnp.ones_like(x)\n\n    def _i_loop_body(i, result):\n"
+        "        result = result * x\n        return result\n\n"
+        "    result = lax.fori_loop(0, n, _i_loop_body, result)\n    return result\n",
+        safety="Safe. The carry is every name the body changes and needs from the previous "
+        "iteration or that code after the loop reads; several names travel as a tuple. A loop "
+        "that runs zero times leaves them as they were. The loop variable, when read after the "
+        "loop, is carried and keeps its last value. `range(a, b, step)` with a literal step counts "
+        "iterations (negative steps too); `range(int(n))` casts `n` with `jnp`. A Python `0` that "
+        "accumulates floats is fine: `fori_loop` promotes a weakly typed start. Reported, not "
+        "fixed: `break`/`continue`/`return` in the body, an `else:` clause, a step that is not a "
+        "literal, a name first bound in the body and read after the loop, and anything a body "
+        "function cannot hold (writes into outer objects, `global`, `yield`). Note that "
+        "`fori_loop` with traced bounds is not reverse-mode differentiable; when a gradient is "
+        "taken, make the bound a static argument instead.",
+    )
+
+    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
+        return f"`for ... in {source_excerpt(module, node.iter)}` loops a traced number of times"  # type: ignore[attr-defined]
+
+
+class TracedWhileLoop(_LoopRule):
+    code = "JF202"
+    name = "traced-while-loop"
+    summary = "`while` on a traced condition raises under jit; use `lax.while_loop`"
+    fixable = "sometimes"
+    loop_type = ast.While
+    primitive = "while_loop"
+    doc = RuleDoc(
+        what="Finds `while` loops whose condition is a traced value and rewrites them with "
+        "`lax.while_loop`: a condition function and a body function over the loop's carry.",
+        why="Each test of the condition calls `bool()` on a tracer, which raises "
+        "`TracerBoolConversionError` under `jax.jit`.",
+        example="@jax.jit\ndef halvings(x):\n    steps = 0\n    while x > 1:\n        x = x / 2\n"
+        "        steps = steps + 1\n    return steps\n",
+        fixed="@jax.jit\ndef halvings(x):\n    steps = 0\n\n    def _while_x_gt_1(carry):\n"
+        "        x, _ = carry\n        return x > 1\n\n    def _while_x_gt_1_body(carry):\n"
+        "        x, steps = carry\n        x = x / 2\n        steps = steps + 1\n        return x, steps\n\n"
+        "    x, steps = lax.while_loop(_while_x_gt_1, _while_x_gt_1_body, (x, steps))\n    return steps\n",
+        safety="Safe. The carry is what the body changes that the test, the next iteration or later "
+        "code reads. `and`/`or`/`not` in the test become `jnp.logical_*`; a test that is not a "
+        "boolean (`while n:`) is compared with zero. Reported, not fixed: `break`/`continue`/"
+        "`return` in the body, an `else:` clause, a body that changes nothing the test reads. "
+        "`lax.while_loop` is not reverse-mode differentiable.",
+    )
+
+    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
+        return f"`while {source_excerpt(module, node.test)}` tests a traced value"  # type: ignore[attr-defined]
