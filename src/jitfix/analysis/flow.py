@@ -107,9 +107,15 @@ class FlowAnalysis:
 
     # -- queries -----------------------------------------------------------------------------
 
-    def at(self, statement: ast.stmt) -> ValueAnalysis:
-        """Traced/static classification of expressions evaluated by ``statement``."""
+    def at(self, statement: ast.stmt, also_traced: frozenset[str] = frozenset()) -> ValueAnalysis:
+        """Traced/static classification of expressions evaluated by ``statement``.
+
+        ``also_traced`` names are tracers there whatever the code says: the carry of a loop
+        that is being rewritten into a lax loop is traced inside its body.
+        """
         state = self.before.get(id(statement), self.entry)
+        if also_traced:
+            state = {**state, **dict.fromkeys(also_traced, TRACED)}
         return self._view(state)
 
     def summary(self) -> ValueAnalysis:

@@ -164,8 +164,9 @@ class FunctionConditionals:
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
         self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planner.non_scalar)
         self.booleans: list[BooleanSite] = []
+        carried_at = self.planner.carried_at
         for node, statement in _own_expressions(function):
-            values = flow.at(statement)
+            values = flow.at(statement, carried_at.get(id(statement), frozenset()))
             if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
                 size = self.planner.sizes.size(node.test)
                 if size is not None and size > 1:
@@ -181,8 +182,11 @@ class FunctionConditionals:
         """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""
         owner: dict[ast.AST, ast.AST] = {}
         tests: list[tuple[ast.AST, ast.AST]] = [
-            (node.test, node) for node in self.planner.plans if isinstance(node, ast.If | ast.While)
+            (node.test, node) for node in self.planner.plans
+            if isinstance(node, ast.If | ast.While) and node not in self.planner.forced_ifs
         ]
+        for node, plan in self.planner.plans.items():  # break/continue guards go with their loop
+            tests += [(guard.node.test, node) for guard in getattr(plan, "guards", [])]
         tests += [(node.test, node) for node, _ in self.ternaries]
         for test, holder in tests:
             for child in ast.walk(test):
@@ -296,7 +300,7 @@ class TracedIf(Rule):
             planner = entry.planner
             function = entry.traced
             for node, plan in planner.plans.items():
-                if not isinstance(node, ast.If):
+                if not isinstance(node, ast.If) or node in planner.forced_ifs:
                     continue
                 edits = [function_edit(module, function.node, planner.plans, frozenset({node}))]  # type: ignore[arg-type]
                 edits += entry.edits_in(module, node)

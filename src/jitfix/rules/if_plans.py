@@ -92,6 +92,10 @@ class FunctionPlanner(LoopPlanning):
         self._taken: set[str] | None = None
         self.sizes = SizeEvidence(arrays, imports)
         self.plans: dict[ast.stmt, IfPlan | LoopPlan] = {}
+        self.forced_ifs: set[ast.If] = set()
+        self.carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
+        # statement -> the carried names traced around it, for the expression rules
+        self.carried_at: dict[int, frozenset[str]] = {}
         self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements
         self.problems: list[Problem] = []
         self._loads_cache: list[ast.Name] | None = None
@@ -119,8 +123,14 @@ class FunctionPlanner(LoopPlanning):
     # -- walking ---------------------------------------------------------------------------
 
     def is_traced_if(self, node: ast.If) -> bool:
-        values = self.flow.at(node)
+        if node in self.forced_ifs:  # made from a traced break/continue guard
+            return True
+        values = self.values_at(node)
         return values.is_traced(node.test) and self.arrays.certain_truth(node.test, values)
+
+    def values_at(self, node: ast.stmt):
+        """Traced/static at a statement, the carry of the loops being rewritten around it traced."""
+        return self.flow.at(node, self.carried)
 
     def _block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
         bound = set(bound)
@@ -129,7 +139,8 @@ class FunctionPlanner(LoopPlanning):
             if isinstance(statement, ast.If) and self.is_traced_if(statement):
                 if self._plan(statement, statements[index + 1:], bound, tail, loops, values):
                     return  # the rest of the block now lives in the branches
-            elif self.is_traced_range(statement) or self.is_traced_while(statement):
+            elif self.is_traced_range(statement) or self.is_traced_while(statement) \
+                    or self.has_traced_guard(statement):
                 self._plan_loop(statement, bound, loops)  # type: ignore[arg-type]
             else:
                 self._descend(statement, bound, tail, loops)
@@ -257,6 +268,8 @@ class FunctionPlanner(LoopPlanning):
         return order
 
     def _live_after(self, name: str, node: ast.If, loops: int) -> bool:
+        if name in self.carried:
+            return True  # the body of a loop being rewritten returns its whole carry
         inside = {id(child) for child in ast.walk(node)}
         if any(load.id == name and id(load) not in inside for load in self._loads):
             return True

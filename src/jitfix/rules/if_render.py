@@ -44,7 +44,11 @@ class FunctionRewriter(LoopRendering):
         self.function = function
         self.text = text
         self.plans = plans
-        self.enabled = enabled
+        # The ifs a loop's break/continue became are rewritten with the loop.
+        self.enabled = enabled | {
+            synthetic for node in enabled if isinstance(plans.get(node), LoopPlan)
+            for synthetic in plans[node].synthetic_ifs  # type: ignore[union-attr]
+        }
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef)
@@ -127,7 +131,8 @@ class FunctionRewriter(LoopRendering):
                 depth: int, after_code: bool) -> list[cst.BaseStatement]:
         rest_statements = [pair[0] for pair in rest]
         true_block = statement.body
-        true_statements = [*true_block.body, *(rest_statements if plan.true.with_rest else [])]
+        own_true = list(true_block.body) if plan.node.body else []  # a guard's if has an empty branch
+        true_statements = [*own_true, *(rest_statements if plan.true.with_rest else [])]
         orelse = statement.orelse
         false_block: cst.BaseSuite | None = orelse.body if isinstance(orelse, cst.Else) else None
         own_false = list(false_block.body) if false_block is not None else [orelse] if isinstance(orelse, cst.If) else []
@@ -140,10 +145,13 @@ class FunctionRewriter(LoopRendering):
             generated.append(cst.parse_statement(
                 f"{dtype_name} = {context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
 
-        generated.append(self._branch_def(plan, plan.true, true_block, true_statements, depth))
-        if not false_statements and plan.form == "assign" and plan.operands == plan.outputs \
-                and "return" not in plan.false.casts:
-            false_function = self._identity_lambda(plan)
+        if not true_statements and self._is_identity(plan, plan.true):  # a break/continue guard's if
+            true_function = self._identity_lambda(plan, plan.true)
+        else:
+            generated.append(self._branch_def(plan, plan.true, true_block, true_statements, depth))
+            true_function = plan.true.name
+        if not false_statements and self._is_identity(plan, plan.false):
+            false_function = self._identity_lambda(plan, plan.false)
         else:
             false_def = self._branch_def(plan, plan.false, false_block, false_statements, depth)
             if isinstance(orelse, cst.Else):  # comments above `else:` go above its function
@@ -151,7 +159,7 @@ class FunctionRewriter(LoopRendering):
             generated.append(false_def)
             false_function = plan.false.name
 
-        arguments = [code(statement.test), plan.true.name, false_function, *plan.operands]
+        arguments = [code(statement.test), true_function, false_function, *plan.operands]
         if plan.form == "return":
             prefix = "return "
         elif plan.outputs:
@@ -190,8 +198,12 @@ class FunctionRewriter(LoopRendering):
         dtype_name = plan.dtypes[name][0]
         return f"{self.context.name('jax.numpy')}.asarray({name}, {dtype_name})"
 
-    def _identity_lambda(self, plan: IfPlan) -> str:
-        values = self._outputs(plan, plan.false)
+    @staticmethod
+    def _is_identity(plan: IfPlan, branch: Branch) -> bool:
+        return plan.form == "assign" and plan.operands == plan.outputs and "return" not in branch.casts
+
+    def _identity_lambda(self, plan: IfPlan, branch: Branch) -> str:
+        values = self._outputs(plan, branch)
         body = f"({values})" if len(plan.outputs) > 1 else values
         return f"lambda {', '.join(plan.operands)}: {body}"
 

@@ -15,13 +15,22 @@ body function cannot hold are reported with the reason.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, loaded_names, obstacles, target_names, upward_exposed
 from jitfix.rules.boolean_expressions import is_boolean_valued
 from jitfix.rules.naming import branch_name, unique_name
+
+
+@dataclass(eq=False)
+class Guard:
+    """``if c: break`` / ``if c: continue`` at the top of a loop body's statements."""
+
+    node: ast.If
+    kind: str  # "break" or "continue"
+    boolean: bool = True  # the test is a boolean already (else the flag compares it with zero)
 
 
 @dataclass(eq=False)
@@ -41,10 +50,14 @@ class LoopPlan:
     # while: the name of the condition function, and whether the test is already a boolean
     cond_name: str | None = None
     boolean_test: bool = True
+    # break/continue: the guards, and the carried flag a break sets
+    guards: list[Guard] = field(default_factory=list)
+    flag: str | None = None
+    synthetic_ifs: list[ast.If] = field(default_factory=list)  # the ifs the guards became
 
     @property
     def needs_numpy(self) -> bool:
-        return self.truncate_upper
+        return self.truncate_upper or self.flag is not None
 
     @property
     def absorbs_rest(self) -> bool:
@@ -60,6 +73,37 @@ def literal_int(node: ast.AST) -> int | None:
     return None
 
 
+def split_guards(body: list[ast.stmt]) -> tuple[list[list[ast.stmt]], list[Guard]]:
+    """The body cut at its top-level ``if c: break``/``if c: continue`` statements:
+    segments S0..Sk around guards g1..gk."""
+    segments: list[list[ast.stmt]] = [[]]
+    guards: list[Guard] = []
+    for statement in body:
+        if (isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1
+                and isinstance(statement.body[0], ast.Break | ast.Continue)):
+            guards.append(Guard(statement, "break" if isinstance(statement.body[0], ast.Break) else "continue"))
+            segments.append([])
+        else:
+            segments[-1].append(statement)
+    return segments, guards
+
+
+def nest_guards(segments: list, guards: list[Guard], flag: str | None, make_if, make_flag) -> list:
+    """S0; [flag = c1;] if <c1 or flag>: (nothing) else: (S1; ...): the statements after a
+    guard run only when it does not fire. ``make_if(guard, test_is_flag, inner)`` and
+    ``make_flag(guard)`` build the nodes (ast at planning time, libcst when writing)."""
+    result = list(segments[0])
+    if not guards:
+        return result
+    guard = guards[0]
+    inner = nest_guards(segments[1:], guards[1:], flag, make_if, make_flag)
+    if guard.kind == "break":
+        result.append(make_flag(guard))
+    if inner:
+        result.append(make_if(guard, guard.kind == "break", inner))
+    return result
+
+
 def _loop_obstacle(statements: list[ast.stmt]) -> tuple[ast.AST, str] | None:
     """break/continue/return that leave this loop's body (not a nested loop's)."""
     stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in statements]
@@ -71,8 +115,8 @@ def _loop_obstacle(statements: list[ast.stmt]) -> tuple[ast.AST, str] | None:
             return node, "`return` inside the loop body"
         if isinstance(node, ast.Break | ast.Continue) and not nested_loop:
             word = "break" if isinstance(node, ast.Break) else "continue"
-            return node, (f"`{word}` in a loop with a traced trip count: the loop would need a "
-                          "stop flag in its carry; rewrite it as a `while` loop with the flag")
+            return node, (f"`{word}` inside a nested block of the loop body; only `if c: {word}` "
+                          "directly in the body is rewritten")
         inner = nested_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return None
@@ -82,36 +126,53 @@ class LoopPlanning:
     """The loop half of the control-flow planner (mixed into FunctionPlanner)."""
 
     def is_traced_range(self, node: ast.AST) -> bool:
-        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
-                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-                and "range" not in self.imports.aliases and not node.iter.keywords):
+        if not (isinstance(node, ast.For) and _is_range(node.iter, self.imports)):
             return False
-        values = self.flow.at(node)
+        values = self.values_at(node)
         return any(values.is_traced(_without_int(arg)) for arg in node.iter.args)
 
     def is_traced_while(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.While):
             return False
-        values = self.flow.at(node)
+        values = self.values_at(node)
         return values.is_traced(node.test) and self.arrays.certain_truth(node.test, values)
+
+    def has_traced_guard(self, node: ast.AST) -> bool:
+        """A static range or while loop that breaks or continues on a traced condition: it
+        must become a lax loop too."""
+        if not (isinstance(node, ast.While) or (isinstance(node, ast.For) and _is_range(node.iter, self.imports))):
+            return False
+        _, guards = split_guards(node.body)
+        return any(self.values_at(guard.node).is_traced(guard.node.test) for guard in guards)
 
     def _plan_loop(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
         if node.orelse:
             return self._report(node, "the loop has an `else:` clause")
-        found = _loop_obstacle(node.body)
+        segments, guards = split_guards(node.body)
+        unguarded = [statement for segment in segments for statement in segment]
+        found = _loop_obstacle(unguarded)
         if found:
             return self._report(node, found[1], found[0])
-        for where, reason in self._obstacles_of(node.body):
+        for where, reason in self._obstacles_of(unguarded):
             return self._report(node, reason, where)
+        for guard in guards:
+            guard.boolean = is_boolean_valued(guard.node.test, self.imports)
         target: str | None = None
         if isinstance(node, ast.For):
             if not isinstance(node.target, ast.Name):
                 return self._report(node, "the loop variable is not a single name")
             target = node.target.id
-        assigned = assigned_names(node.body)
+        flag = unique_name("stopped", self.taken) if any(g.kind == "break" for g in guards) else None
+        if flag and target and self._live_after(target, node, loops):
+            return self._report(node, f"`break`, and `{target}` is read after the loop; bind the value "
+                                      "you need to another name inside the loop")
+        body, synthetic_ifs = self._nested_body(segments, guards, flag)
+        assigned = assigned_names(body)
         test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
         live_after = {name for name in assigned if self._live_after(name, node, loops)}
-        exposed = upward_exposed(node.body, live_after | test_reads)
+        exposed = upward_exposed(body, live_after | test_reads | ({flag} if flag else set()))
+        if flag:
+            bound = bound | {flag}
         carry: list[str] = []
         for name in self._ordered(assigned | ({target} if target else set()), node):
             if name == target:
@@ -134,21 +195,56 @@ class LoopPlanning:
                 where, how = growth
                 return self._report(node, f"`{name}` changes shape on every pass ({how}); a lax loop carries "
                                           "a fixed shape: preallocate it and write with `.at[i].set(...)`", where)
+        if flag and flag not in carry:
+            carry.append(flag)
+        inside = self.carried | set(carry) | ({target} if target else set())
+        for guard in guards:  # in the body function every carried name is a tracer
+            if not self.flow.at(guard.node, frozenset(inside)).is_traced(guard.node.test):
+                return self._report(node, f"`{guard.kind}` on a condition that is not traced", guard.node)
         if isinstance(node, ast.For):
             plan = self._fori_plan(node, carry, target)  # type: ignore[arg-type]
             if plan is None:
                 return None
             plan.target_bound = target in bound
+            plan.statements = body
         else:
             if not carry:
                 return self._report(node, "the body changes nothing the loop test reads")
             name = branch_name(node.test, False, self.taken).replace("_if_", "_while_", 1)
-            plan = LoopPlan(node, "while", unique_name(name + "_body", self.taken), carry, node.body,
+            plan = LoopPlan(node, "while", unique_name(name + "_body", self.taken), carry, body,
                             cond_name=name, boolean_test=is_boolean_valued(node.test, self.imports))
+        plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
+        if flag and plan.kind == "fori":
+            plan.cond_name = unique_name(f"_{target}_loop_continues", self.taken)
         self.plans[node] = plan  # type: ignore[index]
-        # In the body function, the carry and the loop variable are its own names.
-        self._block(node.body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
+        # In the body function, the carry and the loop variable are its own names, and tracers.
+        outer = self.carried
+        self.carried = frozenset(inside)
+        for statement in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(statement, ast.stmt):
+                self.carried_at[id(statement)] = self.carried
+        self._block(body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
+        self.carried = outer
         return None
+
+    def _nested_body(self, segments: list[list[ast.stmt]], guards: list[Guard],
+                     flag: str | None) -> tuple[list[ast.stmt], list[ast.If]]:
+        """The body as ifs: what follows a guard runs only when the guard does not fire."""
+        synthetic_ifs: list[ast.If] = []
+
+        def make_flag(guard: Guard) -> ast.stmt:
+            assign = ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())], value=guard.node.test)
+            return ast.copy_location(assign, guard.node)
+
+        def make_if(guard: Guard, test_is_flag: bool, inner: list[ast.stmt]) -> ast.stmt:
+            test = ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), guard.node) if test_is_flag else guard.node.test
+            synthetic = ast.copy_location(ast.If(test=test, body=[], orelse=inner), guard.node)
+            synthetic.end_lineno, synthetic.end_col_offset = guard.node.end_lineno, guard.node.end_col_offset
+            self.forced_ifs.add(synthetic)
+            synthetic_ifs.append(synthetic)
+            return synthetic
+
+        return nest_guards(segments, guards, flag, make_if, make_flag), synthetic_ifs
 
     def _fori_plan(self, node: ast.For, carry: list[str], target: str) -> LoopPlan | None:
         args = node.iter.args  # type: ignore[attr-defined]
@@ -211,6 +307,11 @@ def _shape_change(name: str, body: list[ast.stmt], imports) -> tuple[ast.AST, st
                 and isinstance(value.right, ast.List | ast.Tuple):
             return node, "a Python sequence that grows"
     return None
+
+
+def _is_range(iterable: ast.AST, imports) -> bool:
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+            and "range" not in imports.aliases and not iterable.keywords and 1 <= len(iterable.args) <= 3)
 
 
 def _without_int(expr: ast.expr) -> ast.expr:

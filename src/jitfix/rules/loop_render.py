@@ -12,7 +12,7 @@ import ast
 import libcst as cst
 
 from jitfix.rules.cst_text import blank_line, code, lay_out
-from jitfix.rules.loop_plans import LoopPlan
+from jitfix.rules.loop_plans import LoopPlan, nest_guards
 
 
 def _source(module_text: str, node: ast.AST | None, default: str) -> str:
@@ -82,12 +82,49 @@ class LoopRendering:
             names = ["_" if name == plan.target else name for name in names]  # set from the index
         return [cst.parse_statement(f"{', '.join(names)} = carry\n")]
 
+    def _restructured(self, plan: LoopPlan, statements) -> list[cst.BaseStatement]:
+        """The libcst body cut at its break/continue guards and nested as the plan's ifs."""
+        if not plan.guards:
+            return list(statements)
+        from jitfix.rules.if_render import _pairs  # the pairing of libcst and ast statements
+
+        by_guard = {id(guard.node): guard for guard in plan.guards}
+        segments: list[list[cst.BaseStatement]] = [[]]
+        guard_statements: dict[int, cst.If] = {}
+        for statement, analysed in _pairs(statements, plan.node.body):
+            if analysed and id(analysed[0]) in by_guard and isinstance(statement, cst.If):
+                guard_statements[id(analysed[0])] = statement
+                segments.append([])
+            else:
+                segments[-1].append(statement)
+        jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
+
+        def make_flag(guard):
+            written = guard_statements[id(guard.node)]
+            test = code(written.test.with_changes(lpar=[], rpar=[]) if written.test.lpar else written.test)
+            value = test if guard.boolean else f"{jnp}.asarray({test}, bool)"
+            flag = cst.parse_statement(f"{plan.flag} = {value}\n")
+            return flag.with_changes(leading_lines=written.leading_lines)
+
+        def make_if(guard, test_is_flag, inner):
+            written = guard_statements[id(guard.node)]
+            test = cst.Name(plan.flag) if test_is_flag else written.test
+            return cst.If(test=test, body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Pass()])]),
+                          orelse=cst.Else(body=cst.IndentedBlock(body=inner)),
+                          leading_lines=[] if test_is_flag else written.leading_lines)
+
+        return nest_guards(segments, plan.guards, plan.flag, make_if, make_flag)
+
     def _body_def(self, name: str, parameters: str, block: cst.BaseSuite, prologue: list[cst.BaseStatement],
-                  plan: LoopPlan, depth: int) -> cst.FunctionDef:
-        body = self._block(block.body, plan.statements, depth + 1)  # type: ignore[attr-defined]
-        returned = self._carry_source(plan) if plan.carry else "carry"
-        if len(plan.carry) > 1:
-            returned = returned[1:-1]
+                  plan: LoopPlan, depth: int, epilogue: list[cst.BaseStatement] | None = None,
+                  returned: str | None = None) -> cst.FunctionDef:
+        statements_in = self._restructured(plan, block.body)  # type: ignore[attr-defined]
+        body = self._block(statements_in, plan.statements, depth + 1)  # type: ignore[attr-defined]
+        body += epilogue or []
+        if returned is None:
+            returned = self._carry_source(plan) if plan.carry else "carry"
+            if len(plan.carry) > 1:
+                returned = returned[1:-1]
         if prologue and body and isinstance(body[0], cst.FunctionDef) and not body[0].leading_lines:
             body[0] = body[0].with_changes(leading_lines=[blank_line()])
         statements = [*prologue, *body, cst.parse_statement(f"return {returned}\n")]
@@ -115,6 +152,8 @@ class LoopRendering:
     def _render_fori(self, plan: LoopPlan, statement: cst.For, depth: int) -> list[cst.BaseStatement]:
         lower = self._bound(plan.lower, False, "0")
         upper = self._bound(plan.upper, plan.truncate_upper, "0")
+        if plan.flag:
+            return self._render_range_with_break(plan, statement, depth, lower, upper)
         index = plan.target or "i"
         prologue = self._unpack(plan)
         start = lower
@@ -139,11 +178,40 @@ class LoopRendering:
                                [lower, upper, plan.body_name, initial], depth)
         return [body, call]
 
+    def _render_range_with_break(self, plan: LoopPlan, statement: cst.For, depth: int, lower: str,
+                                 upper: str) -> list[cst.BaseStatement]:
+        """A range loop that can break: a while_loop over (index, carry..., stop flag)."""
+        jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
+        index = plan.target or "i"
+        names = [index, *plan.carry]
+        compare = "<" if plan.step > 0 else ">"
+        cond_unpack = ", ".join(name if name in (index, plan.flag) else "_" for name in names)
+        cond = cst.parse_statement(
+            f"def {plan.cond_name}(carry):\n    {cond_unpack} = carry\n"
+            f"    return {jnp}.logical_and({index} {compare} {upper}, {jnp}.logical_not({plan.flag}))\n")
+        unpack = [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+        step = f"+ {plan.step}" if plan.step > 0 else f"- {-plan.step}"
+        epilogue = [cst.parse_statement(f"{index} = {index} {step}\n")]
+        body = self._body_def(plan.body_name, "carry", statement.body, unpack, plan, depth, epilogue,
+                              returned=", ".join(names))
+        start = cst.parse_statement(f"{plan.flag} = False\n")
+        context = self.context  # type: ignore[attr-defined]
+        prefix = f"{', '.join(names)} = "
+        context.column = self.base_column + depth * 4 + len(prefix)  # type: ignore[attr-defined]
+        call = context.call_source(f"{context.name('jax.lax')}.while_loop",
+                                   [plan.cond_name, plan.body_name, f"({', '.join([lower, *plan.carry])})"])
+        return [start, cond, body, cst.parse_statement(prefix + call + "\n")]
+
     # -- while_loop --------------------------------------------------------------------------
 
     def _render_while(self, plan: LoopPlan, statement: cst.While, depth: int) -> list[cst.BaseStatement]:
         test = self._test_source(plan, statement)
-        test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)}
+        start: list[cst.BaseStatement] = []
+        if plan.flag:  # a break ends the loop through the flag
+            jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
+            test = f"{jnp}.logical_and({test}, {jnp}.logical_not({plan.flag}))"
+            start = [cst.parse_statement(f"{plan.flag} = False\n")]
+        test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)} | {plan.flag}
         parameter = self._carry_parameter(plan)
         cond_body = [*self._unpack(plan, test_reads), cst.parse_statement(f"return {test}\n")]
         cond_template = cst.parse_statement(f"def {plan.cond_name}({parameter}):\n    pass\n")
@@ -152,7 +220,7 @@ class LoopRendering:
         body = self._body_def(plan.body_name, parameter, statement.body, self._unpack(plan), plan, depth)
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",  # type: ignore[attr-defined]
                                [plan.cond_name, plan.body_name, self._carry_source(plan)], depth)
-        return [cond, body, call]
+        return [*start, cond, body, call]
 
     def _test_source(self, plan: LoopPlan, statement: cst.While) -> str:
         test = code(statement.test.with_changes(lpar=[], rpar=[])) if statement.test.lpar else code(statement.test)

@@ -16,6 +16,8 @@ MODULE_WORDS = frozenset({"jnp", "np", "jax", "lax", "numpy", "onp", "self", "li
 MAX_WORDS = 8
 COMPARISON_WORDS = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
 NEGATED = {ast.Gt: ast.LtE, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.LtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+# `i % 2` reads as "i mod 2"; `a + b` as "a b" (short names matter more than every operator).
+OPERATOR_WORDS = {ast.Mod: ["mod"], ast.FloorDiv: ["div"], ast.Div: ["div"], ast.Sub: ["minus"]}
 # `x > 0` reads better as "x positive" than as "x gt 0".
 SIGN_WORDS = {ast.Gt: "positive", ast.Lt: "negative", ast.GtE: "non_negative", ast.LtE: "non_positive",
               ast.Eq: "zero", ast.NotEq: "nonzero"}
@@ -49,7 +51,7 @@ def _words(expr: ast.AST) -> list[str]:
             return ["not", *operand]
         return operand
     if isinstance(expr, ast.BinOp):
-        return [*_words(expr.left), *_words(expr.right)]
+        return [*_words(expr.left), *OPERATOR_WORDS.get(type(expr.op), []), *_words(expr.right)]
     if isinstance(expr, ast.BoolOp):
         joiner = "and" if isinstance(expr.op, ast.And) else "or"
         words: list[str] = []
