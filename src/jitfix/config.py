@@ -6,6 +6,8 @@ select = ["JF"]              # codes or prefixes to report
 ignore = ["JF401"]           # codes or prefixes to skip
 exclude = ["legacy/*"]       # extra paths (glob) not to walk into
 per-file-ignores = { "tests/*" = ["JF4"] }
+loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
+                             # "auto" (static where the function is differentiated)
 ```
 """
 
@@ -22,6 +24,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
+LOOP_STRATEGIES = ("auto", "lax", "static")
+
+
 class ConfigError(Exception):
     """A pyproject.toml whose [tool.jitfix] table cannot be used."""
 
@@ -34,6 +39,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     config_path: str | None = None
     root: str = "."
+    loop_strategy: str = "auto"
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""
@@ -97,7 +103,7 @@ def load_settings(start: Path) -> Settings:
     table = document.get("tool", {}).get("jitfix", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
-    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores"}
+    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
@@ -110,7 +116,11 @@ def load_settings(start: Path) -> Settings:
     excludes = (_string_list(table, "exclude", pyproject) or ()) + (
         _string_list(table, "extend-exclude", pyproject) or ()
     )
+    strategy = table.get("loop-strategy", "auto")
+    if strategy not in LOOP_STRATEGIES:
+        raise ConfigError(f"{pyproject}: [tool.jitfix] loop-strategy must be one of {', '.join(LOOP_STRATEGIES)}")
     settings = Settings(
+        loop_strategy=strategy,
         exclude=excludes,
         per_file_ignores=per_file_ignores,
         config_path=str(pyproject),

@@ -90,7 +90,7 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     traced = find_traced_functions(tree, imports)
     if not traced:
         return [], tree
-    module = ModuleContext(path, text, tree, imports, traced)
+    module = ModuleContext(path, text, tree, imports, traced, settings)
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
         findings.extend(rule.check(module))

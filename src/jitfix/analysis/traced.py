@@ -17,7 +17,7 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.flow import STATIC, FlowAnalysis, State, module_static_names
@@ -59,6 +59,10 @@ GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad"})
 FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
                                  "equinox.filter_value_and_grad"})
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
+
+# Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
+REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian",
+                                   "equinox.filter_grad", "equinox.filter_value_and_grad"})
 
 # vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
 MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
@@ -117,6 +121,11 @@ class TracedFunction:
     # What the body sees from outside: module constants, and an enclosing traced function's names.
     module_static: frozenset[str] = frozenset()
     enclosing: TracedFunction | None = None
+    # Where jit is applied to this function in the module: a decorator expression or a
+    # `jax.jit(f, ...)` call, where static arguments can be added.
+    jit_sites: list[ast.AST] = field(default_factory=list)
+    # Reverse-mode differentiated (jax.grad, or called from a differentiated function).
+    differentiated: bool = False
     _flow: FlowAnalysis | None = None
 
     def flow(self, imports: ImportTable) -> FlowAnalysis:
@@ -357,6 +366,8 @@ class TracedFinder:
         else:
             traced = frozenset(params)
         self._mark_params(function, traced, static, how)
+        if transform.name in REVERSE_AD_TRANSFORMS:
+            self.traced[function].differentiated = True
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
         arguments = function.args
@@ -402,7 +413,8 @@ class TracedFinder:
                 return _Bound(inner.function, inner.positional + len(expr.args) - 1, frozenset(keywords))
         return None
 
-    def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None) -> None:
+    def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None,
+                 outer_call: ast.Call | None = None) -> None:
         """Handle ``jax.jit(f)``, ``jax.jit(jax.grad(f), static_argnums=1)``, ``partial(jax.jit)(f)``."""
         transform = self._transform(call.func)
         if transform is None or not call.args:
@@ -415,11 +427,18 @@ class TracedFinder:
         if resolved is None:
             if isinstance(target, ast.Call):
                 # jax.jit(jax.grad(f)): an outer jit's static arguments reach f.
-                self._wrapped(scope, target, transform if transform.name in JIT_TRANSFORMS else outer)
+                if transform.name in JIT_TRANSFORMS:
+                    self._wrapped(scope, target, transform, call if transform.name == "jax.jit" else None)
+                else:
+                    self._wrapped(scope, target, outer, outer_call)
             return
         function = resolved.function
         how = f"wrapped by {transform.name} at line {call.lineno}"
         self._mark(function, transform, how)
+        if transform.name == "jax.jit" and outer is None and isinstance(target, ast.Name):
+            self.traced[function].jit_sites.append(call)
+        elif outer_call is not None and isinstance(target, ast.Name):
+            self.traced[function].jit_sites.append(outer_call)  # jax.jit(jax.grad(f)) keeps f's signature
         if outer is not None:
             self._mark(function, outer, how)
         self._unbind(resolved)
@@ -469,6 +488,8 @@ class TracedFinder:
                 transform = self._transform(decorator)
                 if transform is not None:
                     self._mark(function, transform, f"decorated with {transform.name}")
+                    if transform.name == "jax.jit":
+                        self.traced[function].jit_sites.append(decorator)
         for scope, call in self.scopes.calls:
             self._wrapped(scope, call)
             self._body_arguments(scope, call)
@@ -503,6 +524,9 @@ class TracedFinder:
                         self.traced[callee] = entry
                         changed = True
                     new = (entry.traced_params | traced) - entry.static_params
+                    if caller.differentiated and not entry.differentiated:
+                        entry.differentiated = True
+                        changed = True
                     if new != entry.traced_params:
                         entry.traced_params = new
                         entry.forget_analysis()

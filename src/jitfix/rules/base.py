@@ -8,6 +8,7 @@ from typing import ClassVar, Iterator
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import FunctionNode, TracedFunction
+from jitfix.config import Settings
 from jitfix.findings import Finding, Fix, Position
 
 
@@ -26,8 +27,9 @@ class ModuleContext:
     """One parsed module and its analysis, shared by every rule that checks it."""
 
     def __init__(self, path: str, text: str, tree: ast.Module, imports: ImportTable,
-                 traced: dict[FunctionNode, TracedFunction]):
+                 traced: dict[FunctionNode, TracedFunction], settings: Settings | None = None):
         self.path = path
+        self.settings = settings or Settings()
         self.text = text
         self.tree = tree
         self.imports = imports

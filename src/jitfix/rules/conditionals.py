@@ -159,6 +159,10 @@ class FunctionConditionals:
 
         arrays = ArrayEvidence(function)
         self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays)
+        self.planner.strategy = module.settings.loop_strategy
+        self.planner.differentiated = traced.differentiated
+        if traced.jit_sites:
+            self.planner.staticable = traced.traced_params
         self.planner.run()
         self.boolean_names = boolean_names(function, module.imports)
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []

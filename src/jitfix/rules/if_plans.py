@@ -94,6 +94,11 @@ class FunctionPlanner(LoopPlanning):
         self.plans: dict[ast.stmt, IfPlan | LoopPlan] = {}
         self.forced_ifs: set[ast.If] = set()
         self.carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
+        # Loop strategy (see loop_plans) and what it needs to know about the function.
+        self.strategy = "lax"
+        self.differentiated = False
+        self.staticable: frozenset[str] = frozenset()  # parameters a jit site can make static
+        self.static_requests: dict[ast.For, list[str]] = {}  # loops left as they are, bounds made static
         # statement -> the carried names traced around it, for the expression rules
         self.carried_at: dict[int, frozenset[str]] = {}
         self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements

@@ -149,6 +149,8 @@ class LoopPlanning:
         if node.orelse:
             return self._report(node, "the loop has an `else:` clause")
         segments, guards = split_guards(node.body)
+        if not guards and self._chose_static(node, bound, loops):
+            return None
         unguarded = [statement for segment in segments for statement in segment]
         found = _loop_obstacle(unguarded)
         if found:
@@ -226,6 +228,46 @@ class LoopPlanning:
         self._block(body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
         self.carried = outer
         return None
+
+    def _chose_static(self, node: ast.For | ast.While, bound: set[str], loops: int) -> bool:
+        """Apply the loop strategy: True when the loop stays and its bound becomes static, or
+        is reported because a lax loop could not be differentiated."""
+        wants_static = self.strategy == "static" or (self.strategy == "auto" and self.differentiated)
+        if not wants_static:
+            return False
+        if isinstance(node, ast.While):
+            if self.differentiated:
+                self._report(node, "the function is differentiated, and `lax.while_loop` is not "
+                                   "reverse-mode differentiable; bound the loop with a static trip count")
+                return True
+            return False
+        names = self._static_bound_names(node)
+        if names:
+            self.static_requests[node] = names
+            target = node.target.id if isinstance(node.target, ast.Name) else None
+            self._block(node.body, bound | ({target} if target else set()), tail=False, loops=loops + 1)
+            return True
+        if self.differentiated:
+            self._report(node, "the function is differentiated, and `lax.fori_loop` with a traced trip "
+                               "count is not reverse-mode differentiable; make the bound a static argument")
+            return True
+        return False
+
+    def _static_bound_names(self, node: ast.For) -> list[str] | None:
+        """The parameters that set a range loop's trip count, when each is a parameter of a
+        jitted function used as it came in (so `static_argnames` can make it static)."""
+        values = self.values_at(node)
+        names: list[str] = []
+        for arg in node.iter.args:  # type: ignore[attr-defined]
+            bound = _without_int(arg)
+            if not values.is_traced(bound):
+                continue
+            if not (isinstance(bound, ast.Name) and bound.id in self.staticable):
+                return None
+            if bound.id in assigned_names(self.function.body):
+                return None  # rebound: its value at the loop is not the argument's
+            names.append(bound.id)
+        return names or None
 
     def _nested_body(self, segments: list[list[ast.stmt]], guards: list[Guard],
                      flag: str | None) -> tuple[list[ast.stmt], list[ast.If]]:

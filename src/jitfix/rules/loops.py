@@ -16,6 +16,7 @@ from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
 from jitfix.rules.loop_plans import LoopPlan
+from jitfix.rules.static_arguments import static_argnames_edit
 
 
 class _LoopRule(Rule):
@@ -34,6 +35,7 @@ class _LoopRule(Rule):
                 fix = Fix(Safety.SAFE, f"rewrite with lax.{self.primitive}", edits)
                 message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.primitive}`"
                 yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
+            yield from self._static_findings(module, entry)
             for problem in planner.problems:
                 if not isinstance(problem.statement, self.loop_type):
                     continue
@@ -41,6 +43,30 @@ class _LoopRule(Rule):
                 where = f" (line {problem.node.lineno})" if problem.node.lineno != statement.lineno else ""
                 message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
+
+    def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
+        """Loops the strategy keeps: their bounds become static arguments of the jit."""
+        function = entry.traced
+        for node, names in entry.planner.static_requests.items():
+            if not isinstance(node, self.loop_type):
+                continue
+            edits = [static_argnames_edit(module, site, names) for site in function.jit_sites]
+            listed = ", ".join(f"`{name}`" for name in names)
+            chosen = module.settings.loop_strategy == "static"
+            why = ("loop-strategy = \"static\"" if chosen else
+                   "the function is differentiated, and a fori_loop with a traced trip count cannot be")
+            message = (f"{self._what(module, node)} in `{function.qualname}`; make {listed} static "
+                       f"({why}{'' if chosen else ' in reverse mode'}); each new value recompiles")
+            fix = None
+            if edits and all(edit is not None for edit in edits):
+                safety = Safety.SAFE if chosen else Safety.UNSAFE
+                description = f"add {listed} to static_argnames"
+                if not chosen:
+                    description += " (unsafe: callers must then pass Python values, not arrays)"
+                fix = Fix(safety, description, edits)  # type: ignore[arg-type]
+            else:
+                message += "; not auto-fixable: the jit that compiles it is not in this module"
+            yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
 
     def _what(self, module: ModuleContext, node: ast.stmt) -> str:
         raise NotImplementedError

@@ -1,0 +1,92 @@
+"""Add parameters to the ``static_argnames`` of the jit that compiles a function.
+
+``@jax.jit`` becomes ``@partial(jax.jit, static_argnames=("n",))``; an existing
+``partial(jax.jit, ...)``, ``jax.jit(static_argnames=...)`` or ``jax.jit(f, ...)`` call gets
+the keyword (or its tuple grows). Several findings that touch one jit merge into one edit.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jitfix.findings import Edit, EditContext, Position
+from jitfix.rules.cst_text import code
+
+
+def _names_source(names: list[str]) -> str:
+    quoted = ", ".join(f'"{name}"' for name in names)
+    return f"({quoted},)" if len(names) == 1 else f"({quoted})"
+
+
+def _existing_names(value: cst.BaseExpression) -> list[str] | None:
+    """The strings of a literal ``"n"`` / ``("n", "m")``; None when not a literal."""
+    if isinstance(value, cst.SimpleString):
+        return [value.evaluated_value]  # type: ignore[list-item]
+    if isinstance(value, cst.Tuple | cst.List):
+        names = [element.value for element in value.elements]
+        if all(isinstance(name, cst.SimpleString) for name in names):
+            return [name.evaluated_value for name in names]  # type: ignore[union-attr, misc]
+    return None
+
+
+def _with_keyword(call: cst.Call, names: list[str]) -> cst.Call:
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "static_argnames":
+            existing = _existing_names(arg.value)
+            if existing is None:
+                return call  # not a literal: leave it to the person
+            merged = existing + [name for name in names if name not in existing]
+            args[index] = arg.with_changes(value=cst.parse_expression(_names_source(merged)))
+            return call.with_changes(args=args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    keyword = cst.Arg(
+        value=cst.parse_expression(_names_source(names)),
+        keyword=cst.Name("static_argnames"),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    return call.with_changes(args=[*args, keyword])
+
+
+def static_argnames_edit(module, site: ast.AST, names: list[str]) -> Edit | None:
+    """The edit that makes ``names`` static at one jit site, or None if the site is not one
+    this knows how to change."""
+    start = module.start_of(site)
+    end = Position(site.end_lineno, module.char_col(site.end_lineno, site.end_col_offset))  # type: ignore[attr-defined]
+
+    def merge(edits: list[Edit]) -> Edit:
+        together: list[str] = []
+        for edit in edits:
+            together += [name for name in edit.replace.names if name not in together]  # type: ignore[attr-defined]
+        return static_argnames_edit(module, site, together)  # type: ignore[return-value]
+
+    if isinstance(site, ast.Call):
+        replace = _AddToCall(names)
+        return Edit(start, cst.Call, replace, end=end, merge=merge)
+    if isinstance(site, ast.Name | ast.Attribute):
+        node_type = cst.Name if isinstance(site, ast.Name) else cst.Attribute
+        return Edit(start, node_type, _WrapInPartial(names), imports=("functools.partial",), end=end, merge=merge)
+    return None
+
+
+class _AddToCall:
+    def __init__(self, names: list[str]):
+        self.names = names
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        return _with_keyword(node, self.names)
+
+
+class _WrapInPartial:
+    """``jax.jit`` -> ``partial(jax.jit, static_argnames=(...))``."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        source = f"{context.name('functools.partial')}({code(node)}, static_argnames={_names_source(self.names)})"
+        return cst.parse_expression(source)
