@@ -6,12 +6,20 @@ import contextlib
 import io
 import re
 import types
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUT_MARKER = "# output\n"
 EXPECT = re.compile(r"^# jitfix-expect: (?P<codes>.*)$", re.MULTILINE)
+# Settings for one fixture, as in [tool.jitfix]: `# jitfix-config: scan-static-loops = true`.
+CONFIG = re.compile(r"^# jitfix-config: (?P<setting>.*)$", re.MULTILINE)
 # The rewrite may widen a result's dtype (an int branch cast to the float type of the other).
 PROMOTED = "# jitfix-compare: promoted"
 
@@ -23,6 +31,13 @@ class Fixture:
     expected: str  # equal to source when the fixture must stay unchanged
     expected_codes: list[str]  # codes of the findings left after fixing, in order
     promoted: bool = False  # results may come back in a wider dtype than the eager ones
+    config: dict = field(default_factory=dict)  # Settings fields this fixture sets
+
+    @property
+    def settings(self):
+        from jitfix.config import Settings
+
+        return Settings(**self.config)
 
     @property
     def id(self) -> str:
@@ -37,7 +52,10 @@ def load(path: Path) -> Fixture:
         source = expected = text
     match = EXPECT.search(source)
     codes = match["codes"].split() if match else []
-    return Fixture(path, source, expected, codes, PROMOTED in source)
+    config = {}
+    for match in CONFIG.finditer(source):
+        config.update({key.replace("-", "_"): value for key, value in tomllib.loads(match["setting"]).items()})
+    return Fixture(path, source, expected, codes, PROMOTED in source, config)
 
 
 def all_fixtures() -> list[Fixture]:

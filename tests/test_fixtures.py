@@ -14,13 +14,13 @@ FIXTURES = all_fixtures()
 FIX = Options(apply_fixes=True)
 
 
-def fix(code: str, name: str = "fixture.py"):
-    return process_text(name, code, Settings(), FIX)
+def fix(code: str, settings: Settings | None = None):
+    return process_text("fixture.py", code, settings or Settings(), FIX)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_fix_matches_expected_output(fixture: Fixture) -> None:
-    result = fix(fixture.source)
+    result = fix(fixture.source, fixture.settings)
     assert result.new_text == fixture.expected
     assert [finding.code for finding in result.findings] == fixture.expected_codes
     for finding in result.findings:
@@ -29,7 +29,7 @@ def test_fix_matches_expected_output(fixture: Fixture) -> None:
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_fix_is_idempotent(fixture: Fixture) -> None:
-    assert fix(fixture.expected).new_text == fixture.expected
+    assert fix(fixture.expected, fixture.settings).new_text == fixture.expected
 
 
 RUNNABLE = [f for f in FIXTURES if "\nSAMPLES = " in f.source]

@@ -8,6 +8,7 @@ exclude = ["legacy/*"]       # extra paths (glob) not to walk into
 per-file-ignores = { "tests/*" = ["JF4"] }
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
+scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
 ```
 """
 
@@ -40,6 +41,7 @@ class Settings:
     config_path: str | None = None
     root: str = "."
     loop_strategy: str = "auto"
+    scan_static_loops: bool = False
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""
@@ -103,7 +105,8 @@ def load_settings(start: Path) -> Settings:
     table = document.get("tool", {}).get("jitfix", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
-    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy"}
+    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy",
+             "scan-static-loops"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
@@ -119,8 +122,12 @@ def load_settings(start: Path) -> Settings:
     strategy = table.get("loop-strategy", "auto")
     if strategy not in LOOP_STRATEGIES:
         raise ConfigError(f"{pyproject}: [tool.jitfix] loop-strategy must be one of {', '.join(LOOP_STRATEGIES)}")
+    scan = table.get("scan-static-loops", False)
+    if not isinstance(scan, bool):
+        raise ConfigError(f"{pyproject}: [tool.jitfix] scan-static-loops must be true or false")
     settings = Settings(
         loop_strategy=strategy,
+        scan_static_loops=scan,
         exclude=excludes,
         per_file_ignores=per_file_ignores,
         config_path=str(pyproject),

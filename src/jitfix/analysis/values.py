@@ -172,6 +172,11 @@ def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[st
     return names
 
 
+# Attributes only arrays have (not lists, tuples or dicts).
+ARRAY_ONLY_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T", "at", "astype", "reshape", "sum", "mean",
+                                   "max", "min", "any", "all", "squeeze", "transpose", "ravel", "flatten"})
+
+
 class ArrayEvidence:
     """Whether a traced expression is certainly an array rather than a container of arrays.
 
@@ -184,6 +189,7 @@ class ArrayEvidence:
         self.function = function
         self.params = set(parameter_names(function))
         self._bindings: dict[str, list[ast.AST | None]] | None = None
+        self._array_params: set[str] | None = None
 
     @property
     def bindings(self) -> dict[str, list[ast.AST | None]]:
@@ -193,6 +199,18 @@ class ArrayEvidence:
             self._bindings = {}
             self._collect()
         return self._bindings
+
+    @property
+    def array_params(self) -> set[str]:
+        """Parameters the body treats as arrays (``xs.shape``, ``xs.astype(...)``): a list
+        or dict has none of these."""
+        if self._array_params is None:
+            self._array_params = {
+                node.value.id for node in ast.walk(self.function)
+                if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
+                and isinstance(node.value, ast.Name) and node.value.id in self.params
+            }
+        return self._array_params
 
     def _collect(self) -> None:
         for node in ast.walk(self.function):
@@ -230,7 +248,9 @@ class ArrayEvidence:
         if isinstance(expr, ast.NamedExpr):
             return self.certain(expr.value, seen)
         if isinstance(expr, ast.Name):
-            if expr.id in self.params or expr.id in seen or expr.id not in self.bindings:
+            if expr.id in self.params:
+                return expr.id in self.array_params
+            if expr.id in seen or expr.id not in self.bindings:
                 return False
             return all(value is not None and self.certain(value, seen | {expr.id})
                        for value in self.bindings[expr.id])

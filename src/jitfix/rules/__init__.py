@@ -9,7 +9,7 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
-from jitfix.rules.loops import TracedRangeLoop, TracedWhileLoop
+from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.side_effects import PrintInTracedCode
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -19,6 +19,7 @@ ALL_RULES: tuple[Rule, ...] = (
     NonScalarCondition(),
     TracedRangeLoop(),
     TracedWhileLoop(),
+    ScannableLoop(),
     PrintInTracedCode(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

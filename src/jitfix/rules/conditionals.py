@@ -160,6 +160,7 @@ class FunctionConditionals:
         arrays = ArrayEvidence(function)
         self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays)
         self.planner.strategy = module.settings.loop_strategy
+        self.planner.scan_static_loops = module.settings.scan_static_loops
         self.planner.differentiated = traced.differentiated
         if traced.jit_sites:
             self.planner.staticable = traced.traced_params

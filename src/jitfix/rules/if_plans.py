@@ -36,6 +36,7 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence
 from jitfix.rules.loop_plans import LoopPlan, LoopPlanning
 from jitfix.rules.naming import branch_name, unique_name
+from jitfix.rules.scan_plans import ScanPlanning
 from jitfix.rules.result_types import arms_to_cast
 
 # Statements of the rest of a function that may be copied into both branches.
@@ -76,9 +77,10 @@ class Problem:
     node: ast.AST  # what blocks the rewrite
     statement: ast.If | ast.For | ast.While  # the statement left as it is
     reason: str
+    kind: str = ""  # "scan" for loops that could not become a lax.scan
 
 
-class FunctionPlanner(LoopPlanning):
+class FunctionPlanner(LoopPlanning, ScanPlanning):
     """Plans for every traced ``if`` and loop of one function (nested function bodies excluded)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
@@ -96,6 +98,7 @@ class FunctionPlanner(LoopPlanning):
         self.carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
         # Loop strategy (see loop_plans) and what it needs to know about the function.
         self.strategy = "lax"
+        self.scan_static_loops = False
         self.differentiated = False
         self.staticable: frozenset[str] = frozenset()  # parameters a jit site can make static
         self.static_requests: dict[ast.For, list[str]] = {}  # loops left as they are, bounds made static
@@ -147,6 +150,8 @@ class FunctionPlanner(LoopPlanning):
             elif self.is_traced_range(statement) or self.is_traced_while(statement) \
                     or self.has_traced_guard(statement):
                 self._plan_loop(statement, bound, loops)  # type: ignore[arg-type]
+            elif self.scannable(statement):
+                self._plan_scan(statement, bound, loops, values)  # type: ignore[arg-type]
             else:
                 self._descend(statement, bound, tail, loops)
             bound |= definitely_assigned([statement])
@@ -170,8 +175,9 @@ class FunctionPlanner(LoopPlanning):
                           *(handler.body for handler in statement.handlers)):
                 self._block(block, bound, False, loops)
 
-    def _report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None) -> bool:
-        self.problems.append(Problem(where or node, node, reason))
+    def _report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
+                kind: str = "") -> bool:
+        self.problems.append(Problem(where or node, node, reason, kind))
         return False
 
     # -- one if ----------------------------------------------------------------------------

@@ -44,6 +44,11 @@ class FunctionRewriter(LoopRendering):
         self.function = function
         self.text = text
         self.plans = plans
+        # Statements a rewrite makes dead (`ys = []` before a loop that becomes a scan) go.
+        self.dropped = {
+            id(statement) for node in enabled
+            for statement in getattr(plans.get(node), "initializers", []) if statement is not None
+        }
         # The ifs a loop's break/continue became are rewritten with the loop.
         self.enabled = enabled | {
             synthetic for node in enabled if isinstance(plans.get(node), LoopPlan)
@@ -69,12 +74,18 @@ class FunctionRewriter(LoopRendering):
         result: list[cst.BaseStatement] = []
         for index, (statement, analysed) in enumerate(pairs):
             first = analysed[0] if analysed else None
+            if len(analysed) == 1 and id(first) in self.dropped and isinstance(statement, cst.SimpleStatementLine):
+                if statement.leading_lines and index + 1 < len(pairs):  # keep its comments with the next line
+                    follower, rest = pairs[index + 1]
+                    pairs[index + 1] = (follower.with_changes(
+                        leading_lines=[*statement.leading_lines, *follower.leading_lines]), rest)
+                continue
             plan = self.plans.get(first) if first in self.enabled else None  # type: ignore[arg-type]
             if isinstance(plan, LoopPlan) and isinstance(statement, cst.For | cst.While):
-                result.extend(self._render_loop(plan, statement, depth, after_code=index > 0))
+                result.extend(self._render_loop(plan, statement, depth, after_code=bool(result)))
             elif isinstance(plan, IfPlan) and isinstance(statement, cst.If):
                 rest = pairs[index + 1:] if plan.absorbs_rest else []
-                result.extend(self._render(plan, statement, rest, depth, after_code=index > 0))
+                result.extend(self._render(plan, statement, rest, depth, after_code=bool(result)))
                 if plan.absorbs_rest:
                     break
             elif first is not None and self._contains_enabled(first):

@@ -13,6 +13,7 @@ import libcst as cst
 
 from jitfix.rules.cst_text import blank_line, code, lay_out
 from jitfix.rules.loop_plans import LoopPlan, nest_guards
+from jitfix.rules.scan_plans import ScanPlan
 
 
 def _source(module_text: str, node: ast.AST | None, default: str) -> str:
@@ -58,6 +59,8 @@ class LoopRendering:
                      after_code: bool) -> list[cst.BaseStatement]:
         if plan.kind == "fori":
             generated = self._render_fori(plan, statement, depth)
+        elif plan.kind == "scan":
+            generated = self._render_scan(plan, statement, depth)  # type: ignore[arg-type]
         else:
             generated = self._render_while(plan, statement, depth)
         return lay_out(generated, statement, after_code)
@@ -201,6 +204,61 @@ class LoopRendering:
         call = context.call_source(f"{context.name('jax.lax')}.while_loop",
                                    [plan.cond_name, plan.body_name, f"({', '.join([lower, *plan.carry])})"])
         return [start, cond, body, cst.parse_statement(prefix + call + "\n")]
+
+    # -- scan ---------------------------------------------------------------------------------
+
+    def _render_scan(self, plan: ScanPlan, statement: cst.For, depth: int) -> list[cst.BaseStatement]:
+        jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
+        sources = [_source(self.text, source, "") for source in plan.sources]  # type: ignore[attr-defined]
+        if plan.enumerated:
+            sources.insert(0, f"{jnp}.arange(len({sources[0]}))")
+        scanned = sources[0] if len(sources) == 1 else f"({', '.join(sources)})"
+        single_target = len(plan.targets) == 1
+        step = plan.targets[0] if single_target else "step"
+        prologue = self._unpack(plan)
+        if not single_target:
+            prologue.append(cst.parse_statement(f"{', '.join(plan.targets)} = step\n"))
+        carry = self._carry_source(plan)
+        items = [output.item for output in plan.outputs]
+        stacked = items[0] if len(items) == 1 else f"({', '.join(items)})" if items else "None"
+        body_statements = self._with_items(plan, statement.body.body)  # type: ignore[attr-defined]
+        direct = {id(output.append) for output in plan.outputs if output.direct}
+        analysed = [node for node in plan.statements if id(node) not in direct]
+        body = self._block(body_statements, analysed, depth + 1)  # type: ignore[attr-defined]
+        if prologue and body and isinstance(body[0], cst.FunctionDef) and not body[0].leading_lines:
+            body[0] = body[0].with_changes(leading_lines=[blank_line()])
+        returned = cst.parse_statement(f"return {carry if plan.carry else 'carry'}, {stacked}\n")
+        template = cst.parse_statement(f"def {plan.body_name}({self._carry_parameter(plan)}, {step}):\n    pass\n")
+        assert isinstance(template, cst.FunctionDef)
+        function = template.with_changes(body=statement.body.with_changes(body=[*prologue, *body, returned]))
+        carried = ", ".join(plan.carry) if len(plan.carry) == 1 else carry if plan.carry else "_"
+        outputs = [output.name for output in plan.outputs]
+        results = outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})" if outputs else "_"
+        prefix = f"{carried}, {results} = "
+        context = self.context  # type: ignore[attr-defined]
+        context.column = self.base_column + depth * 4 + len(prefix)  # type: ignore[attr-defined]
+        call = context.call_source(f"{context.name('jax.lax')}.scan",
+                                   [plan.body_name, carry if plan.carry else "None", scanned])
+        return [function, cst.parse_statement(prefix + call + "\n")]
+
+    def _with_items(self, plan: ScanPlan, statements) -> list[cst.BaseStatement]:
+        """``ys.append(value)`` -> ``y = value``: the value becomes the step's stacked output."""
+        from jitfix.rules.if_render import _pairs
+
+        by_append = {id(output.append): output for output in plan.outputs}
+        result = []
+        for written, analysed in _pairs(statements, plan.statements):
+            output = by_append.get(id(analysed[0])) if len(analysed) == 1 else None
+            if output is not None and output.direct:
+                continue  # `hs.append(h)`: h itself is the step's output
+            if output is not None and isinstance(written, cst.SimpleStatementLine):
+                call = written.body[0].value  # type: ignore[attr-defined]
+                value = code(call.args[0].value)
+                replacement = cst.parse_statement(f"{output.item} = {value}\n")
+                written = replacement.with_changes(leading_lines=written.leading_lines,
+                                                   trailing_whitespace=written.trailing_whitespace)
+            result.append(written)
+        return result
 
     # -- while_loop --------------------------------------------------------------------------
 

@@ -30,14 +30,19 @@ class _LoopRule(Rule):
             for node, plan in planner.plans.items():
                 if not isinstance(plan, LoopPlan) or not isinstance(node, self.loop_type):
                     continue
+                if (plan.kind == "scan") != (self.primitive == "scan"):
+                    continue
                 edits = [function_edit(module, function.node, planner.plans, frozenset({node})),  # type: ignore[arg-type]
                          *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, f"rewrite with lax.{self.primitive}", edits)
                 message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.primitive}`"
                 yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
-            yield from self._static_findings(module, entry)
+            if self.primitive == "fori_loop":
+                yield from self._static_findings(module, entry)
             for problem in planner.problems:
                 if not isinstance(problem.statement, self.loop_type):
+                    continue
+                if (problem.kind == "scan") != (self.primitive == "scan"):
                     continue
                 statement = problem.statement
                 where = f" (line {problem.node.lineno})" if problem.node.lineno != statement.lineno else ""
@@ -109,6 +114,41 @@ class TracedRangeLoop(_LoopRule):
 
     def _what(self, module: ModuleContext, node: ast.stmt) -> str:
         return f"`for ... in {source_excerpt(module, node.iter)}` loops a traced number of times"  # type: ignore[attr-defined]
+
+
+class ScannableLoop(_LoopRule):
+    code = "JF203"
+    name = "loop-to-scan"
+    summary = "a loop over the rows of an array unrolls at trace time; `lax.scan` compiles it once"
+    fixable = "sometimes"
+    loop_type = ast.For
+    primitive = "scan"
+    doc = RuleDoc(
+        what="With `scan-static-loops = true`: finds `for x in xs` (and `enumerate(xs)`, "
+        "`zip(xs, ys)`) over traced arrays and rewrites them with `lax.scan`, lists built with "
+        "`.append` becoming its stacked outputs.",
+        why="Such a loop is correct under jit but is unrolled: the compiled program holds one copy "
+        "of the body per row, so compile time and program size grow with the array. `lax.scan` "
+        "traces the body once. Off by default: for short arrays the unrolled loop is fine and can "
+        "be faster at run time.",
+        example="@jax.jit\ndef rnn(h, xs):\n    hs = []\n    for x in xs:\n        h = jnp.tanh(h + x)\n"
+        "        hs.append(h)\n    return jnp.stack(hs)\n",
+        fixed="@jax.jit\ndef rnn(h, xs):\n    hs = []\n\n    def _x_scan_body(h, x):\n        h = jnp.tanh(h + x)\n"
+        "        h_item = h\n        return h, h_item\n\n    h, hs = lax.scan(_x_scan_body, h, xs)\n"
+        "    return jnp.stack(hs)\n",
+        safety="Safe: the carry is found as for `fori_loop`; `jnp.stack(hs)` of the stacked output "
+        "is that output. Traced arguments and computed arrays are scanned; a Python list passed "
+        "where an array is expected makes the rewrite fail to trace (the body gets a list). "
+        "Reported, not fixed: appends inside branches (a ragged output), a list read otherwise "
+        "than by `jnp.stack`/`jnp.array`, `break`/`continue`.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        if module.settings.scan_static_loops:
+            yield from super().check(module)
+
+    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
+        return f"`for ... in {source_excerpt(module, node.iter)}` unrolls at trace time"  # type: ignore[attr-defined]
 
 
 class TracedWhileLoop(_LoopRule):
