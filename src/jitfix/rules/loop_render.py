@@ -107,7 +107,11 @@ class LoopRendering:
             test = code(written.test.with_changes(lpar=[], rpar=[]) if written.test.lpar else written.test)
             value = test if guard.boolean else f"{jnp}.asarray({test}, bool)"
             flag = cst.parse_statement(f"{plan.flag} = {value}\n")
-            return flag.with_changes(leading_lines=written.leading_lines)
+            changes = {"leading_lines": written.leading_lines}
+            header = getattr(written.body, "header", None)
+            if header is not None and header.comment is not None:  # `if c:  # why` keeps its why
+                changes["trailing_whitespace"] = header
+            return flag.with_changes(**changes)
 
         def make_if(guard, test_is_flag, inner):
             written = guard_statements[id(guard.node)]
