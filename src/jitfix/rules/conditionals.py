@@ -28,7 +28,7 @@ from jitfix.rules.boolean_expressions import (
     not_edit,
     ternary_edit,
 )
-from jitfix.rules.if_plans import FunctionPlanner, IfPlan
+from jitfix.rules.if_plans import FunctionPlanner, IfPlan, PlanningOptions
 from jitfix.rules.if_render import FunctionRewriter
 from jitfix.rules.loop_plans import LoopPlan
 
@@ -158,12 +158,13 @@ class FunctionConditionals:
             } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
 
         arrays = ArrayEvidence(function)
-        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays)
-        self.planner.strategy = module.settings.loop_strategy
-        self.planner.scan_static_loops = module.settings.scan_static_loops
-        self.planner.differentiated = traced.differentiated
-        if traced.jit_sites:
-            self.planner.staticable = traced.traced_params
+        options = PlanningOptions(
+            loop_strategy=module.settings.loop_strategy,
+            scan_static_loops=module.settings.scan_static_loops,
+            differentiated=traced.differentiated,
+            staticable=traced.traced_params if traced.jit_sites else frozenset(),
+        )
+        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options)
         self.planner.run()
         self.boolean_names = boolean_names(function, module.imports)
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []

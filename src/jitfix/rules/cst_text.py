@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from typing import Iterator, Sequence
+
 import libcst as cst
+
+from jitfix.findings import EditError
 
 _RENDER = cst.Module(body=[])
 
@@ -36,3 +41,19 @@ def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
             leading = list(statement.leading_lines)
         laid_out.append(statement.with_changes(leading_lines=leading))
     return laid_out
+
+
+class RewriteMismatch(EditError):
+    """The libcst tree does not line up with the ast the plans were made on."""
+
+
+def pair_statements(statements: Sequence[cst.BaseStatement],
+                    nodes: list[ast.stmt]) -> Iterator[tuple[cst.BaseStatement, list[ast.stmt]]]:
+    """Each libcst statement with its ast statements (``a = 1; b = 2`` is one line, two nodes)."""
+    index = 0
+    for statement in statements:
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        yield statement, nodes[index:index + count]
+        index += count
+    if index != len(nodes):
+        raise RewriteMismatch(f"{index} statements found where {len(nodes)} were analysed")

@@ -72,6 +72,16 @@ class IfPlan:
         return bool(self.dtypes)
 
 
+@dataclass(frozen=True)
+class PlanningOptions:
+    """The settings and facts about the function that choose between loop rewrites."""
+
+    loop_strategy: str = "lax"  # see loop_plans.LoopPlanning._chose_static
+    scan_static_loops: bool = False
+    differentiated: bool = False  # reverse-mode: lax loops with traced trip counts cannot be
+    staticable: frozenset[str] = frozenset()  # parameters a jit site of the function can make static
+
+
 @dataclass
 class Problem:
     node: ast.AST  # what blocks the rewrite
@@ -84,7 +94,8 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
     """Plans for every traced ``if`` and loop of one function (nested function bodies excluded)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
-                 imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence):
+                 imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence,
+                 options: PlanningOptions | None = None):
         self.function = function
         self.flow = flow
         self.arrays = arrays
@@ -96,11 +107,7 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         self.plans: dict[ast.stmt, IfPlan | LoopPlan] = {}
         self.forced_ifs: set[ast.If] = set()
         self.carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
-        # Loop strategy (see loop_plans) and what it needs to know about the function.
-        self.strategy = "lax"
-        self.scan_static_loops = False
-        self.differentiated = False
-        self.staticable: frozenset[str] = frozenset()  # parameters a jit site can make static
+        self.options = options or PlanningOptions()
         self.static_requests: dict[ast.For, list[str]] = {}  # loops left as they are, bounds made static
         # statement -> the carried names traced around it, for the expression rules
         self.carried_at: dict[int, frozenset[str]] = {}

@@ -8,32 +8,17 @@ new. The function is rewritten as a whole so an ``if`` may take the statements a
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import libcst as cst
 
-from jitfix.findings import EditContext, EditError
-from jitfix.rules.cst_text import blank_line, code, lay_out
+from jitfix.findings import EditContext
+from jitfix.rules.cst_text import RewriteMismatch, code, lay_out, pair_statements
 from jitfix.rules.if_plans import Branch, IfPlan
 from jitfix.rules.loop_plans import LoopPlan
 from jitfix.rules.loop_render import LoopRendering
 
 INDENT_WIDTH = 4
-
-
-class RewriteMismatch(EditError):
-    """The libcst tree does not line up with the ast the plans were made on."""
-
-
-def _pairs(statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt]) -> Iterator[tuple[cst.BaseStatement, list[ast.stmt]]]:
-    """Each libcst statement with its ast statements (``a = 1; b = 2`` is one line, two nodes)."""
-    index = 0
-    for statement in statements:
-        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        yield statement, nodes[index:index + count]
-        index += count
-    if index != len(nodes):
-        raise RewriteMismatch(f"{index} statements found where {len(nodes)} were analysed")
 
 
 class FunctionRewriter(LoopRendering):
@@ -70,7 +55,7 @@ class FunctionRewriter(LoopRendering):
         return any(child in self.enabled for child in ast.walk(node) if isinstance(child, ast.If | ast.For | ast.While))
 
     def _block(self, statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt], depth: int) -> list[cst.BaseStatement]:
-        pairs = list(_pairs(statements, nodes))
+        pairs = list(pair_statements(statements, nodes))
         result: list[cst.BaseStatement] = []
         for index, (statement, analysed) in enumerate(pairs):
             first = analysed[0] if analysed else None

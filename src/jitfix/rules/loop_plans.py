@@ -232,11 +232,12 @@ class LoopPlanning:
     def _chose_static(self, node: ast.For | ast.While, bound: set[str], loops: int) -> bool:
         """Apply the loop strategy: True when the loop stays and its bound becomes static, or
         is reported because a lax loop could not be differentiated."""
-        wants_static = self.strategy == "static" or (self.strategy == "auto" and self.differentiated)
+        options = self.options
+        wants_static = options.loop_strategy == "static" or (options.loop_strategy == "auto" and options.differentiated)
         if not wants_static:
             return False
         if isinstance(node, ast.While):
-            if self.differentiated:
+            if options.differentiated:
                 self._report(node, "the function is differentiated, and `lax.while_loop` is not "
                                    "reverse-mode differentiable; bound the loop with a static trip count")
                 return True
@@ -247,7 +248,7 @@ class LoopPlanning:
             target = node.target.id if isinstance(node.target, ast.Name) else None
             self._block(node.body, bound | ({target} if target else set()), tail=False, loops=loops + 1)
             return True
-        if self.differentiated:
+        if options.differentiated:
             self._report(node, "the function is differentiated, and `lax.fori_loop` with a traced trip "
                                "count is not reverse-mode differentiable; make the bound a static argument")
             return True
@@ -262,7 +263,7 @@ class LoopPlanning:
             bound = _without_int(arg)
             if not values.is_traced(bound):
                 continue
-            if not (isinstance(bound, ast.Name) and bound.id in self.staticable):
+            if not (isinstance(bound, ast.Name) and bound.id in self.options.staticable):
                 return None
             if bound.id in assigned_names(self.function.body):
                 return None  # rebound: its value at the loop is not the argument's

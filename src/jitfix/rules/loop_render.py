@@ -11,7 +11,7 @@ import ast
 
 import libcst as cst
 
-from jitfix.rules.cst_text import blank_line, code, lay_out
+from jitfix.rules.cst_text import blank_line, code, lay_out, pair_statements
 from jitfix.rules.loop_plans import LoopPlan, nest_guards
 from jitfix.rules.scan_plans import ScanPlan
 
@@ -89,12 +89,10 @@ class LoopRendering:
         """The libcst body cut at its break/continue guards and nested as the plan's ifs."""
         if not plan.guards:
             return list(statements)
-        from jitfix.rules.if_render import _pairs  # the pairing of libcst and ast statements
-
         by_guard = {id(guard.node): guard for guard in plan.guards}
         segments: list[list[cst.BaseStatement]] = [[]]
         guard_statements: dict[int, cst.If] = {}
-        for statement, analysed in _pairs(statements, plan.node.body):
+        for statement, analysed in pair_statements(statements, plan.node.body):
             if analysed and id(analysed[0]) in by_guard and isinstance(statement, cst.If):
                 guard_statements[id(analysed[0])] = statement
                 segments.append([])
@@ -247,11 +245,9 @@ class LoopRendering:
 
     def _with_items(self, plan: ScanPlan, statements) -> list[cst.BaseStatement]:
         """``ys.append(value)`` -> ``y = value``: the value becomes the step's stacked output."""
-        from jitfix.rules.if_render import _pairs
-
         by_append = {id(output.append): output for output in plan.outputs}
         result = []
-        for written, analysed in _pairs(statements, plan.statements):
+        for written, analysed in pair_statements(statements, plan.statements):
             output = by_append.get(id(analysed[0])) if len(analysed) == 1 else None
             if output is not None and output.direct:
                 continue  # `hs.append(h)`: h itself is the step's output

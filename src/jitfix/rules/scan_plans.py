@@ -50,7 +50,7 @@ class ScanPlanning:
     """Scans for FunctionPlanner."""
 
     def scannable(self, node: ast.AST) -> bool:
-        if not (self.scan_static_loops and isinstance(node, ast.For)):
+        if not (self.options.scan_static_loops and isinstance(node, ast.For)):
             return False
         shape = self._scan_shape(node)
         if shape is None:
