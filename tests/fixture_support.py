@@ -18,6 +18,8 @@ else:  # pragma: no cover - Python 3.10
 FIXTURES = Path(__file__).parent / "fixtures"
 OUTPUT_MARKER = "# output\n"
 EXPECT = re.compile(r"^# jitfix-expect: (?P<codes>.*)$", re.MULTILINE)
+# NumPy code moved to jax.numpy: results come back in JAX's default dtypes (float64 -> float32).
+JAX_DTYPES = "# jitfix-compare: jax-dtypes"
 # Settings for one fixture, as in [tool.jitfix]: `# jitfix-config: scan-static-loops = true`.
 CONFIG = re.compile(r"^# jitfix-config: (?P<setting>.*)$", re.MULTILINE)
 # The rewrite may widen a result's dtype (an int branch cast to the float type of the other).
@@ -32,6 +34,7 @@ class Fixture:
     expected_codes: list[str]  # codes of the findings left after fixing, in order
     promoted: bool = False  # results may come back in a wider dtype than the eager ones
     config: dict = field(default_factory=dict)  # Settings fields this fixture sets
+    jax_dtypes: bool = False  # results may come back in JAX's default dtype of their kind
 
     @property
     def settings(self):
@@ -55,7 +58,7 @@ def load(path: Path) -> Fixture:
     config = {}
     for match in CONFIG.finditer(source):
         config.update({key.replace("-", "_"): value for key, value in tomllib.loads(match["setting"]).items()})
-    return Fixture(path, source, expected, codes, PROMOTED in source, config)
+    return Fixture(path, source, expected, codes, PROMOTED in source, config, jax_dtypes=JAX_DTYPES in source)
 
 
 def all_fixtures() -> list[Fixture]:
@@ -96,7 +99,7 @@ def run_samples(module: types.ModuleType, eager: bool) -> list[tuple[object, str
 KIND_ORDER = "biufc"  # bool < signed/unsigned int < float < complex
 
 
-def assert_same_results(expected, actual, context: str, promoted: bool = False) -> None:
+def assert_same_results(expected, actual, context: str, promoted: bool = False, jax_dtypes: bool = False) -> None:
     import jax
     import numpy as np
 
@@ -104,7 +107,7 @@ def assert_same_results(expected, actual, context: str, promoted: bool = False) 
     for want, got in zip(jax.tree.leaves(expected), jax.tree.leaves(actual)):
         # A Python number the eager code returns comes back from jit as a weakly typed
         # array of JAX's default dtype: compare it as that.
-        want = jax.numpy.asarray(want) if isinstance(want, bool | int | float | complex) else want
+        want = jax.numpy.asarray(want) if isinstance(want, bool | int | float | complex) or jax_dtypes else want
         want, got = np.asarray(want), np.asarray(got)
         assert want.shape == got.shape, f"{context}: shape {got.shape} != {want.shape}"
         if promoted:

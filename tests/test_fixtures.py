@@ -41,7 +41,7 @@ def test_rewrite_under_jit_matches_eager_original(fixture: Fixture) -> None:
     rewritten = run_samples(exec_module(fixture.expected, "rewritten"), eager=False)
     assert len(reference) == len(rewritten)
     for index, ((want, want_out), (got, got_out)) in enumerate(zip(reference, rewritten)):
-        assert_same_results(want, got, f"{fixture.id} sample {index}", fixture.promoted)
+        assert_same_results(want, got, f"{fixture.id} sample {index}", fixture.promoted, fixture.jax_dtypes)
         assert got_out == want_out, f"{fixture.id} sample {index}: stdout differs"
 
 

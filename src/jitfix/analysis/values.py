@@ -229,9 +229,9 @@ class ArrayEvidence:
         assert self._bindings is not None
         if isinstance(target, ast.Name):
             self._bindings.setdefault(target.id, []).append(value)
-        else:
+        else:  # tuple targets bind their names; `x[i] = v` and `x.a = v` rebind nothing
             for node in ast.walk(target):
-                if isinstance(node, ast.Name):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     self._bindings.setdefault(node.id, []).append(None)
 
     def certain(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jitfix.rules.arrays import Concretization, InPlaceUpdate, NumpyOnTracer
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (
     NonScalarCondition,
@@ -21,6 +22,9 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedWhileLoop(),
     ScannableLoop(),
     PrintInTracedCode(),
+    Concretization(),
+    NumpyOnTracer(),
+    InPlaceUpdate(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -38,7 +38,7 @@ SHARED_KEY = "conditionals"
 # -- the analysis the three rules share ---------------------------------------------------------
 
 
-def _own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
+def own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
     """(expression node, innermost statement holding it) for the function's own body."""
     stack: list[ast.stmt] = list(reversed(function.body))
     while stack:
@@ -170,9 +170,9 @@ class FunctionConditionals:
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
         self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planner.non_scalar)
         self.booleans: list[BooleanSite] = []
-        carried_at = self.planner.carried_at
-        for node, statement in _own_expressions(function):
-            values = flow.at(statement, carried_at.get(id(statement), frozenset()))
+        self._flow = flow
+        for node, statement in own_expressions(function):
+            values = self.values_at(statement)
             if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
                 size = self.planner.sizes.size(node.test)
                 if size is not None and size > 1:
@@ -183,6 +183,11 @@ class FunctionConditionals:
             if site is not None:
                 self.booleans.append(site)
         self._owner = self._owners()
+
+    def values_at(self, statement: ast.stmt) -> ValueAnalysis:
+        """Traced/static at a statement, as the rewrite will see it (inside a loop that becomes
+        a lax loop, its carried names are tracers)."""
+        return self._flow.at(statement, self.planner.carried_at.get(id(statement), frozenset()))
 
     def _owners(self) -> dict[ast.AST, ast.AST]:
         """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""

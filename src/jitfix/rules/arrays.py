@@ -1,0 +1,303 @@
+"""JF6xx — Python and NumPy operations on tracers, and in-place updates of JAX arrays.
+
+JF601 ``float(x)``, ``int(x)``, ``bool(x)``, ``x.item()`` on a traced value used as a number
+      -> ``jnp.asarray(x, dtype=float)`` ..., ``x.reshape(())``.
+JF602 ``np.mean(x)`` and other NumPy functions on tracers -> the ``jnp`` function of that name.
+JF603 ``x[i] = v``, ``x[i] += v`` on a JAX array -> ``x = x.at[i].set(v)`` / ``.add(v)`` ...
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+import libcst as cst
+
+from jitfix.analysis.values import ArrayEvidence
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.rules.boolean_expressions import span
+from jitfix.rules.conditionals import conditionals, own_expressions
+from jitfix.rules.cst_text import code
+
+# NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
+JNP_FUNCTIONS = frozenset(
+    """abs absolute add all allclose amax amin any arange arccos arccosh arcsin arcsinh arctan arctan2
+    arctanh argmax argmin argsort around array array_equal asarray atleast_1d atleast_2d atleast_3d
+    average bincount broadcast_to cbrt ceil clip concatenate conj convolve copy corrcoef cos cosh
+    count_nonzero cov cross cumprod cumsum deg2rad diag diagonal diff divide dot einsum equal exp exp2
+    expand_dims expm1 eye flip fliplr flipud float16 float32 float64 floor floor_divide fmax fmin fmod
+    full full_like greater greater_equal hstack hypot identity inner int16 int32 int64 int8 interp
+    isclose isfinite isinf isnan kron less less_equal linspace log log10 log1p log2 logaddexp
+    logical_and logical_not logical_or logical_xor matmul max maximum mean median meshgrid min minimum
+    mod moveaxis multiply nan_to_num nanmax nanmean nanmin nansum negative nonzero not_equal ones
+    ones_like outer pad percentile power prod quantile rad2deg ravel real reciprocal remainder repeat
+    reshape roll rot90 round sign sin sinh sort sqrt square squeeze stack std subtract sum swapaxes
+    take tan tanh tensordot tile trace transpose tril triu true_divide uint8 unique var vstack where
+    zeros zeros_like""".split()
+)
+JNP_SUBMODULE_FUNCTIONS = frozenset({"linalg.norm", "linalg.inv", "linalg.det", "linalg.solve", "linalg.eigh",
+                                     "linalg.svd", "linalg.qr", "linalg.cholesky", "linalg.pinv", "fft.fft",
+                                     "fft.ifft", "fft.rfft", "fft.irfft"})
+CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
+UPDATE_METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
+                  ast.Pow: "power"}
+# Where a Python number is needed, not an array: jnp would not help (JF5xx's job).
+STATIC_POSITIONS = frozenset({"range", "len", "str", "repr", "format", "print", "round"})
+
+
+def _parents(function: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+
+
+class Concretization(Rule):
+    code = "JF601"
+    name = "concretization"
+    summary = "`float(x)`, `int(x)`, `bool(x)`, `x.item()` on a tracer raise under jit; use jnp"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds `float()`, `int()`, `bool()`, `complex()` and `.item()` applied to traced values "
+        "that are then used as numbers, and writes the same conversion with `jax.numpy`.",
+        why="Under `jax.jit` a tracer has no concrete value: `float(x)` raises "
+        "`ConcretizationTypeError`. The arithmetic it feeds works on arrays just as well.",
+        example="@jax.jit\ndef scale(x, s):\n    return x * float(s)\n",
+        fixed="@jax.jit\ndef scale(x, s):\n    return x * jnp.asarray(s, dtype=float)\n",
+        safety="Safe where the result is used as a number (arithmetic, comparisons, jnp calls): the "
+        "value is the same, held as a 0-d array of JAX's default type for that kind. `int()` of a "
+        "float truncates toward zero, as `astype` does. `x.item()` becomes `x.reshape(())`, which "
+        "like `.item()` fails for arrays of more than one element. Not fixed: a conversion feeding a "
+        "shape, `range`, or string formatting (a Python value is really needed there; see JF5xx "
+        "and JF401), and `.tolist()` (a list is not an array).",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            function = entry.traced.node
+            parents = None
+            for node, statement in own_expressions(function):
+                operand = _converted(node)
+                if operand is None:
+                    continue
+                values = entry.values_at(statement)
+                if not values.is_traced(operand):
+                    continue
+                parents = parents or _parents(function)
+                where = f"`{module.segment(node)}` on a traced value in `{entry.traced.qualname}`"
+                needs_python = _needs_python_value(node, parents)
+                if needs_python:
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
+                                                     f"{needs_python}", function=entry.traced)
+                    continue
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tolist":
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: a Python "
+                                                     "list is not an array; keep the array", function=entry.traced)
+                    continue
+                fix = Fix(Safety.SAFE, "convert with jax.numpy", [_conversion_edit(module, node)])
+                yield self.finding(module, node, f"{where} raises under jit; convert with `jnp`", fix,
+                                   function=entry.traced)
+
+
+def _converted(node: ast.AST) -> ast.AST | None:
+    """The operand of float(x)/int(x)/bool(x)/complex(x)/x.item()/x.tolist()."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS and len(node.args) == 1:
+        return node.args[0]
+    if isinstance(node.func, ast.Attribute) and node.func.attr in {"item", "tolist"} and not node.args:
+        return node.func.value
+    return None
+
+
+def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST]) -> str | None:
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in STATIC_POSITIONS:
+        return f"`{parent.func.id}()` needs a Python value"
+    if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
+        return "it is formatted as text"
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in {
+            "reshape", "zeros", "ones", "empty", "full", "arange", "eye"}:
+        return "it sets a shape (make the argument static: JF5xx)"
+    if isinstance(parent, ast.Slice):
+        return "it is a slice bound"
+    return None
+
+
+def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
+    start, end = span(module, node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        if isinstance(updated.func, cst.Attribute):  # x.item()
+            source = f"{code(updated.func.value)}.reshape(())"
+        else:
+            kind = CONVERSIONS[updated.func.value]  # type: ignore[attr-defined]
+            source = f"{context.name('jax.numpy')}.asarray({code(updated.args[0].value)}, dtype={kind})"
+        return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
+
+
+class NumpyOnTracer(Rule):
+    code = "JF602"
+    name = "numpy-on-tracer"
+    summary = "NumPy functions cannot take tracers; use the jax.numpy function"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds calls to NumPy functions (`np.mean(x)`, `np.sqrt(x)`, `np.linalg.norm(x)`, ...) "
+        "whose arguments are traced, and calls the `jax.numpy` function of the same name instead.",
+        why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
+        "`TracerArrayConversionError`.",
+        example="@jax.jit\ndef rms(x):\n    return np.sqrt(np.mean(x ** 2))\n",
+        fixed="@jax.jit\ndef rms(x):\n    return jnp.sqrt(jnp.mean(x ** 2))\n",
+        safety="Safe for the functions listed in the rule (same name, same meaning in jax.numpy). "
+        "Other NumPy functions, and `np.random`, are reported: there is no same-named equivalent "
+        "(use `jax.random` with an explicit key for randomness).",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        if not module.imports.mentions("numpy"):
+            return
+        for entry in conditionals(module):
+            for node, statement in own_expressions(entry.traced.node):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = module.imports.resolve(node.func) or ""
+                if not name.startswith("numpy."):
+                    continue
+                values = entry.values_at(statement)
+                arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+                if not any(values.is_traced(argument) for argument in arguments):
+                    continue
+                function = name[len("numpy."):]
+                where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}`"
+                if function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS:
+                    fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
+                    yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
+                                       function=entry.traced)
+                else:
+                    why = ("randomness drawn at trace time is frozen into the compiled function; use "
+                           "`jax.random` with an explicit key") if function.startswith("random.") else (
+                        "no jax.numpy function of that name is known to behave the same")
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
+                                       function=entry.traced)
+
+
+def _numpy_edit(module: ModuleContext, func: ast.AST, function: str) -> Edit:
+    start, end = span(module, func)
+    node_type = cst.Attribute
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        return cst.parse_expression(f"{context.name('jax.numpy')}.{function}")
+
+    return Edit(start, node_type, replace, imports=("jax.numpy",), end=end)
+
+
+class InPlaceUpdate(Rule):
+    code = "JF603"
+    name = "in-place-update"
+    summary = "JAX arrays are immutable: `x[i] = v` fails; use `x = x.at[i].set(v)`"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds item assignments and augmented item assignments to JAX arrays in traced code "
+        "(`x[i] = v`, `x[i, j] += v`, `x[1:3] *= 2`) and writes the functional update.",
+        why="JAX arrays cannot be changed in place; under `jax.jit` the assignment raises "
+        "`TypeError: JAX arrays are immutable`. `x.at[i].set(v)` returns the updated array, and "
+        "XLA performs it in place when it can.",
+        example="@jax.jit\ndef bump(x, i):\n    x[i] += 1\n    return x\n",
+        fixed="@jax.jit\ndef bump(x, i):\n    x = x.at[i].add(1)\n    return x\n",
+        safety="Safe when the array is made in the function (`jnp.zeros(...)`, arithmetic): nobody "
+        "else sees it. Unsafe when it is an argument: a NumPy array passed in used to be changed "
+        "for the caller too, and no longer is (under jit it could not be changed at all). `+=`, "
+        "`-=`, `*=`, `/=`, `**=` map to `add`, `subtract`, `multiply`, `divide`, `power`; other "
+        "operators, and items of attributes (`self.x[i] = v`), are reported.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            arrays = ArrayEvidence(entry.traced.node)
+            for statement in _own_statements(entry.traced.node):
+                target = _item_target(statement)
+                if target is None:
+                    continue
+                values = entry.values_at(statement)
+                made_by_numpy = _numpy_allocations(module, arrays, target.value)
+                traced_array = values.is_traced(target.value) and arrays.certain(target.value)
+                # A NumPy array cannot hold a tracer either: it becomes a jnp array.
+                numpy_receiving_tracer = made_by_numpy is not None and (
+                    values.is_traced(statement.value) or values.is_traced(target.slice))
+                if not (traced_array or numpy_receiving_tracer):
+                    continue
+                where = f"item assignment to traced array `{module.segment(target.value)}` in `{entry.traced.qualname}`"
+                if not isinstance(target.value, ast.Name):
+                    yield self.finding(module, statement, f"{where}; not auto-fixable: the array is an "
+                                       "attribute or item of something else", function=entry.traced)
+                    continue
+                if isinstance(statement, ast.AugAssign) and type(statement.op) not in UPDATE_METHODS:
+                    yield self.finding(module, statement, f"{where}; not auto-fixable: `.at[]` has no method "
+                                       "for this operator", function=entry.traced)
+                    continue
+                argument = target.value.id in arrays.params
+                safety = Safety.UNSAFE if argument else Safety.SAFE
+                description = "use .at[...]" + (" (unsafe: an argument; the caller's array is no longer "
+                                                "changed)" if argument else "")
+                edits = [_update_edit(module, statement)]
+                for call in made_by_numpy or []:
+                    function = (module.imports.resolve(call.func) or "")[len("numpy."):]
+                    edits.append(_numpy_edit(module, call.func, function))
+                if made_by_numpy:
+                    description += "; the NumPy array it updates becomes a jnp array"
+                fix = Fix(safety, description, edits)
+                yield self.finding(module, statement, f"{where}: JAX arrays are immutable; use `.at[...]`", fix,
+                                   function=entry.traced)
+
+
+# NumPy constructors jax.numpy has under the same name.
+NUMPY_ALLOCATIONS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
+                               "empty_like", "array", "asarray", "copy", "arange", "eye", "identity"})
+
+
+def _numpy_allocations(module: ModuleContext, arrays: ArrayEvidence, array: ast.AST) -> list[ast.Call] | None:
+    """The np.zeros(...)-like calls that make a local array, if every binding of it is one."""
+    if not isinstance(array, ast.Name) or array.id in arrays.params:
+        return None
+    bindings = arrays.bindings.get(array.id, [])
+    calls: list[ast.Call] = []
+    for value in bindings:
+        name = module.imports.resolve(value.func) if isinstance(value, ast.Call) else None
+        if not (name and name.startswith("numpy.") and name[len("numpy."):] in NUMPY_ALLOCATIONS):
+            return None
+        calls.append(value)  # type: ignore[arg-type]
+    return calls or None
+
+
+def _own_statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
+    for node in walk_body(function):
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            yield node
+
+
+def _item_target(statement: ast.stmt) -> ast.Subscript | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Subscript):
+        return statement.targets[0]
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Subscript):
+        return statement.target
+    return None
+
+
+def _update_edit(module: ModuleContext, statement: ast.Assign | ast.AugAssign) -> Edit:
+    start = module.start_of(statement)
+    method = "set" if isinstance(statement, ast.Assign) else UPDATE_METHODS[type(statement.op)]
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        if isinstance(updated, cst.Assign):
+            target, value = updated.targets[0].target, updated.value
+        else:
+            target, value = updated.target, updated.value  # type: ignore[attr-defined]
+        assert isinstance(target, cst.Subscript)
+        array = code(target.value)
+        index = code(target).removeprefix(array)
+        return cst.parse_statement(f"{array} = {array}.at{index}.{method}({code(value)})\n").body[0]  # type: ignore[attr-defined]
+
+    node_type = cst.Assign if isinstance(statement, ast.Assign) else cst.AugAssign
+    return Edit(start, node_type, replace)
