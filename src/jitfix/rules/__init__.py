@@ -11,6 +11,7 @@ from jitfix.rules.conditionals import (
     TracedIf,
 )
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
+from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -22,6 +23,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedWhileLoop(),
     ScannableLoop(),
     PrintInTracedCode(),
+    ShapeArgument(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

@@ -55,7 +55,7 @@ class _LoopRule(Rule):
         for node, names in entry.planner.static_requests.items():
             if not isinstance(node, self.loop_type):
                 continue
-            edits = [static_argnames_edit(module, site, names) for site in function.jit_sites]
+            edits = [static_argnames_edit(module, site, names, function.node) for site in function.jit_sites]
             listed = ", ".join(f"`{name}`" for name in names)
             chosen = module.settings.loop_strategy == "static"
             why = ("loop-strategy = \"static\"" if chosen else

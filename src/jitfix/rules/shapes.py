@@ -1,0 +1,137 @@
+"""JF5xx — traced values where a shape (a static Python value) is needed.
+
+JF501 an argument of a jitted function that sets a shape (``jnp.zeros(n)``, ``x.reshape(n, -1)``,
+``jnp.arange(n)``, ``num=n``, ``axis=k``, slice bounds ``x[:k]``, ``[f(i) for i in range(n)]``)
+-> added to the jit's ``static_argnames``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jitfix.findings import Finding, Fix, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.conditionals import conditionals, own_expressions
+from jitfix.rules.static_arguments import static_argnames_edit
+
+# jax.numpy functions and the positional index / keyword of their shape-like argument.
+SHAPE_ARGUMENTS: dict[str, tuple[int | None, str]] = {
+    "zeros": (0, "shape"), "ones": (0, "shape"), "empty": (0, "shape"), "full": (0, "shape"),
+    "arange": (None, ""), "eye": (None, ""), "identity": (0, "n"), "linspace": (2, "num"),
+    "logspace": (2, "num"), "tri": (None, ""), "reshape": (1, "newshape"), "broadcast_to": (1, "shape"),
+    "tile": (1, "reps"), "split": (1, "indices_or_sections"),
+}
+SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
+
+
+class ShapeArgument(Rule):
+    code = "JF501"
+    name = "traced-shape-argument"
+    summary = "an argument that sets a shape must be static under jit; add it to static_argnames"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds arguments of jitted functions that reach a place needing a Python value: a "
+        "shape (`jnp.zeros(n)`, `jnp.ones((n, m))`, `x.reshape(n, -1)`, `jnp.arange(n)`, "
+        "`jnp.linspace(a, b, num=n)`), an `axis=` argument, a slice bound (`x[:k]`), or a "
+        "`range(n)` that builds a Python list; and adds them to the jit's `static_argnames`.",
+        why="Array shapes are fixed when a function is traced, so they cannot depend on traced "
+        "values: `jnp.zeros(n)` with a traced `n` raises `ConcretizationTypeError` (or "
+        "`TypeError: Shapes must be 1D sequences of concrete values`).",
+        example="@jax.jit\ndef pad_to(x, n):\n    return jnp.concatenate([x, jnp.zeros(n)])\n",
+        fixed="@partial(jax.jit, static_argnames=(\"n\",))\ndef pad_to(x, n):\n"
+        "    return jnp.concatenate([x, jnp.zeros(n)])\n",
+        safety="Safe: every call that passed such an argument failed before. Each new value of a "
+        "static argument compiles the function again, and static arguments must be hashable "
+        "Python values (an `int`, not an array); the finding says so. `@jax.jit` becomes "
+        "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. Not "
+        "fixed: a shape computed from array values (no static form exists), and helpers whose "
+        "jit is elsewhere.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            traced = entry.traced
+            params = traced.traced_params
+            reported: set[int] = set()
+            for node, statement in own_expressions(traced.node):
+                for place, expr in _static_places(node, module):
+                    if id(expr) in reported:
+                        continue
+                    values = entry.values_at(statement)
+                    if not values.is_traced(expr):
+                        continue
+                    reported.add(id(expr))
+                    names = _parameter_names(expr, params, values)
+                    where = f"{place} in `{traced.qualname}` needs a Python value, but `{module.segment(expr)}` is traced"
+                    if names is None:
+                        yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed from "
+                                                         "array values, which have no static form", function=traced)
+                        continue
+                    edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
+                    listed = ", ".join(f"`{name}`" for name in names)
+                    if not edits or any(edit is None for edit in edits):
+                        yield self.finding(module, expr, f"{where}; not auto-fixable: make {listed} static "
+                                           "at the jit that compiles this function", function=traced)
+                        continue
+                    fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
+                    yield self.finding(module, expr, f"{where}; make {listed} static (each new value "
+                                                     "recompiles)", fix, function=traced)
+
+
+def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, ast.AST]]:
+    """(what, expression) for each place in one node that needs a Python value."""
+    if isinstance(node, ast.Call):
+        name = module.imports.resolve(node.func) or ""
+        function = name[len("jax.numpy."):] if name.startswith("jax.numpy.") else None
+        if function in SHAPE_ARGUMENTS:
+            index, keyword = SHAPE_ARGUMENTS[function]
+            arguments = node.args if index is None else node.args[index:index + 1]
+            arguments += [k.value for k in node.keywords if k.arg == keyword]
+            for argument in arguments:
+                yield f"the shape argument of `jnp.{function}`", argument
+        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and function is None:
+            for argument in node.args:
+                yield f"`.{node.func.attr}()`", argument
+        for keyword in node.keywords:
+            if keyword.arg == "axis" and (name.startswith("jax.") or isinstance(node.func, ast.Attribute)):
+                yield "`axis=`", keyword.value
+    elif isinstance(node, ast.Subscript):
+        for part in ast.walk(node.slice):
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        yield "a slice bound", bound
+    elif isinstance(node, ast.comprehension):
+        iterable = node.iter
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            for argument in iterable.args:
+                yield "`range()` building a list", argument
+
+
+def _parameter_names(expr: ast.AST, params: frozenset[str], values) -> list[str] | None:
+    """The traced parameters an expression is made of (``n``, ``(n, m)``, ``n * 2``,
+    ``int(n)``), or None when a traced part is not a parameter."""
+    names: list[str] = []
+
+    def visit(node: ast.AST) -> bool:
+        if not values.is_traced(node):
+            return True
+        if isinstance(node, ast.Name):
+            if node.id in params:
+                if node.id not in names:
+                    names.append(node.id)
+                return True
+            return False
+        if isinstance(node, ast.Tuple | ast.List):
+            return all(visit(element) for element in node.elts)
+        if isinstance(node, ast.BinOp):
+            return visit(node.left) and visit(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return visit(node.operand)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
+                and len(node.args) == 1:
+            return visit(node.args[0])
+        return False
+
+    return names if visit(expr) and names else None
