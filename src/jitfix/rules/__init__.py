@@ -12,7 +12,7 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.shapes import ShapeArgument
-from jitfix.rules.side_effects import PrintInTracedCode
+from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
 
 ALL_RULES: tuple[Rule, ...] = (
     TracedIf(),
@@ -23,6 +23,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedWhileLoop(),
     ScannableLoop(),
     PrintInTracedCode(),
+    TraceTimeSideEffect(),
     ShapeArgument(),
     Concretization(),
     NumpyOnTracer(),

@@ -169,15 +169,15 @@ class NumpyOnTracer(Rule):
                 if not any(values.is_traced(argument) for argument in arguments):
                     continue
                 function = name[len("numpy."):]
+                if function.startswith("random."):
+                    continue  # randomness at trace time: JF402
                 where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}`"
                 if function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS:
                     fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
                     yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
                                        function=entry.traced)
                 else:
-                    why = ("randomness drawn at trace time is frozen into the compiled function; use "
-                           "`jax.random` with an explicit key") if function.startswith("random.") else (
-                        "no jax.numpy function of that name is known to behave the same")
+                    why = "no jax.numpy function of that name is known to behave the same"
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
                                        function=entry.traced)
 

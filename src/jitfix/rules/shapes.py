@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from jitfix.analysis.values import ArrayEvidence
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, own_expressions
@@ -53,6 +54,7 @@ class ShapeArgument(Rule):
         for entry in conditionals(module):
             traced = entry.traced
             params = traced.traced_params
+            arrays = ArrayEvidence(traced.node)
             reported: set[int] = set()
             for node, statement in own_expressions(traced.node):
                 for place, expr in _static_places(node, module):
@@ -64,6 +66,8 @@ class ShapeArgument(Rule):
                     reported.add(id(expr))
                     names = _parameter_names(expr, params, values)
                     where = f"{place} in `{traced.qualname}` needs a Python value, but `{module.segment(expr)}` is traced"
+                    if names is None and not arrays.certain(expr):
+                        continue  # e.g. `arr.n_sparse`: a pytree's metadata may well be static
                     if names is None:
                         yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed from "
                                                          "array values, which have no static form", function=traced)

@@ -349,3 +349,89 @@ def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis
             builder.text.append(_escape_braces(sep))
         builder.add_argument(arg.value)
     return builder.build(context.name("jax.debug.print"), context, ordered)
+
+
+# Calls that act on the world (or read it) when they run: under jit they run once, at trace time.
+TRACE_TIME_CALLS: dict[str, str] = {
+    "open": "write results from the caller, or use `jax.debug.callback`",
+    "input": "read input before calling the compiled function",
+    "time.time": "every call of the compiled function sees the trace's time; time the call from outside",
+    "time.perf_counter": "time the compiled call from outside",
+    "time.monotonic": "time the compiled call from outside",
+    "time.sleep": "it does not sleep on later calls",
+}
+RANDOMNESS = "every call reuses the trace's numbers; pass a `jax.random` key and use `jax.random`"
+TRACE_TIME_MODULES: dict[str, str] = {
+    "random": RANDOMNESS,
+    "numpy.random": RANDOMNESS,
+    "logging": "it logs tracers, not values; use `jax.debug.print` or `jax.debug.callback`",
+    "os": "do it outside the compiled function",
+    "subprocess": "do it outside the compiled function",
+    "shutil": "do it outside the compiled function",
+}
+# List methods: on a name from outside the function they change outer state. (`update`, `add`,
+# `pop` are left alone: optax's `opt.update(...)` and the like are pure.)
+OUTER_MUTATIONS = frozenset({"append", "extend", "insert"})
+
+
+class TraceTimeSideEffect(Rule):
+    code = "JF402"
+    name = "trace-time-side-effect"
+    summary = "side effects in traced code (files, clocks, random, logging, outer state) run once, at trace time"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds calls in traced functions that read or change the world — `open()`, `time.time()`, "
+        "Python's `random` and `np.random`, `logging`, `os` — and changes to state outside the "
+        "function: appending to a module-level or enclosing list, writing a `global`.",
+        why="`jax.jit` runs the Python body once to trace it; the compiled function does not run "
+        "Python. A clock read, a random draw or a log line happens at that one trace and is then "
+        "frozen into (or missing from) every later call; a list appended to grows by one per "
+        "trace, not per call.",
+        example="@jax.jit\ndef noisy(x):\n    return x + np.random.normal()\n",
+        fixed="@jax.jit\ndef noisy(x, key):\n    return x + jax.random.normal(key)\n",
+        safety="No automatic fix: the faithful form (an explicit PRNG key argument, returning a value "
+        "instead of mutating, `jax.debug.callback` for I/O) changes the function's signature or its "
+        "callers. `print` has its own rule (JF401).",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for traced in module.traced.values():
+            local = _local_names(traced.node)
+            for node in walk_body(traced.node):
+                problem = self._problem(module, node, local)
+                if problem:
+                    where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
+                    yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
+                                       function=traced)
+
+    @staticmethod
+    def _problem(module: ModuleContext, node: ast.AST, local: set[str]) -> str | None:
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in TRACE_TIME_CALLS \
+                    and node.func.id not in module.imports.aliases and node.func.id not in local:
+                return TRACE_TIME_CALLS[node.func.id]
+            name = module.imports.resolve(node.func) or ""
+            if name in TRACE_TIME_CALLS:
+                return TRACE_TIME_CALLS[name]
+            for prefix, problem in TRACE_TIME_MODULES.items():
+                if name.startswith(prefix + "."):
+                    return problem
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
+                    and func.value.id not in local and func.value.id not in module.imports.aliases:
+                return (f"`{func.value.id}` lives outside the function and changes once per trace, not once "
+                        "per call; return the value instead")
+        if isinstance(node, ast.Global):
+            return "module state changes once per trace; pass the value in and return the new one"
+        return None
+
+
+def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Parameters and names bound in the function (not declared global/nonlocal)."""
+    declared = {name for node in walk_body(function) if isinstance(node, ast.Global | ast.Nonlocal)
+                for name in node.names}
+    names = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    for node in walk_body(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names - declared
