@@ -102,15 +102,19 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
 
 def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
     """One edit per node: duplicates (the same fix reached twice) collapse, and edits that
-    know how to merge (one per finding, of one function) are merged."""
+    know how to merge (one per finding, of one function) are merged. Edits of one node by
+    different rules do not mix: the first rule's is applied, the others are found again on
+    the next round, against the rewritten code."""
     grouped: dict[tuple, list[Edit]] = {}
     for edit in edits:
         end = (edit.end.line, edit.end.col) if edit.end else None
         grouped.setdefault((edit.start.line, edit.start.col, edit.node_type, end), []).append(edit)
-    return {
-        key: group[0].merge(group) if group[0].merge and len(group) > 1 else group[-1]
-        for key, group in grouped.items()
-    }
+    combined: dict[tuple, Edit] = {}
+    for key, group in grouped.items():
+        kind = type(group[0].replace)
+        same = [edit for edit in group if type(edit.replace) is kind]
+        combined[key] = same[0].merge(same) if same[0].merge and len(same) > 1 else same[-1]
+    return combined
 
 
 class _ApplyEdits(cst.CSTTransformer):

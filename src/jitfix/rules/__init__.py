@@ -10,6 +10,7 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
+from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
@@ -22,6 +23,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedRangeLoop(),
     TracedWhileLoop(),
     ScannableLoop(),
+    StaleGlobal(),
     PrintInTracedCode(),
     TraceTimeSideEffect(),
     ShapeArgument(),

@@ -15,7 +15,8 @@ from jitfix.findings import Edit, EditContext, Position
 from jitfix.rules.cst_text import code
 
 
-def _names_source(names: list[str]) -> str:
+def names_source(names: list[str]) -> str:
+    """`("n",)` / `("n", "m")`."""
     quoted = ", ".join(f'"{name}"' for name in names)
     return f"({quoted},)" if len(names) == 1 else f"({quoted})"
 
@@ -68,12 +69,12 @@ def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -
             if existing is None:
                 return call  # not a literal: leave it to the person
             merged = existing + [name for name in names if name not in existing]
-            args[index] = arg.with_changes(value=cst.parse_expression(_names_source(merged)))
+            args[index] = arg.with_changes(value=cst.parse_expression(names_source(merged)))
             return call.with_changes(args=args)
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     keyword = cst.Arg(
-        value=cst.parse_expression(_names_source(names)),
+        value=cst.parse_expression(names_source(names)),
         keyword=cst.Name("static_argnames"),
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
@@ -120,5 +121,5 @@ class _WrapInPartial:
         self.names = names
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        source = f"{context.name('functools.partial')}({code(node)}, static_argnames={_names_source(self.names)})"
+        source = f"{context.name('functools.partial')}({code(node)}, static_argnames={names_source(self.names)})"
         return cst.parse_expression(source)

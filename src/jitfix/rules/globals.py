@@ -1,0 +1,236 @@
+"""JF3xx — module state read by traced code.
+
+JF301 a module-level name read by a jitted function and rebound or mutated elsewhere in the
+module: the compiled function keeps the value it had when traced.
+
+The fix keeps the function's signature for every caller, in this module or not: the jitted
+body moves to ``_name`` and takes the global as an explicit keyword-only parameter, and
+``name`` -- same parameters as before -- calls it with the global's current value. Callers
+need no change, and each call sees the value the global has then, as the eager code does.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+import libcst as cst
+
+from jitfix.analysis.blocks import assigned_names
+from jitfix.analysis.traced import TracedFunction
+from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.rules.cst_text import code
+from jitfix.rules.naming import unique_name
+from jitfix.rules.static_arguments import names_source
+
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "clear", "remove",
+                              "add", "discard", "sort", "reverse", "popitem"})
+
+
+def changing_globals(tree: ast.Module) -> dict[str, str]:
+    """Module-level names that change after they are first bound, with how."""
+    counts: dict[str, int] = {}
+    kinds: dict[str, str] = {}
+    definitions: set[str] = set()
+    for statement in _module_statements(tree):
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            definitions.add(statement.name)
+            continue
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            continue
+        for name in assigned_names([statement]):
+            counts[name] = counts.get(name, 0) + (2 if isinstance(statement, ast.AugAssign) else 1)
+    changed = {name: "rebound at module level" for name, count in counts.items() if count > 1}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            declared = {name for child in walk_body(node) if isinstance(child, ast.Global) for name in child.names}
+            for name in declared & assigned_names(node.body):
+                changed.setdefault(name, f"rebound by `global` in `{node.name}`")
+        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name):
+            changed.setdefault(node.value.id, "changed in place")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in MUTATING_METHODS and isinstance(node.func.value, ast.Name):
+            changed.setdefault(node.func.value.id, f"changed with `.{node.func.attr}()`")
+    kinds.update({name: how for name, how in changed.items() if name in counts and name not in definitions})
+    return kinds
+
+
+def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Statements that run at module level, inside if/for/with/try blocks too."""
+    stack = list(tree.body)
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(statement, field_name, None)
+                if isinstance(block, list):
+                    stack.extend(item for item in block if isinstance(item, ast.stmt))
+                    for handler in block:
+                        if isinstance(handler, ast.ExceptHandler):
+                            stack.extend(handler.body)
+
+
+def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Names the function reads but does not bind (its globals and closures), in order."""
+    local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | assigned_names(function.body)
+    order: list[str] = []
+    for node in walk_body(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local \
+                and node.id not in order:
+            order.append(node.id)
+    return order
+
+
+class StaleGlobal(Rule):
+    code = "JF301"
+    name = "stale-global"
+    summary = "a global that changes is frozen into a jitted function at trace time; pass it in"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds module-level names that a jitted function reads and that the module rebinds "
+        "(`global x; x = ...`, a second assignment) or changes in place (`CFG['k'] = ...`, "
+        "`.append`, attribute writes), and passes them to the compiled code as arguments.",
+        why="`jax.jit` reads a global once, while tracing, and bakes its value into the compiled "
+        "function. Later changes are silently ignored (until something forces a retrace).",
+        example="SCALE = 1.0\n\n@jax.jit\ndef scaled(x):\n    return x * SCALE\n\ndef set_scale(value):\n"
+        "    global SCALE\n    SCALE = value\n",
+        fixed="SCALE = 1.0\n\n@jax.jit\ndef _scaled(x, *, SCALE):\n    return x * SCALE\n\n\ndef scaled(x):\n"
+        "    return _scaled(x, SCALE=SCALE)\n\ndef set_scale(value):\n    global SCALE\n    SCALE = value\n",
+        safety="Safe: `scaled` keeps its parameters, so no caller anywhere changes, and it reads the "
+        "global at each call, as the eager code does. A number or array is passed traced; a "
+        "string, bool or tuple (configuration that picks code paths) is passed as a static "
+        "argument (one compilation per value). Names that never change (constants, modules, "
+        "functions) are left alone. Not fixed, with a finding: helpers that are not jitted "
+        "themselves, functions with `*args`/`**kwargs` or other decorators, and globals the "
+        "function also writes.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        changing = changing_globals(module.tree)
+        if not changing:
+            return
+        for traced in module.traced.values():
+            if not isinstance(traced.node, ast.FunctionDef):
+                continue
+            stale = [name for name in _free_reads(traced.node) if name in changing]
+            stale = [name for name in stale if name not in module.imports.aliases]
+            if not stale:
+                continue
+            listed = ", ".join(f"`{name}`" for name in stale)
+            hows = "; ".join(f"`{name}` is {changing[name]}" for name in stale)
+            where = f"`{traced.qualname}` reads {listed} at trace time only ({hows})"
+            if _changed_inside(traced.node, stale):
+                continue  # the function changes the global itself: JF402 says so
+            problem = _why_not_fixable(traced, module.tree)
+            first_read = next(node for node in walk_body(traced.node)
+                              if isinstance(node, ast.Name) and node.id in stale)
+            if problem:
+                yield self.finding(module, first_read, f"{where}; not auto-fixable: {problem}", function=traced)
+                continue
+            static = [name for name in stale if _is_config(module.tree, name)]
+            edit = _split_edit(module, traced, stale, static)
+            fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
+            yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
+                               fix, function=traced)
+
+
+def _docstring(node: cst.FunctionDef) -> str:
+    """The function's docstring line(s), indented for the wrapper (which callers see)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
+            and isinstance(first.body[0].value, cst.SimpleString | cst.ConcatenatedString):
+        return f"    {code(first.body[0].value)}\n"
+    return ""
+
+
+def _why_not_fixable(traced: TracedFunction, tree: ast.Module) -> str | None:
+    function = traced.node
+    if function not in tree.body:
+        return "only a module-level function is split into a jitted body and a wrapper"
+    if len(traced.jit_sites) != 1 or traced.jit_sites[0] not in function.decorator_list:
+        return "the function is not jitted by its own decorator here; pass the value as an argument"
+    if len(function.decorator_list) != 1:
+        return "other decorators would have to be split between two functions"
+    if function.args.vararg or function.args.kwarg:
+        return "`*args`/`**kwargs` cannot be forwarded faithfully by a generated wrapper"
+    if any(isinstance(node, ast.Global) for node in walk_body(function)):
+        return "the function writes the global too"
+    return None
+
+
+def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
+    """A global the function changes itself (``seen.append(x)``): passing a copy in would
+    hide the change from everyone else."""
+    for node in walk_body(function):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+            target = node.func.value
+        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
+            target = node.value
+        if isinstance(target, ast.Name) and target.id in names:
+            return target.id
+    return None
+
+
+def _is_config(tree: ast.Module, name: str) -> bool:
+    """Bound only to strings, bools or tuples of them: configuration, passed as static."""
+    values = [statement.value for statement in _module_statements(tree)
+              if isinstance(statement, ast.Assign) and any(
+                  isinstance(target, ast.Name) and target.id == name for target in statement.targets)]
+
+    def hashable_literal(value: ast.AST) -> bool:
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, str | bool) or value.value is None
+        if isinstance(value, ast.Tuple):
+            return all(hashable_literal(element) for element in value.elts)
+        return False
+
+    return bool(values) and all(hashable_literal(value) for value in values)
+
+
+def _split_edit(module: ModuleContext, traced: TracedFunction, stale: list[str], static: list[str]) -> Edit:
+    function = traced.node
+    line = module.lines[function.lineno - 1]
+    column = line.find(function.name, line.find("def") + 3)
+    taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
+        node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    inner = unique_name(f"_{function.name.lstrip('_')}", taken)
+    imports = ("functools.partial",) if static else ()
+    return Edit(Position(function.lineno, column), cst.FunctionDef, _SplitFunction(inner, stale, static),
+                imports=imports)
+
+
+class _SplitFunction:
+    """``@jit def f(a, b=1): body`` -> ``@jit def _f(a, b=1, *, G): body`` and
+    ``def f(a, b=1): return _f(a, b, G=G)``."""
+
+    def __init__(self, inner: str, stale: list[str], static: list[str]):
+        self.inner, self.stale, self.static = inner, stale, static
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        params = node.params
+        extra = [cst.Param(name=cst.Name(name)) for name in self.stale]
+        star = params.star_arg if params.kwonly_params else cst.ParamStar()
+        inner_params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, *extra])
+        decorator = node.decorators[0]
+        if self.static:
+            wrapped = (f"{context.name('functools.partial')}({code(decorator.decorator)}, "
+                       f"static_argnames={names_source(self.static)})")
+            decorator = decorator.with_changes(decorator=cst.parse_expression(wrapped))
+        inner = node.with_changes(name=cst.Name(self.inner), params=inner_params, decorators=[decorator])
+        forwarded = [param.name.value for param in params.posonly_params] + [
+            param.name.value for param in params.params]
+        keywords = [f"{param.name.value}={param.name.value}" for param in params.kwonly_params]
+        keywords += [f"{name}={name}" for name in self.stale]
+        call = f"{self.inner}({', '.join([*forwarded, *keywords])})"
+        docstring = _docstring(node)
+        wrapper_source = f"def {node.name.value}({code(params)}):\n{docstring}    return {call}\n"
+        wrapper = cst.parse_statement(wrapper_source)
+        blank = cst.EmptyLine(indent=False)
+        wrapper = wrapper.with_changes(leading_lines=[blank, blank])
+        return cst.FlattenSentinel([inner, wrapper])  # type: ignore[return-value]
