@@ -42,17 +42,21 @@ def changing_globals(tree: ast.Module) -> dict[str, str]:
         for name in assigned_names([statement]):
             counts[name] = counts.get(name, 0) + (2 if isinstance(statement, ast.AugAssign) else 1)
     changed = {name: "rebound at module level" for name, count in counts.items() if count > 1}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            declared = {name for child in walk_body(node) if isinstance(child, ast.Global) for name in child.names}
-            for name in declared & assigned_names(node.body):
-                changed.setdefault(name, f"rebound by `global` in `{node.name}`")
-        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                and isinstance(node.value, ast.Name):
-            changed.setdefault(node.value.id, "changed in place")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in MUTATING_METHODS and isinstance(node.func.value, ast.Name):
-            changed.setdefault(node.func.value.id, f"changed with `.{node.func.attr}()`")
+    # In-place changes count inside functions: at module level they are import-time set-up
+    # (registries, primitive attributes) done before anything is called.
+    for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)):
+        declared = {name for child in walk_body(function) if isinstance(child, ast.Global) for name in child.names}
+        for name in declared & assigned_names(function.body):
+            changed.setdefault(name, f"rebound by `global` in `{function.name}`")
+        local = assigned_names(function.body) | {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        for node in walk_body(function):
+            target, how = None, ""
+            if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
+                target, how = node.value, f"changed in place in `{function.name}`"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+                target, how = node.func.value, f"changed with `.{node.func.attr}()` in `{function.name}`"
+            if isinstance(target, ast.Name) and (target.id not in local or target.id in declared):
+                changed.setdefault(target.id, how)
     kinds.update({name: how for name, how in changed.items() if name in counts and name not in definitions})
     return kinds
 
@@ -116,7 +120,8 @@ class StaleGlobal(Rule):
             if not isinstance(traced.node, ast.FunctionDef):
                 continue
             stale = [name for name in _free_reads(traced.node) if name in changing]
-            stale = [name for name in stale if name not in module.imports.aliases]
+            stale = [name for name in stale if name not in module.imports.aliases
+                     and not _used_as_registry(traced.node, name)]
             if not stale:
                 continue
             listed = ", ".join(f"`{name}`" for name in stale)
@@ -145,6 +150,20 @@ def _docstring(node: cst.FunctionDef) -> str:
             and isinstance(first.body[0].value, cst.SimpleString | cst.ConcatenatedString):
         return f"    {code(first.body[0].value)}\n"
     return ""
+
+
+def _used_as_registry(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``REGISTRY[key](...)`` or ``REGISTRY.get(key)``: a table of code looked up while tracing,
+    which is what picking code at trace time means; filled by registration functions."""
+    for node in walk_body(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id == name:
+                return True
+            if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(func.value, ast.Name) \
+                    and func.value.id == name:
+                return True
+    return False
 
 
 def _why_not_fixable(traced: TracedFunction, tree: ast.Module) -> str | None:
