@@ -60,6 +60,10 @@ FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "e
                                  "equinox.filter_value_and_grad"})
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
 
+# Methods that change the object they are called on (lists, dicts, sets).
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "clear", "remove",
+                              "add", "discard", "sort", "reverse", "popitem"})
+
 # Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
 REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian",
                                    "equinox.filter_grad", "equinox.filter_value_and_grad"})
@@ -267,6 +271,9 @@ class _Scopes:
         # (scope, name) -> [(line, value)] of plain assignments, to see `f = partial(f, ...)`.
         self.assignments: dict[tuple[ast.AST, str], list[tuple[int, ast.AST]]] = {}
         self.global_names: set[str] = set()  # declared `global` in some function
+        # (scope, name, how) for `global name`, `name[...] = v`, `name.a = v`, `name.append(...)`:
+        # what the stale-global rule needs, gathered in the same walk.
+        self.changes: list[tuple[ast.AST, str, str]] = []
         self._index(tree, tree, "")
 
     def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
@@ -281,10 +288,18 @@ class _Scopes:
                 self.parent[child] = scope
                 self._index(child, child, f"{prefix}{child.name}.")
             else:
-                if isinstance(child, ast.Call) and _may_trace(child):
-                    self.calls.append((scope, child))
+                if isinstance(child, ast.Call):
+                    if _may_trace(child):
+                        self.calls.append((scope, child))
+                    elif isinstance(child.func, ast.Attribute) and isinstance(child.func.value, ast.Name) \
+                            and child.func.attr in MUTATING_METHODS:
+                        self.changes.append((scope, child.func.value.id, f"changed with `.{child.func.attr}()`"))
                 elif isinstance(child, ast.Global):
                     self.global_names.update(child.names)
+                    self.changes.extend((scope, name, "global") for name in child.names)
+                elif isinstance(child, ast.Subscript | ast.Attribute) and isinstance(child.ctx, ast.Store) \
+                        and isinstance(child.value, ast.Name):
+                    self.changes.append((scope, child.value.id, "changed in place"))
                 elif isinstance(child, ast.Assign):
                     for target in child.targets:
                         if isinstance(target, ast.Name):
@@ -575,6 +590,16 @@ class TracedFinder:
             entry.forget_analysis()
 
 
-def find_traced_functions(tree: ast.Module, imports: ImportTable) -> dict[FunctionNode, TracedFunction]:
+class TracedFunctions(dict):
+    """Every traced function of a module, keyed by its def node; ``changes`` lists where the
+    module's code rebinds or mutates names (see ``_Scopes.changes``)."""
+
+    changes: list[tuple[ast.AST, str, str]] = []
+
+
+def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunctions:
     """Every traced function of the module, keyed by its def node."""
-    return TracedFinder(tree, imports).run()
+    finder = TracedFinder(tree, imports)
+    found = TracedFunctions(finder.run())
+    found.changes = finder.scopes.changes
+    return found

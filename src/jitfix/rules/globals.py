@@ -17,48 +17,47 @@ from typing import Iterator
 import libcst as cst
 
 from jitfix.analysis.blocks import assigned_names
-from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.traced import MUTATING_METHODS, TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
 from jitfix.rules.cst_text import code
 from jitfix.rules.naming import unique_name
 from jitfix.rules.static_arguments import names_source
 
-MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "clear", "remove",
-                              "add", "discard", "sort", "reverse", "popitem"})
 
 
-def changing_globals(tree: ast.Module) -> dict[str, str]:
-    """Module-level names that change after they are first bound, with how."""
+def changing_globals(tree: ast.Module, candidates: set[str],
+                     changes: list[tuple[ast.AST, str, str]]) -> dict[str, str]:
+    """Which of the ``candidates`` (module-level names traced code reads) change after they are
+    first bound, with how. ``changes`` are the rebinding/mutation sites the traced-function
+    finder gathered in its walk of the tree."""
     counts: dict[str, int] = {}
-    kinds: dict[str, str] = {}
     definitions: set[str] = set()
     for statement in _module_statements(tree):
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             definitions.add(statement.name)
-            continue
-        if isinstance(statement, ast.Import | ast.ImportFrom):
-            continue
-        for name in assigned_names([statement]):
-            counts[name] = counts.get(name, 0) + (2 if isinstance(statement, ast.AugAssign) else 1)
+        elif not isinstance(statement, ast.Import | ast.ImportFrom):
+            for name in assigned_names([statement]) & candidates:
+                counts[name] = counts.get(name, 0) + (2 if isinstance(statement, ast.AugAssign) else 1)
     changed = {name: "rebound at module level" for name, count in counts.items() if count > 1}
     # In-place changes count inside functions: at module level they are import-time set-up
     # (registries, primitive attributes) done before anything is called.
-    for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)):
-        declared = {name for child in walk_body(function) if isinstance(child, ast.Global) for name in child.names}
-        for name in declared & assigned_names(function.body):
-            changed.setdefault(name, f"rebound by `global` in `{function.name}`")
-        local = assigned_names(function.body) | {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-        for node in walk_body(function):
-            target, how = None, ""
-            if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
-                target, how = node.value, f"changed in place in `{function.name}`"
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
-                target, how = node.func.value, f"changed with `.{node.func.attr}()` in `{function.name}`"
-            if isinstance(target, ast.Name) and (target.id not in local or target.id in declared):
-                changed.setdefault(target.id, how)
-    kinds.update({name: how for name, how in changed.items() if name in counts and name not in definitions})
-    return kinds
+    scopes: dict[ast.AST, tuple[set[str], set[str]]] = {}
+    for scope, name, how in changes:
+        if name not in candidates or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if scope not in scopes:
+            scopes[scope] = (
+                {n for child in walk_body(scope) if isinstance(child, ast.Global) for n in child.names},
+                assigned_names(scope.body) | {arg.arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg)},
+            )
+        declared, local = scopes[scope]
+        if how == "global":
+            if name in local:
+                changed.setdefault(name, f"rebound by `global` in `{scope.name}`")
+        elif name not in local or name in declared:
+            changed.setdefault(name, f"{how} in `{scope.name}`")
+    return {name: how for name, how in changed.items() if name in counts and name not in definitions}
 
 
 def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
@@ -113,13 +112,19 @@ class StaleGlobal(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        changing = changing_globals(module.tree)
+        reads = {
+            traced.node: _free_reads(traced.node) for traced in module.traced.values()
+            if isinstance(traced.node, ast.FunctionDef)
+        }
+        candidates = {name for names in reads.values() for name in names} - set(module.imports.aliases)
+        changes = getattr(module.traced, "changes", [])
+        changing = changing_globals(module.tree, candidates, changes) if candidates else {}
         if not changing:
             return
         for traced in module.traced.values():
-            if not isinstance(traced.node, ast.FunctionDef):
+            if traced.node not in reads:
                 continue
-            stale = [name for name in _free_reads(traced.node) if name in changing]
+            stale = [name for name in reads[traced.node] if name in changing]
             stale = [name for name in stale if name not in module.imports.aliases
                      and not _used_as_registry(traced.node, name)]
             if not stale:

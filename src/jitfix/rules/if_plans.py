@@ -385,10 +385,19 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
 
 
 def _remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
-    for name in assigned_names([statement]):
-        values.pop(name, None)
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-        values[statement.targets[0].id] = statement.value
+    """Track the literal each name was last given (for result types); a compound statement
+    may rebind anything, so after one nothing is known."""
+    if isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            for name in target_names(target):
+                values.pop(name, None)
+        if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            values[statement.targets[0].id] = statement.value
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
+        for name in target_names(statement.target):
+            values.pop(name, None)
+    elif not isinstance(statement, ast.Expr | ast.Pass | ast.Return):
+        values.clear()
 
 
 def _is_simple(statement: ast.stmt) -> bool:
