@@ -43,3 +43,4 @@ def test_readme_if_example_is_what_fix_writes() -> None:
     before, after = re.findall(r"```python\n(@jax.jit\ndef step.*?)```", README, re.DOTALL)
     result = invoke("fix", "-", input=f"import jax\n\n\n{before}")
     assert result.stdout == f"import jax\nfrom jax import lax\n\n\n{after}"
+
