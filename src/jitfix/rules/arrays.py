@@ -214,7 +214,7 @@ class InPlaceUpdate(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for entry in conditionals(module):
-            arrays = ArrayEvidence(entry.traced.node)
+            arrays = entry.arrays
             for statement in _own_statements(entry.traced.node):
                 target = _item_target(statement)
                 if target is None:

@@ -157,7 +157,7 @@ class FunctionConditionals:
                 node.id for node in ast.walk(function) if isinstance(node, ast.Name)
             } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
 
-        arrays = ArrayEvidence(function)
+        arrays = self.arrays = ArrayEvidence(function)
         options = PlanningOptions(
             loop_strategy=module.settings.loop_strategy,
             scan_static_loops=module.settings.scan_static_loops,
@@ -242,7 +242,7 @@ def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
     return cached  # type: ignore[return-value]
 
 
-def _name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
+def name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
     """Where the def's name is: the anchor the engine finds a function by."""
     line = module.lines[function.lineno - 1]
     column = module.char_col(function.lineno, function.col_offset)
@@ -254,7 +254,7 @@ def function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[
                   enabled: frozenset[ast.stmt]) -> Edit:
     """The edit that rewrites the ``enabled`` planned statements of one function; the edits of
     several findings in one function merge into one."""
-    position = _name_position(module, function)
+    position = name_position(module, function)
 
     def merge(edits: list[Edit]) -> Edit:
         together = frozenset().union(*(edit.replace.enabled for edit in edits))  # type: ignore[attr-defined]

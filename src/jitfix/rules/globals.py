@@ -18,8 +18,9 @@ import libcst as cst
 
 from jitfix.analysis.blocks import assigned_names
 from jitfix.analysis.traced import MUTATING_METHODS, TracedFunction
-from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.rules.conditionals import name_position
 from jitfix.rules.cst_text import code
 from jitfix.rules.naming import unique_name
 from jitfix.rules.static_arguments import names_source
@@ -218,13 +219,11 @@ def _is_config(tree: ast.Module, name: str) -> bool:
 
 def _split_edit(module: ModuleContext, traced: TracedFunction, stale: list[str], static: list[str]) -> Edit:
     function = traced.node
-    line = module.lines[function.lineno - 1]
-    column = line.find(function.name, line.find("def") + 3)
     taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
         node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)}
     inner = unique_name(f"_{function.name.lstrip('_')}", taken)
     imports = ("functools.partial",) if static else ()
-    return Edit(Position(function.lineno, column), cst.FunctionDef, _SplitFunction(inner, stale, static),
+    return Edit(name_position(module, function), cst.FunctionDef, _SplitFunction(inner, stale, static),
                 imports=imports)
 
 

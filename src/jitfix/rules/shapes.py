@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.values import ArrayEvidence
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, own_expressions
@@ -54,7 +53,7 @@ class ShapeArgument(Rule):
         for entry in conditionals(module):
             traced = entry.traced
             params = traced.traced_params
-            arrays = ArrayEvidence(traced.node)
+            arrays = entry.arrays
             reported: set[int] = set()
             for node, statement in own_expressions(traced.node):
                 for place, expr in _static_places(node, module):
