@@ -96,23 +96,8 @@ def run_samples(module: types.ModuleType, eager: bool) -> list[tuple[object, str
     return outcomes
 
 
-KIND_ORDER = "biufc"  # bool < signed/unsigned int < float < complex
-
-
 def assert_same_results(expected, actual, context: str, promoted: bool = False, jax_dtypes: bool = False) -> None:
-    import jax
-    import numpy as np
+    from jitfix.validate.compare import difference
 
-    assert jax.tree.structure(expected) == jax.tree.structure(actual), context
-    for want, got in zip(jax.tree.leaves(expected), jax.tree.leaves(actual)):
-        # A Python number the eager code returns comes back from jit as a weakly typed
-        # array of JAX's default dtype: compare it as that.
-        want = jax.numpy.asarray(want) if isinstance(want, bool | int | float | complex) or jax_dtypes else want
-        want, got = np.asarray(want), np.asarray(got)
-        assert want.shape == got.shape, f"{context}: shape {got.shape} != {want.shape}"
-        if promoted:
-            widened = KIND_ORDER.index(got.dtype.kind) >= KIND_ORDER.index(want.dtype.kind)
-            assert widened, f"{context}: dtype {got.dtype} is narrower than {want.dtype}"
-        else:
-            assert want.dtype == got.dtype, f"{context}: dtype {got.dtype} != {want.dtype}"
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=context)
+    reason = difference(expected, actual, promoted=promoted, jax_dtypes=jax_dtypes, rtol=1e-6, atol=1e-6)
+    assert reason is None, f"{context}: {reason}"

@@ -1,8 +1,8 @@
 """The ``jitfix`` command line: fix, diff, check, rules, explain.
 
 Exit codes: 0 clean / success; 1 findings remain (``check``; ``fix`` when something is
-not auto-fixable; ``diff`` when it shows changes); 2 usage error, bad configuration, or a
-file that could not be read, parsed or written.
+not auto-fixable; ``diff`` when it shows changes) or a validation failed; 2 usage error,
+bad configuration, or a file that could not be read, parsed or written.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from rich.text import Text
 
 from jitfix import __version__, report
 from jitfix.config import ConfigError, Settings, load_settings
-from jitfix.engine import FileResult, Options, process_bytes, run_paths, unified_diff
-from jitfix.files import InputError, discover, write_source
+from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
+from jitfix.files import InputError, discover, read_source, write_source
 from jitfix.findings import Finding
 from jitfix.rules import ALL_RULES, RULES_BY_CODE
+from jitfix.validate.runner import DEFAULT_TIMEOUT, ModuleJob, ValidationOptions
+from jitfix.validate.session import ValidationRun, validate_jobs, validate_results
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PROGRESS_THRESHOLD = 50  # files; fewer finish before a bar would be worth drawing
@@ -34,13 +36,20 @@ app = typer.Typer(
     help="Rewrite Python/JAX code so it runs correctly under jax.jit.\n\n"
     "  jitfix diff src/     show what would change (dry run)\n\n"
     "  jitfix fix src/      rewrite in place\n\n"
-    "  jitfix check src/    report findings for CI (exit 1 when any)",
+    "  jitfix check src/    report findings for CI (exit 1 when any)\n\n"
+    "  jitfix fix --validate src/   also run each rewritten function before and after\n\n"
+    "--validate, --record and `jitfix validate` import and run your code; nothing else does.",
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
 
 
 class OutputFormat(str, Enum):
@@ -81,6 +90,22 @@ StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", metavar="P
 UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
 Config = Annotated[Optional[Path], typer.Option("--config", metavar="PYPROJECT", help="Read [tool.jitfix] from this pyproject.toml.")]
 Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", metavar="GLOB", help="Glob of paths to skip when walking folders.")]
+Validate = Annotated[bool, typer.Option(
+    "--validate", help="Run every rewritten function: the original eagerly (jax.disable_jit) and the rewrite "
+    "under jax.jit, on the same inputs, and compare. IMPORTS AND RUNS YOUR CODE, one process per module. "
+    "A rewrite that fails is not written.")]
+Examples = Annotated[Optional[Path], typer.Option(
+    "--examples", metavar="FILE", help="Inputs for --validate: a Python file defining "
+    "EXAMPLES = {\"pkg.mod:function\": [((args...), {kwargs}), ...]}. Implies --validate.")]
+Record = Annotated[Optional[str], typer.Option(
+    "--record", metavar="COMMAND", help="Inputs for --validate: run COMMAND (e.g. \"pytest tests/\") and capture "
+    "the arguments the rewritten functions are called with. Runs your code. Implies --validate.")]
+ValidateTimeout = Annotated[Optional[float], typer.Option(
+    "--validate-timeout", metavar="SECONDS", min=1, help=f"Time limit per module for --validate and --record "
+    f"(default {DEFAULT_TIMEOUT:g}).")]
+ReportFile = Annotated[Optional[Path], typer.Option(
+    "--report", metavar="FILE", help="Write a migration report (markdown): every file, every rewrite with its "
+    "rule and validation evidence, every finding left for a person.")]
 
 
 @dataclass
@@ -95,6 +120,23 @@ class Run:
     out: Console
     err: Console
     stdin_name: Optional[str]
+    validation: Optional[ValidationOptions] = None  # set when asked to validate
+    record: Optional[str] = None
+
+    def ask_validation(self, validate: bool, examples: Optional[Path], record: Optional[str],
+                       timeout: Optional[float]) -> None:
+        """--validate, or anything that implies it, with the configured defaults filled in."""
+        settings = self.settings
+        examples_file = str(examples) if examples else settings.validate_examples
+        if examples_file and not Path(examples_file).is_file():
+            self.err.print(f"jitfix: --examples: {examples_file}: no such file", style="red")
+            raise typer.Exit(EXIT_ERROR)
+        if not (validate or examples or record):
+            return
+        self.record = record or settings.validate_record
+        self.validation = ValidationOptions(
+            examples=examples_file, timeout=timeout or settings.validate_timeout or DEFAULT_TIMEOUT,
+            jobs=self.jobs or default_jobs())
 
 
 def _consoles(no_color: bool) -> tuple[Console, Console]:
@@ -177,6 +219,78 @@ def _results(run: Run, options: Options) -> Results:
     return outcome
 
 
+STATUS_STYLES = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
+
+
+def _run_validation(run: Run, results: Results, options: Options) -> Optional[ValidationRun]:
+    """With --validate: validate every changed file, holding back what fails (in ``results``)."""
+    if run.validation is None:
+        return None
+    validation = validate_results(results.files, run.settings, options, run.validation, run.record)
+    _print_validation(run, validation, run.err)
+    return validation
+
+
+def _print_validation(run: Run, validation: ValidationRun, console: Console) -> None:
+    recording = validation.recording
+    if recording is not None and not run.quiet:
+        state = "timed out" if recording.returncode is None else f"exit code {recording.returncode}"
+        console.print(f"recorded {report.plural(recording.calls, 'call')} from `{run.record}` ({state})",
+                      style="dim" if recording.returncode == 0 else "yellow")
+        if run.verbose and recording.output.strip():
+            console.print(Text(recording.output.rstrip(), style="dim"))
+    for module in validation.modules:
+        if module.error:
+            console.print(Text(f"{module.path}: ") + Text("validation could not run: ", style="bold red")
+                          + Text(module.error))
+        for function in module.functions:
+            if run.quiet and function.status != "failed":
+                continue
+            summary = function.summary()
+            console.print(Text(f"{module.path}:{function.line}: {function.function} ")
+                          + Text(function.status, style=STATUS_STYLES[function.status])
+                          + Text(summary[len(function.status):]))
+            if run.verbose:
+                _print_details(function, console)
+        held = validation.held.get(module.path)
+        if held:
+            names = ", ".join(held)
+            console.print(Text(f"{module.path}: ") + Text("not written: ", style="bold red")
+                          + Text(f"the rewrites of {names} (the file's other rewrites are)"))
+        if run.verbose and module.output.strip():
+            console.print(Text(f"{module.path}: output of your code during validation:\n{module.output.rstrip()}",
+                               style="dim"))
+    if not run.quiet:
+        console.print(f"Validation: {report._validation_summary(validation)}.", style="bold")
+
+
+def _print_details(function, console: Console) -> None:
+    details = []
+    if function.before:
+        details.append(f"original under jit: {function.before}")
+    if function.sources:
+        details.append("inputs: " + ", ".join(f"{count} {source}" for source, count in function.sources.items() if count))
+    if function.missed:
+        details.append("not reached: " + ", ".join(function.missed))
+    details += function.notes
+    for detail in details:
+        console.print(f"    {detail}", style="dim")
+
+
+def _write_report(run: Run, path: Optional[Path], results: Results, validation: Optional[ValidationRun],
+                  applied: bool) -> None:
+    if path is None:
+        return
+    text = report.migration_report(results.all, results.findings(), validation, applied)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        run.err.print(f"jitfix: cannot write the report: {path}: {error.strerror}", style="red")
+        raise typer.Exit(EXIT_ERROR)
+    if not run.quiet:
+        run.err.print(f"report written to {path}", style="dim")
+
+
 @app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
@@ -194,17 +308,25 @@ def check(
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None,
+    validate: Validate = False, examples: Examples = None, record: Record = None,
+    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
     """Report findings without changing anything (for CI). Exit 1 when any exist."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
+    run.ask_validation(validate, examples, record, validate_timeout)
     wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif)
     results = _results(run, Options(fix_diffs=wants_fixes))
     findings = results.findings()
+    validation = None
+    if run.validation is not None:
+        fix_options = Options(apply_fixes=True)
+        validation = _run_validation(run, _results(run, fix_options), fix_options)
+    _write_report(run, report_file, results, validation, applied=False)
     if statistics:
         for line in report.statistics(findings):
             run.out.print(line)
     elif output_format is OutputFormat.json:
-        run.out.print(report.to_json(findings))
+        run.out.print(report.to_json(findings, validation))
     elif output_format is OutputFormat.sarif:
         run.out.print(report.to_sarif(findings))
     elif output_format is OutputFormat.github:
@@ -217,6 +339,8 @@ def check(
             _check_summary(run, findings)
     if results.failed:
         raise typer.Exit(EXIT_ERROR)
+    if validation is not None and validation.failed:
+        raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
@@ -238,10 +362,16 @@ def fix(
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None,
+    validate: Validate = False, examples: Examples = None, record: Record = None,
+    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
-    """Rewrite files in place (stdin to stdout for -). Exit 1 when findings are left."""
+    """Rewrite files in place (stdin to stdout for -). Exit 1 when findings are left or a
+    validation failed."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    results = _results(run, Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+    run.ask_validation(validate, examples, record, validate_timeout)
+    options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
+    results = _results(run, options)
+    validation = _run_validation(run, results, options)
     stdin = results.stdin
     if stdin is not None and stdin.source is not None:
         sys.stdout.write(stdin.new_text if stdin.new_text is not None else stdin.source.text)
@@ -272,9 +402,10 @@ def fix(
         if failed:
             summary += f", {report.plural(failed, 'file')} failed"
         run.err.print(summary, style="bold")
+    _write_report(run, report_file, results, validation, applied=True)
     if failed:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if left else EXIT_CLEAN)
+    raise typer.Exit(EXIT_FINDINGS if left or (validation and validation.failed) else EXIT_CLEAN)
 
 
 @app.command()
@@ -285,10 +416,15 @@ def diff(
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None,
+    validate: Validate = False, examples: Examples = None, record: Record = None,
+    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
     """Show the fixes as a unified diff; write nothing. Exit 1 when there is a change."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    results = _results(run, Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+    run.ask_validation(validate, examples, record, validate_timeout)
+    options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
+    results = _results(run, options)
+    validation = _run_validation(run, results, options)
     changed = [result for result in results.all if result.changed]
     for result in changed:
         patch = unified_diff(result.path, result.source.text, result.new_text)
@@ -304,9 +440,10 @@ def diff(
     if not run.quiet:
         for finding in left:
             run.err.print(report.text_line(finding))
+    _write_report(run, report_file, results, validation, applied=False)
     if results.failed:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if changed or left else EXIT_CLEAN)
+    raise typer.Exit(EXIT_FINDINGS if changed or left or (validation and validation.failed) else EXIT_CLEAN)
 
 
 def _print_diff(run: Run, patch: str) -> None:
@@ -321,6 +458,43 @@ def _print_diff(run: Run, patch: str) -> None:
         elif line.startswith("@@"):
             style = "cyan"
         run.out.print(Text(line, style=style or ""))
+
+
+@app.command("validate")
+def validate_command(
+    old: Annotated[Path, typer.Argument(help="The original module.", show_default=False, metavar="OLD")],
+    new: Annotated[Path, typer.Argument(help="The rewritten module (by hand, by a colleague, by jitfix).",
+                                        show_default=False, metavar="NEW")],
+    output_format: Annotated[ReportFormat, typer.Option("--output-format", help="How to print results.")] = ReportFormat.text,
+    examples: Examples = None, record: Record = None, validate_timeout: ValidateTimeout = None,
+    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False, config: Config = None,
+) -> None:
+    """Compare two versions of a module: every function that differs runs as OLD eagerly and
+    as NEW under jax.jit, on the same inputs. IMPORTS AND RUNS BOTH. Exit 1 when one fails."""
+    run = _prepare([str(old)], None, None, None, None, quiet, verbose, no_color, None, config)
+    run.ask_validation(True, examples, record, validate_timeout)
+    texts = []
+    for path in (old, new):
+        try:
+            texts.append(read_source(str(path)).text)
+        except InputError as error:
+            _report_error(run, error)
+            raise typer.Exit(EXIT_ERROR)
+    try:
+        findings, _ = analyse(str(old), texts[0], run.settings)
+    except InputError as error:
+        _report_error(run, error)
+        raise typer.Exit(EXIT_ERROR)
+    job = ModuleJob(str(old), texts[0], texts[1], {finding.line: finding.code for finding in findings})
+    validation = validate_jobs([job], run.validation, run.record)
+    if output_format is ReportFormat.json:
+        run.out.print(json.dumps({"modules": [module.to_json() for module in validation.modules],
+                                  "seconds": round(validation.seconds, 3)}, indent=2))
+    else:
+        _print_validation(run, validation, run.out)
+        if not validation.modules[0].functions and not validation.modules[0].error and not run.quiet:
+            run.out.print("No function differs between the two versions.")
+    raise typer.Exit(EXIT_FINDINGS if validation.failed else EXIT_CLEAN)
 
 
 @app.command()

@@ -9,6 +9,11 @@ per-file-ignores = { "tests/*" = ["JF4"] }
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
 scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
+
+[tool.jitfix.validate]       # used by --validate (which runs your code)
+examples = "tests/jitfix_examples.py"   # EXAMPLES = {"pkg.mod:function": [(args, kwargs), ...]}
+record = "pytest tests/"     # a command whose calls of the rewritten functions become inputs
+timeout = 300                # seconds per module
 ```
 """
 
@@ -42,6 +47,9 @@ class Settings:
     root: str = "."
     loop_strategy: str = "auto"
     scan_static_loops: bool = False
+    validate_examples: str | None = None
+    validate_record: str | None = None
+    validate_timeout: float | None = None
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""
@@ -106,7 +114,7 @@ def load_settings(start: Path) -> Settings:
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
     known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy",
-             "scan-static-loops"}
+             "scan-static-loops", "validate"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
@@ -125,7 +133,11 @@ def load_settings(start: Path) -> Settings:
     scan = table.get("scan-static-loops", False)
     if not isinstance(scan, bool):
         raise ConfigError(f"{pyproject}: [tool.jitfix] scan-static-loops must be true or false")
+    examples, record, timeout = _validate_table(table.get("validate", {}), pyproject)
     settings = Settings(
+        validate_examples=examples,
+        validate_record=record,
+        validate_timeout=timeout,
         loop_strategy=strategy,
         scan_static_loops=scan,
         exclude=excludes,
@@ -137,3 +149,22 @@ def load_settings(start: Path) -> Settings:
         select=_string_list(table, "select", pyproject),
         ignore=_string_list(table, "ignore", pyproject),
     )
+
+
+def _validate_table(table: object, path: Path) -> tuple[str | None, str | None, float | None]:
+    """[tool.jitfix.validate]: (examples file, resolved against the pyproject's folder;
+    record command; timeout in seconds)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.jitfix.validate] must be a table")
+    unknown = sorted(set(table) - {"examples", "record", "timeout"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown [tool.jitfix.validate] option(s): {', '.join(unknown)}")
+    examples, record, timeout = table.get("examples"), table.get("record"), table.get("timeout")
+    for key, value in (("examples", examples), ("record", record)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{path}: [tool.jitfix.validate] {key} must be a string")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise ConfigError(f"{path}: [tool.jitfix.validate] timeout must be a positive number of seconds")
+    if examples is not None:
+        examples = str(path.parent / examples)
+    return examples, record, float(timeout) if timeout is not None else None

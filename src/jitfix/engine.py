@@ -48,6 +48,8 @@ class Options:
     apply_fixes: bool = False  # compute the fixed text (fix, diff)
     fix_diffs: bool = False  # attach each finding's own fix as a diff (json, sarif)
     unsafe_fixes: bool = False
+    # Functions (top-level names) whose rewrites are held back: validation found them wrong.
+    hold: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -60,6 +62,8 @@ class FileResult:
     error: InputError | None = None
     internal_error: str | None = None
     parsed: bool = False
+    # Lines of the original the first round of fixes rewrote, with the rule's code.
+    rewritten_lines: dict[int, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -199,11 +203,16 @@ def apply_edits(text: str, edits: list[Edit], imports: ImportTable) -> str:
     return module.code
 
 
+def _held(finding: Finding, options: Options) -> bool:
+    return finding.function is not None and finding.function.split(".")[0] in options.hold
+
+
 def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
     return [
         finding for finding in findings
         if finding.fix is not None and finding.fix.edits
         and (finding.fix.safety is Safety.SAFE or options.unsafe_fixes)
+        and not _held(finding, options)
     ]
 
 
@@ -265,6 +274,8 @@ def process_text(path: str, text: str, settings: Settings, options: Options) -> 
             break
         edits = [edit for finding in to_apply for edit in finding.fix.edits]
         current = _checked(path, apply_edits(current, edits, ImportTable(tree)), [f.code for f in to_apply])
+        if not result.fixed:
+            result.rewritten_lines = {finding.line: finding.code for finding in to_apply}
         result.fixed.extend(to_apply)
         findings, tree = analyse(path, current, settings)
     result.findings = findings

@@ -18,7 +18,9 @@ def text_line(finding: Finding) -> str:
     return f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
 
 
-def to_json(findings: list[Finding]) -> str:
+def to_json(findings: list[Finding], validation=None) -> str:
+    """Findings as JSON; with a validation run, each finding of a validated function carries
+    that function's validation result."""
     records = []
     for finding in findings:
         fix = None
@@ -43,7 +45,18 @@ def to_json(findings: list[Finding]) -> str:
                 "fix": fix,
             }
         )
+        if validation is not None:
+            records[-1]["validation"] = _validation_of(validation, finding)
     return json.dumps(records, indent=2)
+
+
+def _validation_of(validation, finding: Finding) -> dict | None:
+    module = validation.for_path(finding.path)
+    if module is None or finding.function is None:
+        return None
+    name = finding.function.split(".")[0]
+    function = next((f for f in module.functions if f.function == name), None)
+    return function.to_json() if function is not None else None
 
 
 def _escape_data(text: str) -> str:
@@ -166,3 +179,90 @@ def plural(count: int, word: str) -> str:
     if count == 1:
         return f"{count} {word}"
     return f"{count} {word}es" if word.endswith(("s", "x", "sh", "ch")) else f"{count} {word}s"
+
+
+# -- migration report (markdown) ---------------------------------------------------------------
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _validation_summary(validation) -> str:
+    if validation is None:
+        return "not run (add `--validate` to run each rewritten function before and after)"
+    if not validation.modules:
+        return "nothing to validate (no function changed)"
+    counts = validation.counts()
+    errors = sum(1 for module in validation.modules if module.error)
+    text = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+    if errors:
+        text += f", {plural(errors, 'module')} could not be run"
+    return text + f" in {validation.seconds:.1f} s"
+
+
+def migration_report(files, left: list[Finding], validation=None, applied: bool = True) -> str:
+    """Every file, every rewrite with its rule and validation evidence, and every finding left
+    for a person. ``files`` are engine results; ``applied`` says whether they were written."""
+    changed = [result for result in files if result.changed]
+    rewrites = sum(len(result.fixed) for result in changed)
+    lines = [
+        "# jitfix migration report",
+        "",
+        f"jitfix {__version__}: {plural(len(files), 'file')} processed, {plural(len(changed), 'file')} "
+        f"{'changed' if applied else 'to change'}, {plural(rewrites, 'rewrite')}, "
+        f"{plural(len(left), 'finding')} left for a person.",
+        "",
+        f"Validation: {_validation_summary(validation)}.",
+    ]
+    if validation is not None and validation.modules:
+        tolerances = next((f.tolerances for m in validation.modules for f in m.functions if f.tolerances), None)
+        if tolerances:
+            lines.append(f"Values compared with `allclose(rtol={tolerances['rtol']:g}, atol={tolerances['atol']:g})`; "
+                         "the reference is the original under `jax.disable_jit()`.")
+    lines += ["", "| File | Rewrites | Validation | Left |", "|---|---|---|---|"]
+    by_path: dict[str, list[Finding]] = {}
+    for finding in left:
+        by_path.setdefault(finding.path, []).append(finding)
+    shown = [result for result in files if result.changed or result.path in by_path]
+    for result in shown:
+        module = validation.for_path(result.path) if validation else None
+        lines.append(f"| `{result.path}` | {len(result.fixed) if result.changed else 0} | "
+                     f"{_module_status(module)} | {len(by_path.get(result.path, []))} |")
+    for result in shown:
+        lines += ["", f"## `{result.path}`"]
+        module = validation.for_path(result.path) if validation else None
+        if result.changed and result.fixed:
+            lines += ["", "| Line | Rule | Function | Rewrite |", "|---|---|---|---|"]
+            for finding in result.fixed:
+                description = finding.fix.description if finding.fix else finding.message
+                lines.append(f"| {finding.line} | {finding.code} {finding.name} | `{finding.function or ''}` | "
+                             f"{_cell(description)} |")
+        if module is not None:
+            lines += ["", "Validation:"]
+            if module.error:
+                lines.append(f"- could not run: {module.error}")
+            for function in module.functions:
+                lines.append(f"- `{function.function}` (line {function.line}): {function.summary()}")
+                if function.before:
+                    lines.append(f"  - original under jit: {function.before}")
+                if function.missed:
+                    lines.append(f"  - not reached: {', '.join(function.missed)}")
+                for note in function.notes:
+                    lines.append(f"  - {note}")
+            held = validation.held.get(result.path)
+            if held:
+                lines.append(f"- not written: the rewrites of {', '.join(f'`{name}`' for name in held)} "
+                             "(validation failed)")
+        if by_path.get(result.path):
+            lines += ["", "Left for a person:"]
+            lines += [f"- line {f.line}: {f.code} {f.message}" for f in by_path[result.path]]
+    return "\n".join(lines) + "\n"
+
+
+def _module_status(module) -> str:
+    if module is None:
+        return "not run"
+    if module.error:
+        return "error"
+    counts = {status: sum(1 for f in module.functions if f.status == status) for status in ("passed", "failed", "skipped")}
+    return ", ".join(f"{count} {status}" for status, count in counts.items() if count) or "nothing to run"

@@ -1,0 +1,364 @@
+"""The validation process: imports the original and the rewritten module and runs them.
+
+``python -m jitfix.validate.child JOB RESULT`` reads the job (JSON, from ``runner``) and
+writes the result (JSON) to RESULT; the user's own output goes to this process's stdout
+and stderr, which jitfix shows only when asked. For every target function and input:
+
+- the reference: the original under ``jax.disable_jit()``;
+- before: the original under jit (its error, or how its result differs, is the evidence
+  that the fix was needed);
+- after: the rewrite under jit, which must equal the reference.
+
+A module global that the module changes is changed between two calls of one input, so a
+value frozen at trace time shows. Which rewritten branches and loop bodies the reference
+runs reach is measured by tracing the original's lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import time
+import traceback
+import types
+
+from jitfix.validate.compare import ATOL, RTOL, brief, difference
+from jitfix.validate.inputs import Input, examples_for, recorded_for, synthesized
+
+MAX_CANDIDATES = 300  # synthesized inputs tried per function
+SEARCH_SECONDS = 20.0  # time for finding inputs, per function
+MAX_INPUTS = 12  # inputs kept per function
+MIN_INPUTS = 3
+
+
+class Raised:
+    """A call that raised, kept as the exception's type and first line."""
+
+    def __init__(self, error: BaseException):
+        self.kind = type(error).__name__
+        self.message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}" if self.message else self.kind
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+def load_module(text: str, filename: str, name: str, package: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    module.__package__ = package
+    sys.modules[name] = module  # dataclasses and pickling look classes up here
+    exec(compile(text, filename, "exec"), module.__dict__)
+    return module
+
+
+# -- line coverage -----------------------------------------------------------------------------
+
+class LineEntries:
+    """Counts how often execution enters each watched statement of one file (coming from
+    outside the statement: a statement over several lines may report its first line twice)."""
+
+    def __init__(self, filename: str, spans: dict[int, int]):
+        self.filename = filename
+        self.spans = spans
+        self.counts: dict[int, int] = {}
+        self._previous: dict[int, int] = {}
+
+    def __enter__(self) -> LineEntries:
+        self._old = sys.gettrace()
+        sys.settrace(self._call)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(self._old)
+
+    def _call(self, frame, event, arg):
+        if frame.f_code.co_filename != self.filename:
+            return None
+        return self._line
+
+    def _line(self, frame, event, arg):
+        if event == "line":
+            line, key = frame.f_lineno, id(frame)
+            end = self.spans.get(line)
+            previous = self._previous.get(key)
+            if end is not None and not (previous is not None and line <= previous <= end):
+                self.counts[line] = self.counts.get(line, 0) + 1
+            self._previous[key] = line
+        elif event == "return":
+            self._previous.pop(id(frame), None)
+        return self._line
+
+
+def reached(sites: list[dict], counts: dict[int, int]) -> set[str]:
+    """The branch arms and loop trip counts (0, 1, many) one call reached."""
+    labels = set()
+    for site in sites:
+        if site["kind"] == "loop":
+            if counts.get(site["header"][0], 0) == 0:
+                continue
+            trips = counts.get(site["body"][0], 0)
+            labels.add(f"line {site['line']} loop {'0' if trips == 0 else '1' if trips == 1 else 'many'}")
+            continue
+        for arm in site["arms"]:
+            if "enter" in arm and counts.get(arm["enter"][0], 0):
+                labels.add(arm["label"])
+            elif "pass" in arm and counts.get(arm["pass"][0], 0) > counts.get(arm["body"][0], 0):
+                labels.add(arm["label"])
+    return labels
+
+
+def all_labels(sites: list[dict]) -> list[str]:
+    labels = []
+    for site in sites:
+        if site["kind"] == "loop":
+            labels += [f"line {site['line']} loop {trips}" for trips in ("0", "1", "many")]
+        else:
+            labels += [arm["label"] for arm in site["arms"]]
+    return labels
+
+
+# -- calling -----------------------------------------------------------------------------------
+
+class Runner:
+    """Calls one target function of one module, varying its changing globals between calls."""
+
+    def __init__(self, function, module: types.ModuleType, globals_: list[str]):
+        self.function = function
+        self.module = module
+        self.globals = [name for name in globals_ if name in module.__dict__]
+
+    def run(self, given: Input, eager: bool) -> list[tuple[object, str]]:
+        """(result or Raised, stdout) of each call: one, then one after each global changes."""
+        outcomes = [self._call(given, eager)]
+        saved = {name: self.module.__dict__[name] for name in self.globals}
+        try:
+            for name in self.globals:
+                changed = perturbed(saved[name])
+                if changed is not None:
+                    self.module.__dict__[name] = changed
+                    outcomes.append(self._call(given, eager))
+        finally:
+            self.module.__dict__.update(saved)
+        return outcomes
+
+    def _call(self, given: Input, eager: bool) -> tuple[object, str]:
+        import jax
+
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            try:
+                with jax.disable_jit() if eager else contextlib.nullcontext():
+                    result = jax.block_until_ready(self.function(*given.args, **given.kwargs))
+            except Exception as error:  # the outcome is the error: it is reported, not raised
+                result = Raised(error)
+            jax.effects_barrier()
+        return result, buffer.getvalue()
+
+
+def perturbed(value):
+    """A different value of the same kind, or None when there is no obvious one."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value * 2 + 1
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return value * 2 + 1
+    return None
+
+
+def outcome_difference(expected: list, actual: list, compare_stdout: bool) -> str | None:
+    for index, ((want, want_out), (got, got_out)) in enumerate(zip(expected, actual)):
+        call = "" if index == 0 else f"after changing a global (call {index + 1}): "
+        if isinstance(got, Raised):
+            return f"{call}raised {got}"
+        reason = difference(want, got)
+        if reason is not None:
+            return f"{call}{reason}"
+        if compare_stdout and want_out.splitlines() != got_out.splitlines():
+            return f"{call}printed {got_out.strip()!r}, expected {want_out.strip()!r}"
+    return None
+
+
+# -- one function ------------------------------------------------------------------------------
+
+def _jitted(function, static: list[str]):
+    import jax
+
+    return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
+
+
+def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, filename: str,
+                    given: list[Input], seed: int) -> dict:
+    started = time.perf_counter()
+    result = {"function": target["name"], "line": target["line"], "tolerances": {"rtol": RTOL, "atol": ATOL}}
+    old_function, new_function = getattr(old, target["name"], None), getattr(new, target["name"], None)
+    if not callable(old_function) or not callable(new_function):
+        return {**result, "status": "skipped", "reason": "not a function once the module is imported"}
+    if target["mode"] == "wrap":
+        before_function = _jitted(old_function, target["before_static"])
+        after_function = _jitted(new_function, target["after_static"])
+    else:
+        before_function, after_function = old_function, new_function
+    reference = Runner(old_function, old, target["globals"])
+    inputs, first_error = _choose_inputs(target, reference, filename, given, seed)
+    wanted = all_labels(target["sites"])
+    covered = set().union(*(i.labels for i in inputs)) if inputs else set()
+    result["inputs"] = len(inputs)
+    result["sources"] = {source: sum(1 for i in inputs if i.source == source)
+                         for source in ("examples", "recorded", "synthesized")}
+    result["coverage"] = {"reached": [label for label in wanted if label in covered],
+                          "missed": [label for label in wanted if label not in covered]}
+    if not inputs:
+        why = f"the original raised on every input tried (first: {first_error})" if first_error else "no inputs"
+        return {**result, "status": "skipped", "seconds": time.perf_counter() - started,
+                "reason": f"{why}; give some with --examples FILE or --record COMMAND"}
+    before = Runner(before_function, old, target["globals"])
+    after = Runner(after_function, new, target["globals"])
+    evidence = None
+    for chosen in inputs:
+        expected = chosen.expected
+        if evidence is None:
+            evidence = _before_evidence(expected, before.run(chosen, eager=False), target["compare_stdout"])
+        reason = outcome_difference(expected, after.run(chosen, eager=False), target["compare_stdout"])
+        if reason is not None:
+            return {**result, "status": "failed", "seconds": time.perf_counter() - started,
+                    "before": evidence or "agreed",
+                    "failure": {"input": chosen.describe(), "source": chosen.source, "reason": reason,
+                                "expected": _shown(expected)}}
+    result["before"] = evidence or "agreed with the reference on every input"
+    result["notes"] = _gradient_notes(old_function, after_function, inputs, target)
+    failed_gradient = next((note for note in result["notes"] if note.startswith("gradient differs")), None)
+    status = "failed" if failed_gradient else "passed"
+    if failed_gradient:
+        result["failure"] = {"input": "", "source": "", "reason": failed_gradient, "expected": ""}
+    return {**result, "status": status, "seconds": time.perf_counter() - started}
+
+
+def _shown(outcomes: list) -> str:
+    return "; ".join(brief(value) + (f" printing {out.strip()!r}" if out.strip() else "") for value, out in outcomes)
+
+
+def _before_evidence(expected: list, outcomes: list, compare_stdout: bool) -> str | None:
+    for (want, want_out), (got, got_out) in zip(expected, outcomes):
+        if isinstance(got, Raised):
+            return f"raised {got}"
+    reason = outcome_difference(expected, outcomes, compare_stdout=True)
+    return f"differed: {reason}" if reason else None
+
+
+def _choose_inputs(target: dict, reference: Runner, filename: str, given: list[Input],
+                   seed: int) -> tuple[list[Input], str | None]:
+    """The user's inputs first, then synthesized ones that reach branches not yet reached."""
+    wanted = set(all_labels(target["sites"]))
+    spans = {int(line): end for line, end in target["spans"].items()}
+    chosen: list[Input] = []
+    covered: set[str] = set()
+    first_error = None
+    deadline = time.perf_counter() + SEARCH_SECONDS
+
+    def attempt(candidate: Input) -> bool:
+        nonlocal first_error
+        with LineEntries(filename, spans) as entries:
+            outcomes = reference.run(candidate, eager=True)
+        failed = next((value for value, _ in outcomes if isinstance(value, Raised)), None)
+        if failed is not None:
+            first_error = first_error or str(failed)
+            return False
+        candidate.expected = outcomes
+        candidate.labels = reached(target["sites"], entries.counts)
+        return True
+
+    for candidate in given:
+        if len(chosen) < MAX_INPUTS and attempt(candidate):
+            chosen.append(candidate)
+            covered |= candidate.labels
+    if chosen and covered >= wanted:
+        return chosen, first_error
+    for tried, candidate in enumerate(synthesized(target, seed)):
+        if tried >= MAX_CANDIDATES or time.perf_counter() > deadline or len(chosen) >= MAX_INPUTS:
+            break
+        if not attempt(candidate):
+            continue
+        if candidate.labels - covered or len(chosen) < MIN_INPUTS:
+            chosen.append(candidate)
+            covered |= candidate.labels
+        if covered >= wanted and len(chosen) >= MIN_INPUTS:
+            break
+    return chosen, first_error
+
+
+def _gradient_notes(reference_function, after_function, inputs: list[Input], target: dict) -> list[str]:
+    """Where the function returns a float scalar, its gradient by the first float argument
+    must agree too (checked on the first input where that applies)."""
+    import jax
+    import numpy as np
+
+    for chosen in inputs:
+        value = chosen.expected[0][0]
+        if np.ndim(value) != 0 or np.asarray(value).dtype.kind != "f":
+            continue
+        position = next((i for i, arg in enumerate(chosen.args)
+                         if not isinstance(arg, bool) and (isinstance(arg, float) or (
+                             hasattr(arg, "dtype") and np.asarray(arg).dtype.kind == "f"))), None)
+        if position is None or target["parameters"][position]["name"] in target["before_static"]:
+            continue
+        try:
+            with jax.disable_jit():
+                want = jax.grad(reference_function, argnums=position)(*chosen.args, **chosen.kwargs)
+        except Exception:  # the original itself is not differentiable here: nothing to compare
+            return []
+        try:
+            got = jax.grad(after_function, argnums=position)(*chosen.args, **chosen.kwargs)
+        except Exception as error:
+            return [f"gradient not compared: the rewrite is not differentiable here ({Raised(error)})"]
+        reason = difference(want, got)
+        if reason is not None:
+            return [f"gradient differs at input {chosen.describe()}: {reason}"]
+        return [f"gradient by argument {position + 1} agrees"]
+    return []
+
+
+# -- the module --------------------------------------------------------------------------------
+
+def run_job(job: dict) -> dict:
+    started = time.perf_counter()
+    sys.path.insert(0, job["root"])
+    try:
+        old = load_module(job["old_text"], job["old_filename"], "__jitfix_original__", job["package"])
+        new = load_module(job["new_text"], job["new_filename"], "__jitfix_rewrite__", job["package"])
+    except BaseException as error:  # SystemExit and KeyboardInterrupt from module code count too
+        return {"error": f"importing the module failed: {type(error).__name__}: {error}",
+                "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
+    keys = [job["module"], job["module"].rpartition(".")[2], job["path"], job["old_filename"]]
+    try:
+        examples = examples_for(job.get("examples"), keys)
+    except BaseException as error:
+        return {"error": f"reading the examples file failed: {type(error).__name__}: {error}",
+                "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
+    recorded = recorded_for(job.get("recorded"), job["old_filename"])
+    functions = []
+    for target in job["targets"]:
+        given = examples.get(target["name"], []) + recorded.get(target["name"], [])
+        try:
+            functions.append(validate_target(target, old, new, job["old_filename"], given, job.get("seed", 0)))
+        except Exception as error:  # a bug of ours or an odd function: report it, go on
+            functions.append({"function": target["name"], "line": target["line"], "status": "skipped",
+                              "reason": f"validation could not run it: {type(error).__name__}: {error}"})
+    return {"functions": functions, "seconds": time.perf_counter() - started}
+
+
+def main() -> None:
+    job_path, result_path = sys.argv[1], sys.argv[2]
+    with open(job_path, encoding="utf-8") as handle:
+        job = json.load(handle)
+    result = run_job(job)
+    with open(result_path, "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Are two results the same? Structure, shape, dtype and values (allclose), as a reason or None.
+
+Runs inside the validation process (it imports JAX); the fixture tests use it too.
+"""
+
+from __future__ import annotations
+
+RTOL = 1e-5
+ATOL = 1e-6
+KIND_ORDER = "biufc"  # bool < signed/unsigned int < float < complex
+
+
+def difference(expected, actual, *, promoted: bool = False, jax_dtypes: bool = False,
+               rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """Why ``actual`` is not ``expected``, or None when they agree.
+
+    A Python number the eager code returns comes back from jit as a weakly typed array of
+    JAX's default dtype, so it is compared as that. ``promoted`` accepts a wider dtype of
+    the same value (a rewrite that casts an int branch to the float type of the other);
+    ``jax_dtypes`` compares NumPy results in JAX's default dtypes (float64 -> float32).
+    """
+    import jax
+    import numpy as np
+
+    expected_tree, actual_tree = jax.tree.structure(expected), jax.tree.structure(actual)
+    if expected_tree != actual_tree:
+        return f"structure {actual_tree} != {expected_tree}"
+    for index, (want, got) in enumerate(zip(jax.tree.leaves(expected), jax.tree.leaves(actual))):
+        where = f"leaf {index}: " if expected_tree.num_leaves > 1 else ""
+        if isinstance(want, bool | int | float | complex) or jax_dtypes:
+            want = jax.numpy.asarray(want)
+        try:
+            want, got = np.asarray(want), np.asarray(got)
+        except Exception:  # not array-like: compare as Python values
+            return None if want == got else f"{where}{got!r} != {want!r}"
+        if want.shape != got.shape:
+            return f"{where}shape {got.shape} != {want.shape}"
+        if promoted and want.dtype.kind in KIND_ORDER and got.dtype.kind in KIND_ORDER:
+            if KIND_ORDER.index(got.dtype.kind) < KIND_ORDER.index(want.dtype.kind):
+                return f"{where}dtype {got.dtype} is narrower than {want.dtype}"
+        elif want.dtype != got.dtype:
+            return f"{where}dtype {got.dtype} != {want.dtype}"
+        if want.dtype.kind in "biufc":
+            if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                return f"{where}values differ: got {brief(got)}, expected {brief(want)}"
+        elif not np.array_equal(got, want):
+            return f"{where}values differ: got {brief(got)}, expected {brief(want)}"
+    return None
+
+
+def brief(value, limit: int = 80) -> str:
+    """A short, readable form of a value for a report: ``f32[3] [1. 2. 3.]``."""
+    import numpy as np
+
+    if isinstance(value, bool | int | float | complex | str | type(None)):
+        text = repr(value)
+    elif hasattr(value, "shape") and hasattr(value, "dtype"):
+        array = np.asarray(value)
+        dims = ",".join(str(d) for d in array.shape)
+        body = np.array2string(array, threshold=8, edgeitems=2, separator=" ").replace("\n", "")
+        text = f"{_dtype_name(array.dtype)}[{dims}] {body}"
+    elif isinstance(value, tuple | list):
+        inner = ", ".join(brief(item, limit) for item in value)
+        text = f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{key!r}: {brief(item, limit)}" for key, item in value.items()) + "}"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _dtype_name(dtype) -> str:
+    short = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bool": "bool"}
+    for long, letter in short.items():
+        if dtype.name.startswith(long) and dtype.name != "bool":
+            return letter + dtype.name[len(long):]
+    return dtype.name

@@ -1,0 +1,183 @@
+"""Inputs for a function under validation: synthesized from its parameters, the user's
+examples, and calls recorded from the user's own runs.
+
+Runs in the validation process. Synthesized inputs come from small pools of values per
+parameter (Python numbers for counts and static parameters, arrays of a few shapes for
+traced ones) around the constants the function compares with, so that some inputs take
+each branch and run each loop 0, 1 and many times; which of them do is measured, not assumed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import random
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OMIT = object()  # leave the parameter out: its default is used
+BASE_FLOATS = (-2.0, 0.5, 0.0, 2.0, -0.5, 1.0, 3.5)
+BASE_INTS = (0, 1, 3, 2, 5)
+
+
+@dataclass
+class Input:
+    args: tuple
+    kwargs: dict
+    source: str  # "examples", "recorded" or "synthesized"
+    labels: set[str] = field(default_factory=set)  # branches and loop trips it reached
+    expected: list | None = None  # the reference's outcomes, once run
+
+    def describe(self) -> str:
+        from jitfix.validate.compare import brief
+
+        parts = [brief(value, 60) for value in self.args]
+        parts += [f"{key}={brief(value, 60)}" for key, value in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+def _near(constants: list[float], integral: bool) -> list:
+    values = []
+    for constant in constants:
+        if integral:
+            if float(constant).is_integer() and constant >= 0:
+                values += [int(constant), int(constant) + 1, max(int(constant) - 1, 0)]
+        else:
+            values += [float(constant), float(constant) + 0.5, float(constant) - 0.5]
+    return values
+
+
+def _unique(values: list) -> list:
+    seen, unique = set(), []
+    for value in values:
+        key = (type(value), value if not hasattr(value, "shape") else id(value))
+        if key not in seen:
+            seen.add(key)
+            unique.append(value)
+    return unique
+
+
+def _arrays(floats: list[float], dtype: str, shape: list[int] | None) -> list:
+    import jax.numpy as jnp
+
+    kind = {"int": jnp.int32, "bool": jnp.bool_}.get(dtype, jnp.float32)
+    if dtype == "bool":
+        values = [True, False]
+    elif dtype == "int":
+        values = _unique([int(v) for v in floats if float(v).is_integer()] + list(BASE_INTS))
+    else:
+        values = floats
+    if shape is not None:
+        return [jnp.full(tuple(shape), v, kind) for v in values]
+    arrays = []
+    for value in values:
+        arrays.append(jnp.asarray(value, kind))
+        arrays.append(jnp.full((3,), value, kind))
+    if dtype not in ("int", "bool"):
+        arrays += [jnp.array([-1.0, 0.5, 2.0], kind), jnp.arange(6, dtype=kind).reshape(2, 3) - 2.5,
+                   jnp.full((2, 3), values[0], kind)]
+    return arrays
+
+
+def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
+    """The values tried for one parameter."""
+    if parameter["kind"] == "var":
+        return [OMIT]
+    pool: list = [OMIT] if parameter["has_default"] else []
+    floats = _unique(_near(constants, integral=False) + list(BASE_FLOATS))
+    ints = _unique(list(BASE_INTS) + _near(constants, integral=True))
+    annotation = parameter["annotation"]
+    if annotation == "bool":
+        pool += [True, False]
+    elif annotation == "int" or (parameter["counts"] and annotation != "float"):
+        pool += ints
+    elif annotation == "float":
+        pool += floats
+    elif annotation == "array" or (parameter["traced"] and not static):
+        pool += _arrays(floats, parameter["dtype"] or "float", parameter["shape"])
+    else:  # static or unknown, unannotated: Python values
+        pool += ints + [v for v in floats if not float(v).is_integer()] + [True, False, None]
+    return pool
+
+
+def synthesized(target: dict, seed: int = 0):
+    """Candidate inputs, most varied first: the pools walked side by side, then random picks."""
+    static = set(target["before_static"])
+    parameters = target["parameters"]
+    pools = [value_pool(p, target["constants"], p["name"] in static) for p in parameters]
+    if not parameters:
+        yield Input((), {}, "synthesized")
+        return
+    longest = max(len(pool) for pool in pools)
+    rng = random.Random(seed)
+    aligned = ([pool[k % len(pool)] for pool in pools] for k in range(longest))
+    shuffled = ([pool[(k * (i + 2)) % len(pool)] for i, pool in enumerate(pools)] for k in range(longest))
+    randomly = ([rng.choice(pool) for pool in pools] for _ in itertools.count())
+    for values in itertools.chain(aligned, shuffled, randomly):
+        yield _bind(parameters, values, "synthesized")
+
+
+def _bind(parameters: list[dict], values: list, source: str) -> Input:
+    args, kwargs, omitted = [], {}, False
+    for parameter, value in zip(parameters, values):
+        if value is OMIT:
+            omitted = omitted or parameter["kind"] == "positional"
+            continue
+        if parameter["kind"] == "positional" and not omitted:
+            args.append(value)
+        else:
+            kwargs[parameter["name"]] = value
+    return Input(tuple(args), kwargs, source)
+
+
+# -- given inputs ------------------------------------------------------------------------------
+
+def _as_call(entry) -> tuple[tuple, dict]:
+    """An example is ``(args, kwargs)``, ``(args,)`` or a bare tuple of arguments."""
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple) and isinstance(entry[1], dict):
+        return entry
+    if isinstance(entry, tuple) and len(entry) == 1 and isinstance(entry[0], tuple):
+        return entry[0], {}
+    return (entry if isinstance(entry, tuple) else (entry,)), {}
+
+
+def examples_for(examples_path: str | None, module_keys: list[str]) -> dict[str, list[Input]]:
+    """Examples from the user's file: ``EXAMPLES = {"pkg.mod:function": [(args, kwargs), ...]}``.
+    A key's module part may be the dotted name, the file's stem or its path."""
+    if not examples_path:
+        return {}
+    namespace = runpy.run_path(examples_path)
+    examples = namespace.get("EXAMPLES", {})
+    found: dict[str, list[Input]] = {}
+    for key, entries in examples.items():
+        module, _, function = str(key).rpartition(":")
+        if module and module not in module_keys:
+            continue
+        for entry in entries:
+            args, kwargs = _as_call(entry)
+            found.setdefault(function, []).append(Input(tuple(args), dict(kwargs), "examples"))
+    return found
+
+
+def recorded_for(recorded_dir: str | None, path: str) -> dict[str, list[Input]]:
+    """Calls captured by ``--record`` for the functions of the module at ``path``."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    if not recorded_dir or not Path(recorded_dir).is_dir():
+        return {}
+    found: dict[str, list[Input]] = {}
+    wanted = str(Path(path).resolve())
+    for file in sorted(Path(recorded_dir).glob("*.pkl")):
+        try:
+            record = pickle.loads(file.read_bytes())
+        except Exception:  # a half-written or foreign file: not an input
+            continue
+        if record.get("path") != wanted:
+            continue
+        args, kwargs = jax.tree.map(lambda v: jnp.asarray(v) if isinstance(v, np.ndarray) else v,
+                                    (record["args"], record["kwargs"]))
+        found.setdefault(record["function"], []).append(Input(tuple(args), dict(kwargs), "recorded"))
+    return found

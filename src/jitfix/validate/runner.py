@@ -1,0 +1,185 @@
+"""Validation from jitfix's side: one process per module, modules in parallel.
+
+The process (``jitfix.validate.child``) imports the user's code, so nothing here runs
+unless the user asked for validation. Its own stdout and stderr are kept apart from
+jitfix's output (the caller shows them under ``--verbose``); a module that fails to
+import, crashes the interpreter or runs past the time limit gets a message saying so,
+and the other modules are validated all the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jitfix.validate.targets import Target, module_identity, plan_targets
+
+DEFAULT_TIMEOUT = 300.0  # seconds per module
+
+
+@dataclass
+class FunctionResult:
+    function: str
+    line: int
+    status: str  # "passed", "failed" or "skipped"
+    inputs: int = 0
+    reached: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    sources: dict[str, int] = field(default_factory=dict)
+    before: str | None = None  # the original under jit: its error, or how it differed
+    failure: dict | None = None  # input, reason, expected
+    reason: str | None = None  # why skipped
+    notes: list[str] = field(default_factory=list)
+    tolerances: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def branches(self) -> str:
+        total = len(self.reached) + len(self.missed)
+        return f"{len(self.reached)}/{total}"
+
+    def summary(self) -> str:
+        """``passed (4 inputs, branches 2/2)``, ``failed (...)``, ``skipped (...)``."""
+        if self.status == "skipped":
+            return f"skipped ({self.reason})"
+        counts = f"{self.inputs} input{'s' if self.inputs != 1 else ''}"
+        if self.reached or self.missed:
+            counts += f", branches {self.branches}"
+        if self.status == "passed":
+            return f"passed ({counts})"
+        failure = self.failure or {}
+        reason = failure.get("reason", "")
+        where = f"{self.function}{failure['input']}: " if failure.get("input") else ""
+        expected = f"; expected {failure['expected']}" if failure.get("expected") and "expected" not in reason else ""
+        return f"failed ({where}{reason}{expected})"
+
+    def to_json(self) -> dict:
+        return {
+            "function": self.function, "line": self.line, "status": self.status, "inputs": self.inputs,
+            "branches": {"reached": self.reached, "missed": self.missed}, "sources": self.sources,
+            "before": self.before, "failure": self.failure, "reason": self.reason, "notes": self.notes,
+            "tolerances": self.tolerances,
+        }
+
+    @classmethod
+    def from_child(cls, record: dict) -> FunctionResult:
+        coverage = record.get("coverage", {})
+        return cls(function=record["function"], line=record["line"], status=record["status"],
+                   inputs=record.get("inputs", 0), reached=coverage.get("reached", []),
+                   missed=coverage.get("missed", []), sources=record.get("sources", {}),
+                   before=record.get("before"), failure=record.get("failure"), reason=record.get("reason"),
+                   notes=record.get("notes", []), tolerances=record.get("tolerances", {}))
+
+
+@dataclass
+class ModuleResult:
+    path: str
+    functions: list[FunctionResult] = field(default_factory=list)
+    error: str | None = None  # the module could not be validated at all
+    seconds: float = 0.0
+    output: str = ""  # what the user's code printed (shown under --verbose)
+
+    @property
+    def failed(self) -> list[FunctionResult]:
+        return [f for f in self.functions if f.status == "failed"]
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "error": self.error, "seconds": round(self.seconds, 3),
+                "functions": [f.to_json() for f in self.functions]}
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    examples: str | None = None  # a Python file defining EXAMPLES
+    recorded: str | None = None  # a folder of calls recorded by --record
+    timeout: float = DEFAULT_TIMEOUT
+    jobs: int = 1
+    seed: int = 0
+
+
+@dataclass
+class ModuleJob:
+    path: str
+    old_text: str
+    new_text: str
+    finding_lines: dict[int, str]  # line of the original -> code of the rule that rewrote it
+
+
+def _job_document(job: ModuleJob, targets: list[Target], options: ValidationOptions) -> dict:
+    module, package, root = module_identity(job.path)
+    filename = str(Path(job.path).resolve()) if Path(job.path).is_file() else job.path
+    return {
+        "path": job.path, "module": module, "package": package, "root": root,
+        "old_filename": filename, "new_filename": f"{filename} (rewritten by jitfix)",
+        "old_text": job.old_text, "new_text": job.new_text,
+        "targets": [target.to_json() for target in targets if target.skip is None],
+        "examples": options.examples, "recorded": options.recorded, "seed": options.seed,
+    }
+
+
+def child_environment() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.setdefault("JAX_PLATFORMS", "cpu")
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"  # validation writes nothing, .pyc files included
+    environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return environment
+
+
+def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
+    started = time.perf_counter()
+    result = ModuleResult(job.path)
+    try:
+        targets = plan_targets(job.old_text, job.new_text, job.finding_lines, path=job.path)
+    except SyntaxError as error:
+        result.error = f"cannot parse: {error.msg} (line {error.lineno})"
+        return result
+    skipped = [FunctionResult(t.name, t.line, "skipped", reason=t.skip) for t in targets if t.skip]
+    if not any(target.skip is None for target in targets):
+        result.functions = skipped
+        return result
+    with tempfile.TemporaryDirectory(prefix="jitfix-validate-") as folder:
+        job_file, result_file = Path(folder, "job.json"), Path(folder, "result.json")
+        job_file.write_text(json.dumps(_job_document(job, targets, options)), encoding="utf-8")
+        command = [sys.executable, "-m", "jitfix.validate.child", str(job_file), str(result_file)]
+        try:
+            process = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout,
+                                     env=child_environment(), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as expired:
+            result.error = f"timed out after {options.timeout:g} s (raise it with --validate-timeout)"
+            result.output = _text(expired.stdout) + _text(expired.stderr)
+            result.seconds = time.perf_counter() - started
+            return result
+        result.output = process.stdout + process.stderr
+        result.seconds = time.perf_counter() - started
+        if not result_file.is_file():
+            last = process.stderr.strip().splitlines()[-1:] or [""]
+            result.error = f"the validation process crashed (exit code {process.returncode}) {last[0]}".strip()
+            return result
+        document = json.loads(result_file.read_text(encoding="utf-8"))
+    if document.get("error"):
+        result.error = document["error"]
+        result.output += document.get("traceback", "")
+        return result
+    by_name = {record["function"]: FunctionResult.from_child(record) for record in document["functions"]}
+    result.functions = sorted(skipped + list(by_name.values()), key=lambda f: f.line)
+    return result
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def validate_modules(jobs: list[ModuleJob], options: ValidationOptions) -> list[ModuleResult]:
+    """Each module in its own process, ``options.jobs`` at a time; results in the jobs' order."""
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(options.jobs, len(jobs)))) as pool:
+        return list(pool.map(lambda job: validate_module(job, options), jobs))

@@ -1,0 +1,92 @@
+"""Validation of a whole run: record calls if asked, validate every changed module, and hold
+back the rewrites of any function that failed, recomputing the file without them."""
+
+from __future__ import annotations
+
+import ast
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+
+from jitfix.config import Settings
+from jitfix.engine import FileResult, Options, process_source
+from jitfix.validate.record import Recording, record_calls
+from jitfix.validate.runner import ModuleJob, ModuleResult, ValidationOptions, validate_modules
+from jitfix.validate.targets import changed_functions
+
+
+@dataclass
+class ValidationRun:
+    modules: list[ModuleResult] = field(default_factory=list)
+    recording: Recording | None = None
+    seconds: float = 0.0
+    # path -> functions whose rewrites were held back (not written)
+    held: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return sum(len(module.failed) for module in self.modules) + sum(1 for m in self.modules if m.error)
+
+    def counts(self) -> dict[str, int]:
+        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        for module in self.modules:
+            for function in module.functions:
+                counts[function.status] += 1
+        return counts
+
+    def for_path(self, path: str) -> ModuleResult | None:
+        return next((module for module in self.modules if module.path == path), None)
+
+
+def _job(result: FileResult) -> ModuleJob:
+    return ModuleJob(result.path, result.source.text, result.new_text, result.rewritten_lines)
+
+
+def validate_jobs(jobs: list[ModuleJob], validation: ValidationOptions, record: str | None = None) -> ValidationRun:
+    """Validate each module; with ``record``, first run that command to capture inputs."""
+    started = time.perf_counter()
+    run = ValidationRun()
+    with tempfile.TemporaryDirectory(prefix="jitfix-record-") as folder:
+        if record and jobs:
+            targets = {job.path: [name for name, _, _ in changed_functions(ast.parse(job.old_text),
+                                                                            ast.parse(job.new_text))
+                                  if "." not in name]
+                       for job in jobs}
+            run.recording = record_calls(record, targets, folder, validation.timeout)
+            validation = replace(validation, recorded=run.recording.folder)
+        run.modules = validate_modules(jobs, validation)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def validate_results(results: list[FileResult], settings: Settings, options: Options,
+                     validation: ValidationOptions, record: str | None = None) -> ValidationRun:
+    """Validate the changed files of ``results``; a failed function's rewrites are taken out of
+    its file's ``new_text`` (the result is updated in place)."""
+    changed = [result for result in results if result.changed and result.path != "-"]
+    run = validate_jobs([_job(result) for result in changed], validation, record)
+    for result, module in zip(changed, run.modules):
+        failed = [function.function for function in module.failed]
+        if failed:
+            _hold(result, failed, settings, options)
+            run.held[result.path] = failed
+    return run
+
+
+def _hold(result: FileResult, functions: list[str], settings: Settings, options: Options) -> None:
+    """Recompute the file without the rewrites of ``functions``; if they still change (another
+    rule's edit reached them), the file is not rewritten at all."""
+    again = process_source(result.source, settings, replace(options, hold=frozenset(functions)))
+    if again.new_text is not None and not _touches(result.source.text, again.new_text, functions):
+        result.new_text = again.new_text
+        result.fixed = again.fixed
+        result.findings = again.findings
+    else:
+        result.new_text = result.source.text
+        result.findings = result.findings + result.fixed
+        result.fixed = []
+
+
+def _touches(old: str, new: str, functions: list[str]) -> bool:
+    changed = {name for name, _, _ in changed_functions(ast.parse(old), ast.parse(new))}
+    return bool(changed & set(functions))

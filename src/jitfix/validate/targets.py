@@ -1,0 +1,328 @@
+"""What to validate in a module: the functions a rewrite changed, and how to call them.
+
+Runs in jitfix's own process, from the source alone (nothing is imported or executed here).
+For each top-level function whose code differs between the original and the rewrite it
+works out how the user calls it (a jitted entry point as it is; a helper that only runs
+inside jit wrapped in ``jax.jit`` with its static parameters), what its parameters look
+like (annotations, defaults, which are traced, which count things), the constants its
+conditions and loop bounds compare with, the module globals it reads that the module
+changes, and the branches and loop bodies of the rewritten code, for coverage.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.traced import ARRAY_ANNOTATIONS, JIT_TRANSFORMS, TracedFunction, find_traced_functions
+from jitfix.config import Settings
+from jitfix.rules.globals import changing_globals
+
+# The rules whose rewrites have branches or loop bodies worth covering.
+BRANCH_RULES = ("JF101",)
+LOOP_RULES = ("JF201", "JF202", "JF203")
+# Calls whose arguments are shapes or trip counts: a parameter used there counts things.
+COUNTING_CALLS = frozenset({"range", "zeros", "ones", "full", "empty", "arange", "eye", "reshape",
+                            "broadcast_to", "tile", "repeat", "linspace"})
+JAXTYPING_DTYPES = {"Int": "int", "Integer": "int", "UInt": "int", "Bool": "bool", "Shaped": "float"}
+MAX_CONSTANTS = 8
+
+
+@dataclass
+class Parameter:
+    name: str
+    kind: str  # "positional", "keyword" (keyword-only) or "var" (*args / **kwargs)
+    annotation: str | None = None  # "array", "int", "float", "bool"
+    dtype: str | None = None  # of an annotated array: "float", "int", "bool"
+    shape: list[int] | None = None  # from a jaxtyping annotation, named dimensions as 3
+    has_default: bool = False
+    traced: bool = False
+    counts: bool = False  # used as a trip count or a size
+
+
+@dataclass
+class Target:
+    name: str
+    line: int
+    mode: str  # "as_is": call the module's function; "wrap": jax.jit it (a helper traced by its callers)
+    parameters: list[Parameter] = field(default_factory=list)
+    before_static: list[str] = field(default_factory=list)
+    after_static: list[str] = field(default_factory=list)
+    constants: list[float] = field(default_factory=list)
+    globals: list[str] = field(default_factory=list)  # module globals it reads that the module changes
+    compare_stdout: bool = False  # its prints were rewritten
+    sites: list[dict] = field(default_factory=list)  # branches and loops, for coverage
+    spans: dict[int, int] = field(default_factory=dict)  # statement first line -> last line, watched
+    skip: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _top_level_functions(tree: ast.Module) -> dict[str, ast.AST]:
+    """Module-level defs by name, and methods as ``Class.method``."""
+    found: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found[f"{node.name}.{item.name}"] = item
+    return found
+
+
+def changed_functions(old_tree: ast.Module, new_tree: ast.Module) -> list[tuple[str, ast.AST, ast.AST | None]]:
+    """(name, old def, new def or None) for every function whose code the rewrite changed."""
+    old_defs, new_defs = _top_level_functions(old_tree), _top_level_functions(new_tree)
+    changed = []
+    for name, old in old_defs.items():
+        new = new_defs.get(name)
+        if new is None or ast.dump(old) != ast.dump(new):
+            changed.append((name, old, new))
+    return changed
+
+
+def _annotation(node: ast.AST | None, imports: ImportTable) -> tuple[str | None, str | None, list[int] | None]:
+    """(kind, array dtype, array shape) from an annotation such as ``Float[Array, "n 3"]``."""
+    if node is None:
+        return None, None, None
+    if isinstance(node, ast.Name) and node.id in ("int", "float", "bool"):
+        return node.id, None, None
+    if isinstance(node, ast.Subscript):
+        base = imports.resolve(node.value) or ""
+        if base.startswith("jaxtyping."):
+            dtype = JAXTYPING_DTYPES.get(base.rpartition(".")[2], "float")
+            shape = None
+            if isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+                dims = node.slice.elts[1]
+                if isinstance(dims, ast.Constant) and isinstance(dims.value, str):
+                    shape = _jaxtyping_shape(dims.value)
+            return "array", dtype, shape
+        return None, None, None
+    resolved = imports.resolve(node) or ""
+    if resolved in ARRAY_ANNOTATIONS or resolved.startswith("jaxtyping."):
+        return "array", "float", None
+    return None, None, None
+
+
+def _jaxtyping_shape(dims: str) -> list[int] | None:
+    """``"n 3"`` -> [3, 3]; variadic dimensions (``...``, ``*batch``) give no shape."""
+    shape = []
+    for dim in dims.split():
+        if dim.startswith(("*", "...")) or dim == "#":
+            return None
+        shape.append(int(dim) if dim.isdigit() else 3)
+    return shape
+
+
+def _counting_names(function: ast.AST) -> set[str]:
+    """Names used as a trip count or a size: ``range(n)``, ``jnp.zeros((n, 3))``."""
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if callee in COUNTING_CALLS:
+                for argument in node.args:
+                    names.update(n.id for n in ast.walk(argument) if isinstance(n, ast.Name))
+    return names
+
+
+def _constants(function: ast.AST) -> list[float]:
+    """Numbers the function's comparisons and loop bounds use: inputs near them take both ways."""
+    found: list[float] = []
+    for node in ast.walk(function):
+        parts: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "range":
+            parts = list(node.args)
+        for part in parts:
+            if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+                part = part.operand
+                sign = -1
+            else:
+                sign = 1
+            if isinstance(part, ast.Constant) and type(part.value) in (int, float) and abs(part.value) <= 1e6:
+                value = sign * part.value
+                if value not in found:
+                    found.append(value)
+    return found[:MAX_CONSTANTS]
+
+
+def _parameters(function: ast.AST, traced: TracedFunction | None, imports: ImportTable) -> list[Parameter]:
+    arguments = function.args
+    counting = _counting_names(function)
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    listed = [(arg, "positional", default) for arg, default in zip(positional, defaults)]
+    listed += [(arg, "keyword", default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)]
+    listed += [(arg, "var", None) for arg in (arguments.vararg, arguments.kwarg) if arg is not None]
+    parameters = []
+    for arg, kind, default in listed:
+        annotation, dtype, shape = _annotation(arg.annotation, imports)
+        is_traced = traced is not None and arg.arg in traced.traced_params
+        parameters.append(Parameter(
+            name=arg.arg, kind=kind, annotation=annotation, dtype=dtype, shape=shape,
+            has_default=default is not None, traced=is_traced,
+            counts=arg.arg in counting or annotation == "int"))
+    return parameters
+
+
+def _static_names(function: ast.AST, traced: TracedFunction | None) -> list[str]:
+    if traced is None:
+        return []
+    names = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    return [name for name in names if name not in traced.traced_params]
+
+
+def _first_statement(body: list[ast.stmt]) -> ast.stmt:
+    """The first statement that runs code (a docstring-like constant emits no line event)."""
+    for statement in body:
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+            return statement
+    return body[0]
+
+
+def _span(statement: ast.stmt) -> tuple[int, int]:
+    return statement.lineno, statement.end_lineno or statement.lineno
+
+
+def _header_span(statement: ast.If | ast.For | ast.While) -> tuple[int, int]:
+    head = statement.test if isinstance(statement, ast.If | ast.While) else statement.iter
+    return statement.lineno, head.end_lineno or statement.lineno
+
+
+def _if_site(node: ast.If) -> dict:
+    """The arms of an if/elif/else chain: each body is entered, or the test is passed by."""
+    arms = []
+    current: ast.AST = node
+    while True:
+        test = _header_span(current)
+        body = _span(_first_statement(current.body))
+        word = "if" if current is node else "elif"
+        arms.append({"label": f"line {current.lineno} {word} true", "enter": body})
+        orelse = current.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If) and orelse[0].lineno != current.lineno:
+            current = orelse[0]
+            continue
+        if orelse:
+            arms.append({"label": f"line {current.lineno} {word} false", "enter": _span(_first_statement(orelse))})
+        else:
+            arms.append({"label": f"line {current.lineno} {word} false", "pass": test, "body": body})
+        return {"kind": "if", "line": node.lineno, "arms": arms}
+
+
+def _loop_site(node: ast.For | ast.While) -> dict:
+    return {"kind": "loop", "line": node.lineno, "header": _header_span(node),
+            "body": _span(_first_statement(node.body))}
+
+
+def _sites(function: ast.AST, lines: dict[int, str]) -> list[dict]:
+    sites = []
+    for node in ast.walk(function):
+        code = lines.get(getattr(node, "lineno", -1))
+        if code in BRANCH_RULES and isinstance(node, ast.If):
+            sites.append(_if_site(node))
+        elif code in LOOP_RULES and isinstance(node, ast.For | ast.While):
+            sites.append(_loop_site(node))
+    return sites
+
+
+def _watched_spans(sites: list[dict]) -> dict[int, int]:
+    spans: dict[int, int] = {}
+    for site in sites:
+        pairs = [site["header"], site["body"]] if site["kind"] == "loop" else [
+            span for arm in site["arms"] for span in (arm.get("enter"), arm.get("pass"), arm.get("body")) if span]
+        for start, end in pairs:
+            spans[start] = end
+    return spans
+
+
+def _decorators(function: ast.AST, imports: ImportTable) -> tuple[bool, str | None]:
+    """(jit-decorated, the first decorator that is not jit) of a def."""
+    jitted, other = False, None
+    for decorator in function.decorator_list:
+        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = imports.resolve(expr) or ""
+        if name in JIT_TRANSFORMS or (name == "functools.partial" and isinstance(decorator, ast.Call)
+                                      and decorator.args and imports.resolve(decorator.args[0]) in JIT_TRANSFORMS):
+            jitted = True
+        elif other is None:
+            other = ast.unparse(decorator)
+    return jitted, other
+
+
+def _reads(function: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def _print_calls(function: ast.AST | None) -> list[str]:
+    if function is None:
+        return []
+    return sorted(ast.dump(node) for node in ast.walk(function)
+                  if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print")
+
+
+def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], settings: Settings | None = None,
+                 path: str = "<module>") -> list[Target]:
+    """A target for every function the rewrite changed. ``finding_lines`` maps a line of the
+    original to the code of the rule that rewrote it (branch and loop sites for coverage)."""
+    old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
+    old_imports, new_imports = ImportTable(old_tree), ImportTable(new_tree)
+    old_traced = find_traced_functions(old_tree, old_imports)
+    new_traced = find_traced_functions(new_tree, new_imports)
+    old_by_node = {node: entry for node, entry in old_traced.items()}
+    new_by_name = {entry.qualname: entry for entry in new_traced.values()}
+    module_names = _module_level_names(old_tree)
+    targets = []
+    for name, old, new in changed_functions(old_tree, new_tree):
+        target = Target(name=name, line=old.lineno, mode="as_is")
+        targets.append(target)
+        if new is None:
+            target.skip = f"the rewrite has no function `{name}`"
+            continue
+        if "." in name:
+            target.skip = "a method: validation calls module-level functions (give examples of a wrapper function)"
+            continue
+        jitted, other = _decorators(old, old_imports)
+        if other is not None:
+            target.skip = f"decorated with `@{other}`: validation calls plain and jit-compiled functions only"
+            continue
+        old_entry = old_by_node.get(old)
+        target.mode = "as_is" if jitted or old_entry is None else "wrap"
+        target.parameters = _parameters(old, old_entry, old_imports)
+        if target.mode == "wrap":
+            new_entry = new_by_name.get(name)
+            target.before_static = _static_names(old, old_entry)
+            target.after_static = _static_names(new, new_entry) if new_entry else target.before_static
+        target.constants = _constants(old)
+        reads = _reads(old) & module_names
+        target.globals = sorted(changing_globals(old_tree, reads, old_traced.changes)) if reads else []
+        target.compare_stdout = bool(_print_calls(old)) and _print_calls(old) != _print_calls(new)
+        target.sites = _sites(old, finding_lines)
+        target.spans = _watched_spans(target.sites)
+    return targets
+
+
+def _module_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        for child in ast.walk(node) if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) else ():
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+    return names
+
+
+def module_identity(path: str) -> tuple[str, str, str]:
+    """(dotted module name, package, folder to put on sys.path) for a file: the package is
+    found by walking up through folders that hold an ``__init__.py``."""
+    file = Path(path).resolve()
+    parts = [file.stem]
+    folder = file.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), ".".join(parts[:-1]), str(folder)

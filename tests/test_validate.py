@@ -1,0 +1,225 @@
+"""--validate, --record and `jitfix validate`, used as a user would: through the command line,
+on real files, with real validation processes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from helpers import invoke
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+TWO_FUNCTIONS = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def relu_or_square(x):
+    if x.sum() > 0:
+        y = x
+    else:
+        y = x ** 2
+    return y
+
+
+@jax.jit
+def half_if_positive(x):
+    if x.sum() > 0:
+        y = x * 0.5
+    else:
+        y = x
+    return y
+'''
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_fix_validate_examples_passes_with_full_coverage_from_synthesized_inputs(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    result = invoke("check", "--validate", "--output-format", "json", str(tmp_path / "examples"))
+    records = json.loads(result.stdout)
+    validations = {r["function"]: r["validation"] for r in records}
+    assert set(validations) == {"train_step", "make_grid", "scaled", "relu_or_square", "power"}
+    for function, validation in validations.items():
+        assert validation["status"] == "passed", (function, validation)
+        assert validation["branches"]["missed"] == [], function
+        assert validation["sources"]["synthesized"] == validation["inputs"] >= 3
+        assert validation["before"].startswith(("raised", "differed")), validation["before"]
+    assert len(validations["relu_or_square"]["branches"]["reached"]) == 2  # true and false arms
+    assert len(validations["power"]["branches"]["reached"]) == 3  # 0, 1 and many trips
+
+    result = invoke("fix", "--validate", str(tmp_path / "examples"))
+    assert result.exit_code == 0, result.stderr
+    assert "Validation: 5 passed, 0 failed, 0 skipped" in result.stderr
+    assert "relu_or_square passed (3 inputs, branches 2/2)" in result.stderr
+    assert "lax.cond" in (tmp_path / "examples" / "traced_if.py").read_text()
+
+
+def _sabotaged(tmp_path: Path, example: str, old: str, new: str) -> tuple[Path, Path]:
+    original = tmp_path / f"{example}.py"
+    shutil.copy(EXAMPLES / f"{example}.py", original)
+    fixed = subprocess.run([sys.executable, "-m", "jitfix", "fix", "-"], input=original.read_text(),
+                           capture_output=True, text=True).stdout
+    assert old in fixed
+    wrong = write(tmp_path, "wrong.py", fixed.replace(old, new))
+    return original, wrong
+
+
+@pytest.mark.parametrize("example, old, new, shows", [
+    ("traced_if", "lax.cond(x.sum() > 0, _if_x_sum_positive, _if_x_sum_non_positive)",
+     "lax.cond(x.sum() > 0, _if_x_sum_non_positive, _if_x_sum_positive)", "values differ"),
+    ("traced_loop", "lax.fori_loop(0, n, ", "lax.fori_loop(1, n, ", "values differ"),
+    ("stale_global", "_scaled(x, SCALE=SCALE)", "_scaled(x, SCALE=1.0)", "after changing a global"),
+    ("print_in_jit", 'jax.debug.print("loss = {loss:.4f}", loss=loss)', "pass", "printed ''"),
+], ids=["swapped-branches", "off-by-one-loop", "stale-global", "dropped-print"])
+def test_validate_fails_a_wrong_rewrite_and_names_the_input(tmp_path: Path, example, old, new, shows) -> None:
+    original, wrong = _sabotaged(tmp_path, example, old, new)
+    result = invoke("validate", str(original), str(wrong))
+    assert result.exit_code == 1, result.stdout
+    line = next(line for line in result.stdout.splitlines() if " failed (" in line)
+    assert shows in line
+    function = line.split(": ")[1].split()[0]
+    assert f"{function}(" in line  # the input that shows the difference, as a call
+    # The correct rewrite passes.
+    right = write(tmp_path, "right.py", subprocess.run(
+        [sys.executable, "-m", "jitfix", "fix", "-"], input=original.read_text(), capture_output=True, text=True).stdout)
+    assert invoke("validate", str(original), str(right)).exit_code == 0
+
+
+def test_validate_json(tmp_path: Path) -> None:
+    original, wrong = _sabotaged(tmp_path, "traced_loop", "lax.fori_loop(0, n, ", "lax.fori_loop(1, n, ")
+    document = json.loads(invoke("validate", "--output-format", "json", str(original), str(wrong)).stdout)
+    (function,) = document["modules"][0]["functions"]
+    assert function["function"] == "power" and function["status"] == "failed"
+    assert function["failure"]["input"].startswith("(") and "values differ" in function["failure"]["reason"]
+    assert function["tolerances"] == {"rtol": 1e-5, "atol": 1e-6}
+    assert document["seconds"] > 0
+
+
+def test_a_failed_rewrite_is_not_written_and_the_others_are(tmp_path: Path) -> None:
+    module = write(tmp_path, "mixed.py", TWO_FUNCTIONS)
+    # Integer inputs: x * 0.5 is float in one branch and x int in the other, which lax.cond rejects.
+    examples = write(tmp_path, "examples.py", '''
+        import jax.numpy as jnp
+        EXAMPLES = {
+            "mixed:half_if_positive": [((jnp.array([1, 2]),), {}), ((jnp.array([-1, -2]),), {})],
+        }
+        ''')
+    report = tmp_path / "report.md"
+    result = invoke("fix", "--examples", str(examples), "--report", str(report), str(module))
+    assert result.exit_code == 1
+    assert "half_if_positive failed (half_if_positive(i32[2] [1 2]): raised TypeError" in result.stderr
+    assert "not written: the rewrites of half_if_positive" in result.stderr
+    text = module.read_text()
+    assert "def relu_or_square(x):\n    def _if_x_sum_positive" in text  # rewritten
+    assert "def half_if_positive(x):\n    if x.sum() > 0:" in text  # left as it was
+    markdown = report.read_text()
+    assert markdown.startswith("# jitfix migration report\n")
+    assert "| `" + str(module) + "` | 1 | 1 passed, 1 failed | 1 |" in markdown
+    assert "- `relu_or_square` (line 6): passed" in markdown
+    assert "  - original under jit: raised TracerBoolConversionError" in markdown
+    assert "not written: the rewrites of `half_if_positive`" in markdown
+    left = markdown.split("Left for a person:\n")[1]
+    assert left.startswith("- line ") and ": JF101 " in left and "half_if_positive" in left
+
+
+def test_record_uses_the_arguments_of_a_real_pytest_run(tmp_path: Path, monkeypatch) -> None:
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/ops.py", '''
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def clipped_total(x, limit):
+            total = x.sum()
+            if total > limit:
+                total = limit * jnp.ones_like(total)
+            return total
+        ''')
+    write(tmp_path, "tests/test_ops.py", '''
+        import jax.numpy as jnp
+        from pkg.ops import clipped_total
+
+
+        def test_small():
+            clipped_total(jnp.ones((4, 5)), 100.0)
+
+
+        def test_clipped():
+            clipped_total(jnp.ones((7,)), 2.0)
+        ''')
+    write(tmp_path, "pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    monkeypatch.chdir(tmp_path)  # the command runs where the user runs jitfix
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    result = invoke("check", "--record", command, "--output-format", "json", "pkg")
+    assert "recorded 2 calls from" in result.stderr
+    (record,) = json.loads(result.stdout)
+    validation = record["validation"]
+    assert validation["status"] == "passed"
+    assert validation["sources"]["recorded"] == 2
+    assert validation["branches"]["missed"] == []
+
+
+def test_modules_that_fail_to_import_hang_or_crash_do_not_stop_the_others(tmp_path: Path) -> None:
+    body = "\n\n@jax.jit\ndef f(x):\n    if x.sum() > 0:\n        x = -x\n    return x\n"
+    write(tmp_path, "a_missing.py", "import jax\nimport not_a_real_module\n" + body)
+    write(tmp_path, "b_hangs.py", "import time\nimport jax\ntime.sleep(60)\n" + body)
+    write(tmp_path, "c_crashes.py", "import os\nimport jax\nos._exit(3)\n" + body)
+    write(tmp_path, "d_fine.py", "import jax\n" + body)
+    result = invoke("diff", "--validate", "--validate-timeout", "8", str(tmp_path))
+    assert "a_missing.py: validation could not run: importing the module failed: " \
+           "ModuleNotFoundError: No module named 'not_a_real_module'" in result.stderr
+    assert "b_hangs.py: validation could not run: timed out after 8 s" in result.stderr
+    assert "c_crashes.py: validation could not run: the validation process crashed (exit code 3)" in result.stderr
+    assert "d_fine.py:5: f passed" in result.stderr
+    assert result.exit_code == 1
+
+
+def test_user_output_only_under_verbose_and_nothing_runs_without_validate(tmp_path: Path) -> None:
+    module = write(tmp_path, "noisy.py", '''
+        import pathlib
+        import jax
+
+        print("HELLO FROM THE USER'S MODULE")
+        pathlib.Path(__file__).with_name("ran.txt").write_text("imported")
+
+
+        @jax.jit
+        def f(x):
+            if x.sum() > 0:
+                x = -x
+            return x
+        ''')
+    invoke("diff", str(module))
+    invoke("check", str(module))
+    assert not (tmp_path / "ran.txt").exists()  # never run unless asked
+    quiet = invoke("diff", "--validate", str(module))
+    assert "HELLO" not in quiet.stderr
+    assert "f passed" in quiet.stderr
+    loud = invoke("diff", "--validate", "--verbose", str(module))
+    assert "HELLO FROM THE USER'S MODULE" in loud.stderr
+    assert "original under jit: raised TracerBoolConversionError" in loud.stderr
+    assert not list(tmp_path.rglob("__pycache__"))  # validation writes no bytecode
+
+
+def test_examples_from_pyproject(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.jitfix.validate]\nexamples = "inputs.py"\ntimeout = 120\n')
+    write(tmp_path, "mixed.py", TWO_FUNCTIONS)
+    write(tmp_path, "inputs.py", 'import jax.numpy as jnp\nEXAMPLES = {"mixed:half_if_positive": [(jnp.arange(3),)]}\n')
+    result = invoke("check", "--validate", str(tmp_path / "mixed.py"))
+    assert "half_if_positive failed (half_if_positive(i32[3] [0 1 2]): raised TypeError" in result.stderr
+    write(tmp_path, "pyproject.toml", '[tool.jitfix.validate]\ntimeout = "soon"\n')
+    assert invoke("check", "--validate", str(tmp_path / "mixed.py")).exit_code == 2
