@@ -1,7 +1,7 @@
 """JF6xx — Python and NumPy operations on tracers, and in-place updates of JAX arrays.
 
 JF601 ``float(x)``, ``int(x)``, ``bool(x)``, ``x.item()`` on a traced value used as a number
-      -> ``jnp.asarray(x, dtype=float)`` ..., ``x.reshape(())``.
+      -> ``jnp.asarray(x, dtype=float)`` ..., ``lax.stop_gradient(x.reshape(()))``.
 JF602 ``np.mean(x)`` and other NumPy functions on tracers -> the ``jnp`` function of that name.
 JF603 ``x[i] = v``, ``x[i] += v`` on a JAX array -> ``x = x.at[i].set(v)`` / ``.add(v)`` ...
 """
@@ -64,8 +64,9 @@ class Concretization(Rule):
         fixed="@jax.jit\ndef scale(x, s):\n    return x * jnp.asarray(s, dtype=float)\n",
         safety="Safe where the result is used as a number (arithmetic, comparisons, jnp calls): the "
         "value is the same, held as a 0-d array of JAX's default type for that kind. `int()` of a "
-        "float truncates toward zero, as `astype` does. `x.item()` becomes `x.reshape(())`, which "
-        "like `.item()` fails for arrays of more than one element. Not fixed: a conversion feeding a "
+        "float truncates toward zero, as `astype` does. `x.item()` becomes "
+        "`lax.stop_gradient(x.reshape(()))`: like `.item()` it fails for arrays of more than one "
+        "element, and like the Python number `.item()` returns it is a constant to `jax.grad`. Not fixed: a conversion feeding a "
         "shape, `range`, or string formatting (a Python value is really needed there; see JF5xx "
         "and JF401), and `.tolist()` (a list is not an array).",
     )
@@ -127,14 +128,15 @@ def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Call)
-        if isinstance(updated.func, cst.Attribute):  # x.item()
-            source = f"{code(updated.func.value)}.reshape(())"
+        if isinstance(updated.func, cst.Attribute):  # x.item(): a number, constant to jax.grad
+            source = f"{context.name('jax.lax')}.stop_gradient({code(updated.func.value)}.reshape(()))"
         else:
             kind = CONVERSIONS[updated.func.value]  # type: ignore[attr-defined]
             source = f"{context.name('jax.numpy')}.asarray({code(updated.args[0].value)}, dtype={kind})"
         return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-    return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
+    needed = ("jax.lax",) if isinstance(node.func, ast.Attribute) else ("jax.numpy",)
+    return Edit(start, cst.Call, replace, imports=needed, end=end)
 
 
 class NumpyOnTracer(Rule):

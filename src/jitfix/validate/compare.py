@@ -17,7 +17,7 @@ def difference(expected, actual, *, promoted: bool = False, jax_dtypes: bool = F
     A Python number the eager code returns comes back from jit as a weakly typed array of
     JAX's default dtype, so it is compared as that. ``promoted`` accepts a wider dtype of
     the same value (a rewrite that casts an int branch to the float type of the other);
-    ``jax_dtypes`` compares NumPy results in JAX's default dtypes (float64 -> float32).
+    ``jax_dtypes`` compares every result in JAX's default dtypes (float64 -> float32).
     """
     import jax
     import numpy as np
@@ -27,7 +27,11 @@ def difference(expected, actual, *, promoted: bool = False, jax_dtypes: bool = F
         return f"structure {actual_tree} != {expected_tree}"
     for index, (want, got) in enumerate(zip(jax.tree.leaves(expected), jax.tree.leaves(actual))):
         where = f"leaf {index}: " if expected_tree.num_leaves > 1 else ""
-        if isinstance(want, bool | int | float | complex) or jax_dtypes:
+        # A Python number is weakly typed: the same value in a wider dtype is the same result.
+        weak = isinstance(want, bool | int | float | complex)
+        # NumPy results (the eager original's own NumPy code) count in JAX's dtypes, as JAX
+        # converts them the moment they meet a JAX array (float64 -> float32).
+        if weak or jax_dtypes or isinstance(want, np.ndarray | np.generic):
             want = jax.numpy.asarray(want)
         try:
             want, got = np.asarray(want), np.asarray(got)
@@ -35,7 +39,7 @@ def difference(expected, actual, *, promoted: bool = False, jax_dtypes: bool = F
             return None if want == got else f"{where}{got!r} != {want!r}"
         if want.shape != got.shape:
             return f"{where}shape {got.shape} != {want.shape}"
-        if promoted and want.dtype.kind in KIND_ORDER and got.dtype.kind in KIND_ORDER:
+        if (promoted or weak) and want.dtype.kind in KIND_ORDER and got.dtype.kind in KIND_ORDER:
             if KIND_ORDER.index(got.dtype.kind) < KIND_ORDER.index(want.dtype.kind):
                 return f"{where}dtype {got.dtype} is narrower than {want.dtype}"
         elif want.dtype != got.dtype:

@@ -74,9 +74,11 @@ def _arrays(floats: list[float], dtype: str, shape: list[int] | None) -> list:
     for value in values:
         arrays.append(jnp.asarray(value, kind))
         arrays.append(jnp.full((3,), value, kind))
-    if dtype not in ("int", "bool"):
-        arrays += [jnp.array([-1.0, 0.5, 2.0], kind), jnp.arange(6, dtype=kind).reshape(2, 3) - 2.5,
-                   jnp.full((2, 3), values[0], kind)]
+    if dtype == "int":
+        arrays += [jnp.array([-1, 0, 2], kind), jnp.arange(6, dtype=kind).reshape(2, 3) - 2]
+    elif dtype != "bool":
+        arrays += [jnp.array([-1.0, 0.5, 2.0], kind), jnp.arange(6, dtype=kind).reshape(2, 3) - 2.5]
+    arrays += [jnp.full((2, 3), values[0], kind), jnp.full((2, 3, 2), values[-1], kind)]
     return arrays
 
 
@@ -90,12 +92,15 @@ def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
     annotation = parameter["annotation"]
     if annotation == "bool":
         pool += [True, False]
-    elif annotation == "int" or (parameter["counts"] and annotation != "float"):
+    elif annotation == "int" or ((parameter["counts"] or parameter["integer"]) and annotation != "float"
+                                 and not parameter["min_ndim"]):
         pool += ints
     elif annotation == "float":
         pool += floats
     elif annotation == "array" or (parameter["traced"] and not static):
-        pool += _arrays(floats, parameter["dtype"] or "float", parameter["shape"])
+        dtype = "int" if parameter["integer"] else parameter["dtype"] or "float"
+        arrays = _arrays(floats, dtype, parameter["shape"])
+        pool += [array for array in arrays if array.ndim >= parameter["min_ndim"]] or arrays
     else:  # static or unknown, unannotated: Python values
         pool += ints + [v for v in floats if not float(v).is_integer()] + [True, False, None]
     return pool

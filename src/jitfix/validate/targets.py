@@ -26,6 +26,7 @@ LOOP_RULES = ("JF201", "JF202", "JF203")
 # Calls whose arguments are shapes or trip counts: a parameter used there counts things.
 COUNTING_CALLS = frozenset({"range", "zeros", "ones", "full", "empty", "arange", "eye", "reshape",
                             "broadcast_to", "tile", "repeat", "linspace"})
+COUNTING_KEYWORDS = frozenset({"num", "axis", "shape", "size", "length", "repeats", "reps", "k"})
 JAXTYPING_DTYPES = {"Int": "int", "Integer": "int", "UInt": "int", "Bool": "bool", "Shaped": "float"}
 MAX_CONSTANTS = 8
 
@@ -40,6 +41,8 @@ class Parameter:
     has_default: bool = False
     traced: bool = False
     counts: bool = False  # used as a trip count or a size
+    min_ndim: int = 0  # indexed (x[i]), measured (len(x), x.shape[0]): scalars do not fit
+    integer: bool = False  # used with bitwise operators
 
 
 @dataclass
@@ -119,15 +122,62 @@ def _jaxtyping_shape(dims: str) -> list[int] | None:
 
 
 def _counting_names(function: ast.AST) -> set[str]:
-    """Names used as a trip count or a size: ``range(n)``, ``jnp.zeros((n, 3))``."""
-    names: set[str] = set()
+    """Names used as a trip count, a size, an axis or a slice bound: ``range(n)``,
+    ``jnp.zeros((n, 3))``, ``linspace(0, 1, num=k)``, ``x.sum(axis=a)``, ``x[:k]``."""
+    counted: list[ast.AST] = []
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if callee in COUNTING_CALLS:
-                for argument in node.args:
-                    names.update(n.id for n in ast.walk(argument) if isinstance(n, ast.Name))
-    return names
+                counted += node.args
+            counted += [keyword.value for keyword in node.keywords if keyword.arg in COUNTING_KEYWORDS]
+        elif isinstance(node, ast.Slice):
+            counted += [part for part in (node.lower, node.upper, node.step) if part is not None]
+        elif isinstance(node, ast.Subscript):  # x[i], x.at[i, j]: integer indices
+            index = node.slice
+            counted += [part for part in (index.elts if isinstance(index, ast.Tuple) else [index])
+                        if isinstance(part, ast.Name)]
+    return {n.id for part in counted for n in ast.walk(part) if isinstance(n, ast.Name)}
+
+
+def _array_uses(function: ast.AST) -> tuple[dict[str, int], set[str]]:
+    """(least number of dimensions each name needs, names used with bitwise operators)."""
+    ndim: dict[str, int] = {}
+    integer: set[str] = set()
+
+    def need(node: ast.AST, dims: int) -> None:
+        if isinstance(node, ast.Name):
+            ndim[node.id] = max(ndim.get(node.id, 0), dims)
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                    and isinstance(index, ast.Constant) and isinstance(index.value, int):
+                need(node.value.value, index.value + 1 if index.value >= 0 else -index.value)
+            elif not (isinstance(node.value, ast.Attribute) and node.value.attr == "at"):
+                need(node.value, len(index.elts) if isinstance(index, ast.Tuple) else 1)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "len" and node.args:
+            need(node.args[0], 1)
+        elif isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(
+                node.op, ast.BitAnd | ast.BitOr | ast.BitXor | ast.LShift | ast.RShift):
+            for side in (getattr(node, "left", None), getattr(node, "right", None), getattr(node, "target", None)):
+                if isinstance(side, ast.Name):
+                    integer.add(side.id)
+    return ndim, _sources_of(function, integer)
+
+
+def _sources_of(function: ast.AST, names: set[str]) -> set[str]:
+    """``names`` and the names they are computed from (``m = n + 0``: ``n`` too)."""
+    assignments = [node for node in ast.walk(function)
+                   if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+    found = set(names)
+    while True:
+        more = {n.id for node in assignments if node.targets[0].id in found
+                for n in ast.walk(node.value) if isinstance(n, ast.Name)} - found
+        if not more:
+            return found
+        found |= more
 
 
 def _constants(function: ast.AST) -> list[float]:
@@ -155,6 +205,7 @@ def _constants(function: ast.AST) -> list[float]:
 def _parameters(function: ast.AST, traced: TracedFunction | None, imports: ImportTable) -> list[Parameter]:
     arguments = function.args
     counting = _counting_names(function)
+    ndims, integers = _array_uses(function)
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
     listed = [(arg, "positional", default) for arg, default in zip(positional, defaults)]
@@ -167,7 +218,8 @@ def _parameters(function: ast.AST, traced: TracedFunction | None, imports: Impor
         parameters.append(Parameter(
             name=arg.arg, kind=kind, annotation=annotation, dtype=dtype, shape=shape,
             has_default=default is not None, traced=is_traced,
-            counts=arg.arg in counting or annotation == "int"))
+            counts=arg.arg in counting or annotation == "int",
+            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers))
     return parameters
 
 
