@@ -26,7 +26,7 @@ import traceback
 import types
 from dataclasses import dataclass
 
-from jitfix.validate.compare import ATOL, RTOL, brief, difference
+from jitfix.validate.compare import ATOL, RTOL, brief, difference, printed_difference
 from jitfix.validate.inputs import Input, examples_for, recorded_for, synthesized
 
 MAX_CANDIDATES = 300  # synthesized inputs tried per function
@@ -205,8 +205,9 @@ def outcome_difference(expected: list, actual: list, compare_stdout: bool) -> st
         reason = difference(want, got)
         if reason is not None:
             return f"{call}{reason}"
-        if compare_stdout and want_out.splitlines() != got_out.splitlines():
-            return f"{call}printed {got_out.strip()!r}, expected {want_out.strip()!r}"
+        printed = printed_difference(want_out, got_out) if compare_stdout else None
+        if printed is not None:
+            return f"{call}{printed}"
     return None
 
 

@@ -5,6 +5,11 @@ Runs inside the validation process (it imports JAX); the fixture tests use it to
 
 from __future__ import annotations
 
+import math
+import re
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
 RTOL = 1e-5
 ATOL = 1e-6
 KIND_ORDER = "biufc"  # bool < signed/unsigned int < float < complex
@@ -79,3 +84,22 @@ def _dtype_name(dtype) -> str:
         if dtype.name.startswith(long) and dtype.name != "bool":
             return letter + dtype.name[len(long):]
     return dtype.name
+
+
+def printed_difference(expected: str, actual: str, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """Why two printed outputs differ, or None. Numbers are compared as numbers (a float32
+    value may print as ``-1.9`` eagerly and ``-1.899999976158142`` from ``jax.debug.print``);
+    everything else, line by line, as text."""
+    want_lines, got_lines = expected.splitlines(), actual.splitlines()
+    same = len(want_lines) == len(got_lines) and all(
+        _same_line(want, got, rtol, atol) for want, got in zip(want_lines, got_lines))
+    return None if same else f"printed {actual.strip()!r}, expected {expected.strip()!r}"
+
+
+def _same_line(want: str, got: str, rtol: float, atol: float) -> bool:
+    if want == got:
+        return True
+    if NUMBER.split(want) != NUMBER.split(got):
+        return False
+    pairs = zip(NUMBER.findall(want), NUMBER.findall(got))
+    return all(math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=atol) for a, b in pairs)
