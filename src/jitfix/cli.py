@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -20,13 +20,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from jitfix import __version__, report
+from jitfix.cache import Cache
 from jitfix.config import ConfigError, Settings, load_settings
 from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
 from jitfix.files import InputError, discover, read_source, write_source
 from jitfix.findings import Finding
-from jitfix.rules import ALL_RULES, RULES_BY_CODE
 from jitfix.validate.runner import DEFAULT_TIMEOUT, ModuleJob, ValidationOptions
-from jitfix.validate.session import ValidationRun, validate_jobs, validate_results
+
+if TYPE_CHECKING:
+    from jitfix.validate.session import ValidationRun
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PROGRESS_THRESHOLD = 50  # files; fewer finish before a bar would be worth drawing
@@ -89,6 +91,7 @@ NoColor = Annotated[bool, typer.Option("--no-color", help="Never colour output (
 StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", metavar="PATH", help="Name to report for code read from stdin.")]
 UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
 Config = Annotated[Optional[Path], typer.Option("--config", metavar="PYPROJECT", help="Read [tool.jitfix] from this pyproject.toml.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Process every file, ignoring and not updating .jitfix_cache/.")]
 Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", metavar="GLOB", help="Glob of paths to skip when walking folders.")]
 Validate = Annotated[bool, typer.Option(
     "--validate", help="Run every rewritten function: the original eagerly (jax.disable_jit) and the rewrite "
@@ -120,6 +123,7 @@ class Run:
     out: Console
     err: Console
     stdin_name: Optional[str]
+    use_cache: bool = True
     validation: Optional[ValidationOptions] = None  # set when asked to validate
     record: Optional[str] = None
 
@@ -196,7 +200,10 @@ def _results(run: Run, options: Options) -> Results:
     if "-" in run.paths:
         stdin = process_bytes(run.stdin_name or "-", sys.stdin.buffer.read(), run.settings, options)
     show_progress = not run.quiet and run.err.is_terminal and len(files) >= PROGRESS_THRESHOLD
-    iterator = run_paths(files, run.settings, options, run.jobs)
+    # Next to the pyproject.toml that configures the run, else in the working folder.
+    cache_root = str(Path(run.settings.config_path).parent) if run.settings.config_path else "."
+    cache = Cache.at(cache_root, run.settings, options) if run.use_cache else None
+    iterator = run_paths(files, run.settings, options, run.jobs, cache)
     if show_progress:
         with Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=run.err, transient=True) as progress:
@@ -214,7 +221,7 @@ def _results(run: Run, options: Options) -> Results:
             run.err.print(Text("internal error: ", style="bold red") + Text(
                 f"{result.path}: {result.internal_error}; the file was left unchanged. Please report this."))
         elif run.verbose:
-            state = "parsed" if result.parsed else "skipped (no jax)"
+            state = "cached" if result.cached else "parsed" if result.parsed else "skipped (no jax)"
             run.err.print(f"{result.path}: {state}, {len(result.findings)} finding(s)", style="dim")
     return outcome
 
@@ -226,6 +233,8 @@ def _run_validation(run: Run, results: Results, options: Options) -> Optional[Va
     """With --validate: validate every changed file, holding back what fails (in ``results``)."""
     if run.validation is None:
         return None
+    from jitfix.validate.session import validate_results
+
     validation = validate_results(results.files, run.settings, options, run.validation, run.record)
     _print_validation(run, validation, run.err)
     return validation
@@ -307,13 +316,14 @@ def check(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings exist.")] = False,
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None,
+    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
     validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
     """Report findings without changing anything (for CI). Exit 1 when any exist."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
     run.ask_validation(validate, examples, record, validate_timeout)
+    run.use_cache = not no_cache
     wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif)
     results = _results(run, Options(fix_diffs=wants_fixes))
     findings = results.findings()
@@ -361,7 +371,7 @@ def fix(
     unsafe_fixes: UnsafeFixes = False,
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None,
+    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
     validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
@@ -369,6 +379,7 @@ def fix(
     validation failed."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
     run.ask_validation(validate, examples, record, validate_timeout)
+    run.use_cache = not no_cache
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
     results = _results(run, options)
     validation = _run_validation(run, results, options)
@@ -415,13 +426,14 @@ def diff(
     unsafe_fixes: UnsafeFixes = False,
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None,
+    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
     validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
 ) -> None:
     """Show the fixes as a unified diff; write nothing. Exit 1 when there is a change."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
     run.ask_validation(validate, examples, record, validate_timeout)
+    run.use_cache = not no_cache
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
     results = _results(run, options)
     validation = _run_validation(run, results, options)
@@ -486,6 +498,8 @@ def validate_command(
         _report_error(run, error)
         raise typer.Exit(EXIT_ERROR)
     job = ModuleJob(str(old), texts[0], texts[1], {finding.line: finding.code for finding in findings})
+    from jitfix.validate.session import validate_jobs
+
     validation = validate_jobs([job], run.validation, run.record)
     if output_format is ReportFormat.json:
         run.out.print(json.dumps({"modules": [module.to_json() for module in validation.modules],
@@ -502,6 +516,8 @@ def rules(
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="text or json.")] = OutputFormat.text,
 ) -> None:
     """List every rule: code, name, whether it is fixable, and what it finds."""
+    from jitfix.rules import ALL_RULES
+
     if output_format is OutputFormat.json:
         typer.echo(json.dumps([{"code": r.code, "name": r.name, "fixable": r.fixable, "summary": r.summary}
                                for r in ALL_RULES], indent=2))
@@ -513,6 +529,8 @@ def rules(
 @app.command()
 def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. JF401.")]) -> None:
     """Print a rule's documentation."""
+    from jitfix.rules import RULES_BY_CODE
+
     rule = RULES_BY_CODE.get(code.upper())
     if rule is None:
         typer.echo(f"jitfix: unknown rule {code!r}; `jitfix rules` lists them.", err=True)

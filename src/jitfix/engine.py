@@ -17,32 +17,17 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import find_traced_functions
+from jitfix.cache import Cache
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
-from jitfix.findings import Edit, EditContext, EditError, Finding, Replacement, Safety
-from jitfix.rules import selected_rules
-from jitfix.rules.base import ModuleContext
+from jitfix.findings import Finding, Replacement, Safety
 from jitfix.suppress import all_functions, filter_suppressed
 
 # Words a file must contain to possibly hold traced code.
 PREFILTER_WORDS = ("jax", "equinox")
 MAX_FIX_ROUNDS = 8
-# How a missing import is added, for paths that read better imported by name.
-PREFERRED_IMPORTS = {
-    "jax.lax": ("jax", "lax"),
-    "functools.partial": ("functools", "partial"),
-}
-# Modules imported under their conventional alias when the module lacks them.
-ALIASED_IMPORTS = {"jax.numpy": "jnp"}
-
-
 @dataclass(frozen=True)
 class Options:
     apply_fixes: bool = False  # compute the fixed text (fix, diff)
@@ -62,6 +47,7 @@ class FileResult:
     error: InputError | None = None
     internal_error: str | None = None
     parsed: bool = False
+    cached: bool = False  # taken from the cache: not parsed this run
     # Lines of the original the first round of fixes rewrote, with the rule's code.
     rewritten_lines: dict[int, str] = field(default_factory=dict)
 
@@ -94,6 +80,9 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     traced = find_traced_functions(tree, imports)
     if not traced:
         return [], tree
+    from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed
+    from jitfix.rules.base import ModuleContext
+
     module = ModuleContext(path, text, tree, imports, traced, settings)
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
@@ -102,105 +91,6 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
         findings = filter_suppressed(findings, text, all_functions(tree))
     findings.sort(key=Finding.sort_key)
     return findings, tree
-
-
-def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
-    """One edit per node: duplicates (the same fix reached twice) collapse, and edits that
-    know how to merge (one per finding, of one function) are merged. Edits of one node by
-    different rules do not mix: the first rule's is applied, the others are found again on
-    the next round, against the rewritten code."""
-    grouped: dict[tuple, list[Edit]] = {}
-    for edit in edits:
-        end = (edit.end.line, edit.end.col) if edit.end else None
-        grouped.setdefault((edit.start.line, edit.start.col, edit.node_type, end), []).append(edit)
-    combined: dict[tuple, Edit] = {}
-    for key, group in grouped.items():
-        kind = type(group[0].replace)
-        same = [edit for edit in group if type(edit.replace) is kind]
-        combined[key] = same[0].merge(same) if same[0].merge and len(same) > 1 else same[-1]
-    return combined
-
-
-class _ApplyEdits(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, edits: list[Edit], context: EditContext):
-        super().__init__()
-        self.pending = _combined(edits)
-        self.types = tuple({edit.node_type for edit in edits})
-        self.context = context
-
-    def _anchor(self, original: cst.CSTNode):
-        # A def is found by its name: the node itself starts at its first decorator.
-        anchor = original.name if isinstance(original, cst.FunctionDef) else original
-        return self.get_metadata(PositionProvider, anchor)
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        if isinstance(original, self.types):
-            where = self._anchor(original)
-            start, end = where.start, where.end
-            key = (start.line, start.column, type(original))
-            edit = self.pending.pop((*key, (end.line, end.column)), None) or self.pending.pop((*key, None), None)
-            if edit is not None:
-                self.context.column = self.get_metadata(PositionProvider, original).start.column
-                return edit.replace(updated, self.context)
-        return updated
-
-
-def _direct_alias(imports: ImportTable, module: str) -> str | None:
-    """The name the module is imported under itself (``lax``), not reached through a parent."""
-    local = imports.local_name(module)
-    return local if local is not None and "." not in local else None
-
-
-def _spelling(imports: ImportTable, dotted: str, context: CodemodContext) -> str:
-    """How one path is spelled, adding the import the module lacks: ``jax.lax`` and
-    ``jax.numpy`` read best under their conventional names (``lax.cond``, ``jnp.where``)."""
-    for module, (parent, name) in PREFERRED_IMPORTS.items():
-        if dotted == module or dotted.startswith(module + "."):
-            local = _direct_alias(imports, module)
-            if local is None and name not in imports.aliases:
-                AddImportsVisitor.add_needed_import(context, parent, name)
-                local = name
-            if local is not None:
-                return local + dotted[len(module):]
-    for module, alias in ALIASED_IMPORTS.items():
-        if dotted == module or dotted.startswith(module + "."):
-            local = _direct_alias(imports, module)
-            if local is None and alias not in imports.aliases:
-                AddImportsVisitor.add_needed_import(context, module, asname=alias)
-                local = alias
-            if local is not None:
-                return local + dotted[len(module):]
-    local = imports.local_name(dotted)
-    if local is not None:
-        return local
-    AddImportsVisitor.add_needed_import(context, dotted.split(".")[0])
-    return dotted
-
-
-def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodContext) -> dict[str, str]:
-    """How each needed path is spelled, adding the imports the module lacks."""
-    return {dotted: _spelling(imports, dotted, context) for dotted in needed}
-
-
-def apply_edits(text: str, edits: list[Edit], imports: ImportTable) -> str:
-    module = cst.parse_module(text)
-    context = CodemodContext()
-    needed = dict.fromkeys(path for edit in edits for path in edit.imports)
-    edit_context = EditContext(_spellings(imports, needed, context))
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    transformer = _ApplyEdits(edits, edit_context)
-    try:
-        module = wrapper.visit(transformer)
-    except EditError as error:
-        raise InternalError(f"could not apply a fix: {error}") from None
-    if transformer.pending:
-        missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
-        raise InternalError(f"could not locate the code to edit at {missing}")
-    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-        module = AddImportsVisitor(context).transform_module(module)
-    return module.code
 
 
 def _held(finding: Finding, options: Options) -> bool:
@@ -214,6 +104,15 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
         and (finding.fix.safety is Safety.SAFE or options.unsafe_fixes)
         and not _held(finding, options)
     ]
+
+
+def apply_edits(text: str, edits: list, imports: ImportTable) -> str:
+    from jitfix.edits import EditFailed, apply  # libcst loads only when code changes
+
+    try:
+        return apply(text, edits, imports)
+    except EditFailed as error:
+        raise InternalError(str(error)) from None
 
 
 def _checked(path: str, new_text: str, codes: Iterable[str]) -> str:
@@ -294,13 +193,29 @@ def process_source(source: SourceFile, settings: Settings, options: Options) -> 
     return result
 
 
-def process_path(path: str, settings: Settings, options: Options) -> FileResult:
+def cached_result(path: str, options: Options, cache: Cache) -> FileResult | None:
+    """The result of an unchanged file from the cache, or None (read it and process it)."""
+    try:
+        source = read_source(path)
+    except InputError:
+        return None
+    findings = cache.load(path, source.digest)
+    if findings is None:
+        return None
+    new_text = source.text if options.apply_fixes else None
+    return FileResult(path=path, findings=findings, source=source, new_text=new_text, cached=True)
+
+
+def process_path(path: str, settings: Settings, options: Options, cache: Cache | None = None) -> FileResult:
+    """Process one file; with a cache, store the result of a file that needs no change."""
     try:
         source = read_source(path)
     except InputError as error:
         return FileResult(path=path, error=error)
-    result = process_source(source, settings, options)
-    return _portable(result)
+    result = _portable(process_source(source, settings, options))
+    if cache is not None and result.error is None and result.internal_error is None and not result.changed:
+        cache.store(path, source.digest, result.findings)
+    return result
 
 
 def process_bytes(path: str, data: bytes, settings: Settings, options: Options) -> FileResult:
@@ -320,18 +235,17 @@ def _portable(result: FileResult) -> FileResult:
 
 # -- many files --------------------------------------------------------------------------------
 
-_worker_state: tuple[Settings, Options] | None = None
+_worker_state: tuple[Settings, Options, Cache | None] | None = None
 
 
-def _init_worker(settings: Settings, options: Options) -> None:
+def _init_worker(settings: Settings, options: Options, cache: Cache | None) -> None:
     global _worker_state
-    _worker_state = (settings, options)
+    _worker_state = (settings, options, cache)
 
 
 def _work(path: str) -> FileResult:
     assert _worker_state is not None
-    settings, options = _worker_state
-    return process_path(path, settings, options)
+    return process_path(path, *_worker_state)
 
 
 def default_jobs() -> int:
@@ -354,14 +268,29 @@ def run_paths(
     settings: Settings,
     options: Options,
     jobs: int | None = None,
+    cache: Cache | None = None,
 ) -> Iterator[FileResult]:
-    """Process files, in parallel when there are enough to pay for the workers."""
+    """Process files in order, in parallel when there are enough to pay for the workers.
+    Files the cache answers are not sent to a worker at all."""
+    hits = {}
+    if cache is not None:
+        for path in paths:
+            hit = cached_result(path, options, cache)
+            if hit is not None:
+                hits[path] = hit
+    misses = _processed([path for path in paths if path not in hits], settings, options, jobs, cache)
+    for path in paths:
+        yield hits[path] if path in hits else next(misses)
+
+
+def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None,
+               cache: Cache | None) -> Iterator[FileResult]:
     jobs = max(1, jobs or default_jobs())
     if jobs == 1 or len(paths) < 2 * jobs:
         for path in paths:
-            yield process_path(path, settings, options)
+            yield process_path(path, settings, options, cache)
         return
     context = multiprocessing.get_context(_start_method())
     chunksize = max(1, min(16, len(paths) // (jobs * 8)))
-    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options)) as pool:
+    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options, cache)) as pool:
         yield from pool.imap(_work, paths, chunksize=chunksize)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class Safety(str, Enum):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from jitfix import __version__
 from jitfix.findings import Finding
-from jitfix.rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -107,6 +106,8 @@ def _sarif_fix(finding: Finding) -> dict | None:
 
 
 def to_sarif(findings: list[Finding]) -> str:
+    from jitfix.rules import ALL_RULES
+
     rules = [
         {
             "id": rule.code,
@@ -164,6 +165,8 @@ def to_sarif(findings: list[Finding]) -> str:
 
 
 def statistics(findings: list[Finding]) -> list[str]:
+    from jitfix.rules import RULES_BY_CODE
+
     counts = Counter(finding.code for finding in findings)
     fixable = Counter(finding.code for finding in findings if finding.fixable)
     lines = []

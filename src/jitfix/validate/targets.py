@@ -18,7 +18,6 @@ from pathlib import Path
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import ARRAY_ANNOTATIONS, JIT_TRANSFORMS, TracedFunction, find_traced_functions
 from jitfix.config import Settings
-from jitfix.rules.globals import changing_globals
 
 # The rules whose rewrites have branches or loop bodies worth covering.
 BRANCH_RULES = ("JF101",)
@@ -329,6 +328,7 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
     old_by_node = {node: entry for node, entry in old_traced.items()}
     new_by_name = {entry.qualname: entry for entry in new_traced.values()}
     module_names = _module_level_names(old_tree)
+    from jitfix.rules.globals import changing_globals  # the rules load libcst: only when validating
     targets = []
     for name, old, new in changed_functions(old_tree, new_tree):
         target = Target(name=name, line=old.lineno, mode="as_is")

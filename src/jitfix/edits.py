@@ -1,0 +1,129 @@
+"""Applying findings' edits with libcst, and adding the imports they need.
+
+Kept apart from the engine so that libcst is imported only by runs that change code: a
+check of clean files (or one answered from the cache) never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from jitfix.analysis.imports import ImportTable
+from jitfix.findings import Edit, EditContext, EditError
+
+
+class EditFailed(Exception):
+    """The edits could not be applied; the message says where."""
+
+
+# How a missing import is added, for paths that read better imported by name.
+PREFERRED_IMPORTS = {
+    "jax.lax": ("jax", "lax"),
+    "functools.partial": ("functools", "partial"),
+}
+# Modules imported under their conventional alias when the module lacks them.
+ALIASED_IMPORTS = {"jax.numpy": "jnp"}
+
+
+def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
+    """One edit per node: duplicates (the same fix reached twice) collapse, and edits that
+    know how to merge (one per finding, of one function) are merged. Edits of one node by
+    different rules do not mix: the first rule's is applied, the others are found again on
+    the next round, against the rewritten code."""
+    grouped: dict[tuple, list[Edit]] = {}
+    for edit in edits:
+        end = (edit.end.line, edit.end.col) if edit.end else None
+        grouped.setdefault((edit.start.line, edit.start.col, edit.node_type, end), []).append(edit)
+    combined: dict[tuple, Edit] = {}
+    for key, group in grouped.items():
+        kind = type(group[0].replace)
+        same = [edit for edit in group if type(edit.replace) is kind]
+        combined[key] = same[0].merge(same) if same[0].merge and len(same) > 1 else same[-1]
+    return combined
+
+
+class _ApplyEdits(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, edits: list[Edit], context: EditContext):
+        super().__init__()
+        self.pending = _combined(edits)
+        self.types = tuple({edit.node_type for edit in edits})
+        self.context = context
+
+    def _anchor(self, original: cst.CSTNode):
+        # A def is found by its name: the node itself starts at its first decorator.
+        anchor = original.name if isinstance(original, cst.FunctionDef) else original
+        return self.get_metadata(PositionProvider, anchor)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if isinstance(original, self.types):
+            where = self._anchor(original)
+            start, end = where.start, where.end
+            key = (start.line, start.column, type(original))
+            edit = self.pending.pop((*key, (end.line, end.column)), None) or self.pending.pop((*key, None), None)
+            if edit is not None:
+                self.context.column = self.get_metadata(PositionProvider, original).start.column
+                return edit.replace(updated, self.context)
+        return updated
+
+
+def _direct_alias(imports: ImportTable, module: str) -> str | None:
+    """The name the module is imported under itself (``lax``), not reached through a parent."""
+    local = imports.local_name(module)
+    return local if local is not None and "." not in local else None
+
+
+def _spelling(imports: ImportTable, dotted: str, context: CodemodContext) -> str:
+    """How one path is spelled, adding the import the module lacks: ``jax.lax`` and
+    ``jax.numpy`` read best under their conventional names (``lax.cond``, ``jnp.where``)."""
+    for module, (parent, name) in PREFERRED_IMPORTS.items():
+        if dotted == module or dotted.startswith(module + "."):
+            local = _direct_alias(imports, module)
+            if local is None and name not in imports.aliases:
+                AddImportsVisitor.add_needed_import(context, parent, name)
+                local = name
+            if local is not None:
+                return local + dotted[len(module):]
+    for module, alias in ALIASED_IMPORTS.items():
+        if dotted == module or dotted.startswith(module + "."):
+            local = _direct_alias(imports, module)
+            if local is None and alias not in imports.aliases:
+                AddImportsVisitor.add_needed_import(context, module, asname=alias)
+                local = alias
+            if local is not None:
+                return local + dotted[len(module):]
+    local = imports.local_name(dotted)
+    if local is not None:
+        return local
+    AddImportsVisitor.add_needed_import(context, dotted.split(".")[0])
+    return dotted
+
+
+def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodContext) -> dict[str, str]:
+    """How each needed path is spelled, adding the imports the module lacks."""
+    return {dotted: _spelling(imports, dotted, context) for dotted in needed}
+
+
+def apply(text: str, edits: list[Edit], imports: ImportTable) -> str:
+    module = cst.parse_module(text)
+    context = CodemodContext()
+    needed = dict.fromkeys(path for edit in edits for path in edit.imports)
+    edit_context = EditContext(_spellings(imports, needed, context))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    transformer = _ApplyEdits(edits, edit_context)
+    try:
+        module = wrapper.visit(transformer)
+    except EditError as error:
+        raise EditFailed(f"could not apply a fix: {error}") from None
+    if transformer.pending:
+        missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
+        raise EditFailed(f"could not locate the code to edit at {missing}")
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        module = AddImportsVisitor(context).transform_module(module)
+    return module.code
