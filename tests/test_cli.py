@@ -243,3 +243,79 @@ def test_colour_only_when_asked_by_the_terminal_and_never_with_no_color(tmp_path
     plain = subprocess.run([sys.executable, "-m", "jitfix", "diff", "--no-color", str(path)],
                            capture_output=True, text=True, env=env)
     assert "\x1b[" not in plain.stdout and "+    jax.debug.print" in plain.stdout
+
+
+# -- adoption and review output ----------------------------------------------------------------
+
+LEGACY = b'''import sys
+
+import jax
+
+
+@jax.jit
+def f(x):
+    print(x, file=sys.stderr)  # debug
+    print("x", x)
+    text = """
+    a string"""
+    return x
+'''
+
+
+def test_add_ignore_suppresses_what_is_not_fixable(tmp_path: Path) -> None:
+    module = tmp_path / "legacy.py"
+    module.write_bytes(LEGACY)
+    result = invoke("check", "--add-ignore", str(module))
+    assert "added 1 ignore comment in 1 file" in result.stderr
+    assert result.exit_code == 1  # the fixable print is still reported
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()[:-1]] == ["JF401"]
+    text = module.read_text()
+    assert "    print(x, file=sys.stderr)  # debug  # jitfix: ignore[JF401]\n" in text
+    assert '    print("x", x)\n' in text  # fixable: left for `jitfix fix`
+    assert invoke("check", "--add-ignore", str(module)).stderr.startswith("added 0 ignore comments")
+    invoke("fix", str(module))
+    assert invoke("check", str(module)).exit_code == 0
+
+
+def test_add_ignore_merges_codes_and_never_breaks_a_string() -> None:
+    from jitfix.findings import Finding
+    from jitfix.suppress import add_ignores
+
+    def at(line: int, code: str, end_line: int | None = None) -> Finding:
+        return Finding(code, "n", "m", "p.py", line, 1, end_line or line, 1)
+
+    text = 'x = f(a)  # jitfix: ignore[JF601]\ns = """\nabc""" + g(b)\ny = h(c) \\\n    + 1\n'
+    new, left = add_ignores(text, [at(1, "JF401"), at(2, "JF602", 3), at(4, "JF603")])
+    assert new.splitlines()[0] == "x = f(a)  # jitfix: ignore[JF401, JF601]"
+    assert new.splitlines()[2] == 'abc""" + g(b)  # jitfix: ignore[JF602]'  # the end line takes it
+    assert [f.code for f in left] == ["JF603"]  # a line continued by a backslash cannot
+
+
+def test_diff_names_the_rule_of_each_hunk_and_still_applies(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_bytes(BROKEN)
+    patch = invoke("diff", str(tmp_path / "broken.py")).stdout
+    headers = [line for line in patch.splitlines() if line.startswith("@@")]
+    assert headers == ["@@ -3,5 +3,5 @@ JF401 print-in-traced-code: replace with jax.debug.print"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    patch = patch.replace(str(tmp_path).lstrip("/") + "/", "")
+    (tmp_path / "fix.patch").write_text(patch)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
+    assert (tmp_path / "broken.py").read_bytes() == FIXED
+
+
+def test_markdown_format(project: Path) -> None:
+    markdown = invoke("check", "--output-format", "markdown", str(project)).stdout
+    lines = markdown.splitlines()
+    assert lines[:7] == [
+        "### jitfix", "",
+        "2 findings, 1 fixable with `jitfix fix`.", "",
+        "| Rule | Name | Findings | Fixable |", "|---|---|---|---|",
+        "| JF401 | print-in-traced-code | 2 | 1 |",
+    ]
+    assert f"<summary><code>{project / 'broken.py'}</code>: 1 finding, 1 fixable</summary>" in lines
+    assert "- **JF401** print-in-traced-code, line 6: `print` in traced function `f` (decorated with jax.jit) " \
+           "runs only at trace time and prints tracers; use `jax.debug.print`" in lines
+    assert "  ```diff" in lines and '  +    jax.debug.print("x = {x}", x=x)' in lines
+    assert lines.count("</details>") == 2
+    assert invoke("check", "--output-format", "markdown", str(project / "clean.py")).stdout == \
+        "### jitfix\n\nNo findings: this code runs under `jax.jit` as written.\n"

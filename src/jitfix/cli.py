@@ -25,6 +25,7 @@ from jitfix.config import ConfigError, Settings, load_settings
 from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
 from jitfix.files import InputError, discover, read_source, write_source
 from jitfix.findings import Finding
+from jitfix.suppress import add_ignores
 from jitfix.validate.runner import DEFAULT_TIMEOUT, ModuleJob, ValidationOptions
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class OutputFormat(str, Enum):
     json = "json"
     github = "github"
     sarif = "sarif"
+    markdown = "markdown"
 
 
 def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
@@ -314,6 +316,9 @@ def check(
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
     statistics: Annotated[bool, typer.Option("--statistics", help="Print counts per rule instead of findings.")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings exist.")] = False,
+    add_ignore: Annotated[bool, typer.Option(
+        "--add-ignore", help="Write a `# jitfix: ignore[CODE]` comment on every finding that is not auto-fixable, "
+        "so the check can be turned on today and the list burnt down later.")] = False,
     select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
@@ -324,8 +329,10 @@ def check(
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
     run.ask_validation(validate, examples, record, validate_timeout)
     run.use_cache = not no_cache
-    wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif)
+    wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif, OutputFormat.markdown)
     results = _results(run, Options(fix_diffs=wants_fixes))
+    if add_ignore:
+        _add_ignores(run, results)
     findings = results.findings()
     validation = None
     if run.validation is not None:
@@ -339,6 +346,8 @@ def check(
         run.out.print(report.to_json(findings, validation))
     elif output_format is OutputFormat.sarif:
         run.out.print(report.to_sarif(findings))
+    elif output_format is OutputFormat.markdown:
+        run.out.print(report.to_markdown(findings, validation), end="")
     elif output_format is OutputFormat.github:
         for finding in findings:
             run.out.print(report.github_line(finding))
@@ -352,6 +361,37 @@ def check(
     if validation is not None and validation.failed:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _add_ignores(run: Run, results: Results) -> None:
+    """Suppress every finding without a fix in place; ``results`` keep only what is left."""
+    added = files = 0
+    for result in results.files:
+        manual = [finding for finding in result.findings if finding.fix is None]
+        if not manual or result.source is None:
+            continue
+        new_text, skipped = add_ignores(result.source.text, manual)
+        try:
+            after, _ = analyse(result.path, new_text, run.settings)
+        except InputError:
+            after = None
+        if after is None or any(f.fix is None for f in after if f not in skipped and _same_place(f, manual)):
+            run.err.print(f"{result.path}: could not add ignore comments; the file was left unchanged", style="red")
+            continue
+        try:
+            write_source(result.source, new_text)
+        except InputError as error:
+            _report_error(run, error)
+            continue
+        added += len(manual) - len(skipped)
+        files += 1
+        result.findings = after
+    if not run.quiet:
+        run.err.print(f"added {report.plural(added, 'ignore comment')} in {report.plural(files, 'file')}")
+
+
+def _same_place(finding: Finding, others: list[Finding]) -> bool:
+    return any((finding.code, finding.line) == (other.code, other.line) for other in others)
 
 
 def _check_summary(run: Run, findings: list[Finding]) -> None:
@@ -439,7 +479,7 @@ def diff(
     validation = _run_validation(run, results, options)
     changed = [result for result in results.all if result.changed]
     for result in changed:
-        patch = unified_diff(result.path, result.source.text, result.new_text)
+        patch = report.annotated_diff(unified_diff(result.path, result.source.text, result.new_text), result.fixed)
         if stat:
             added = sum(1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
             removed = sum(1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))
@@ -460,16 +500,18 @@ def diff(
 
 def _print_diff(run: Run, patch: str) -> None:
     for line in patch.splitlines():
-        style = None
+        if line.startswith("@@"):
+            header, _, label = line.partition(" @@")
+            run.out.print(Text(header + " @@", style="cyan") + Text(label, style="yellow"))
+            continue
+        style = ""
         if line.startswith(("+++", "---")):
             style = "bold"
         elif line.startswith("+"):
             style = "green"
         elif line.startswith("-"):
             style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        run.out.print(Text(line, style=style or ""))
+        run.out.print(Text(line, style=style))
 
 
 @app.command("validate")

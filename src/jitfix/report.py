@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,28 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 def text_line(finding: Finding) -> str:
     marker = " [*]" if finding.fixable else ""
     return f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
+
+
+HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
+
+
+def annotated_diff(patch: str, fixed: list[Finding]) -> str:
+    """The diff with each hunk header naming the rules whose fixes it holds and what they do
+    (``@@ -6,5 +6,5 @@ JF401 print-in-traced-code: use jax.debug.print``). The text after a
+    hunk header is free (git shows a function name there), so the patch still applies."""
+    lines = patch.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        match = HUNK.match(line)
+        if match is None:
+            continue
+        start = int(match["start"])
+        end = start + max(int(match["count"] if match["count"] is not None else 1), 1)
+        inside = [f for f in fixed if start <= f.line < end]
+        labels = list(dict.fromkeys(
+            f"{f.code} {f.name}: {f.fix.description if f.fix else f.message}" for f in inside))
+        if labels:
+            lines[index] = match.group(0) + " " + "; ".join(labels) + line[match.end():].rstrip("\r\n") + "\n"
+    return "".join(lines)
 
 
 def to_json(findings: list[Finding], validation=None) -> str:
@@ -182,6 +205,43 @@ def plural(count: int, word: str) -> str:
     if count == 1:
         return f"{count} {word}"
     return f"{count} {word}es" if word.endswith(("s", "x", "sh", "ch")) else f"{count} {word}s"
+
+
+# -- pull-request comment (markdown) ----------------------------------------------------------
+
+def to_markdown(findings: list[Finding], validation=None) -> str:
+    """A pull-request comment: a table of findings per rule, then per file a collapsible
+    section listing each finding with its rule, its fix as a diff and its validation."""
+    from jitfix.rules import RULES_BY_CODE
+
+    if not findings:
+        return "### jitfix\n\nNo findings: this code runs under `jax.jit` as written.\n"
+    fixable = sum(1 for finding in findings if finding.fixable)
+    lines = ["### jitfix", "",
+             f"{plural(len(findings), 'finding')}, {fixable} fixable with `jitfix fix`.", "",
+             "| Rule | Name | Findings | Fixable |", "|---|---|---|---|"]
+    counts = Counter(finding.code for finding in findings)
+    for code in sorted(counts):
+        rule = RULES_BY_CODE.get(code)
+        fixes = sum(1 for finding in findings if finding.code == code and finding.fixable)
+        lines.append(f"| {code} | {rule.name if rule else ''} | {counts[code]} | {fixes} |")
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for path, found in by_path.items():
+        fixes = sum(1 for finding in found if finding.fixable)
+        lines += ["", "<details>", f"<summary><code>{path}</code>: {plural(len(found), 'finding')}, "
+                  f"{fixes} fixable</summary>", ""]
+        for finding in found:
+            lines.append(f"- **{finding.code}** {finding.name}, line {finding.line}: {_cell(finding.message)}")
+            status = _validation_of(validation, finding) if validation is not None else None
+            if status is not None:
+                lines.append(f"  - validation: {status['status']}" + (f" ({status['reason']})" if status.get("reason") else ""))
+            if finding.fix is not None and finding.fix.diff:
+                lines += ["", "  ```diff", *[f"  {line}" for line in finding.fix.diff.rstrip("\n").splitlines()],
+                          "  ```", ""]
+        lines += ["</details>"]
+    return "\n".join(lines) + "\n"
 
 
 # -- migration report (markdown) ---------------------------------------------------------------

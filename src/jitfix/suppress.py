@@ -7,7 +7,9 @@ On a line, a comment suppresses the findings that start (or end) on that line; o
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from jitfix.analysis.traced import FunctionNode
 from jitfix.findings import Finding
@@ -69,3 +71,47 @@ def filter_suppressed(findings: list[Finding], text: str, functions: list[Functi
 
 def all_functions(tree: ast.Module) -> list[FunctionNode]:
     return [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+# -- writing suppressions (check --add-ignore) -------------------------------------------------
+
+def _lines_without_room(text: str) -> set[int]:
+    """Lines a trailing comment would break: inside a multi-line string, or continued by ``\\``."""
+    blocked = {number for number, line in enumerate(text.splitlines(), start=1) if line.rstrip().endswith("\\")}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] != token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
+                blocked.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return blocked
+
+
+def add_ignores(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+    """``text`` with a ``# jitfix: ignore[...]`` comment for each finding (on its first line,
+    else its last), merged into one already there; and the findings no line could take."""
+    blocked = _lines_without_room(text)
+    lines = text.splitlines(keepends=True)
+    wanted: dict[int, set[str]] = {}
+    left = []
+    for finding in findings:
+        line = next((n for n in (finding.line, finding.end_line) if n not in blocked and 0 < n <= len(lines)), None)
+        if line is None:
+            left.append(finding)
+        else:
+            wanted.setdefault(line, set()).add(finding.code)
+    for number, codes in wanted.items():
+        lines[number - 1] = _with_ignore(lines[number - 1], codes)
+    return "".join(lines), left
+
+
+def _with_ignore(line: str, codes: set[str]) -> str:
+    body = line.rstrip("\r\n")
+    ending = line[len(body):]
+    existing = _IGNORE.search(body)
+    if existing and existing["codes"] is None:
+        return line  # a bare ignore already covers every code
+    if existing:
+        merged = sorted(_codes(existing["codes"]) | codes)
+        return body[:existing.start()] + f"# jitfix: ignore[{', '.join(merged)}]" + body[existing.end():] + ending
+    return f"{body.rstrip()}  # jitfix: ignore[{', '.join(sorted(codes))}]{ending}"

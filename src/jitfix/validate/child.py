@@ -221,7 +221,6 @@ def _jitted(function, static: list[str]):
 
 def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, filename: str,
                     given: list[Input], seed: int) -> dict:
-    started = time.perf_counter()
     result = {"function": target["name"], "line": target["line"], "tolerances": {"rtol": RTOL, "atol": ATOL}}
     old_function, new_function = getattr(old, target["name"], None), getattr(new, target["name"], None)
     if not callable(old_function) or not callable(new_function):
