@@ -479,7 +479,8 @@ def diff(
     validation = _run_validation(run, results, options)
     changed = [result for result in results.all if result.changed]
     for result in changed:
-        patch = report.annotated_diff(unified_diff(result.path, result.source.text, result.new_text), result.fixed)
+        old, new = result.review or (result.source.text, result.new_text)
+        patch = report.annotated_diff(unified_diff(result.path, old, new), [] if result.review else result.fixed)
         if stat:
             added = sum(1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
             removed = sum(1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))

@@ -48,6 +48,8 @@ class FileResult:
     internal_error: str | None = None
     parsed: bool = False
     cached: bool = False  # taken from the cache: not parsed this run
+    # A notebook's code cells before and after, as Python (what `diff` shows).
+    review: tuple[str, str] | None = None
     # Lines of the original the first round of fixes rewrote, with the rule's code.
     rewritten_lines: dict[int, str] = field(default_factory=dict)
 
@@ -182,9 +184,34 @@ def process_text(path: str, text: str, settings: Settings, options: Options) -> 
     return result
 
 
-def process_source(source: SourceFile, settings: Settings, options: Options) -> FileResult:
+def process_notebook(path: str, text: str, settings: Settings, options: Options) -> FileResult:
+    """A notebook's code cells, checked and fixed as one module; findings name cell and line."""
+    from jitfix import notebooks
+
+    document = notebooks.read(text, path)
+    view = notebooks.code_view(document)
     try:
-        result = process_text(source.path, source.text, settings, options)
+        inner = process_text(path, view.text, settings, options)
+    except InputError as error:
+        cell, line = notebooks.locate(view.text, error.line or 1)
+        raise InputError(f"{path}:cell {cell + 1}", error.message, line=line, col=error.col) from None
+    final = inner.new_text if inner.new_text is not None else view.text
+    result = FileResult(path=path, parsed=inner.parsed)
+    result.findings = notebooks.relocate(inner.findings, final, path)
+    result.fixed = notebooks.relocate(inner.fixed, view.text, path)
+    if inner.new_text is not None:
+        result.new_text = text
+        if inner.new_text != view.text:
+            sources = notebooks.cell_sources(view, inner.new_text)
+            result.new_text = notebooks.write(text, document, sources, path)
+            result.review = (view.restored(view.text), view.restored(inner.new_text))
+    return result
+
+
+def process_source(source: SourceFile, settings: Settings, options: Options) -> FileResult:
+    process = process_notebook if source.path.endswith(".ipynb") else process_text
+    try:
+        result = process(source.path, source.text, settings, options)
     except InputError as error:
         return FileResult(path=source.path, source=source, error=error)
     except InternalError as error:

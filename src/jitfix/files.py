@@ -32,6 +32,7 @@ SKIPPED_DIRS = frozenset(
         ".pytest_cache",
         ".ruff_cache",
         ".jitfix_cache",
+        ".ipynb_checkpoints",
         "build",
         "dist",
         "node_modules",
@@ -134,7 +135,7 @@ def _walk(root: Path, excludes: tuple[str, ...]) -> list[str]:
         )
         for name in sorted(filenames):
             candidate = here / name
-            if name.endswith(".py") and not _excluded(candidate, excludes):
+            if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(candidate, excludes):
                 results.append(str(candidate))
     return results
 

@@ -63,7 +63,9 @@ def validate_results(results: list[FileResult], settings: Settings, options: Opt
                      validation: ValidationOptions, record: str | None = None) -> ValidationRun:
     """Validate the changed files of ``results``; a failed function's rewrites are taken out of
     its file's ``new_text`` (the result is updated in place)."""
-    changed = [result for result in results if result.changed and result.path != "-"]
+    # Notebooks are not importable modules: their rewrites are reviewed, not validated.
+    changed = [result for result in results
+               if result.changed and result.path != "-" and not result.path.endswith(".ipynb")]
     run = validate_jobs([_job(result) for result in changed], validation, record)
     for result, module in zip(changed, run.modules):
         failed = [function.function for function in module.failed]

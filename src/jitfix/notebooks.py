@@ -1,0 +1,153 @@
+"""Jupyter notebooks: the code cells are checked and fixed as one module, as the notebook
+runs them top to bottom (a jit in one cell, the function it compiles in another, a global
+rebound in a third are all seen together).
+
+The notebook is read with nbformat (which knows every format version and says clearly what
+is wrong with a broken file). IPython syntax -- line magics, shell escapes, ``x = !cmd``,
+``obj?`` -- is swapped for a placeholder call while the rules run and put back after; a
+cell that starts with a cell magic (``%%bash``) is not Python and is left out. Only the
+``source`` of a fixed cell changes: outputs, metadata and ids are untouched, and the JSON is
+written back in the layout it was read in (Jupyter's own), so every other byte is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+from jitfix.files import InputError
+
+MARKER = "# %% jitfix cell {}"  # 1-based, as findings name cells
+MARKER_LINE = re.compile(r"^# %% jitfix cell (\d+)$", re.MULTILINE)
+PLACEHOLDER = "__jitfix_magic__({})"
+# At the top level a magic becomes a comment, so that imports after it still count as the
+# module's import block (where added imports go); in a block it must be a statement.
+PLACEHOLDER_CALL = re.compile(r"(?:# )?__jitfix_magic__\((\d+)\)")
+# `%timeit f(x)`, `!pip install jax`, `files = !ls`, `x = %env HOME`, `jnp.where?`
+LINE_MAGIC = re.compile(r"^(?P<indent>\s*)(?P<target>[\w.,\s]+=\s*)?(?P<magic>[%!].*|[\w.]+\?\??)\s*$")
+
+
+@dataclass
+class CodeView:
+    """The code cells as one module (each after a marker line naming its cell), and the
+    IPython text each placeholder stands for."""
+
+    text: str
+    cells: list[int]  # notebook index of each code cell in the view, in order
+    magics: list[str]  # placeholder number -> the IPython text it stands for
+
+    def restored(self, text: str) -> str:
+        return PLACEHOLDER_CALL.sub(lambda match: self.magics[int(match.group(1))], text)
+
+
+def _cell_source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _hide_magics(source: str, magics: list[str]) -> str:
+    lines = []
+    for line in source.split("\n"):
+        match = LINE_MAGIC.match(line)
+        if match and not line.lstrip().startswith("#"):
+            magics.append(match["magic"])
+            placeholder = PLACEHOLDER.format(len(magics) - 1)
+            if not match["indent"] and not match["target"]:
+                placeholder = "# " + placeholder
+            line = f"{match['indent']}{match['target'] or ''}{placeholder}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def code_view(document: dict) -> CodeView:
+    parts, cells, magics = [], [], []
+    for index, cell in enumerate(document.get("cells", [])):
+        source = _cell_source(cell)
+        if cell.get("cell_type") != "code" or source.lstrip().startswith("%%"):
+            continue
+        body = _hide_magics(source, magics).rstrip("\n")
+        parts.append(MARKER.format(index + 1) + "\n" + body + "\n")
+        cells.append(index)
+    return CodeView("".join(parts), cells, magics)
+
+
+def cell_sources(view: CodeView, text: str) -> dict[int, str]:
+    """Each code cell's source in a (fixed) view; imports the fixes added above the first
+    cell go into that cell."""
+    pieces = MARKER_LINE.split(text)
+    head, rest = pieces[0], pieces[1:]
+    sources: dict[int, str] = {}
+    for number, body in zip(rest[0::2], rest[1::2]):
+        body = body[1:] if body.startswith("\n") else body
+        sources[int(number) - 1] = view.restored(body.rstrip("\n"))
+    if head.strip() and view.cells:
+        first = view.cells[0]
+        sources[first] = head.rstrip("\n") + "\n" + sources.get(first, "")
+    return sources
+
+
+def locate(text: str, line: int) -> tuple[int, int]:
+    """(notebook cell index, line within the cell) of a line of a view's text."""
+    cell, start = 0, 1
+    for number, content in enumerate(text.splitlines(), start=1):
+        if number > line:
+            break
+        match = MARKER_LINE.match(content)
+        if match:
+            cell, start = int(match.group(1)) - 1, number + 1
+    return cell, max(line - start + 1, 1)
+
+
+def read(text: str, path: str) -> dict:
+    import nbformat
+
+    try:
+        notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
+        raise InputError(path, f"not a readable notebook: {error}") from None
+    if notebook.get("nbformat", 0) < 4:
+        raise InputError(path, f"notebook format {notebook.get('nbformat')} is too old (open and save it in Jupyter)")
+    return json.loads(text)
+
+
+def _layout(text: str) -> dict | None:
+    """The json.dumps arguments that reproduce the file byte for byte (Jupyter's own layout
+    is indent=1, sorted keys, non-ASCII kept), or None."""
+    match = re.search(r"^\{\n( +)\"", text)
+    indent = len(match.group(1)) if match else 1
+    ending = "\n" if text.endswith("\n") else ""
+    original = json.loads(text)
+    for ensure_ascii in (False, True):
+        layout = {"indent": indent, "ensure_ascii": ensure_ascii, "sort_keys": True}
+        if json.dumps(original, **layout) + ending == text:
+            return layout
+    return None
+
+
+def write(text: str, document: dict, sources: dict[int, str], path: str) -> str:
+    """The notebook's JSON with the given cells' sources replaced and nothing else changed."""
+    layout = _layout(text)
+    ending = "\n" if text.endswith("\n") else ""
+    if layout is None:
+        raise InputError(path, "not rewritten: the notebook's JSON is not in Jupyter's own layout "
+                               "(open and save it in Jupyter first)")
+    for index, source in sources.items():
+        cell = document["cells"][index]
+        if _cell_source(cell) == source:
+            continue
+        if isinstance(cell.get("source"), list):
+            cell["source"] = source.splitlines(keepends=True)
+        else:
+            cell["source"] = source
+    return json.dumps(document, **layout) + ending
+
+
+def relocate(findings: list, text: str, path: str) -> list:
+    """Findings of a view's text, placed at their cell and line: ``nb.ipynb:cell 3``."""
+    placed = []
+    for finding in findings:
+        cell, line = locate(text, finding.line)
+        _, end_line = locate(text, finding.end_line)
+        placed.append(replace(finding, path=f"{path}:cell {cell + 1}", line=line, end_line=end_line))
+    return placed

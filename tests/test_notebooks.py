@@ -1,0 +1,99 @@
+"""Notebooks: code cells checked and fixed as one module, everything else kept byte for byte."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from helpers import invoke
+
+
+def _notebook(path: Path) -> bytes:
+    notebook = new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [
+        new_markdown_cell("# Training, with `jax.jit`"),
+        new_code_cell("!pip install jax\nimport jax\nimport jax.numpy as jnp"),
+        new_code_cell("@jax.jit\ndef step(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x",
+                      execution_count=2),
+        new_code_cell("%timeit step(jnp.ones(3))\nfiles = !ls\nstep?\nprint(step(jnp.ones(3)))",
+                      execution_count=3, outputs=[new_output("stream", name="stdout", text="[2. 2. 2.]\n")]),
+        new_code_cell("%%bash\necho not python"),
+        new_code_cell("@jax.jit\ndef report(y):\n    print('y =', y)  # trace-time only\n    return y"),
+    ]
+    nbformat.write(notebook, path)
+    return path.read_bytes()
+
+
+def test_findings_name_cell_and_line(tmp_path: Path) -> None:
+    _notebook(tmp_path / "train.ipynb")
+    result = invoke("check", str(tmp_path))  # folders include notebooks
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'train.ipynb'}:cell 3:3:5: JF101 [*]")
+    assert lines[1].startswith(f"{tmp_path / 'train.ipynb'}:cell 6:3:5: JF401 [*]")
+    assert result.exit_code == 1
+
+
+def test_fix_changes_only_the_fixed_cells(tmp_path: Path) -> None:
+    path = tmp_path / "train.ipynb"
+    before = _notebook(path)
+    result = invoke("fix", str(path))
+    assert result.exit_code == 0, result.stderr
+    after = path.read_bytes()
+    old, new = json.loads(before), json.loads(after)
+    assert {k: v for k, v in old.items() if k != "cells"} == {k: v for k, v in new.items() if k != "cells"}
+    changed = [i for i, (a, b) in enumerate(zip(old["cells"], new["cells"])) if a != b]
+    assert changed == [1, 2, 5]  # the added import, the traced if, the print
+    for a, b in zip(old["cells"], new["cells"]):
+        assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
+    assert "".join(new["cells"][1]["source"]).endswith("import jax.numpy as jnp\nfrom jax import lax")
+    assert "lax.cond(x.sum() > 0" in "".join(new["cells"][2]["source"])
+    assert "jax.debug.print('y = {y}', y=y)  # trace-time only" in "".join(new["cells"][5]["source"])
+    # Byte for byte, only lines of those cells' sources differ.
+    changed_lines = [line for line in difflib.ndiff(before.decode().splitlines(), after.decode().splitlines())
+                     if line.startswith(("+ ", "- "))]
+    assert changed_lines and all(line[2:].startswith('    "') for line in changed_lines)
+    assert invoke("fix", str(path)).stderr.startswith("0 files fixed")  # idempotent
+    assert path.read_bytes() == after
+
+
+def test_magics_and_cell_magics_are_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "train.ipynb"
+    before = json.loads(_notebook(path))
+    invoke("fix", str(path))
+    after = json.loads(path.read_bytes())
+    assert after["cells"][3] == before["cells"][3]  # %timeit, !ls, step?
+    assert after["cells"][4] == before["cells"][4]  # %%bash
+    assert "!pip install jax" in "".join(after["cells"][1]["source"])
+
+
+def test_diff_shows_cells_as_python(tmp_path: Path) -> None:
+    _notebook(tmp_path / "train.ipynb")
+    patch = invoke("diff", str(tmp_path / "train.ipynb")).stdout
+    assert "# %% jitfix cell 3\n" in patch and "-    if x.sum() > 0:\n" in patch
+    assert '"source"' not in patch
+
+
+def test_broken_and_foreign_notebooks_are_reported_and_others_still_processed(tmp_path: Path) -> None:
+    (tmp_path / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
+    _notebook(tmp_path / "good.ipynb")
+    foreign = tmp_path / "foreign.ipynb"
+    document = json.loads((tmp_path / "good.ipynb").read_text())
+    # Keys out of order: a layout json.dumps cannot reproduce, so rewriting would reformat it all.
+    foreign.write_text(json.dumps(dict(reversed(document.items())), indent=1), encoding="utf-8")
+    original_foreign = foreign.read_bytes()
+    result = invoke("fix", str(tmp_path))
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'broken.ipynb'}: not a readable notebook" in result.stderr
+    assert f"{tmp_path / 'foreign.ipynb'}: not rewritten: the notebook's JSON is not in Jupyter's own layout" \
+        in result.stderr
+    assert foreign.read_bytes() == original_foreign
+    assert "lax.cond" in (tmp_path / "good.ipynb").read_text()
+    indented = tmp_path / "indented.ipynb"  # another layout json.dumps does reproduce is kept
+    indented.write_text(json.dumps(document, indent=4, sort_keys=True), encoding="utf-8")
+    invoke("fix", str(indented))
+    assert indented.read_text().startswith('{\n    "cells": [') and "lax.cond" in indented.read_text()
