@@ -44,3 +44,64 @@ def test_readme_if_example_is_what_fix_writes() -> None:
     result = invoke("fix", "-", input=f"import jax\n\n\n{before}")
     assert result.stdout == f"import jax\nfrom jax import lax\n\n\n{after}"
 
+
+
+def _workflows() -> list[list[str]]:
+    return [block.strip().splitlines() for block in re.findall(r"```sh workflow\n(.*?)```", README, re.DOTALL)]
+
+
+def _project(tmp_path: Path) -> Path:
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "examples", tmp_path / "src")
+    subprocess.run("git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm start",
+                   shell=True, cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def _shell(command: str, cwd: Path):
+    import os
+    import subprocess
+    import sys
+
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path})
+
+
+def test_the_three_workflows_run_as_written(tmp_path: Path) -> None:
+    migration, review, bot = _workflows()
+    project = _project(tmp_path / "migration")
+    outcomes = [_shell(command, project) for command in migration]
+    assert [o.returncode for o in outcomes] == [1, 0, 0, 0], [o.stderr for o in outcomes]
+    assert "Validation: 5 passed, 0 failed, 0 skipped" in outcomes[1].stderr
+    assert (project / "migration.md").read_text().startswith("# jitfix migration report")
+    assert "lax.cond" in (project / "src" / "traced_if.py").read_text()
+
+    project = _project(tmp_path / "review")
+    outcomes = [_shell(command, project) for command in review]
+    assert [o.returncode for o in outcomes] == [1, 1, 0], [o.stderr for o in outcomes]
+    assert "src/traced_if.py | +" in outcomes[0].stdout
+    assert "lax.fori_loop" in (project / "src" / "traced_loop.py").read_text()
+
+    project = _project(tmp_path / "bot")
+    outcomes = [_shell(command, project) for command in bot]
+    assert [o.returncode for o in outcomes] == [0, 0, 0, 1], [o.stderr for o in outcomes]
+    assert outcomes[0].stdout.startswith("::warning file=src/")
+    assert '"version": "2.1.0"' in (project / "jitfix.sarif").read_text()
+    assert (project / "comment.md").read_text().startswith("### jitfix\n")
+
+
+def test_the_ci_workflow_runs_real_commands(tmp_path: Path) -> None:
+    """Every jitfix command of docs/jitfix.yml runs on a project (no usage error)."""
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / "docs" / "jitfix.yml").read_text())
+    commands = [line.strip() for step in workflow["jobs"]["jitfix"]["steps"] for line in step.get("run", "").splitlines()
+                if line.strip().startswith("jitfix ")]
+    assert len(commands) == 5
+    project = _project(tmp_path)
+    for command in commands:
+        outcome = _shell(command, project)
+        assert outcome.returncode in (0, 1), (command, outcome.stderr)
