@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import find_traced_functions
+from jitfix.analysis.traced import TRACING_CALL_NAMES, find_traced_functions
 from jitfix.cache import Cache
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
@@ -66,6 +66,12 @@ def _mentions_jax(text: str) -> bool:
     return any(word in text for word in PREFILTER_WORDS)
 
 
+def _mentions_a_transform(text: str) -> bool:
+    """No name of a transform that traces a function (``jit``, ``vmap``, ``scan``, ...; even
+    an aliased import spells it once) means no traced code: the tree need not be walked."""
+    return any(name in text for name in TRACING_CALL_NAMES)
+
+
 def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], ast.Module | None]:
     """Findings for one module's text (suppressions applied). Raises InputError on bad syntax."""
     if not _mentions_jax(text):
@@ -76,6 +82,8 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
         raise InputError(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
     except ValueError as error:  # e.g. source with NUL bytes
         raise InputError(path, f"cannot parse: {error}") from None
+    if not _mentions_a_transform(text):
+        return [], tree
     imports = ImportTable(tree)
     if not (imports.mentions("jax") or imports.mentions("equinox")):
         return [], tree

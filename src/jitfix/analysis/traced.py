@@ -99,7 +99,7 @@ PARTIAL = "functools.partial"
 
 # The last part of every name that can trace a function passed to it: a cheap filter
 # applied to each call while the tree is walked once.
-_TRACING_CALL_NAMES = frozenset(
+TRACING_CALL_NAMES = frozenset(
     name.rpartition(".")[2]
     for name in (*JIT_TRANSFORMS, *TRACING_TRANSFORMS, *GRAD_TRANSFORMS, *BODY_ARGUMENTS, SWITCH, PARTIAL)
 )
@@ -110,7 +110,7 @@ def _may_trace(call: ast.Call) -> bool:
     if isinstance(func, ast.Call):  # partial(jax.jit, ...)(f)
         return True
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name in _TRACING_CALL_NAMES
+    return name in TRACING_CALL_NAMES
 
 
 @dataclass
@@ -258,6 +258,24 @@ def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> f
     return frozenset(positional[index] for index in indices if -len(positional) <= index < len(positional))
 
 
+# Nodes the scope walk never needs to enter or look at.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias, ast.Pass, ast.Break,
+                     ast.Continue, *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(),
+                     *ast.cmpop.__subclasses__(), *ast.boolop.__subclasses__()})
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes worth visiting, in source order (``ast.iter_child_nodes`` without leaves)."""
+    children = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            children.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
+        elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+            children.append(value)
+    return children
+
+
 class _Scopes:
     """Function definitions by scope, so a name used in a body resolves to its def; and, from
     the same single walk of the tree, every call that may trace a function."""
@@ -274,37 +292,42 @@ class _Scopes:
         # (scope, name, how) for `global name`, `name[...] = v`, `name.a = v`, `name.append(...)`:
         # what the stale-global rule needs, gathered in the same walk.
         self.changes: list[tuple[ast.AST, str, str]] = []
-        self._index(tree, tree, "")
+        self._index(tree)
 
-    def _index(self, scope: ast.AST, node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                self.defs.setdefault(scope, {})[child.name] = child
-                self.parent[child] = scope
-                self.qualnames[child] = prefix + child.name
-                self.functions.append(child)
-                self._index(child, child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                self.parent[child] = scope
-                self._index(child, child, f"{prefix}{child.name}.")
-            else:
-                if isinstance(child, ast.Call):
-                    if _may_trace(child):
-                        self.calls.append((scope, child))
-                    elif isinstance(child.func, ast.Attribute) and isinstance(child.func.value, ast.Name) \
-                            and child.func.attr in MUTATING_METHODS:
-                        self.changes.append((scope, child.func.value.id, f"changed with `.{child.func.attr}()`"))
-                elif isinstance(child, ast.Global):
-                    self.global_names.update(child.names)
-                    self.changes.extend((scope, name, "global") for name in child.names)
-                elif isinstance(child, ast.Subscript | ast.Attribute) and isinstance(child.ctx, ast.Store) \
-                        and isinstance(child.value, ast.Name):
-                    self.changes.append((scope, child.value.id, "changed in place"))
-                elif isinstance(child, ast.Assign):
-                    for target in child.targets:
-                        if isinstance(target, ast.Name):
-                            self.assignments.setdefault((scope, target.id), []).append((child.lineno, child.value))
-                self._index(scope, child, prefix)
+    def _index(self, tree: ast.Module) -> None:
+        """One pre-order walk of the whole tree (the hot loop of the analysis: written out
+        by hand, with leaves that cannot matter -- names, constants, operators -- skipped)."""
+        stack: list[tuple[ast.AST, ast.AST, str]] = [
+            (child, tree, "") for child in reversed(_children(tree))]
+        while stack:
+            node, scope, prefix = stack.pop()
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.defs.setdefault(scope, {})[node.name] = node
+                self.parent[node] = scope
+                self.qualnames[node] = prefix + node.name
+                self.functions.append(node)
+                scope, prefix = node, f"{prefix}{node.name}."
+            elif kind is ast.ClassDef:
+                self.parent[node] = scope
+                scope, prefix = node, f"{prefix}{node.name}."
+            elif kind is ast.Call:
+                func = node.func
+                if _may_trace(node):
+                    self.calls.append((scope, node))
+                elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.attr in MUTATING_METHODS:
+                    self.changes.append((scope, func.value.id, f"changed with `.{func.attr}()`"))
+            elif kind is ast.Global:
+                self.global_names.update(node.names)
+                self.changes.extend((scope, name, "global") for name in node.names)
+            elif (kind is ast.Subscript or kind is ast.Attribute) and type(node.ctx) is ast.Store \
+                    and type(node.value) is ast.Name:
+                self.changes.append((scope, node.value.id, "changed in place"))
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        self.assignments.setdefault((scope, target.id), []).append((node.lineno, node.value))
+            stack.extend((child, scope, prefix) for child in reversed(_children(node)))
 
     def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
         """The value ``name`` was last assigned in ``scope`` before ``line`` (not its def)."""

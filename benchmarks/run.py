@@ -1,0 +1,217 @@
+"""Benchmark jitfix on a pinned corpus of real JAX libraries, against Python's own floors.
+
+    python benchmarks/run.py [--runs 3] [--corpus DIR] [--no-correctness]
+
+Downloads the wheels of jax, flax, optax, equinox and chex (pinned versions, pure Python)
+from the package index into ``benchmarks/.corpus/`` (never committed) and measures, in one
+run, each figure the median of ``--runs`` runs:
+
+- files and lines; ``jitfix check`` (cold: ``--no-cache``) on 1 core and on every core, and
+  with the cache warm; peak memory on half the corpus and on all of it;
+- the floors: stdlib ``ast.parse`` of the same files, libcst ``parse_module``, and libcst
+  parse + ``ScopeProvider`` (what a naive codemod pays), each in one process on one core;
+- the ratios jitfix / ``ast.parse`` and libcst+scope / jitfix.
+
+Then, unless ``--no-correctness``: ``jitfix fix`` over a copy of the corpus -- crashes,
+outputs that do not parse, a second ``fix`` that still changes something, and every change
+made, listed for review (these are correct libraries: the goal is none).
+
+The last line is ``jitfix check: N lines/s, X.X× ast.parse, Y.Y× faster than libcst+scope,
+warm cache Z%``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+CORPUS = (("jax", "0.10.2"), ("flax", "0.12.8"), ("optax", "0.2.8"), ("equinox", "0.13.8"), ("chex", "0.1.92"))
+HERE = Path(__file__).parent
+
+
+# -- the corpus --------------------------------------------------------------------------------
+
+def fetch_corpus(folder: Path) -> Path:
+    """The corpus's Python files under ``folder/src``, downloaded once."""
+    source = folder / "src"
+    done = folder / "complete"
+    pins = "\n".join(f"{name}=={version}" for name, version in CORPUS)
+    if done.is_file() and done.read_text() == pins:
+        return source
+    wheels = folder / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    for name, version in CORPUS:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                        f"{name}=={version}", "-d", str(wheels)], check=True)
+    shutil.rmtree(source, ignore_errors=True)
+    for wheel in sorted(wheels.glob("*.whl")):
+        with zipfile.ZipFile(wheel) as archive:
+            for member in archive.namelist():
+                if member.endswith(".py"):
+                    archive.extract(member, source / wheel.stem)
+    done.write_text(pins)
+    return source
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.py"))
+
+
+# -- timing ------------------------------------------------------------------------------------
+
+def median_seconds(action, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def floor_ast(files: list[Path]) -> None:
+    for file in files:
+        ast.parse(file.read_bytes())
+
+
+def floor_libcst(files: list[Path]) -> None:
+    import libcst
+
+    for file in files:
+        try:
+            libcst.parse_module(file.read_bytes())
+        except libcst.ParserSyntaxError:
+            pass
+
+
+def floor_libcst_scope(files: list[Path]) -> None:
+    import libcst
+    from libcst.metadata import MetadataWrapper, ScopeProvider
+
+    for file in files:
+        try:
+            MetadataWrapper(libcst.parse_module(file.read_bytes())).resolve(ScopeProvider)
+        except libcst.ParserSyntaxError:
+            pass
+
+
+def jitfix(*args: str, cwd: Path | None = None) -> tuple[float, int, subprocess.CompletedProcess | None]:
+    """(seconds, peak RSS in KB, outcome) of one `python -m jitfix ...` process."""
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "jitfix", *args], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    out, err = process.stdout.read(), process.stderr.read()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_maxrss, subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def median_jitfix(runs: int, *args: str, cwd: Path | None = None) -> float:
+    return statistics.median(jitfix(*args, cwd=cwd)[0] for _ in range(runs))
+
+
+# -- correctness -------------------------------------------------------------------------------
+
+def correctness(source: Path) -> list[str]:
+    """Fix a copy of the corpus twice; report crashes, broken outputs, non-idempotence, changes."""
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="jitfix-corpus-") as folder:
+        copy = Path(folder) / "src"
+        shutil.copytree(source, copy)
+        before = {path: path.read_bytes() for path in python_files(copy)}
+        _, _, check = jitfix("check", "--no-cache", "--exit-zero", "--output-format", "json", str(copy))
+        _, _, first = jitfix("fix", "--no-cache", str(copy))
+        after = {path: path.read_bytes() for path in python_files(copy)}
+        _, _, second = jitfix("fix", "--no-cache", str(copy))
+        again = {path: path.read_bytes() for path in python_files(copy)}
+        crashes = [line for line in (check.stderr + first.stderr).splitlines() if "internal error" in line]
+        changed = [path for path in before if before[path] != after[path]]
+        unparseable = []
+        for path in changed:
+            try:
+                ast.parse(after[path])
+            except SyntaxError:
+                unparseable.append(path)
+        not_idempotent = [path for path in after if after[path] != again[path]]
+        findings = check.stdout.count('"code":')
+        lines += [
+            f"correctness: {len(before)} files, {findings} findings, {len(crashes)} crashes, "
+            f"{len(changed)} changed by fix, {len(unparseable)} unparseable, "
+            f"{len(not_idempotent)} not idempotent",
+        ]
+        lines += [f"  crash: {line}" for line in crashes]
+        for path in changed:
+            lines.append(f"  changed: {path.relative_to(copy)}")
+    return lines
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (the median is shown)")
+    parser.add_argument("--corpus", type=Path, default=HERE / ".corpus", help="where the corpus is downloaded")
+    parser.add_argument("--no-correctness", action="store_true", help="skip the fix-the-corpus check")
+    options = parser.parse_args()
+
+    source = fetch_corpus(options.corpus)
+    files = python_files(source)
+    lines = sum(file.read_bytes().count(b"\n") for file in files)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    runs = options.runs
+    print(f"corpus: {', '.join(f'{n} {v}' for n, v in CORPUS)}: {len(files)} files, {lines:,} lines; "
+          f"{cores} cores; median of {runs} runs", flush=True)
+
+    floor = median_seconds(lambda: floor_ast(files), runs)
+    one = median_jitfix(runs, "check", "--no-cache", "--exit-zero", "-q", "-j", "1", str(source))
+    every = median_jitfix(runs, "check", "--no-cache", "--exit-zero", "-q", "-j", str(cores), str(source))
+    with tempfile.TemporaryDirectory(prefix="jitfix-cache-") as home:
+        jitfix("check", "--exit-zero", "-q", str(source), cwd=Path(home))  # fills the cache
+        warm = median_jitfix(runs, "check", "--exit-zero", "-q", str(source), cwd=Path(home))
+    half = files[: len(files) // 2]
+    with tempfile.TemporaryDirectory(prefix="jitfix-half-") as folder:
+        for file in half:
+            target = Path(folder) / file.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file, target)
+        memory_half = jitfix("check", "--no-cache", "--exit-zero", "-q", "-j", "1", folder)[1]
+    memory_all = jitfix("check", "--no-cache", "--exit-zero", "-q", "-j", "1", str(source))[1]
+    libcst_floor = median_seconds(lambda: floor_libcst(files), runs)
+    scope_floor = median_seconds(lambda: floor_libcst_scope(files), runs)
+
+    rows = [
+        ("ast.parse (floor)", floor),
+        ("libcst parse_module", libcst_floor),
+        ("libcst + ScopeProvider (naive codemod)", scope_floor),
+        ("jitfix check, 1 core", one),
+        (f"jitfix check, {cores} cores", every),
+        ("jitfix check, warm cache", warm),
+    ]
+    print(f"\n{'':40} {'seconds':>8} {'lines/s':>10} {'vs ast.parse':>13}")
+    for name, seconds in rows:
+        print(f"{name:40} {seconds:8.2f} {lines / seconds:10,.0f} {seconds / floor:12.2f}×")
+    print(f"\nspeed-up on {cores} cores: {one / every:.2f}× (jitfix 1 core / {cores} cores)")
+    print(f"jitfix / ast.parse (1 core): {one / floor:.2f}×; libcst+scope / jitfix: {scope_floor / one:.1f}×")
+    print(f"warm cache: {100 * warm / one:.1f}% of a cold 1-core run, {100 * warm / every:.1f}% of a cold "
+          f"{cores}-core run")
+    print(f"peak memory (1 core): {memory_half / 1024:.0f} MB for {len(half)} files, "
+          f"{memory_all / 1024:.0f} MB for {len(files)} files ({memory_all / memory_half:.2f}×)")
+    if not options.no_correctness:
+        print()
+        for line in correctness(source):
+            print(line)
+    print(f"\njitfix check: {lines / every:,.0f} lines/s, {one / floor:.1f}× ast.parse, "
+          f"{scope_floor / one:.1f}× faster than libcst+scope, warm cache {100 * warm / one:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
