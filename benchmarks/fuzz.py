@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jitfix.config import Settings
-from jitfix.engine import Options, process_text
+from jitfix.engine import InternalError, Options, process_text
 
 INPUTS = [(x, y, n) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3)]
 NAMES = ("a", "b", "c")
@@ -167,7 +167,12 @@ def _check_program(code: str, tally: Tally) -> None:
     except Exception:  # noqa: BLE001 - e.g. a name bound in a loop that ran zero times
         tally.skipped += 1
         return
-    result = process_text("fuzzed.py", code, Settings(), Options(apply_fixes=True))
+    try:
+        result = process_text("fuzzed.py", code, Settings(), Options(apply_fixes=True))
+    except InternalError as error:  # nothing written, but a bug: counted as a failure
+        tally.miscompiled += 1
+        tally.failures.append(f"{code}\n--- internal error: {error}")
+        return
     if result.findings:
         tally.declined += 1
         return

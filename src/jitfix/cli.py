@@ -368,7 +368,12 @@ def _add_ignores(run: Run, results: Results) -> None:
     added = files = 0
     for result in results.files:
         manual = [finding for finding in result.findings if finding.fix is None]
-        if not manual or result.source is None:
+        if not manual:
+            continue
+        try:
+            result.source = result.source or read_source(result.path)  # workers do not send it back
+        except InputError as error:
+            _report_error(run, error)
             continue
         new_text, skipped = add_ignores(result.source.text, manual)
         try:

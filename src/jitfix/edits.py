@@ -121,6 +121,9 @@ def apply(text: str, edits: list[Edit], imports: ImportTable) -> str:
         module = wrapper.visit(transformer)
     except EditError as error:
         raise EditFailed(f"could not apply a fix: {error}") from None
+    except Exception as error:  # a bug in a rule's rendering: the file is left as it was, the rest go on
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise EditFailed(f"a fix failed to render ({type(error).__name__}: {message})") from None
     if transformer.pending:
         missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
         raise EditFailed(f"could not locate the code to edit at {missing}")

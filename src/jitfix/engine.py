@@ -262,9 +262,12 @@ def process_bytes(path: str, data: bytes, settings: Settings, options: Options) 
 
 
 def _portable(result: FileResult) -> FileResult:
-    """Strip the edit callbacks so the result can be sent back from a worker process."""
+    """Strip what cannot or need not travel back from a worker process: the edit callbacks,
+    and the text of a file that does not change (most of them; nothing reads it again)."""
     result.findings = [finding.without_edits() for finding in result.findings]
     result.fixed = [finding.without_edits() for finding in result.fixed]
+    if not result.changed:
+        result.source = result.new_text = None
     return result
 
 
@@ -305,8 +308,8 @@ def run_paths(
     jobs: int | None = None,
     cache: Cache | None = None,
 ) -> Iterator[FileResult]:
-    """Process files in order, in parallel when there are enough to pay for the workers.
-    Files the cache answers are not sent to a worker at all."""
+    """Process files, yielding results in the order of ``paths``; in parallel when there are
+    enough to pay for the workers. Files the cache answers are not sent to a worker at all."""
     hits = {}
     if cache is not None:
         for path in paths:
@@ -314,18 +317,35 @@ def run_paths(
             if hit is not None:
                 hits[path] = hit
     misses = _processed([path for path in paths if path not in hits], settings, options, jobs, cache)
+    waiting: dict[str, FileResult] = {}
     for path in paths:
-        yield hits[path] if path in hits else next(misses)
+        if path in hits:
+            yield hits[path]
+            continue
+        while path not in waiting:
+            result = next(misses)
+            waiting[result.path] = result
+        yield waiting.pop(path)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None,
                cache: Cache | None) -> Iterator[FileResult]:
+    """Results in any order. In parallel, the largest files go first and work is handed out a
+    few files at a time, so no worker is left with a long file while the other is idle."""
     jobs = max(1, jobs or default_jobs())
     if jobs == 1 or len(paths) < 2 * jobs:
         for path in paths:
             yield process_path(path, settings, options, cache)
         return
     context = multiprocessing.get_context(_start_method())
-    chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    largest_first = sorted(paths, key=_size, reverse=True)
+    chunksize = max(1, min(4, len(paths) // (jobs * 16)))
     with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options, cache)) as pool:
-        yield from pool.imap(_work, paths, chunksize=chunksize)
+        yield from pool.imap_unordered(_work, largest_first, chunksize=chunksize)

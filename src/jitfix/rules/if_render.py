@@ -200,8 +200,9 @@ class FunctionRewriter(LoopRendering):
 
     def _identity_lambda(self, plan: IfPlan, branch: Branch) -> str:
         values = self._outputs(plan, branch)
-        body = f"({values})" if len(plan.outputs) > 1 else values
-        return f"lambda {', '.join(plan.operands)}: {body}"
+        body = f"({values})" if len(plan.outputs) > 1 else values or "None"  # no results: like the branch def
+        parameters = " " + ", ".join(plan.operands) if plan.operands else ""
+        return f"lambda{parameters}: {body}"
 
     def _cast_return(self, statement: cst.BaseStatement, plan: IfPlan) -> cst.BaseStatement:
         if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)):
