@@ -10,6 +10,9 @@ or that fails to run under jit while claiming nothing is left to fix, is a misco
 
     python benchmarks/fuzz.py --n 2000 [--seed 0]
 
+Programs are drawn by hypothesis (``st.randoms``: every choice the generator makes is
+hypothesis's, so a miscompiled program is shrunk to a minimal one before it is shown).
+
 The last line is ``fuzz: tried N, rewritten R, declined D, miscompiled M``.
 """
 
@@ -191,11 +194,35 @@ def _check_program(code: str, tally: Tally) -> None:
             return
 
 
+class Miscompiled(AssertionError):
+    pass
+
+
 def fuzz(count: int, seed: int) -> Tally:
+    """Try ``count`` programs drawn by hypothesis; stop at the first miscompilation, shrunk."""
+    from hypothesis import HealthCheck, Phase, given, settings, strategies
+    from hypothesis import seed as hypothesis_seed
+
     tally = Tally()
-    for index in range(count):
-        code = ProgramGenerator(random.Random(seed * 1_000_003 + index)).program()
-        check_program(code, tally)
+    shrinking = False
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
+              suppress_health_check=list(HealthCheck))
+    @given(strategies.randoms(use_true_random=False))
+    def one_program(rng: random.Random) -> None:
+        nonlocal shrinking
+        code = ProgramGenerator(rng).program()
+        seen = Tally() if shrinking else tally  # shrink attempts are not counted
+        check_program(code, seen)
+        if seen.miscompiled:
+            shrinking = True
+            raise Miscompiled(seen.failures[-1])
+
+    try:
+        one_program()
+    except Miscompiled as failure:
+        tally.failures.append(f"(shrunk by hypothesis)\n{failure}")
     return tally
 
 

@@ -129,9 +129,9 @@ def correctness(source: Path) -> list[str]:
         shutil.copytree(source, copy)
         before = {path: path.read_bytes() for path in python_files(copy)}
         _, _, check = jitfix("check", "--no-cache", "--exit-zero", "--output-format", "json", str(copy))
-        _, _, first = jitfix("fix", "--no-cache", str(copy))
+        _, _, first = jitfix("fix", "--no-cache", "--unsafe-fixes", str(copy))
         after = {path: path.read_bytes() for path in python_files(copy)}
-        _, _, second = jitfix("fix", "--no-cache", str(copy))
+        _, _, second = jitfix("fix", "--no-cache", "--unsafe-fixes", str(copy))
         again = {path: path.read_bytes() for path in python_files(copy)}
         crashes = [line for line in (check.stderr + first.stderr).splitlines() if "internal error" in line]
         changed = [path for path in before if before[path] != after[path]]
