@@ -78,7 +78,7 @@ class ProgramGenerator:
         if kind == "for":
             start = self.rng.choice(["", "1, "])
             step = self.rng.choice(["", ", 2"]) if start else ""
-            body = self.block(depth - 1, in_loop=True) + [f"c = c + i * 0.5"]
+            body = self.block(depth - 1, in_loop=True) + ["c = c + i * 0.5"]
             self.rng.shuffle(body)
             return f"for i in range({start}n{step}):\n{self.indent(body)}"
         # while: bounded by its own counter (one per nesting level) so it always ends

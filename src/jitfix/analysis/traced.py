@@ -267,8 +267,8 @@ _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.a
 def _children(node: ast.AST) -> list[ast.AST]:
     """The child nodes worth visiting, in source order (``ast.iter_child_nodes`` without leaves)."""
     children = []
-    for field in node._fields:
-        value = getattr(node, field, None)
+    for attribute in node._fields:
+        value = getattr(node, attribute, None)
         if type(value) is list:
             children.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
         elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
