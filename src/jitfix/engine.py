@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import TRACING_CALL_NAMES, find_traced_functions
-from jitfix.cache import Cache
+from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
 from jitfix.findings import Finding, Replacement, Safety
@@ -48,6 +48,7 @@ class FileResult:
     internal_error: str | None = None
     parsed: bool = False
     cached: bool = False  # taken from the cache: not parsed this run
+    stamp: Stamp | None = None  # of the file as read, for the cache
     # A notebook's code cells before and after, as Python (what `diff` shows).
     review: tuple[str, str] | None = None
     # Lines of the original the first round of fixes rewrote, with the rule's code.
@@ -228,29 +229,15 @@ def process_source(source: SourceFile, settings: Settings, options: Options) -> 
     return result
 
 
-def cached_result(path: str, options: Options, cache: Cache) -> FileResult | None:
-    """The result of an unchanged file from the cache, or None (read it and process it)."""
-    try:
-        source = read_source(path)
-    except InputError:
-        return None
-    findings = cache.load(path, source.digest)
-    if findings is None:
-        return None
-    new_text = source.text if options.apply_fixes else None
-    return FileResult(path=path, findings=findings, source=source, new_text=new_text, cached=True)
-
-
-def process_path(path: str, settings: Settings, options: Options, cache: Cache | None = None) -> FileResult:
-    """Process one file; with a cache, store the result of a file that needs no change."""
+def process_path(path: str, settings: Settings, options: Options) -> FileResult:
     try:
         source = read_source(path)
     except InputError as error:
         return FileResult(path=path, error=error)
-    result = _portable(process_source(source, settings, options))
-    if cache is not None and result.error is None and result.internal_error is None and not result.changed:
-        cache.store(path, source.digest, result.findings)
-    return result
+    result = process_source(source, settings, options)
+    if source.size is not None and source.mtime_ns is not None:
+        result.stamp = Stamp(source.size, source.mtime_ns, source.digest)
+    return _portable(result)
 
 
 def process_bytes(path: str, data: bytes, settings: Settings, options: Options) -> FileResult:
@@ -273,12 +260,12 @@ def _portable(result: FileResult) -> FileResult:
 
 # -- many files --------------------------------------------------------------------------------
 
-_worker_state: tuple[Settings, Options, Cache | None] | None = None
+_worker_state: tuple[Settings, Options] | None = None
 
 
-def _init_worker(settings: Settings, options: Options, cache: Cache | None) -> None:
+def _init_worker(settings: Settings, options: Options) -> None:
     global _worker_state
-    _worker_state = (settings, options, cache)
+    _worker_state = (settings, options)
 
 
 def _work(path: str) -> FileResult:
@@ -309,14 +296,15 @@ def run_paths(
     cache: Cache | None = None,
 ) -> Iterator[FileResult]:
     """Process files, yielding results in the order of ``paths``; in parallel when there are
-    enough to pay for the workers. Files the cache answers are not sent to a worker at all."""
+    enough to pay for the workers. Files the cache answers are not sent to a worker at all;
+    what the workers find is added to the cache, which is saved at the end."""
     hits = {}
     if cache is not None:
         for path in paths:
-            hit = cached_result(path, options, cache)
-            if hit is not None:
-                hits[path] = hit
-    misses = _processed([path for path in paths if path not in hits], settings, options, jobs, cache)
+            findings = cache.lookup(path)
+            if findings is not None:
+                hits[path] = FileResult(path=path, findings=findings, cached=True)
+    misses = _processed([path for path in paths if path not in hits], settings, options, jobs)
     waiting: dict[str, FileResult] = {}
     for path in paths:
         if path in hits:
@@ -324,8 +312,17 @@ def run_paths(
             continue
         while path not in waiting:
             result = next(misses)
+            if cache is not None and _cacheable(result):
+                cache.remember(result.path, result.stamp, result.findings)
             waiting[result.path] = result
         yield waiting.pop(path)
+    if cache is not None:
+        cache.save()
+
+
+def _cacheable(result: FileResult) -> bool:
+    return (result.stamp is not None and result.error is None and result.internal_error is None
+            and not result.changed)
 
 
 def _size(path: str) -> int:
@@ -335,17 +332,16 @@ def _size(path: str) -> int:
         return 0
 
 
-def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None,
-               cache: Cache | None) -> Iterator[FileResult]:
+def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None) -> Iterator[FileResult]:
     """Results in any order. In parallel, the largest files go first and work is handed out a
     few files at a time, so no worker is left with a long file while the other is idle."""
     jobs = max(1, jobs or default_jobs())
     if jobs == 1 or len(paths) < 2 * jobs:
         for path in paths:
-            yield process_path(path, settings, options, cache)
+            yield process_path(path, settings, options)
         return
     context = multiprocessing.get_context(_start_method())
     largest_first = sorted(paths, key=_size, reverse=True)
     chunksize = max(1, min(4, len(paths) // (jobs * 16)))
-    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options, cache)) as pool:
+    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options)) as pool:
         yield from pool.imap_unordered(_work, largest_first, chunksize=chunksize)

@@ -74,6 +74,8 @@ class SourceFile:
     bom: bool
     digest: str
     mode: int | None = None
+    size: int | None = None  # as read: with mtime_ns, what the cache checks before reading again
+    mtime_ns: int | None = None
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -140,7 +142,7 @@ def _walk(root: Path, excludes: tuple[str, ...]) -> list[str]:
     return results
 
 
-def _digest(data: bytes) -> str:
+def file_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -162,14 +164,14 @@ def decode_source(data: bytes, path: str) -> SourceFile:
         raise InputError(
             path, f"cannot decode byte {body[error.start]:#04x} as {encoding}", line=line, col=col
         ) from None
-    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, digest=_digest(data))
+    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, digest=file_digest(data))
 
 
 def read_source(path: str) -> SourceFile:
     try:
         with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())  # before reading: a later change shows as a new time
             data = handle.read()
-            mode = os.fstat(handle.fileno()).st_mode
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
@@ -178,7 +180,8 @@ def read_source(path: str) -> SourceFile:
         raise InputError(path, f"cannot read: {error.strerror or error}") from None
     source = decode_source(data, path)
     return SourceFile(
-        path=path, text=source.text, encoding=source.encoding, bom=source.bom, digest=source.digest, mode=mode
+        path=path, text=source.text, encoding=source.encoding, bom=source.bom, digest=source.digest,
+        mode=status.st_mode, size=status.st_size, mtime_ns=status.st_mtime_ns,
     )
 
 
@@ -190,7 +193,7 @@ def write_source(source: SourceFile, new_text: str) -> None:
             current = handle.read()
     except OSError as error:
         raise FileChangedError(source.path, f"not written: cannot read it again ({error.strerror})") from None
-    if _digest(current) != source.digest:
+    if file_digest(current) != source.digest:
         raise FileChangedError(source.path, "not written: the file changed on disk since it was read")
     target = Path(source.path)
     # Write next to the target so the final rename stays on one file system (atomic).
