@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from jitfix import __version__, report
@@ -26,9 +25,10 @@ from jitfix.engine import FileResult, Options, analyse, default_jobs, process_by
 from jitfix.files import InputError, discover, read_source, write_source
 from jitfix.findings import Finding
 from jitfix.suppress import add_ignores
-from jitfix.validate.runner import DEFAULT_TIMEOUT, ModuleJob, ValidationOptions
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # validation is loaded only when asked for
+    from jitfix.validate.runner import ValidationOptions
     from jitfix.validate.session import ValidationRun
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -107,7 +107,7 @@ Record = Annotated[Optional[str], typer.Option(
     "the arguments the rewritten functions are called with. Runs your code. Implies --validate.")]
 ValidateTimeout = Annotated[Optional[float], typer.Option(
     "--validate-timeout", metavar="SECONDS", min=1, help=f"Time limit per module for --validate and --record "
-    f"(default {DEFAULT_TIMEOUT:g}).")]
+    f"(default {DEFAULT_VALIDATE_TIMEOUT:g}).")]
 ReportFile = Annotated[Optional[Path], typer.Option(
     "--report", metavar="FILE", help="Write a migration report (markdown): every file, every rewrite with its "
     "rule and validation evidence, every finding left for a person.")]
@@ -140,8 +140,10 @@ class Run:
         if not (validate or examples or record):
             return
         self.record = record or settings.validate_record
+        from jitfix.validate.runner import ValidationOptions
+
         self.validation = ValidationOptions(
-            examples=examples_file, timeout=timeout or settings.validate_timeout or DEFAULT_TIMEOUT,
+            examples=examples_file, timeout=timeout or settings.validate_timeout or DEFAULT_VALIDATE_TIMEOUT,
             jobs=self.jobs or default_jobs())
 
 
@@ -207,6 +209,8 @@ def _results(run: Run, options: Options) -> Results:
     cache = Cache.at(cache_root, run.settings, options) if run.use_cache else None
     iterator = run_paths(files, run.settings, options, run.jobs, cache)
     if show_progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=run.err, transient=True) as progress:
             task = progress.add_task("files", total=len(files))
@@ -545,6 +549,8 @@ def validate_command(
     except InputError as error:
         _report_error(run, error)
         raise typer.Exit(EXIT_ERROR)
+    from jitfix.validate.runner import ModuleJob
+
     job = ModuleJob(str(old), texts[0], texts[1], {finding.line: finding.code for finding in findings})
     from jitfix.validate.session import validate_jobs
 

@@ -31,6 +31,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 
 LOOP_STRATEGIES = ("auto", "lax", "static")
+DEFAULT_VALIDATE_TIMEOUT = 300.0  # seconds per module
 
 
 class ConfigError(Exception):

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import TRACING_CALL_NAMES, find_traced_functions
 from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
@@ -70,6 +69,8 @@ def _mentions_jax(text: str) -> bool:
 def _mentions_a_transform(text: str) -> bool:
     """No name of a transform that traces a function (``jit``, ``vmap``, ``scan``, ...; even
     an aliased import spells it once) means no traced code: the tree need not be walked."""
+    from jitfix.analysis.traced import TRACING_CALL_NAMES
+
     return any(name in text for name in TRACING_CALL_NAMES)
 
 
@@ -88,6 +89,8 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     imports = ImportTable(tree)
     if not (imports.mentions("jax") or imports.mentions("equinox")):
         return [], tree
+    from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
+
     traced = find_traced_functions(tree, imports)
     if not traced:
         return [], tree

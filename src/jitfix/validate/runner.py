@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
 from jitfix.validate.targets import Target, module_identity, plan_targets
 
-DEFAULT_TIMEOUT = 300.0  # seconds per module
 
 
 @dataclass
@@ -98,7 +98,7 @@ class ModuleResult:
 class ValidationOptions:
     examples: str | None = None  # a Python file defining EXAMPLES
     recorded: str | None = None  # a folder of calls recorded by --record
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_VALIDATE_TIMEOUT
     jobs: int = 1
     seed: int = 0
 
