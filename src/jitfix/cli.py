@@ -98,7 +98,7 @@ Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", metavar="GLOB
 Validate = Annotated[bool, typer.Option(
     "--validate", help="Run every rewritten function: the original eagerly (jax.disable_jit) and the rewrite "
     "under jax.jit, on the same inputs, and compare. IMPORTS AND RUNS YOUR CODE, one process per module. "
-    "A rewrite that fails is not written.")]
+    "fix writes only the rewrites that pass.")]
 Examples = Annotated[Optional[Path], typer.Option(
     "--examples", metavar="FILE", help="Inputs for --validate: a Python file defining "
     "EXAMPLES = {\"pkg.mod:function\": [((args...), {kwargs}), ...]}. Implies --validate.")]
@@ -276,7 +276,7 @@ def _print_validation(run: Run, validation: ValidationRun, console: Console) -> 
             console.print(Text(f"{module.path}: output of your code during validation:\n{module.output.rstrip()}",
                                style="dim"))
     if not run.quiet:
-        console.print(f"Validation: {report._validation_summary(validation)}.", style="bold")
+        console.print(f"Validation: {report.validation_summary(validation)}.", style="bold")
 
 
 def _print_details(function, console: Console) -> None:

@@ -250,7 +250,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _validation_summary(validation) -> str:
+def validation_summary(validation) -> str:
     if validation is None:
         return "not run (add `--validate` to run each rewritten function before and after)"
     if not validation.modules:
@@ -275,7 +275,7 @@ def migration_report(files, left: list[Finding], validation=None, applied: bool 
         f"{'changed' if applied else 'to change'}, {plural(rewrites, 'rewrite')}, "
         f"{plural(len(left), 'finding')} left for a person.",
         "",
-        f"Validation: {_validation_summary(validation)}.",
+        f"Validation: {validation_summary(validation)}.",
     ]
     if validation is not None and validation.modules:
         tolerances = next((f.tolerances for m in validation.modules for f in m.functions if f.tolerances), None)
