@@ -232,9 +232,6 @@ def _results(run: Run, options: Options) -> Results:
     return outcome
 
 
-STATUS_STYLES = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
-
-
 def _run_validation(run: Run, results: Results, options: Options) -> Optional[ValidationRun]:
     """With --validate: validate every changed file, holding back what fails (in ``results``)."""
     if run.validation is None:
@@ -247,49 +244,10 @@ def _run_validation(run: Run, results: Results, options: Options) -> Optional[Va
 
 
 def _print_validation(run: Run, validation: ValidationRun, console: Console) -> None:
-    recording = validation.recording
-    if recording is not None and not run.quiet:
-        state = "timed out" if recording.returncode is None else f"exit code {recording.returncode}"
-        console.print(f"recorded {report.plural(recording.calls, 'call')} from `{run.record}` ({state})",
-                      style="dim" if recording.returncode == 0 else "yellow")
-        if run.verbose and recording.output.strip():
-            console.print(Text(recording.output.rstrip(), style="dim"))
-    for module in validation.modules:
-        if module.error:
-            console.print(Text(f"{module.path}: ") + Text("validation could not run: ", style="bold red")
-                          + Text(module.error))
-        for function in module.functions:
-            if run.quiet and function.status != "failed":
-                continue
-            summary = function.summary()
-            console.print(Text(f"{module.path}:{function.line}: {function.function} ")
-                          + Text(function.status, style=STATUS_STYLES[function.status])
-                          + Text(summary[len(function.status):]))
-            if run.verbose:
-                _print_details(function, console)
-        held = validation.held.get(module.path)
-        if held:
-            names = ", ".join(held)
-            console.print(Text(f"{module.path}: ") + Text("not written: ", style="bold red")
-                          + Text(f"the rewrites of {names} (the file's other rewrites are)"))
-        if run.verbose and module.output.strip():
-            console.print(Text(f"{module.path}: output of your code during validation:\n{module.output.rstrip()}",
-                               style="dim"))
-    if not run.quiet:
-        console.print(f"Validation: {report.validation_summary(validation)}.", style="bold")
+    from jitfix.validate.text import validation_lines
 
-
-def _print_details(function, console: Console) -> None:
-    details = []
-    if function.before:
-        details.append(f"original under jit: {function.before}")
-    if function.sources:
-        details.append("inputs: " + ", ".join(f"{count} {source}" for source, count in function.sources.items() if count))
-    if function.missed:
-        details.append("not reached: " + ", ".join(function.missed))
-    details += function.notes
-    for detail in details:
-        console.print(f"    {detail}", style="dim")
+    for line in validation_lines(validation, run.record, quiet=run.quiet, verbose=run.verbose):
+        console.print(line)
 
 
 def _write_report(run: Run, path: Optional[Path], results: Results, validation: Optional[ValidationRun],
