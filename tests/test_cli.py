@@ -319,3 +319,12 @@ def test_markdown_format(project: Path) -> None:
     assert lines.count("</details>") == 2
     assert invoke("check", "--output-format", "markdown", str(project / "clean.py")).stdout == \
         "### jitfix\n\nNo findings: this code runs under `jax.jit` as written.\n"
+
+
+def test_a_hunk_that_only_adds_imports_says_so(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import jax\n\nX = 1\nY = 2\nZ = 3\nW = 4\nV = 5\n\n\n@jax.jit\ndef f(x):\n"
+                      "    if x > 0:\n        x = -x\n    return x\n")
+    headers = [line for line in invoke("diff", str(module)).stdout.splitlines() if line.startswith("@@")]
+    assert headers == ["@@ -1,4 +1,5 @@ imports the fixes below use",
+                       "@@ -9,6 +10,9 @@ JF101 traced-if: rewrite with lax.cond"]

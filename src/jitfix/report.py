@@ -23,8 +23,9 @@ HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
 
 def annotated_diff(patch: str, fixed: list[Finding]) -> str:
     """The diff with each hunk header naming the rules whose fixes it holds and what they do
-    (``@@ -6,5 +6,5 @@ JF401 print-in-traced-code: use jax.debug.print``). The text after a
-    hunk header is free (git shows a function name there), so the patch still applies."""
+    (``@@ -6,5 +6,5 @@ JF401 print-in-traced-code: replace with jax.debug.print``); a hunk that
+    only adds imports says so. The text after a hunk header is free (git shows a function
+    name there), so the patch still applies."""
     lines = patch.splitlines(keepends=True)
     for index, line in enumerate(lines):
         match = HUNK.match(line)
@@ -35,9 +36,22 @@ def annotated_diff(patch: str, fixed: list[Finding]) -> str:
         inside = [f for f in fixed if start <= f.line < end]
         labels = list(dict.fromkeys(
             f"{f.code} {f.name}: {f.fix.description if f.fix else f.message}" for f in inside))
+        if not labels and fixed and _only_adds_imports(lines[index + 1:]):
+            labels = ["imports the fixes below use"]
         if labels:
             lines[index] = match.group(0) + " " + "; ".join(labels) + line[match.end():].rstrip("\r\n") + "\n"
     return "".join(lines)
+
+
+def _only_adds_imports(hunk: list[str]) -> bool:
+    changed = []
+    for line in hunk:
+        if line.startswith(("@@", "--- ", "+++ ")):
+            break
+        if line.startswith(("+", "-")):
+            changed.append(line)
+    return bool(changed) and all(line.startswith("+") and (line[1:].strip() == "" or line[1:].lstrip().startswith(
+        ("import ", "from "))) for line in changed)
 
 
 def to_json(findings: list[Finding], validation=None) -> str:
