@@ -109,8 +109,9 @@ def test_json_format(project: Path) -> None:
         ("JF401", "manual.py", 8, 5, False),
     ]
     first = records[0]
-    assert set(first) == {"code", "name", "path", "line", "col", "end_line", "end_col", "message",
+    assert set(first) == {"code", "name", "path", "cell", "line", "col", "end_line", "end_col", "message",
                           "function", "fixable", "fix"}
+    assert first["cell"] is None  # set for notebooks
     assert (first["end_line"], first["end_col"]) == (6, 22)
     assert first["fix"]["safety"] == "safe"
     assert '+    jax.debug.print("x = {x}", x=x)' in first["fix"]["diff"]

@@ -38,6 +38,29 @@ def test_findings_name_cell_and_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
+def test_machine_formats_name_the_notebook_file_and_the_cell(tmp_path: Path) -> None:
+    path = tmp_path / "train.ipynb"
+    _notebook(path)
+    records = json.loads(invoke("check", "--output-format", "json", str(path)).stdout)
+    assert [(r["path"], r["cell"], r["line"], r["code"]) for r in records] == [
+        (str(path), 3, 3, "JF101"), (str(path), 6, 3, "JF401")]
+    github = invoke("check", "--output-format", "github", str(path)).stdout.splitlines()
+    assert github[0].startswith(f"::warning file={path},title=JF101 traced-if::JF101 cell 3, line 3: `if x.sum()")
+    sarif = json.loads(invoke("check", "--output-format", "sarif", str(path)).stdout)
+    result = sarif["runs"][0]["results"][0]
+    assert result["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": path.as_posix()}}}]
+    assert result["message"]["text"].startswith("cell 3, line 3: ") and "fixes" not in result
+    manual = tmp_path / "manual.ipynb"
+    notebook = new_notebook()
+    notebook.cells = [new_code_cell("import sys\nimport jax\n\n@jax.jit\ndef f(x):\n"
+                                    "    print(x, file=sys.stderr)\n    return x")]
+    nbformat.write(notebook, manual)
+    before = manual.read_bytes()
+    add = invoke("check", "--add-ignore", str(manual))
+    assert "ignore comments are not added to notebooks" in add.stderr
+    assert manual.read_bytes() == before
+
+
 def test_fix_changes_only_the_fixed_cells(tmp_path: Path) -> None:
     path = tmp_path / "train.ipynb"
     before = _notebook(path)

@@ -332,6 +332,9 @@ def _add_ignores(run: Run, results: Results) -> None:
         manual = [finding for finding in result.findings if finding.fix is None]
         if not manual:
             continue
+        if result.path.endswith(".ipynb"):
+            run.err.print(f"{result.path}: ignore comments are not added to notebooks; add them in the cells")
+            continue
         try:
             result.source = result.source or read_source(result.path)  # workers do not send it back
         except InputError as error:

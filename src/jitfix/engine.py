@@ -209,8 +209,8 @@ def process_notebook(path: str, text: str, settings: Settings, options: Options)
         raise InputError(f"{path}:cell {cell + 1}", error.message, line=line, col=error.col) from None
     final = inner.new_text if inner.new_text is not None else view.text
     result = FileResult(path=path, parsed=inner.parsed)
-    result.findings = notebooks.relocate(inner.findings, final, path)
-    result.fixed = notebooks.relocate(inner.fixed, view.text, path)
+    result.findings = notebooks.relocate(inner.findings, final)
+    result.fixed = notebooks.relocate(inner.fixed, view.text)
     if inner.new_text is not None:
         result.new_text = text
         if inner.new_text != view.text:

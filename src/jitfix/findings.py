@@ -109,13 +109,25 @@ class Finding:
     end_col: int
     fix: Fix | None = None
     function: str | None = None
+    cell: int | None = None  # in a notebook: the cell (1-based); line and columns are in that cell
+
+    @property
+    def where(self) -> str:
+        """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
+
+    @property
+    def line_label(self) -> str:
+        """``line 5``, or ``cell 3, line 5`` in a notebook."""
+        return f"cell {self.cell}, line {self.line}" if self.cell is not None else f"line {self.line}"
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code)
+        return (self.path, self.cell or 0, self.line, self.col, self.code)
 
     def without_edits(self) -> Finding:
         """A copy that can cross a process boundary (edits hold functions)."""

@@ -143,11 +143,11 @@ def write(text: str, document: dict, sources: dict[int, str], path: str) -> str:
     return json.dumps(document, **layout) + ending
 
 
-def relocate(findings: list, text: str, path: str) -> list:
-    """Findings of a view's text, placed at their cell and line: ``nb.ipynb:cell 3``."""
+def relocate(findings: list, text: str) -> list:
+    """Findings of a view's text, placed at their cell (1-based) and the line within it."""
     placed = []
     for finding in findings:
         cell, line = locate(text, finding.line)
         _, end_line = locate(text, finding.end_line)
-        placed.append(replace(finding, path=f"{path}:cell {cell + 1}", line=line, end_line=end_line))
+        placed.append(replace(finding, cell=cell + 1, line=line, end_line=end_line))
     return placed

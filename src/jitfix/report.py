@@ -15,7 +15,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 def text_line(finding: Finding) -> str:
     marker = " [*]" if finding.fixable else ""
-    return f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
+    return f"{finding.where}: {finding.code}{marker} {finding.message}"
 
 
 HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
@@ -71,6 +71,7 @@ def to_json(findings: list[Finding], validation=None) -> str:
                 "code": finding.code,
                 "name": finding.name,
                 "path": finding.path,
+                "cell": finding.cell,
                 "line": finding.line,
                 "col": finding.col,
                 "end_line": finding.end_line,
@@ -104,19 +105,16 @@ def _escape_property(text: str) -> str:
 
 
 def github_line(finding: Finding) -> str:
-    """A GitHub Actions workflow command that annotates the line in the pull request."""
+    """A GitHub Actions workflow command that annotates the line in the pull request (a
+    notebook's finding annotates the file, naming cell and line: its JSON has no such line)."""
+    place = [("line", finding.line), ("col", finding.col), ("endLine", finding.end_line),
+             ("endColumn", finding.end_col)] if finding.cell is None else []
     properties = ",".join(
         f"{key}={_escape_property(str(value))}"
-        for key, value in (
-            ("file", finding.path),
-            ("line", finding.line),
-            ("col", finding.col),
-            ("endLine", finding.end_line),
-            ("endColumn", finding.end_col),
-            ("title", f"{finding.code} {finding.name}"),
-        )
+        for key, value in (("file", finding.path), *place, ("title", f"{finding.code} {finding.name}"))
     )
-    return f"::warning {properties}::{_escape_data(f'{finding.code} {finding.message}')}"
+    prefix = f"{finding.line_label}: " if finding.cell is not None else ""
+    return f"::warning {properties}::{_escape_data(f'{finding.code} {prefix}{finding.message}')}"
 
 
 def _artifact_uri(path: str) -> str:
@@ -159,26 +157,19 @@ def to_sarif(findings: list[Finding]) -> str:
     index = {rule.code: position for position, rule in enumerate(ALL_RULES)}
     results = []
     for finding in findings:
+        location = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
+        if finding.cell is None:
+            location["region"] = {"startLine": finding.line, "startColumn": finding.col,
+                                  "endLine": finding.end_line, "endColumn": finding.end_col}
+        message = finding.message if finding.cell is None else f"{finding.line_label}: {finding.message}"
         result = {
             "ruleId": finding.code,
             "ruleIndex": index.get(finding.code, 0),
             "level": "warning",
-            "message": {"text": finding.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _artifact_uri(finding.path)},
-                        "region": {
-                            "startLine": finding.line,
-                            "startColumn": finding.col,
-                            "endLine": finding.end_line,
-                            "endColumn": finding.end_col,
-                        },
-                    }
-                }
-            ],
+            "message": {"text": message},
+            "locations": [{"physicalLocation": location}],
         }
-        fix = _sarif_fix(finding)
+        fix = _sarif_fix(finding) if finding.cell is None else None  # a notebook's fix is not in JSON lines
         if fix is not None:
             result["fixes"] = [fix]
         results.append(result)
@@ -247,7 +238,7 @@ def to_markdown(findings: list[Finding], validation=None) -> str:
         lines += ["", "<details>", f"<summary><code>{path}</code>: {plural(len(found), 'finding')}, "
                   f"{fixes} fixable</summary>", ""]
         for finding in found:
-            lines.append(f"- **{finding.code}** {finding.name}, line {finding.line}: {_cell(finding.message)}")
+            lines.append(f"- **{finding.code}** {finding.name}, {finding.line_label}: {_cell(finding.message)}")
             status = _validation_of(validation, finding) if validation is not None else None
             if status is not None:
                 lines.append(f"  - validation: {status['status']}" + (f" ({status['reason']})" if status.get("reason") else ""))
@@ -312,7 +303,7 @@ def migration_report(files, left: list[Finding], validation=None, applied: bool 
             lines += ["", "| Line | Rule | Function | Rewrite |", "|---|---|---|---|"]
             for finding in result.fixed:
                 description = finding.fix.description if finding.fix else finding.message
-                lines.append(f"| {finding.line} | {finding.code} {finding.name} | `{finding.function or ''}` | "
+                lines.append(f"| {finding.line_label.removeprefix('line ')} | {finding.code} {finding.name} | `{finding.function or ''}` | "
                              f"{_cell(description)} |")
         if module is not None:
             lines += ["", "Validation:"]
@@ -332,7 +323,7 @@ def migration_report(files, left: list[Finding], validation=None, applied: bool 
                              "(validation failed)")
         if by_path.get(result.path):
             lines += ["", "Left for a person:"]
-            lines += [f"- line {f.line}: {f.code} {f.message}" for f in by_path[result.path]]
+            lines += [f"- {f.line_label}: {f.code} {f.message}" for f in by_path[result.path]]
     return "\n".join(lines) + "\n"
 
 
