@@ -120,14 +120,14 @@ def test_empty_file_is_fine(tmp_path: Path) -> None:
 def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "secret.py"
     path.write_bytes(CLEAN)
-    real_open = open
+    real_open = os.open
 
     def refusing_open(file, *args, **kwargs):
         if str(file) == str(path):
             raise PermissionError(13, "Permission denied")
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", refusing_open)
+    monkeypatch.setattr("os.open", refusing_open)  # as root, chmod 000 would not stop a read
     with pytest.raises(InputError, match="Permission denied"):
         read_source(str(path))
 

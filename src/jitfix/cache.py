@@ -1,44 +1,125 @@
 """Results of unchanged files, kept between runs under ``.jitfix_cache/``.
 
 One index per jitfix version, settings and run options (any change to those is another
-index) maps each file to its size, modification time, content hash and findings. A file
-whose size and time are unchanged is answered without being read; one that was touched is
-read and answered if its content hash is unchanged; anything else is processed again.
-Only results that need nothing written are kept (a file ``fix`` would change is processed
-every time). The index is written by the main process only, atomically, at the end of a
-run. One that cannot be read -- truncated, from another version of Python, edited by
-hand -- counts as empty, never as an error; a read-only checkout simply runs uncached.
+index) maps each file to its size, modification and change times, content hash and
+findings. A file whose size and both times are unchanged is answered without being read
+(the change time cannot be set back by hand, so ``touch -r`` after an edit does not fool
+it); one that was touched is read and answered if its content hash is unchanged; anything
+else is processed again. Only results that need nothing written are kept. The index is
+JSON -- data only, checked field by field on reading, never code -- written by the main
+process only, atomically, at the end of a run. One that cannot be read or does not check
+out counts as empty, never as an error; a read-only checkout simply runs uncached.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
 from jitfix import __version__
-from jitfix.files import file_digest
+from jitfix.files import file_digest, process_alive
+from jitfix.findings import Finding, Fix, Replacement, Safety
 
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
+FORMAT = 2  # of the index file
 
 
 @dataclass(frozen=True)
 class Stamp:
-    """What identifies a file's content: size and modification time (cheap), and hash."""
+    """What identifies a file's content: size and times (cheap), and hash."""
 
     size: int
     mtime_ns: int
+    ctime_ns: int
     digest: str
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _field(data: dict, key: str, kind: type | tuple[type, ...], optional: bool = False):
+    value = data.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        raise _Malformed(key)
+    return value
+
+
+def _finding_to_json(finding: Finding) -> dict:
+    data = {key: getattr(finding, key) for key in
+            ("code", "name", "message", "path", "line", "col", "end_line", "end_col", "function", "cell")}
+    if finding.fix is not None:
+        data["fix"] = {"safety": finding.fix.safety.value, "description": finding.fix.description,
+                       "diff": finding.fix.diff,
+                       "replacements": [[r.start_line, r.end_line, r.text] for r in finding.fix.replacements]}
+    return data
+
+
+def _finding_from_json(data: object) -> Finding:
+    if not isinstance(data, dict):
+        raise _Malformed("finding")
+    fix = None
+    if data.get("fix") is not None:
+        raw = _field(data, "fix", dict)
+        replacements = []
+        for item in _field(raw, "replacements", list):
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], int)
+                    and isinstance(item[1], int) and isinstance(item[2], str)):
+                raise _Malformed("replacement")
+            replacements.append(Replacement(*item))
+        try:
+            safety = Safety(_field(raw, "safety", str))
+        except ValueError:
+            raise _Malformed("safety") from None
+        fix = Fix(safety, _field(raw, "description", str), diff=_field(raw, "diff", str, optional=True),
+                  replacements=replacements)
+    return Finding(
+        code=_field(data, "code", str), name=_field(data, "name", str), message=_field(data, "message", str),
+        path=_field(data, "path", str), line=_field(data, "line", int), col=_field(data, "col", int),
+        end_line=_field(data, "end_line", int), end_col=_field(data, "end_col", int), fix=fix,
+        function=_field(data, "function", str, optional=True), cell=_field(data, "cell", int, optional=True),
+    )
+
+
+def _entry_from_json(data: object) -> tuple[Stamp, list[Finding]]:
+    if not isinstance(data, dict):
+        raise _Malformed("entry")
+    stamp = Stamp(_field(data, "size", int), _field(data, "mtime_ns", int), _field(data, "ctime_ns", int),
+                  _field(data, "digest", str))
+    return stamp, [_finding_from_json(item) for item in _field(data, "findings", list)]
+
+
+def _load(data: bytes) -> dict[str, tuple[Stamp, list[Finding]]]:
+    try:
+        document = json.loads(data)
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            return {}
+        files = _field(document, "files", dict)
+        return {path: _entry_from_json(entry) for path, entry in files.items()}
+    except (ValueError, _Malformed, TypeError):
+        return {}
+
+
+def _dump(entries: dict[str, tuple[Stamp, list[Finding]]]) -> bytes:
+    files = {
+        path: {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "ctime_ns": stamp.ctime_ns, "digest": stamp.digest,
+               "findings": [_finding_to_json(finding) for finding in findings]}
+        for path, (stamp, findings) in entries.items()
+    }
+    return json.dumps({"format": FORMAT, "version": __version__, "files": files}).encode()
 
 
 @dataclass
 class Cache:
     folder: Path  # .jitfix_cache/<key of version, settings and options>
-    entries: dict[str, tuple[Stamp, list]] | None = None
+    entries: dict[str, tuple[Stamp, list[Finding]]] | None = None
     changed: bool = False
 
     @classmethod
@@ -47,26 +128,25 @@ class Cache:
                               digest_size=12).hexdigest()
         return cls(Path(root) / FOLDER / key)
 
-    def _index(self) -> dict[str, tuple[Stamp, list]]:
+    def _index(self) -> dict[str, tuple[Stamp, list[Finding]]]:
         if self.entries is None:
             try:
-                entries = pickle.loads((self.folder / "index").read_bytes())
-            except Exception:  # missing, corrupt or foreign: start empty
-                entries = {}
-            self.entries = entries if isinstance(entries, dict) else {}
+                self.entries = _load((self.folder / "index.json").read_bytes())
+            except OSError:  # missing or unreadable: start empty
+                self.entries = {}
         return self.entries
 
-    def lookup(self, path: str) -> list | None:
+    def lookup(self, path: str) -> list[Finding] | None:
         """The findings stored for ``path`` if its content is unchanged, else None."""
         entry = self._index().get(path)
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], Stamp)):
+        if entry is None:
             return None
         stamp, findings = entry
         try:
             status = os.stat(path)
         except OSError:
             return None
-        if (status.st_size, status.st_mtime_ns) == (stamp.size, stamp.mtime_ns):
+        if (status.st_size, status.st_mtime_ns, status.st_ctime_ns) == (stamp.size, stamp.mtime_ns, stamp.ctime_ns):
             return findings
         try:
             with open(path, "rb") as handle:
@@ -75,25 +155,45 @@ class Cache:
             return None
         if digest != stamp.digest:
             return None
-        self.remember(path, Stamp(status.st_size, status.st_mtime_ns, digest), findings)  # touched only
+        self.remember(path, Stamp(status.st_size, status.st_mtime_ns, status.st_ctime_ns, digest), findings)
         return findings
 
-    def remember(self, path: str, stamp: Stamp, findings: list) -> None:
+    def remember(self, path: str, stamp: Stamp, findings: list[Finding]) -> None:
         self._index()[path] = (stamp, findings)
         self.changed = True
 
     def save(self) -> None:
-        if not self.changed:
+        if not self.changed or self.entries is None:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             gitignore = self.folder.parent / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text(GITIGNORE, encoding="utf-8")
-            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".index-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(pickle.dumps(self.entries, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(temp, self.folder / "index")
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=f".index-{os.getpid()}-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_dump(self.entries))
+                os.replace(temp, self.folder / "index.json")
+            except BaseException:
+                os.unlink(temp)
+                raise
             self.changed = False
         except OSError:
             pass
+        self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        """Temporary index files of runs that were killed before their rename."""
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        for name in names:
+            parts = name.split("-")
+            if name.startswith(".index-") and len(parts) >= 3 and parts[1].isdigit() \
+                    and not process_alive(int(parts[1])):
+                try:
+                    os.unlink(self.folder / name)
+                except OSError:
+                    pass

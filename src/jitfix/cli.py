@@ -2,7 +2,8 @@
 
 Exit codes: 0 clean / success; 1 findings remain (``check``; ``fix`` when something is
 not auto-fixable; ``diff`` when it shows changes) or a validation failed; 2 usage error,
-bad configuration, or a file that could not be read, parsed or written.
+bad configuration, or a file that could not be read, parsed or written; 3 an internal error
+of jitfix itself (a bug: reported with where it happened).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from jitfix import __version__, report
 from jitfix.cache import Cache
 from jitfix.config import ConfigError, Settings, load_settings
 from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
-from jitfix.files import InputError, discover, read_source, write_source
+from jitfix.files import InputError, discover, read_source, remove_stale_temporaries, write_source
 from jitfix.findings import Finding
 from jitfix.suppress import add_ignores
 from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # validation is loaded only when asked for
     from jitfix.validate.runner import ValidationOptions
     from jitfix.validate.session import ValidationRun
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 PROGRESS_THRESHOLD = 50  # files; fewer finish before a bar would be worth drawing
 
 app = typer.Typer(
@@ -139,6 +140,9 @@ class Run:
             raise typer.Exit(EXIT_ERROR)
         if not (validate or examples or record):
             return
+        if timeout is not None and not 1 <= timeout < float("inf"):
+            self.err.print("jitfix: --validate-timeout must be a number of seconds, at least 1", style="red")
+            raise typer.Exit(EXIT_ERROR)
         self.record = record or settings.validate_record
         from jitfix.validate.runner import ValidationOptions
 
@@ -189,6 +193,11 @@ class Results:
     @property
     def failed(self) -> int:
         return self.missing + sum(1 for r in self.all if r.error is not None or r.internal_error is not None)
+
+    @property
+    def error_exit(self) -> int:
+        """3 when jitfix itself failed on a file (a bug), else 2 (input it could not take)."""
+        return EXIT_INTERNAL if any(r.internal_error is not None for r in self.all) else EXIT_ERROR
 
     def findings(self) -> list[Finding]:
         return sorted((f for result in self.all for f in result.findings), key=Finding.sort_key)
@@ -319,7 +328,7 @@ def check(
         if not run.quiet:
             _check_summary(run, findings)
     if results.failed:
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(results.error_exit)
     if validation is not None and validation.failed:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
@@ -397,9 +406,14 @@ def fix(
     if stdin is not None and stdin.source is not None:
         sys.stdout.write(stdin.new_text if stdin.new_text is not None else stdin.source.text)
     fixed_files = write_failures = 0
+    cleaned: set[Path] = set()
     for result in results.files:
         if not result.changed:
             continue
+        folder = Path(result.path).resolve().parent
+        if folder not in cleaned:
+            remove_stale_temporaries(folder)
+            cleaned.add(folder)
         try:
             write_source(result.source, result.new_text)
         except InputError as error:
@@ -425,7 +439,7 @@ def fix(
         run.err.print(summary, style="bold")
     _write_report(run, report_file, results, validation, applied=True)
     if failed:
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(results.error_exit)
     raise typer.Exit(EXIT_FINDINGS if left or (validation and validation.failed) else EXIT_CLEAN)
 
 
@@ -465,7 +479,7 @@ def diff(
             run.err.print(report.text_line(finding))
     _write_report(run, report_file, results, validation, applied=False)
     if results.failed:
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(results.error_exit)
     raise typer.Exit(EXIT_FINDINGS if changed or left or (validation and validation.failed) else EXIT_CLEAN)
 
 
@@ -568,4 +582,15 @@ def _indent(code: str) -> str:
 
 
 def main() -> None:
-    app()
+    """The console script: an exception that escapes a command is jitfix's bug, reported in
+    one line with exit 3 -- never a traceback that CI would read as "findings"."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("jitfix: interrupted\n")
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001
+        from jitfix.engine import describe_exception
+
+        sys.stderr.write(f"jitfix: internal error: {describe_exception(error)}. Please report this.\n")
+        sys.exit(EXIT_INTERNAL)

@@ -9,6 +9,7 @@ per-file-ignores = { "tests/*" = ["JF4"] }
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
 scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
+max-file-size = 33554432     # bytes; larger files are named and skipped
 
 [tool.jitfix.validate]       # used by --validate (which runs your code)
 examples = "tests/jitfix_examples.py"   # EXAMPLES = {"pkg.mod:function": [(args, kwargs), ...]}
@@ -23,6 +24,8 @@ import fnmatch
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from jitfix.files import DEFAULT_MAX_FILE_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,6 +54,7 @@ class Settings:
     validate_examples: str | None = None
     validate_record: str | None = None
     validate_timeout: float | None = None
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""
@@ -111,11 +115,12 @@ def load_settings(start: Path) -> Settings:
         document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{pyproject}: {error}") from None
-    table = document.get("tool", {}).get("jitfix", {})
+    tool = document.get("tool", {})
+    table = tool.get("jitfix", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
     known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy",
-             "scan-static-loops", "validate"}
+             "scan-static-loops", "validate", "max-file-size"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
@@ -134,6 +139,9 @@ def load_settings(start: Path) -> Settings:
     scan = table.get("scan-static-loops", False)
     if not isinstance(scan, bool):
         raise ConfigError(f"{pyproject}: [tool.jitfix] scan-static-loops must be true or false")
+    max_bytes = table.get("max-file-size", DEFAULT_MAX_FILE_BYTES)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigError(f"{pyproject}: [tool.jitfix] max-file-size must be a positive number of bytes")
     examples, record, timeout = _validate_table(table.get("validate", {}), pyproject)
     settings = Settings(
         validate_examples=examples,
@@ -141,6 +149,7 @@ def load_settings(start: Path) -> Settings:
         validate_timeout=timeout,
         loop_strategy=strategy,
         scan_static_loops=scan,
+        max_file_bytes=max_bytes,
         exclude=excludes,
         per_file_ignores=per_file_ignores,
         config_path=str(pyproject),
@@ -164,7 +173,8 @@ def _validate_table(table: object, path: Path) -> tuple[str | None, str | None, 
     for key, value in (("examples", examples), ("record", record)):
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{path}: [tool.jitfix.validate] {key} must be a string")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or not 0 < timeout < float("inf")):
         raise ConfigError(f"{path}: [tool.jitfix.validate] timeout must be a positive number of seconds")
     if examples is not None:
         examples = str(path.parent / examples)

@@ -130,8 +130,10 @@ def apply_edits(text: str, edits: list, imports: ImportTable) -> str:
 
 
 def _checked(path: str, new_text: str, codes: Iterable[str]) -> str:
+    """The fixed text, if Python compiles it (``ast.parse`` alone accepts code that
+    ``compile`` rejects, such as a repeated parameter name)."""
     try:
-        ast.parse(new_text)
+        compile(new_text, path, "exec", dont_inherit=True)
     except SyntaxError as error:
         rules = ", ".join(sorted(set(codes)))
         raise InternalError(f"fix by {rules} produced code that does not parse ({error.msg}, line {error.lineno})")
@@ -234,12 +236,12 @@ def process_source(source: SourceFile, settings: Settings, options: Options) -> 
 
 def process_path(path: str, settings: Settings, options: Options) -> FileResult:
     try:
-        source = read_source(path)
+        source = read_source(path, settings.max_file_bytes)
     except InputError as error:
         return FileResult(path=path, error=error)
     result = process_source(source, settings, options)
-    if source.size is not None and source.mtime_ns is not None:
-        result.stamp = Stamp(source.size, source.mtime_ns, source.digest)
+    if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
+        result.stamp = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
     return _portable(result)
 
 
@@ -248,7 +250,7 @@ def process_bytes(path: str, data: bytes, settings: Settings, options: Options) 
         source = decode_source(data, path)
     except InputError as error:
         return FileResult(path=path, error=error)
-    return process_source(source, settings, options)
+    return _guarded_call(path, lambda: process_source(source, settings, options))
 
 
 def _portable(result: FileResult) -> FileResult:
@@ -271,9 +273,39 @@ def _init_worker(settings: Settings, options: Options) -> None:
     _worker_state = (settings, options)
 
 
-def _work(path: str) -> FileResult:
+def _work(paths: list[str]) -> list[FileResult]:
     assert _worker_state is not None
-    return process_path(path, *_worker_state)
+    return [_guarded(path, *_worker_state) for path in paths]
+
+
+def _guarded(path: str, settings: Settings, options: Options) -> FileResult:
+    return _guarded_call(path, lambda: process_path(path, settings, options))
+
+
+def _guarded_call(path: str, process) -> FileResult:
+    """``process()`` that never raises: whatever escapes becomes an internal error of the
+    file (with where it happened), so one bad file cannot stop or hang the run."""
+    try:
+        return process()
+    except RecursionError:
+        return FileResult(path=path, error=InputError(path, "too deeply nested to analyse (an expression or "
+                                                            "block nests past Python's recursion limit)"))
+    except MemoryError:
+        return FileResult(path=path, internal_error="ran out of memory while analysing the file")
+    except Exception as error:  # noqa: BLE001 - reported, never swallowed
+        return FileResult(path=path, internal_error=describe_exception(error))
+
+
+def describe_exception(error: BaseException) -> str:
+    """``ValueError: ... (at jitfix/rules/x.py:12)``: the type, the text and jitfix's last frame."""
+    import traceback
+
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if "jitfix" in frame.filename]
+    where = ""
+    if frames:
+        frame = frames[-1]
+        where = f" (at {frame.filename.rpartition('jitfix/')[2] or frame.filename}:{frame.lineno})"
+    return f"{type(error).__name__}: {error}{where}"
 
 
 def default_jobs() -> int:
@@ -337,14 +369,43 @@ def _size(path: str) -> int:
 
 def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None) -> Iterator[FileResult]:
     """Results in any order. In parallel, the largest files go first and work is handed out a
-    few files at a time, so no worker is left with a long file while the other is idle."""
-    jobs = max(1, jobs or default_jobs())
+    few files at a time, so no worker is left with a long file while the other is idle.
+
+    A worker that dies (a crash in a C extension, the kernel's OOM killer) breaks the pool:
+    the files it may have held are then run again one at a time in a pool of their own, and
+    a file that kills that one too is reported as an internal error."""
+    jobs = min(max(1, jobs or default_jobs()), len(paths) or 1)
     if jobs == 1 or len(paths) < 2 * jobs:
         for path in paths:
-            yield process_path(path, settings, options)
+            yield _guarded(path, settings, options)
         return
-    context = multiprocessing.get_context(_start_method())
     largest_first = sorted(paths, key=_size, reverse=True)
-    chunksize = max(1, min(4, len(paths) // (jobs * 16)))
-    with context.Pool(jobs, initializer=_init_worker, initargs=(settings, options)) as pool:
-        yield from pool.imap_unordered(_work, largest_first, chunksize=chunksize)
+    size = max(1, min(4, len(paths) // (jobs * 16)))
+    chunks = [largest_first[start:start + size] for start in range(0, len(largest_first), size)]
+    suspects: list[str] = []
+    for chunk, results in _pool_map(chunks, settings, options, jobs):
+        if results is None:
+            suspects.extend(chunk)
+        else:
+            yield from results
+    for path in suspects:
+        [(_, results)] = list(_pool_map([[path]], settings, options, 1))
+        yield from results or [FileResult(path=path, internal_error="the worker process died while analysing "
+                                                                    "this file")]
+
+
+def _pool_map(chunks: list[list[str]], settings: Settings, options: Options,
+              jobs: int) -> Iterator[tuple[list[str], list[FileResult] | None]]:
+    """Each chunk with its results, or with None when the pool broke before it finished."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context(_start_method())
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(settings, options)) as pool:
+        futures = {pool.submit(_work, chunk): chunk for chunk in chunks}
+        for future in as_completed(futures):
+            try:
+                yield futures[future], future.result()
+            except BrokenProcessPool:
+                yield futures[future], None

@@ -13,6 +13,7 @@ import fnmatch
 import hashlib
 import io
 import os
+import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -51,6 +52,11 @@ class InputError(Exception):
         self.col = col
         super().__init__(self.describe())
 
+    def __reduce__(self):
+        # Rebuilt from its fields in another process: the default (from ``args``, the one
+        # described text) cannot call ``__init__`` and would leave a worker pool waiting.
+        return (type(self), (self.path, self.message, self.line, self.col))
+
     def describe(self) -> str:
         where = self.path
         if self.line is not None:
@@ -76,6 +82,7 @@ class SourceFile:
     mode: int | None = None
     size: int | None = None  # as read: with mtime_ns, what the cache checks before reading again
     mtime_ns: int | None = None
+    ctime_ns: int | None = None  # cannot be set back by hand (``touch -r`` sets mtime only)
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -114,18 +121,24 @@ def discover(paths: list[str], excludes: tuple[str, ...] = ()) -> tuple[list[str
             found.append(raw)
         elif path.is_dir():
             before = len(found)
-            found.extend(_walk(path, excludes))
+            found.extend(_walk(path, excludes, errors))
             if len(found) == before:
                 errors.append(InputError(raw, "no Python files found in this folder"))
+        elif path.exists():
+            errors.append(InputError(raw, "not a regular file (a FIFO, socket or device is never read)"))
         else:
             errors.append(InputError(raw, "no such file or folder"))
     unique = list(dict.fromkeys(found))
     return unique, errors
 
 
-def _walk(root: Path, excludes: tuple[str, ...]) -> list[str]:
+def _walk(root: Path, excludes: tuple[str, ...], errors: list[InputError]) -> list[str]:
     results: list[str] = []
-    for folder, dirnames, filenames in os.walk(root):
+
+    def unreadable(error: OSError) -> None:
+        errors.append(InputError(error.filename or str(root), f"cannot read folder: {error.strerror or error}"))
+
+    for folder, dirnames, filenames in os.walk(root, onerror=unreadable):
         here = Path(folder)
         dirnames[:] = sorted(
             name
@@ -137,7 +150,8 @@ def _walk(root: Path, excludes: tuple[str, ...]) -> list[str]:
         )
         for name in sorted(filenames):
             candidate = here / name
-            if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(candidate, excludes):
+            if name.endswith((".py", ".pyi", ".ipynb")) and not _excluded(candidate, excludes) \
+                    and candidate.is_file():  # not a FIFO or a link to a device
                 results.append(str(candidate))
     return results
 
@@ -158,6 +172,8 @@ def decode_source(data: bytes, path: str) -> SourceFile:
     body = data[len(codecs.BOM_UTF8) :] if bom else data
     try:
         text = body.decode(encoding)
+    except LookupError:  # `# coding: rot13` names a codec, but not a text encoding
+        raise InputError(path, f"unsupported encoding declaration: {encoding}", line=1) from None
     except UnicodeDecodeError as error:
         line = body[: error.start].count(b"\n") + 1
         col = error.start - (body.rfind(b"\n", 0, error.start) + 1) + 1
@@ -167,48 +183,162 @@ def decode_source(data: bytes, path: str) -> SourceFile:
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, digest=file_digest(data))
 
 
-def read_source(path: str) -> SourceFile:
+# Larger files are refused: a generated module of this size is no one's hand-written JAX.
+DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
+
+
+def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFile:
+    """Read a regular file (never a FIFO or a device: they can block or never end)."""
     try:
-        with open(path, "rb") as handle:
-            status = os.fstat(handle.fileno())  # before reading: a later change shows as a new time
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, "is a folder, not a file") from None
     except OSError as error:
         raise InputError(path, f"cannot read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(fd)  # before reading: a later change shows as a new time
+        if stat.S_ISDIR(status.st_mode):
+            raise InputError(path, "is a folder, not a file")
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError(path, "not a regular file (a FIFO, socket or device is never read)")
+        if status.st_size > max_bytes:
+            raise InputError(path, f"not read: {status.st_size:,} bytes is over the limit of {max_bytes:,} "
+                                   "(max-file-size in [tool.jitfix])")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise InputError(path, f"not read: it grew past the limit of {max_bytes:,} bytes while being read")
     source = decode_source(data, path)
     return SourceFile(
         path=path, text=source.text, encoding=source.encoding, bom=source.bom, digest=source.digest,
-        mode=status.st_mode, size=status.st_size, mtime_ns=status.st_mtime_ns,
+        mode=status.st_mode, size=status.st_size, mtime_ns=status.st_mtime_ns, ctime_ns=status.st_ctime_ns,
     )
 
 
+TEMP_SUFFIX = ".jitfix-tmp"
+
+
 def write_source(source: SourceFile, new_text: str) -> None:
-    """Replace the file with new_text atomically, unless it changed since it was read."""
-    data = source.encode(new_text)
+    """Replace the file with ``new_text``, unless it changed since it was read.
+
+    The target is locked (``fcntl``, advisory) and read again right before the change, so a
+    concurrent writer is detected instead of overwritten. A file with one link is replaced
+    atomically by a temporary file beside its real target (same file system), with the
+    original's mode, owner and group; a file with several hard links is rewritten in place,
+    so every link keeps seeing it. Read-only files are refused.
+    """
     try:
-        with open(source.path, "rb") as handle:
-            current = handle.read()
+        data = source.encode(new_text)
+    except UnicodeEncodeError as error:
+        line = new_text[: error.start].count("\n") + 1
+        raise InputError(source.path, f"not written: the fix uses {new_text[error.start]!r}, which the "
+                                      f"file's encoding ({source.encoding}) cannot hold", line=line) from None
+    target = Path(os.path.realpath(source.path))
+    try:
+        fd = os.open(target, os.O_RDWR)
+    except PermissionError:
+        raise InputError(source.path, "not written: the file is read-only (or not writable by you)") from None
     except OSError as error:
-        raise FileChangedError(source.path, f"not written: cannot read it again ({error.strerror})") from None
-    if file_digest(current) != source.digest:
-        raise FileChangedError(source.path, "not written: the file changed on disk since it was read")
-    target = Path(source.path)
-    # Write next to the target so the final rename stays on one file system (atomic).
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".jitfix-tmp", dir=target.parent)
+        raise FileChangedError(source.path, f"not written: cannot open it again ({error.strerror})") from None
     try:
-        with os.fdopen(fd, "wb") as handle:
+        status = os.fstat(fd)
+        if not status.st_mode & 0o222:
+            raise InputError(source.path, "not written: the file is read-only")
+        _lock(fd, source.path)
+        if file_digest(_read_all(fd)) != source.digest:
+            raise FileChangedError(source.path, "not written: the file changed on disk since it was read")
+        if status.st_nlink > 1:
+            _write_in_place(fd, data)
+        else:
+            _replace(target, data, status, fd, source)
+    except OSError as error:
+        raise InputError(source.path, f"not written: {error.strerror or error}") from None
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _lock(fd: int, path: str) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise FileChangedError(path, "not written: another program holds a lock on the file") from None
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _write_in_place(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _replace(target: Path, data: bytes, status: os.stat_result, fd: int, source: SourceFile) -> None:
+    temp_fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX,
+                                          dir=target.parent)
+    try:
+        with os.fdopen(temp_fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if source.mode is not None:
-            os.chmod(temp_name, source.mode & 0o7777)
-        os.replace(temp_name, target.resolve())
+        os.chmod(temp_name, stat.S_IMODE(status.st_mode))
+        if hasattr(os, "chown") and (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temp_name, status.st_uid, status.st_gid)
+            except PermissionError:
+                pass  # not ours to give away: the file becomes ours, as any editor would leave it
+        # Last look before the rename: a write that raced in since the check above is kept.
+        if file_digest(_read_all(fd)) != source.digest:
+            raise FileChangedError(source.path, "not written: the file changed on disk while being written")
+        os.replace(temp_name, target)
     except BaseException:
         try:
             os.unlink(temp_name)
         except OSError:
             pass
         raise
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Delete temporary files that a killed jitfix run left in ``folder`` (their process,
+    named in the file name, is gone)."""
+    try:
+        names = [name for name in os.listdir(folder) if name.endswith(TEMP_SUFFIX) and name.startswith(".")]
+    except OSError:
+        return
+    for name in names:
+        parts = name.split(".")
+        pid = parts[-3] if len(parts) >= 4 else ""
+        if pid.isdigit() and not process_alive(int(pid)):
+            try:
+                os.unlink(folder / name)
+            except OSError:
+                pass
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != 0

@@ -1,0 +1,293 @@
+"""Fault injection: bad input and hostile file systems, each met in a parallel run.
+
+Every test runs ``jitfix`` as a user would (the console script, in a subprocess with a time
+limit, ``-j 2``, at least four files), and asserts the exit code, the message naming the
+file, that no byte of any file was lost, and that every other file was still processed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import BROKEN, CLEAN, FIXED
+
+TIME_LIMIT = 120  # seconds: far above a normal run; reaching it means a hang
+
+
+def jitfix(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jitfix", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=TIME_LIMIT, stdin=subprocess.DEVNULL)
+
+
+def good_files(folder: Path, count: int = 4) -> list[Path]:
+    """``count`` broken modules that jitfix fixes: proof that the other files were processed."""
+    paths = []
+    for index in range(count):
+        path = folder / f"good_{index}.py"
+        path.write_bytes(BROKEN)
+        paths.append(path)
+    return paths
+
+
+def assert_fixed(paths: list[Path]) -> None:
+    for path in paths:
+        assert path.read_bytes() == FIXED, path
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("syntax.py", b"import jax\ndef b(:\n", "syntax.py:2"),
+    ("encoding.py", b"import jax\nx = '\xff'\n", "encoding.py:2"),
+    ("cookie.py", b"# coding: rot13\nimport jax\n", "unsupported encoding declaration"),
+    ("nul.py", b"import jax\nx = 1\x00\n", "nul.py"),
+    ("deep.py", b"import jax\nx = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "deep.py"),
+    ("long_sum.py", b"import jax\n@jax.jit\ndef f(x):\n    return " + b"x+" * 30000 + b"x\n", "long_sum.py"),
+])
+def test_a_bad_file_in_a_parallel_run_is_named_and_the_others_are_fixed(
+        tmp_path: Path, name: str, data: bytes, message: str) -> None:
+    good = good_files(tmp_path)
+    (tmp_path / name).write_bytes(data)
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert (tmp_path / name).read_bytes() == data
+    assert_fixed(good)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.returncode in (0, 2)  # a file jitfix can take in full is no error
+
+
+def test_a_fifo_and_a_link_to_a_device_are_never_read(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    walked = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert walked.returncode == 0, walked.stderr
+    assert_fixed(good)
+    named = jitfix("check", "-j", "2", str(tmp_path / "pipe.py"), str(tmp_path / "zero.py"), cwd=tmp_path)
+    assert named.returncode == 2
+    assert named.stderr.count("not a regular file") == 2
+
+
+def test_an_oversized_file_is_refused_with_the_limit(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.jitfix]\nmax-file-size = 1000\n")
+    big = tmp_path / "big.py"
+    big.write_bytes(BROKEN + b"# padding\n" * 200)
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "big.py: not read" in result.stderr and "max-file-size" in result.stderr
+    assert_fixed(good)
+
+
+def test_a_read_only_file_is_refused_and_the_others_are_written(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    locked = tmp_path / "locked.py"
+    locked.write_bytes(BROKEN)
+    locked.chmod(0o444)
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "locked.py: not written: the file is read-only" in result.stderr
+    assert locked.read_bytes() == BROKEN
+    assert_fixed(good)
+
+
+def test_hard_links_owner_and_mode_are_kept(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    linked = tmp_path / "linked.py"
+    linked.write_bytes(BROKEN)
+    other_name = tmp_path / "other_name.txt"
+    os.link(linked, other_name)
+    linked.chmod(0o640)
+    if os.geteuid() == 0:
+        os.chown(good[0], 65534, 65534)
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert other_name.read_bytes() == FIXED  # the same inode, rewritten in place
+    assert os.stat(linked).st_ino == os.stat(other_name).st_ino
+    assert stat.S_IMODE(os.stat(linked).st_mode) == 0o640
+    if os.geteuid() == 0:
+        assert (os.stat(good[0]).st_uid, os.stat(good[0]).st_gid) == (65534, 65534)
+    assert_fixed(good)
+
+
+def test_a_link_to_another_file_system_is_written_through(tmp_path: Path) -> None:
+    if not Path("/dev/shm").is_dir() or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs a second file system")
+    good = good_files(tmp_path)
+    elsewhere = Path("/dev/shm") / f"jitfix-test-{os.getpid()}.py"
+    elsewhere.write_bytes(BROKEN)
+    try:
+        (tmp_path / "link.py").symlink_to(elsewhere)
+        result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert elsewhere.read_bytes() == FIXED
+        assert (tmp_path / "link.py").is_symlink()
+        assert_fixed(good)
+    finally:
+        elsewhere.unlink()
+
+
+def test_an_ascii_file_whose_fix_needs_unicode_is_named_not_a_traceback(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    source = (b"# -*- coding: ascii -*-\nimport jax\n\n\n@jax.jit\ndef f(x):\n"
+              b"    print(f\"\\N{BULLET} {x}\")\n    return x\n")
+    path = tmp_path / "ascii.py"
+    path.write_bytes(source)
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert_fixed(good)
+    if path.read_bytes() != source:  # written only if the fix could be encoded
+        path.read_bytes().decode("ascii")
+
+
+def test_leftovers_of_a_killed_run_are_removed(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = tmp_path / f".good_0.py.{dead.pid}.abc123.jitfix-tmp"
+    leftover.write_bytes(b"half a file")
+    live = tmp_path / f".good_1.py.{os.getpid()}.abc123.jitfix-tmp"  # a run still going
+    live.write_bytes(b"in progress")
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not leftover.exists() and live.exists()
+    assert_fixed(good)
+
+
+def test_the_same_file_named_twice_is_processed_once(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    result = jitfix("fix", "-j", "2", str(good[0]), str(tmp_path), str(good[0]), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "changed on disk" not in result.stderr
+    assert_fixed(good)
+
+
+def test_bad_configuration_is_a_message(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("tool = 3\n")
+    result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr  # no [tool.jitfix] table: the defaults
+    assert_fixed(good)
+    timeout = jitfix("check", "--validate-timeout", "nan", "--validate", str(tmp_path), cwd=tmp_path)
+    assert timeout.returncode == 2 and "--validate-timeout" in timeout.stderr
+
+
+def test_an_unreadable_folder_is_named(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads any folder")
+    good = good_files(tmp_path)
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "m.py").write_bytes(BROKEN)
+    closed.chmod(0)
+    try:
+        result = jitfix("fix", "-j", "2", str(tmp_path), cwd=tmp_path)
+    finally:
+        closed.chmod(0o755)
+    assert result.returncode == 2 and "cannot read folder" in result.stderr
+    assert_fixed(good)
+
+
+def test_every_error_type_survives_a_process_boundary() -> None:
+    from jitfix.files import FileChangedError, InputError
+
+    for error in (InputError("a.py", "bad", 3, 4), FileChangedError("b.py", "changed")):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and copy.describe() == error.describe()
+
+
+def test_a_worker_that_dies_is_reported_and_the_others_finish(tmp_path: Path) -> None:
+    good = good_files(tmp_path, 6)
+    (tmp_path / "killer.py").write_bytes(BROKEN)
+    plugin = tmp_path / "sitecustomize.py"  # makes the worker that reads killer.py die
+    plugin.write_text(
+        "import os, jitfix.engine as e\n"
+        "real = e.process_path\n"
+        "def dying(path, *a):\n"
+        "    if path.endswith('killer.py'):\n"
+        "        os._exit(9)\n"
+        "    return real(path, *a)\n"
+        "e.process_path = dying\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "jitfix", "fix", "-j", "2", str(tmp_path)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=TIME_LIMIT, env=env)
+    assert result.returncode == 3, result.stderr
+    assert "killer.py" in result.stderr and "worker process died" in result.stderr
+    assert (tmp_path / "killer.py").read_bytes() == BROKEN
+    assert_fixed(good)
+
+
+def test_a_crafted_cache_index_runs_no_code_and_a_touched_edit_is_seen(tmp_path: Path) -> None:
+    good = good_files(tmp_path)
+    assert jitfix("check", str(tmp_path), cwd=tmp_path).returncode == 1
+    [index] = list((tmp_path / ".jitfix_cache").glob("*/index.json"))
+    json.loads(index.read_text())  # data, not a pickle
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    (index.parent / "index").write_bytes(pickle.dumps(Exploit()))
+    index.write_bytes(pickle.dumps(Exploit()))
+    assert jitfix("check", str(tmp_path), cwd=tmp_path).returncode == 1
+    assert not marker.exists()
+    # An edit hidden by setting the modification time back is still seen (change time).
+    clean = tmp_path / "good_0.py"
+    assert jitfix("fix", str(tmp_path), cwd=tmp_path).returncode == 0
+    before = os.stat(clean)
+    assert jitfix("check", str(tmp_path), cwd=tmp_path).returncode == 0
+    clean.write_bytes(BROKEN.replace(b"x * 2", b"x * 3"))  # same size as the fixed text? not needed
+    os.utime(clean, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert jitfix("check", str(tmp_path), cwd=tmp_path).returncode == 1
+    del good
+
+
+def test_a_concurrent_writer_loses_no_update(tmp_path: Path) -> None:
+    """An editor saving (with a lock, as editors do) while jitfix fixes: none of its writes
+    may be overwritten by a fix of an older text."""
+    import fcntl
+
+    paths = good_files(tmp_path, 4)
+    stop = threading.Event()
+    writes: dict[Path, int] = dict.fromkeys(paths, 0)
+    variants = [BROKEN.replace(b"x * 2", f"x * {n}".encode()) for n in range(3, 9)]
+
+    def editor() -> None:
+        count = 0
+        while not stop.is_set() and count < 1000:
+            path = paths[count % len(paths)]
+            with open(path, "r+b") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                if os.fstat(handle.fileno()).st_ino != os.stat(path).st_ino:
+                    continue  # replaced while we waited: write the new file
+                handle.seek(0)
+                handle.write(variants[count % len(variants)])
+                handle.truncate()
+            writes[path] = count
+            count += 1
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=editor)
+    thread.start()
+    try:
+        while thread.is_alive():
+            jitfix("fix", "-j", "2", "--no-cache", str(tmp_path), cwd=tmp_path)
+    finally:
+        stop.set()
+        thread.join()
+    lost = 0
+    for path, last in writes.items():
+        expected = variants[last % len(variants)]
+        fixed = expected.replace(b'print(f"x = {x}")', b'jax.debug.print("x = {x}", x=x)')
+        lost += path.read_bytes() not in (expected, fixed)
+    assert lost == 0
