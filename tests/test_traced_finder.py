@@ -9,6 +9,7 @@ import pytest
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import find_traced_functions
+from jitfix.analysis.values import KIND_NAMES
 
 
 def traced(code: str) -> dict[str, tuple[set[str], set[str]]]:
@@ -50,9 +51,22 @@ def test_static_arguments(code: str) -> None:
     assert traced(code) == {"f": ({"n"}, {"x"})}
 
 
-def test_grad_traces_only_differentiated_arguments() -> None:
+def test_grad_alone_traces_nothing_but_under_jit_or_vmap_it_does() -> None:
+    # A Python `if` on a value works under jax.grad alone (the JAX docs' own "# ok!" example).
     code = "import jax\ndef loss(w, x, n): pass\ng = jax.value_and_grad(loss, argnums=(0, 1))"
-    assert traced(code) == {"loss": (set(), {"w", "x"})}
+    assert traced(code) == {"loss": (set(), set())}
+    jitted = "import jax\ndef loss(w, x): pass\ng = jax.jit(jax.grad(loss))"
+    assert traced(jitted) == {"loss": (set(), {"w", "x"})}
+    mapped = "import jax\ndef loss(w, x): pass\ng = jax.vmap(jax.grad(loss))"
+    assert traced(mapped) == {"loss": (set(), {"w", "x"})}
+    called = """
+import jax
+def loss(w, x): pass
+@jax.jit
+def step(w, x):
+    return jax.grad(loss)(w, x)
+"""
+    assert traced(called)["loss"] == (set(), {"w", "x"})
 
 
 @pytest.mark.parametrize(
@@ -157,10 +171,14 @@ def test_value_analysis_traced_and_static_names() -> None:
         """,
         "f",
     )
-    assert all(name in values.traced_names for name in ("x", "y", "total", "k"))
-    assert all(name in values.static_names for name in ("n", "rows", "i"))
-    # A static argument rebound to a value the analysis cannot place is no longer static.
-    assert "m" not in values.static_names and "m" not in values.traced_names
+    def kind(name: str) -> str:
+        return KIND_NAMES[values.state[name].kind]
+
+    assert [kind(name) for name in ("x", "y", "total")] == ["traced"] * 3
+    assert [kind(name) for name in ("n", "rows", "i")] == ["static"] * 3
+    # A static argument rebound to a call the analysis cannot see into is no longer static;
+    # a default that no call passes is not known to be traced (jit keeps it a Python value).
+    assert kind("m") == "unknown" and kind("k") == "unknown"
 
 
 def _flow_at_ifs(code: str, name: str) -> list[tuple[str, bool, bool]]:
@@ -291,7 +309,7 @@ def test_enumerate_index_is_static_and_zip_binds_each_element() -> None:
         """
         import jax
         @jax.jit
-        def f(xs, grid):
+        def f(xs: jax.Array, grid):
             for position, (i, g) in enumerate(zip(xs, grid)):
                 if position == 0:
                     pass

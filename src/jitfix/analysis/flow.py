@@ -1,9 +1,17 @@
-"""Flow-sensitive traced/static classification of a function's local names.
+"""Flow-sensitive kinds of a function's local names: one forward abstract interpretation.
 
-A forward pass over the body records, before every statement, what each local name holds:
-``STATIC`` (a Python value known at trace time), ``TRACED`` (a tracer) or ``UNKNOWN``.
-Where paths meet (after an ``if``, at a loop head) the kinds join upwards
-(static < unknown < traced): a name that is a tracer on some path may be one there.
+A forward pass over the body records, before every statement, the ``Verdict`` of each
+local name: static, traced or unknown, with its evidence. Where paths meet (after an
+``if``, at a loop head) the kinds join upwards (static < unknown < traced): a name that is
+a tracer on some path may be one there.
+
+The pass is path-sensitive where a static guard decides what runs:
+
+* in the branch where ``p is None`` (or ``not isinstance(p, jax.Array)``, or
+  ``isinstance(p, int)``) holds, ``p`` is a Python value, and the branch runs under tracing
+  only when the caller did not pass an array -- so nothing in it is *proven* traced;
+* inside ``with jax.ensure_compile_time_eval():`` JAX operations on constants are not
+  staged.
 
 So ``n = x.shape[0]`` is static, ``x = x.sum(axis=1)`` inside ``if x.ndim == 2:`` leaves
 ``x`` traced, and a name that is static until the statement that rebinds it to a tracer is
@@ -13,33 +21,51 @@ static in the ``if`` tests before that statement.
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from typing import Callable, Iterable
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import ValueAnalysis, parameter_names
+from jitfix.analysis.values import (
+    STATIC_KIND,
+    TRACED_KIND,
+    UNKNOWN_KIND,
+    ArrayEvidence,
+    Program,
+    ValueAnalysis,
+    Verdict,
+)
 
-STATIC, UNKNOWN, TRACED = 0, 1, 2
-State = dict[str, int]
+State = dict[str, Verdict]
 MAX_LOOP_PASSES = 5
+# Keys of a state that are not names (no identifier contains "<").
+UNCERTAIN = "<uncertain>"  # this point may not run under tracing: why
+UNSTAGED = "<unstaged>"  # JAX operations on constants are not staged here
 
-
-class _KindView:
-    """The names of a state that hold one kind, as a set-like for ValueAnalysis."""
-
-    def __init__(self, state: State, kind: int):
-        self.state = state
-        self.kind = kind
-
-    def __contains__(self, name: object) -> bool:
-        return self.state.get(name) == self.kind  # type: ignore[arg-type]
+TRACER_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.core.Tracer", "jax.core.ShapedArray"})
+PYTHON_VALUE_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "numbers.Number",
+                                "numbers.Real", "numbers.Integral", "numpy.ndarray", "numpy.generic",
+                                "numpy.number", "numpy.integer", "numpy.floating"})
+COMPILE_TIME = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
 
 
 def _join(first: State, second: State) -> State:
-    """A name unbound on one path takes its kind from the other (reading it there fails)."""
+    """Names: the stronger kind (a name unbound on one path takes its kind from the other,
+    since reading it there fails). Markers of the point: kept only where both paths have
+    them (a point reached on a certain path is certain)."""
     joined = dict(first)
-    for name, kind in second.items():
-        joined[name] = max(kind, joined.get(name, kind))
+    for name, found in second.items():
+        if name[0] == "<":
+            continue
+        current = joined.get(name)
+        if current is None or found.kind > current.kind:
+            joined[name] = found
+    for marker in (UNCERTAIN, UNSTAGED):
+        if marker in joined and marker not in second:
+            del joined[marker]
     return joined
+
+
+def _same_kinds(first: State, second: State) -> bool:
+    return first.keys() == second.keys() and all(first[name].kind == second[name].kind for name in first)
 
 
 def _names(target: ast.AST) -> Iterable[ast.Name]:
@@ -91,32 +117,41 @@ def _is_literal(node: ast.AST) -> bool:
 
 
 class FlowAnalysis:
-    """Kinds of names before each statement of one function."""
+    """Verdicts of names before each statement of one function."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable,
-                 traced_params: frozenset[str], static_params: frozenset[str],
-                 outer: State | None = None):
+                 params: State, outer: State | None = None, *, staged: bool = True,
+                 program: Program | None = None):
+        self.function = function
         self.imports = imports
+        self.program = program
         self.before: dict[int, State] = {}
+        self._arrays: ArrayEvidence | None = None
         state: State = dict(outer or {})
-        for name in parameter_names(function):
-            state[name] = TRACED if name in traced_params else STATIC if name in static_params else UNKNOWN
+        state.pop(UNCERTAIN, None)
+        state.update(params)
+        if not staged:
+            state[UNSTAGED] = Verdict(STATIC_KIND, "not staged")
         self.entry = dict(state)
         self.exit = self._block(function.body, state)
         self._summary: ValueAnalysis | None = None
 
     # -- queries -----------------------------------------------------------------------------
 
-    def at(self, statement: ast.stmt, also_traced: frozenset[str] = frozenset()) -> ValueAnalysis:
-        """Traced/static classification of expressions evaluated by ``statement``.
+    def at(self, statement: ast.AST, also_traced: frozenset[str] = frozenset()) -> ValueAnalysis:
+        """Kinds of expressions evaluated by ``statement``.
 
         ``also_traced`` names are tracers there whatever the code says: the carry of a loop
         that is being rewritten into a lax loop is traced inside its body.
         """
         state = self.before.get(id(statement), self.entry)
         if also_traced:
-            state = {**state, **dict.fromkeys(also_traced, TRACED)}
+            carried = Verdict(TRACED_KIND, "carried by the lax loop this loop becomes")
+            state = {**state, **dict.fromkeys(also_traced, carried)}
         return self._view(state)
+
+    def state_at(self, statement: ast.AST) -> State:
+        return self.before.get(id(statement), self.entry)
 
     def summary(self) -> ValueAnalysis:
         """Flow-insensitive: traced if traced anywhere, static if static everywhere."""
@@ -125,61 +160,104 @@ class FlowAnalysis:
         return self._summary
 
     def merged_kinds(self) -> State:
-        """Each name's kind joined over the whole function (what a closure sees)."""
+        """Each name's verdict joined over the whole function (what a closure sees)."""
         merged: State = dict(self.entry)
         for state in (*self.before.values(), self.exit):
             merged = _join(merged, state)
+        merged.pop(UNCERTAIN, None)
         return merged
 
     def _view(self, state: State) -> ValueAnalysis:
-        return ValueAnalysis(self.imports, _KindView(state, TRACED), _KindView(state, STATIC))  # type: ignore[arg-type]
+        uncertain = state.get(UNCERTAIN)
+        return ValueAnalysis(self.imports, state, staged=UNSTAGED not in state,
+                             uncertain=uncertain.why if uncertain else None, program=self.program,
+                             scope=self.function)
+
+    @property
+    def arrays(self) -> ArrayEvidence:
+        if self._arrays is None:
+            self._arrays = ArrayEvidence(self.function)
+        return self._arrays
 
     # -- the pass -------------------------------------------------------------------------------
 
-    def _kind(self, expr: ast.AST, state: State) -> int:
-        view = self._view(state)
-        if view.is_traced(expr):
-            return TRACED
-        if view.is_static(expr):
-            return STATIC
-        return UNKNOWN
+    def _verdict(self, expr: ast.AST, state: State) -> Verdict:
+        return self._view(state).verdict(expr)
+
+    def _iteration(self, iterable: ast.AST, state: State) -> Verdict:
+        """What one pass of ``for _ in iterable`` binds."""
+        found = self._verdict(iterable, state)
+        if found.elements:
+            kinds = sorted(found.elements, key=lambda element: element.kind)
+            return Verdict(kinds[-1].kind, "an element of a sequence", kinds[-1])
+        if found.traced and isinstance(iterable, ast.Name) and iterable.id in self.arrays.params \
+                and iterable.id not in self.arrays.array_params:
+            # A parameter may be a dict (keys: static) as well as an array (rows: traced).
+            return Verdict(UNKNOWN_KIND, f"iterating `{iterable.id}`, which may be a dict or an array", found)
+        if found.traced:
+            return Verdict(TRACED_KIND, "a row of a traced array", found)
+        return Verdict(found.kind, "an element of the iterated value", found)
 
     def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State) -> None:
         """Bind a loop target from what is iterated: ``range(static)`` gives static indices,
-        ``enumerate`` a static count, ``zip`` each target from its own iterable."""
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords:
-            function, args = iterable.func.id, iterable.args
-            if function == "range":
-                self._bind(target, max((self._kind(arg, state) for arg in args), default=STATIC), state)
+        ``enumerate`` a static count, ``zip`` each target from its own iterable, a dict's
+        ``.items()`` static keys."""
+        if isinstance(iterable, ast.Call) and not iterable.keywords:
+            func, args = iterable.func, iterable.args
+            if isinstance(func, ast.Name):
+                if func.id == "range":
+                    self._bind(target, self._verdict(iterable, state), state)
+                    return
+                if func.id == "enumerate" and len(args) == 1 and _pair(target):
+                    self._bind(target.elts[0], Verdict(STATIC_KIND, "an `enumerate` count"), state)  # type: ignore[attr-defined]
+                    self._bind_iteration(target.elts[1], args[0], state)  # type: ignore[attr-defined]
+                    return
+                if func.id == "zip" and isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(args) \
+                        and not any(isinstance(arg, ast.Starred) for arg in args):
+                    for element, arg in zip(target.elts, args):
+                        self._bind_iteration(element, arg, state)
+                    return
+                if func.id in {"reversed", "list", "tuple", "sorted"} and len(args) == 1:
+                    self._bind_iteration(target, args[0], state)
+                    return
+            if isinstance(func, ast.Attribute) and not args and func.attr in {"items", "keys", "values"}:
+                owner = self._verdict(func.value, state)
+                key = Verdict(STATIC_KIND, "a dict key (keys of a pytree are static)")
+                value = Verdict(owner.kind, "a value of the dict", owner)
+                if func.attr == "keys":
+                    self._bind(target, key, state)
+                elif func.attr == "values":
+                    self._bind(target, value, state)
+                elif _pair(target):
+                    self._bind(target.elts[0], key, state)  # type: ignore[attr-defined]
+                    self._bind(target.elts[1], value, state)  # type: ignore[attr-defined]
+                else:
+                    self._bind(target, value, state)
                 return
-            if function == "enumerate" and len(args) == 1 and _pair(target):
-                self._bind(target.elts[0], STATIC, state)  # type: ignore[attr-defined]
-                self._bind_iteration(target.elts[1], args[0], state)  # type: ignore[attr-defined]
-                return
-            if function == "zip" and isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(args) \
-                    and not any(isinstance(arg, ast.Starred) for arg in args):
-                for element, arg in zip(target.elts, args):
-                    self._bind_iteration(element, arg, state)
-                return
-            if function in {"reversed", "list", "tuple", "sorted"} and len(args) == 1:
-                self._bind_iteration(target, args[0], state)
-                return
-        self._bind(target, self._kind(iterable, state), state)
+        self._bind(target, self._iteration(iterable, state), state)
 
-    def _bind(self, target: ast.AST, kind: int, state: State, value: ast.AST | None = None) -> None:
-        if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
-                and len(target.elts) == len(value.elts) \
-                and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
-            for element, element_value in zip(target.elts, value.elts):
-                self._bind(element, self._kind(element_value, state), state, element_value)
-            return
+    def _bind(self, target: ast.AST, found: Verdict, state: State, value: ast.AST | None = None) -> None:
+        if isinstance(target, ast.Tuple | ast.List) \
+                and not any(isinstance(element, ast.Starred) for element in target.elts):
+            elements = found.elements
+            if isinstance(value, ast.Tuple | ast.List) and not any(isinstance(e, ast.Starred) for e in value.elts):
+                elements = tuple(self._verdict(element, state) for element in value.elts)
+            if elements is not None and len(elements) == len(target.elts):
+                for element, element_verdict in zip(target.elts, elements):
+                    self._bind(element, element_verdict, state)
+                return
+            if not found.static:
+                found = Verdict(found.kind, "unpacked from a traced value" if found.traced
+                                else "unpacked from a value that is not known", found)
+        if isinstance(target, ast.Starred):
+            target = target.value
         for name in _names(target):
-            state[name.id] = kind
+            state[name.id] = found
 
     def _walrus(self, statement: ast.AST, state: State) -> None:
         for node in ast.walk(statement):
             if isinstance(node, ast.NamedExpr):
-                state[node.target.id] = self._kind(node.value, state)
+                state[node.target.id] = self._verdict(node.value, state)
 
     def _block(self, body: list[ast.stmt], state: State) -> State:
         for statement in body:
@@ -187,7 +265,7 @@ class FlowAnalysis:
             state = self._statement(statement, state)
         return state
 
-    def _loop(self, body: list[ast.stmt], state: State, bind_target=None) -> State:
+    def _loop(self, body: list[ast.stmt], state: State, bind_target: Callable[[State], None] | None = None) -> State:
         """State at the loop head after any number of iterations (zero included)."""
         head = state
         for _ in range(MAX_LOOP_PASSES):
@@ -196,28 +274,76 @@ class FlowAnalysis:
                 bind_target(entry)
             end = self._block(body, entry)
             new_head = _join(head, end)
-            if new_head == head:
+            if _same_kinds(new_head, head):
                 break
             head = new_head
         return head
+
+    # -- static guards ---------------------------------------------------------------------------
+
+    def _guarded(self, test: ast.AST, state: State) -> tuple[State, State]:
+        """The states in which the body and the ``else`` of ``if test`` start."""
+        body, orelse = dict(state), dict(state)
+        self._narrow(test, state, body, orelse)
+        return body, orelse
+
+    def _narrow(self, test: ast.AST, state: State, when_true: State, when_false: State) -> None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            self._narrow(test.operand, state, when_false, when_true)
+            return
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            for value in test.values:
+                self._narrow(value, state, when_true, {})
+            return
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+                and isinstance(test.ops[0], ast.Is | ast.IsNot):
+            name = test.left.id
+            none_branch = when_true if isinstance(test.ops[0], ast.Is) else when_false
+            self._python_value(name, state, none_branch, f"`{name} is None`")
+            return
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
+            name = test.args[0].id
+            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            resolved = {self.imports.resolve(t) or (t.id if isinstance(t, ast.Name) else "") for t in types}
+            if resolved and resolved <= TRACER_TYPES:
+                self._python_value(name, state, when_false, f"`{name}` is not an array")
+            elif resolved and resolved <= PYTHON_VALUE_TYPES:
+                self._python_value(name, state, when_true, f"`{name}` is a Python or NumPy value")
+
+    @staticmethod
+    def _python_value(name: str, state: State, branch: State, guard: str) -> None:
+        """In ``branch`` the name holds a Python value; if it held a tracer on entry, the
+        branch runs under tracing only for callers that pass no array there."""
+        current = state.get(name)
+        if current is None or current.static:
+            return
+        branch[name] = Verdict(STATIC_KIND, f"{guard} holds here")
+        if current.traced and UNCERTAIN not in branch:
+            branch[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"only reached when {guard}, which a traced "
+                                                      "argument never is")
+
+    # -- statements ------------------------------------------------------------------------------
 
     def _statement(self, node: ast.stmt, state: State) -> State:
         state = dict(state)
         if isinstance(node, ast.Assign):
             self._walrus(node.value, state)
-            kind = self._kind(node.value, state)
+            found = self._verdict(node.value, state)
             for target in node.targets:
-                self._bind(target, kind, state, node.value)
+                self._bind(target, found, state, node.value)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
-                self._bind(node.target, self._kind(node.value, state), state, node.value)
+                self._bind(node.target, self._verdict(node.value, state), state, node.value)
         elif isinstance(node, ast.AugAssign):
             if isinstance(node.target, ast.Name):
                 current = ast.Name(id=node.target.id, ctx=ast.Load())
-                state[node.target.id] = self._kind(ast.BinOp(left=current, op=node.op, right=node.value), state)
+                state[node.target.id] = self._verdict(ast.BinOp(left=current, op=node.op, right=node.value), state)
         elif isinstance(node, ast.If):
             self._walrus(node.test, state)
-            state = _join(self._block(node.body, dict(state)), self._block(node.orelse, dict(state)))
+            body, orelse = self._guarded(node.test, state)
+            state = _join(self._block(node.body, body), self._block(node.orelse, orelse))
         elif isinstance(node, ast.For | ast.AsyncFor):
             head = self._loop(node.body, state, lambda entry: self._bind_iteration(node.target, node.iter, entry))
             state = self._block(node.orelse, head)
@@ -226,43 +352,51 @@ class FlowAnalysis:
             head = self._loop(node.body, state)
             state = self._block(node.orelse, head)
         elif isinstance(node, ast.With | ast.AsyncWith):
+            inner = dict(state)
             for item in node.items:
+                expr = item.context_expr
+                if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) in COMPILE_TIME:
+                    inner[UNSTAGED] = Verdict(STATIC_KIND, "inside `jax.ensure_compile_time_eval()`")
                 if item.optional_vars is not None:
-                    self._bind(item.optional_vars, UNKNOWN, state)
-            state = self._block(node.body, state)
+                    self._bind(item.optional_vars, Verdict(UNKNOWN_KIND, "bound by `with`"), inner)
+            end = self._block(node.body, inner)
+            if UNSTAGED not in state:
+                end.pop(UNSTAGED, None)
+            state = end
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            body_end = self._block(node.body, dict(state))
+            body_end = self._block(node.body, dict(state))  # type: ignore[attr-defined]
             handler_start = _join(state, body_end)
-            ends = [self._block(node.orelse, body_end)]
-            for handler in node.handlers:
+            ends = [self._block(node.orelse, body_end)]  # type: ignore[attr-defined]
+            for handler in node.handlers:  # type: ignore[attr-defined]
                 start = dict(handler_start)
                 if handler.name:
-                    start[handler.name] = UNKNOWN
+                    start[handler.name] = Verdict(UNKNOWN_KIND, "an exception")
                 ends.append(self._block(handler.body, start))
             state = ends[0]
             for end in ends[1:]:
                 state = _join(state, end)
-            state = self._block(node.finalbody, state)
+            state = self._block(node.finalbody, state)  # type: ignore[attr-defined]
         elif isinstance(node, ast.Match):
             ends = [dict(state)]
+            subject = self._verdict(node.subject, state)
             for case in node.cases:
                 start = dict(state)
                 for pattern_node in ast.walk(case.pattern):
                     name = getattr(pattern_node, "name", None)
                     if isinstance(name, str):
-                        start[name] = self._kind(node.subject, state)
+                        start[name] = Verdict(subject.kind, "matched from the subject", subject)
                 ends.append(self._block(case.body, start))
             state = ends[0]
             for end in ends[1:]:
                 state = _join(state, end)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            state[node.name] = STATIC
+            state[node.name] = Verdict(STATIC_KIND, f"`{node.name}` is a local definition")
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
-                state[(alias.asname or alias.name).split(".")[0]] = STATIC
+                state[(alias.asname or alias.name).split(".")[0]] = Verdict(STATIC_KIND, "an imported module")
         elif isinstance(node, ast.Global | ast.Nonlocal):
             for name in node.names:
-                state[name] = UNKNOWN
+                state[name] = Verdict(UNKNOWN_KIND, f"`{name}` is declared global")
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 for name in _names(target):

@@ -19,9 +19,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
+from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.flow import STATIC, FlowAnalysis, State, module_static_names
-from jitfix.analysis.values import ValueAnalysis, parameter_names
+from jitfix.analysis.values import STATIC_KIND, TRACED_KIND, UNKNOWN_KIND, Program, ValueAnalysis, Verdict, \
+    parameter_names
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -41,32 +43,27 @@ TRACING_TRANSFORMS = frozenset(
         "jax.pmap",
         "jax.checkpoint",
         "jax.remat",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
         "jax.named_call",
         "equinox.filter_vmap",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
         "jax.experimental.shard_map.shard_map",
         "jax.shard_map",
     }
 )
-# Differentiation traces only the arguments it differentiates (``argnums``, default 0).
-GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad"})
+# Differentiation alone does not stage control flow: a Python `if` on a value works under
+# `jax.grad` (the primal is concrete). Functions reached only through these are not traced.
+GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian",
+                             "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad"})
+# Transforms that stage the function into a jaxpr: every JAX operation in it is a tracer.
+STAGING_TRANSFORMS = JIT_TRANSFORMS | {"jax.pmap", "jax.checkpoint", "jax.remat",
+                                       "jax.experimental.shard_map.shard_map", "jax.shard_map"}
 
 # equinox's filter_* transforms trace array arguments and keep all others static.
 FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
                                  "equinox.filter_value_and_grad"})
-ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
-
-# Methods that change the object they are called on (lists, dicts, sets).
-MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "clear", "remove",
-                              "add", "discard", "sort", "reverse", "popitem"})
 
 # Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
-REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian",
-                                   "equinox.filter_grad", "equinox.filter_value_and_grad"})
+REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacobian",
+                                   "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad"})
 
 # vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
 MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
@@ -130,22 +127,51 @@ class TracedFunction:
     jit_sites: list[ast.AST] = field(default_factory=list)
     # Reverse-mode differentiated (jax.grad, or called from a differentiated function).
     differentiated: bool = False
+    # Staged into a jaxpr (jit, pmap, a lax body, or called from one): every JAX operation
+    # in it is a tracer. Under vmap alone, only what a mapped argument feeds is.
+    staged: bool = False
+    # Why a parameter that is neither traced nor static is not known to be traced.
+    unknown_why: dict[str, str] = field(default_factory=dict)
+    imports: ImportTable | None = None
+    program: Program | None = None
+    # Pytree class of a parameter, where its annotation (or `self`) names one.
+    param_classes: dict[str, str] = field(default_factory=dict)
     _flow: FlowAnalysis | None = None
 
-    def flow(self, imports: ImportTable) -> FlowAnalysis:
+    def flow(self, imports: ImportTable | None = None) -> FlowAnalysis:
         if self._flow is None:
-            outer: State = dict.fromkeys(self.module_static, STATIC)
+            imports = imports or self.imports
+            assert imports is not None
+            outer: State = dict.fromkeys(self.module_static, MODULE_CONSTANT)
             if self.enclosing is not None:
                 outer.update(self.enclosing.flow(imports).merged_kinds())
-            self._flow = FlowAnalysis(self.node, imports, self.traced_params, self.static_params, outer)
+            self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
+                                      program=self.program)
         return self._flow
 
-    def values(self, imports: ImportTable) -> ValueAnalysis:
-        """Flow-insensitive classification; ``flow(imports).at(statement)`` is per statement."""
+    def param_verdicts(self) -> State:
+        verdicts: State = {}
+        for name in parameter_names(self.node):
+            klass = self.param_classes.get(name)
+            if name in self.traced_params:
+                verdicts[name] = Verdict(TRACED_KIND, f"`{name}` is a traced argument of `{self.qualname}` "
+                                                      f"({self.how})", klass=klass)
+            elif name in self.static_params:
+                verdicts[name] = Verdict(STATIC_KIND, f"`{name}` is a static argument of `{self.qualname}`")
+            else:
+                why = self.unknown_why.get(name, "no call is seen to pass it a tracer")
+                verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}`: {why}", klass=klass)
+        return verdicts
+
+    def values(self, imports: ImportTable | None = None) -> ValueAnalysis:
+        """Flow-insensitive classification; ``flow().at(statement)`` is per statement."""
         return self.flow(imports).summary()
 
     def forget_analysis(self) -> None:
         self._flow = None
+
+
+MODULE_CONSTANT = Verdict(STATIC_KIND, "a module constant")
 
 
 @dataclass(frozen=True)
@@ -291,7 +317,14 @@ class _Scopes:
         self.global_names: set[str] = set()  # declared `global` in some function
         # (scope, name, how) for `global name`, `name[...] = v`, `name.a = v`, `name.append(...)`:
         # what the stale-global rule needs, gathered in the same walk.
-        self.changes: list[tuple[ast.AST, str, str]] = []
+        # The attribute, for `name.attr = v` (only reads of that attribute go stale).
+        self.changes: list[tuple[ast.AST, str, str, str | None]] = []
+        # Calls by the name they call (`f(...)`, `obj.f(...)`): which arguments callers pass.
+        self.calls_by_name: dict[str, list[ast.Call]] = {}
+        # A call assigned to one name (`g = jax.jit(f)`, `self.step = jax.jit(...)`): that name.
+        self.assigned_to: dict[int, str] = {}
+        self.classes: dict[ast.AST, dict[str, ast.ClassDef]] = {}
+        self.class_list: list[ast.ClassDef] = []
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
@@ -310,23 +343,36 @@ class _Scopes:
                 scope, prefix = node, f"{prefix}{node.name}."
             elif kind is ast.ClassDef:
                 self.parent[node] = scope
+                self.classes.setdefault(scope, {})[node.name] = node
+                self.class_list.append(node)
                 scope, prefix = node, f"{prefix}{node.name}."
             elif kind is ast.Call:
                 func = node.func
+                callee = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+                if callee is not None:
+                    self.calls_by_name.setdefault(callee, []).append(node)
                 if _may_trace(node):
                     self.calls.append((scope, node))
                 elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.attr in MUTATING_METHODS:
-                    self.changes.append((scope, func.value.id, f"changed with `.{func.attr}()`"))
+                    self.changes.append((scope, func.value.id, f"changed with `.{func.attr}()`", None))
             elif kind is ast.Global:
                 self.global_names.update(node.names)
-                self.changes.extend((scope, name, "global") for name in node.names)
+                self.changes.extend((scope, name, "global", None) for name in node.names)
             elif (kind is ast.Subscript or kind is ast.Attribute) and type(node.ctx) is ast.Store \
                     and type(node.value) is ast.Name:
-                self.changes.append((scope, node.value.id, "changed in place"))
+                attribute = node.attr if kind is ast.Attribute else None
+                how = f"changed in place (`.{attribute} = ...`)" if attribute else "changed in place"
+                self.changes.append((scope, node.value.id, how, attribute))
             elif kind is ast.Assign:
                 for target in node.targets:
                     if type(target) is ast.Name:
                         self.assignments.setdefault((scope, target.id), []).append((node.lineno, node.value))
+                if len(node.targets) == 1 and type(node.value) is ast.Call:
+                    target = node.targets[0]
+                    name = target.id if type(target) is ast.Name else \
+                        target.attr if type(target) is ast.Attribute else None
+                    if name is not None:
+                        self.assigned_to[id(node.value)] = name
             stack.extend((child, scope, prefix) for child in reversed(_children(node)))
 
     def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
@@ -349,6 +395,15 @@ class _Scopes:
             current = self.parent.get(current)
         return None
 
+    def lookup_class(self, scope: ast.AST, name: str) -> ast.ClassDef | None:
+        current: ast.AST | None = scope
+        while current is not None:
+            found = self.classes.get(current, {}).get(name)
+            if found is not None:
+                return found
+            current = self.parent.get(current)
+        return None
+
     def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
         current: ast.AST | None = scope
         while current is not None and not isinstance(current, ast.ClassDef):
@@ -366,6 +421,7 @@ class TracedFinder:
         self.imports = imports
         self.scopes = _Scopes(tree)
         self.traced: dict[FunctionNode, TracedFunction] = {}
+        self.program: Program | None = None
 
     # -- classification of decorators and wrapping calls -----------------------------------
 
@@ -384,28 +440,64 @@ class TracedFinder:
                 return _Transform(called, tuple(expr.keywords))  # jax.jit(static_argnames=...) as a factory
         return None
 
-    def _mark(self, function: FunctionNode, transform: _Transform, how: str) -> None:
+    def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: str | None = None) -> None:
+        """Mark ``function`` as traced by ``transform``; ``called_as`` is the name its
+        callers use (the def's own name for a decorator), to see which defaults they pass."""
         params = set(parameter_names(function))
         static: frozenset[str] = frozenset()
+        unknown_why: dict[str, str] = {}
         if not _readable_static_arguments(transform.keywords):
             traced = frozenset()  # static_argnums=some_variable: any parameter may be static
+            unknown_why = dict.fromkeys(params, "the static arguments are not literal, so any may be static")
         elif transform.name in FILTERED_TRANSFORMS:
             # equinox traces arrays and keeps every other argument static: only parameters
             # annotated as arrays are known to be traced.
             traced = frozenset(name for name in params if self._annotated_array(function, name))
+            unknown_why = dict.fromkeys(params - traced, f"{transform.name} keeps it static unless it is an array")
         elif transform.name in JIT_TRANSFORMS:
             static = _static_params(function, transform.keywords)
             traced = frozenset(params - static)
         elif transform.name in GRAD_TRANSFORMS:
-            traced = _grad_params(function, transform.keywords)
+            traced = frozenset()  # differentiation alone does not stage Python control flow
+            unknown_why = dict.fromkeys(params, f"{transform.name} alone does not stage control flow")
         elif transform.name in MAPPING_TRANSFORMS:
             static = _static_params(function, transform.keywords, "static_broadcasted_argnums")
             traced = _mapped_params(function, transform) - static
         else:
             traced = frozenset(params)
+        if transform.name not in GRAD_TRANSFORMS:
+            unpassed = self._defaults_not_passed(function, called_as)
+            traced = traced - unpassed.keys()
+            unknown_why.update(unpassed)
         self._mark_params(function, traced, static, how)
+        entry = self.traced[function]
+        for name, why in unknown_why.items():
+            entry.unknown_why.setdefault(name, why)
+        if transform.name in STAGING_TRANSFORMS:
+            entry.staged = True
         if transform.name in REVERSE_AD_TRANSFORMS:
-            self.traced[function].differentiated = True
+            entry.differentiated = True
+
+    def _defaults_not_passed(self, function: FunctionNode, called_as: str | None) -> dict[str, str]:
+        """Parameters with a default that no call of ``called_as`` in the module passes: jit
+        traces only what callers pass, and a default stays the Python value it is."""
+        arguments = function.args
+        positional = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+        with_default = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
+        with_default += [arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                         if default is not None]
+        if not with_default:
+            return {}
+        passed: set[str] = set()
+        for call in self.scopes.calls_by_name.get(called_as, []) if called_as else []:
+            if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+                return {}  # f(*args) / f(**kwargs) may pass anything
+            offset = 1 if positional and positional[0] in {"self", "cls"} \
+                and isinstance(call.func, ast.Attribute) else 0
+            passed.update(positional[offset:offset + len(call.args)])
+            passed.update(keyword.arg for keyword in call.keywords if keyword.arg)
+        why = "has a default that no call in this module overrides (jit keeps a default a Python value)"
+        return {name: why for name in with_default if name not in passed}
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
         arguments = function.args
@@ -414,8 +506,7 @@ class TracedFinder:
                 annotation = arg.annotation
                 if isinstance(annotation, ast.Subscript):  # Float[Array, "n"]
                     annotation = annotation.value
-                resolved = self.imports.resolve(annotation) or ""
-                return resolved in ARRAY_ANNOTATIONS or resolved.startswith("jaxtyping.")
+                return is_array_annotation(self.imports.resolve(annotation))
         return False
 
     def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str) -> None:
@@ -452,11 +543,13 @@ class TracedFinder:
         return None
 
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None,
-                 outer_call: ast.Call | None = None) -> None:
+                 outer_call: ast.Call | None = None, called_as: str | None = None) -> None:
         """Handle ``jax.jit(f)``, ``jax.jit(jax.grad(f), static_argnums=1)``, ``partial(jax.jit)(f)``."""
         transform = self._transform(call.func)
         if transform is None or not call.args:
             return
+        if outer is None:
+            called_as = self.scopes.assigned_to.get(id(call))
         # The call's own keywords (jax.jit(f, static_argnums=1)) configure the transform.
         in_axes = call.args[1] if transform.name in MAPPING_TRANSFORMS and len(call.args) > 1 else transform.in_axes
         transform = _Transform(transform.name, transform.keywords + tuple(call.keywords), in_axes)
@@ -464,21 +557,24 @@ class TracedFinder:
         resolved = self._function_argument(scope, target, call.lineno)
         if resolved is None:
             if isinstance(target, ast.Call):
-                # jax.jit(jax.grad(f)): an outer jit's static arguments reach f.
+                # jax.jit(jax.grad(f)): an outer jit's static arguments reach f; an outer
+                # vmap traces f however it is differentiated.
                 if transform.name in JIT_TRANSFORMS:
-                    self._wrapped(scope, target, transform, call if transform.name == "jax.jit" else None)
+                    self._wrapped(scope, target, transform, call if transform.name == "jax.jit" else None, called_as)
+                elif transform.name in TRACING_TRANSFORMS and outer is None:
+                    self._wrapped(scope, target, transform, None, called_as)
                 else:
-                    self._wrapped(scope, target, outer, outer_call)
+                    self._wrapped(scope, target, outer, outer_call, called_as)
             return
         function = resolved.function
         how = f"wrapped by {transform.name} at line {call.lineno}"
-        self._mark(function, transform, how)
+        self._mark(function, transform, how, called_as if outer is None else None)
         if transform.name == "jax.jit" and outer is None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(call)
         elif outer_call is not None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(outer_call)  # jax.jit(jax.grad(f)) keeps f's signature
         if outer is not None:
-            self._mark(function, outer, how)
+            self._mark(function, outer, how, called_as)
         self._unbind(resolved)
 
     def _unbind(self, bound: _Bound) -> None:
@@ -517,6 +613,7 @@ class TracedFinder:
                 self._mark_params(resolved.function, frozenset(traced), frozenset(),
                                   f"body of {primitive} at line {call.lineno}")
                 self.traced[resolved.function].is_lax_body = True
+                self.traced[resolved.function].staged = True
 
     # -- the passes ---------------------------------------------------------------------------
 
@@ -525,7 +622,7 @@ class TracedFinder:
             for decorator in function.decorator_list:
                 transform = self._transform(decorator)
                 if transform is not None:
-                    self._mark(function, transform, f"decorated with {transform.name}")
+                    self._mark(function, transform, f"decorated with {transform.name}", function.name)
                     if transform.name == "jax.jit":
                         self.traced[function].jit_sites.append(decorator)
         for scope, call in self.scopes.calls:
@@ -551,7 +648,7 @@ class TracedFinder:
             for caller in list(self.traced.values()):
                 values = caller.values(self.imports)
                 for call in self._calls_in(caller.node):
-                    resolved = self._function_argument(caller.node, call.func, call.lineno)
+                    resolved = self._callee(caller.node, call)
                     if resolved is None:
                         continue
                     callee = resolved.function
@@ -565,10 +662,33 @@ class TracedFinder:
                     if caller.differentiated and not entry.differentiated:
                         entry.differentiated = True
                         changed = True
+                    if caller.staged and not entry.staged:
+                        entry.staged = True
+                        entry.forget_analysis()
+                        changed = True
                     if new != entry.traced_params:
                         entry.traced_params = new
                         entry.forget_analysis()
                         changed = True
+
+    def _callee(self, scope: ast.AST, call: ast.Call) -> _Bound | None:
+        """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
+        the spot or bound to a name first (``jax.grad(f)(x)``, ``g = jax.vmap(f); g(x)``):
+        the arguments reach ``f`` in the same places."""
+        func: ast.AST = call.func
+        for _ in range(4):
+            if isinstance(func, ast.Name):
+                rebound = self.scopes.assignment_before(scope, func.id, call.lineno)
+                if rebound is None and scope is not self.tree:
+                    rebound = self.scopes.assignment_before(self.tree, func.id, 10**9)
+                if isinstance(rebound, ast.Call) and self._transform(rebound.func) is not None and rebound.args:
+                    func = rebound.args[0]
+                    continue
+            if isinstance(func, ast.Call) and self._transform(func.func) is not None and func.args:
+                func = func.args[0]
+                continue
+            break
+        return self._function_argument(scope, func, call.lineno)
 
     @staticmethod
     def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
@@ -606,18 +726,43 @@ class TracedFinder:
         """Give each traced function the module's constants and its traced enclosing function."""
         if not self.traced:
             return
+        from jitfix.analysis.summaries import ModuleProgram
+
         module_static = module_static_names(self.tree, self.scopes.global_names)
+        if self.program is None:
+            self.program = ModuleProgram(self.tree, self.imports, self.scopes,
+                                         dict.fromkeys(module_static, MODULE_CONSTANT))
         for function, entry in self.traced.items():
             entry.module_static = module_static
             entry.enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
+            entry.imports = self.imports
+            entry.program = self.program
+            entry.param_classes = self._param_classes(function)
             entry.forget_analysis()
+
+    def _param_classes(self, function: FunctionNode) -> dict[str, str]:
+        """Parameters whose pytree class is known: ``self`` of a method, or an annotation."""
+        assert self.program is not None
+        classes: dict[str, str] = {}
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        owner = self.scopes.parent.get(function)
+        if isinstance(owner, ast.ClassDef) and positional and self.program.pytrees.get(owner.name) is not None \
+                and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list):
+            classes[positional[0].arg] = owner.name
+        for arg in (*positional, *arguments.kwonlyargs):
+            klass = self.program.class_of_annotation(arg.annotation)
+            if klass is not None:
+                classes[arg.arg] = klass
+        return classes
 
 
 class TracedFunctions(dict):
     """Every traced function of a module, keyed by its def node; ``changes`` lists where the
     module's code rebinds or mutates names (see ``_Scopes.changes``)."""
 
-    changes: list[tuple[ast.AST, str, str]] = []
+    changes: list[tuple[ast.AST, str, str, str | None]] = []
+    parents: dict[ast.AST, ast.AST] = {}
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunctions:
@@ -625,4 +770,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunct
     finder = TracedFinder(tree, imports)
     found = TracedFunctions(finder.run())
     found.changes = finder.scopes.changes
+    found.parents = finder.scopes.parent
     return found

@@ -1,164 +1,341 @@
-"""Is an expression a tracer inside a traced function, or a plain Python value?
+"""What kind of value an expression is inside a traced function: traced, static or unknown.
 
-The answer is deliberately conservative in both directions that matter:
+Every answer is a ``Verdict`` -- a kind and the reason for it, resting on the verdicts of
+its parts -- and each kind needs a proof:
 
-* ``is_traced`` is True only when the value is certainly a tracer (computed from a traced
-  parameter, or produced by a ``jax.numpy``/``lax`` operation, which is staged under jit).
-* ``is_static`` is True only when the value is certainly a Python value known at trace
-  time (a literal, ``x.shape``, ``len(x)``, a static argument, ...).
+* **traced**: a traced parameter; the result of a JAX function the catalogue knows returns
+  arrays (under jit every such call is staged; elsewhere when an argument is traced); an
+  operator, comparison or array method (``x.sum()``) with a traced operand; the result of a
+  function of the module whose summary says it returns a tracer for these arguments.
+* **static**: literals, module constants, static arguments, ``.shape``/``.ndim``/``.dtype``,
+  ``len``, ``isinstance``, ``is None``, JAX functions that return Python values
+  (``jnp.shape``, ``broadcast_shapes``, tree structures), static fields of pytree classes,
+  and functions of the module whose summary says they return Python values.
+* **unknown**: everything else -- a call to code jitfix cannot see, an attribute of a value
+  of unknown class, a leaf of a pytree whose type is not declared.
 
-Anything else is unknown, and a rule that needs to be sure leaves such code alone.
+A rule rewrites only what is certainly traced; unknown leaves the code alone.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping
 
+from jitfix.analysis.catalogue import (
+    ARGUMENT_BUILTINS,
+    ARGUMENT_MODULES,
+    ARRAY,
+    ARRAY_ATTRIBUTES,
+    HOST,
+    PYTREE,
+    STATIC,
+    STATIC_ATTRIBUTES,
+    STATIC_BUILTINS,
+    TRANSFORM,
+    function_category,
+)
 from jitfix.analysis.imports import ImportTable
 
-# Attributes of an array that are Python values at trace time.
-STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
+if TYPE_CHECKING:
+    from jitfix.analysis.pytrees import PytreeIndex
 
-# Builtins and jax/numpy helpers whose result is a Python value even for a traced argument.
-STATIC_CALLS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "issubclass",
-        "type",
-        "callable",
-        "hasattr",
-        "id",
-        "jax.numpy.shape",
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-        "jax.numpy.result_type",
-        "jax.numpy.dtype",
-        "jax.numpy.issubdtype",
-        "jax.numpy.iinfo",
-        "jax.numpy.finfo",
-        "jax.numpy.promote_types",
-        "numpy.shape",
-        "numpy.ndim",
-        "numpy.size",
-        "numpy.dtype",
-        "numpy.issubdtype",
-        "jax.numpy.iscomplexobj",
-        "jax.numpy.isrealobj",
-        "jax.numpy.isscalar",
-        "jax.numpy.issubsctype",
-        "jax.lax.axis_size",
-        "jax.tree_util.tree_structure",
-        "jax.tree.structure",
-        "jax.tree_util.treedef_is_leaf",
-        "jax.core.is_constant_dim",
-        "jax.dtypes.issubdtype",
-        "jax.dtypes.result_type",
-    }
-)
-
-# Transforms whose result, called, is a Python description of the function, not tracers.
+STATIC_KIND, UNKNOWN_KIND, TRACED_KIND = 0, 1, 2
+KIND_NAMES = ("static", "unknown", "traced")
 STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
 
-STATIC_BUILTINS = frozenset(name for name in STATIC_CALLS if "." not in name)
 
-# Modules whose functions stage operations under jit, so their results are tracers.
-STAGING_MODULES = ("jax.numpy", "jax.lax", "jax.random", "jax.nn", "jax.scipy")
+@dataclass(frozen=True)
+class Verdict:
+    """A value's kind, why, and the verdict the reason rests on (its evidence chain)."""
+
+    kind: int
+    why: str
+    via: Verdict | None = None
+    # What is known beyond the kind: a tuple's elements, the pytree class of the value.
+    elements: tuple[Verdict, ...] | None = None
+    klass: str | None = None
+
+    @property
+    def traced(self) -> bool:
+        return self.kind == TRACED_KIND
+
+    @property
+    def static(self) -> bool:
+        return self.kind == STATIC_KIND
+
+    def chain(self) -> list[str]:
+        """The reasons, from this verdict down to the proof it rests on."""
+        reasons, current = [], self
+        while current is not None and len(reasons) < 12:
+            reasons.append(current.why)
+            current = current.via
+        return reasons
+
+    def explain(self) -> str:
+        return " <- ".join(self.chain())
 
 
-def _is_staging_call(name: str | None) -> bool:
-    return name is not None and name not in STATIC_CALLS and name.startswith(STAGING_MODULES)
+def verdict(kind: int, why: str, via: Verdict | None = None, **extra) -> Verdict:
+    return Verdict(kind, why, via, **extra)
+
+
+STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
+UNKNOWN_VALUE = Verdict(UNKNOWN_KIND, "not known")
+
+
+def _strongest(verdicts: list[Verdict], why: Callable[[Verdict], str]) -> Verdict:
+    """Traced if any part is (that part is the evidence), static if all are, else unknown."""
+    if not verdicts:
+        return STATIC_LITERAL
+    traced = next((v for v in verdicts if v.traced), None)
+    if traced is not None:
+        return Verdict(TRACED_KIND, why(traced), traced)
+    unknown = next((v for v in verdicts if not v.static), None)
+    if unknown is not None:
+        return Verdict(UNKNOWN_KIND, why(unknown), unknown)
+    return Verdict(STATIC_KIND, why(verdicts[0]), verdicts[0])
+
+
+def _callee_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return f"....{func.attr}" if not isinstance(func.value, ast.Name) else f"{func.value.id}.{func.attr}"
+    return "..."
 
 
 class ValueAnalysis:
-    """Traced/static classification of expressions for one function."""
+    """Kinds of expressions evaluated where the names hold ``state``."""
 
-    def __init__(self, imports: ImportTable, traced_names: set[str], static_names: set[str]):
+    def __init__(self, imports: ImportTable, state: Mapping[str, Verdict], *, staged: bool = True,
+                 uncertain: str | None = None, program: "Program | None" = None, scope: ast.AST | None = None):
         self.imports = imports
-        self.traced_names = traced_names
-        self.static_names = static_names
+        self.state = state
+        # Under jit every JAX operation is staged (a tracer even on constants); under vmap
+        # alone, or inside `jax.ensure_compile_time_eval()`, only what a tracer feeds.
+        self.staged = staged
+        # Why this point may not run under tracing at all (`if p is None:`), if it may not.
+        self.uncertain = uncertain
+        self.program = program
+        self.scope = scope
+        # Verdicts by node (the node is kept alive with its verdict, so its id is not reused).
+        self._memo: dict[int, tuple[ast.AST, Verdict]] = {}
 
-    def _call_name(self, call: ast.Call) -> str | None:
-        if isinstance(call.func, ast.Name) and call.func.id in STATIC_BUILTINS:
-            return call.func.id
-        return self.imports.resolve(call.func)
+    # -- the questions rules ask -------------------------------------------------------------
 
     def is_traced(self, expr: ast.AST) -> bool:
-        """True when expr is certainly a tracer under jit."""
-        if isinstance(expr, ast.Name):
-            return expr.id in self.traced_names
-        if isinstance(expr, ast.Constant | ast.Lambda | ast.JoinedStr):
-            return False
-        if isinstance(expr, ast.Attribute):
-            if isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
-                return False  # a module's field may be static config (eqx.field(static=True))
-            return expr.attr not in STATIC_ATTRIBUTES and self.is_traced(expr.value)
-        if isinstance(expr, ast.Subscript):
-            return self.is_traced(expr.value) or self.is_traced(expr.slice)
-        if isinstance(expr, ast.Call):
-            name = self._call_name(expr)
-            if name in STATIC_CALLS:
-                return False
-            if isinstance(expr.func, ast.Call) and self._call_name(expr.func) in STATIC_RESULT_TRANSFORMS:
-                return False  # jax.make_jaxpr(f)(x) is a jaxpr, jax.eval_shape(f)(x) shapes
-            if _is_staging_call(name):
-                return True
-            if isinstance(expr.func, ast.Attribute) and self.is_traced(expr.func.value):
-                return True  # a method of a traced array: x.sum(), x.astype(...)
-            return any(self.is_traced(arg) for arg in expr.args) or any(
-                self.is_traced(keyword.value) for keyword in expr.keywords
-            )
-        if isinstance(expr, ast.Compare):
-            if all(isinstance(op, ast.Is | ast.IsNot) for op in expr.ops):
-                return False
-            if any(isinstance(op, ast.In | ast.NotIn) for op in expr.ops):
-                return False  # membership in a Python container is a Python bool
-            return any(self.is_traced(part) for part in (expr.left, *expr.comparators))
-        if isinstance(expr, ast.BinOp):
-            return self.is_traced(expr.left) or self.is_traced(expr.right)
-        if isinstance(expr, ast.UnaryOp):
-            return self.is_traced(expr.operand)
-        if isinstance(expr, ast.BoolOp):
-            return any(self.is_traced(value) for value in expr.values)
-        if isinstance(expr, ast.IfExp):
-            return self.is_traced(expr.body) or self.is_traced(expr.orelse)
-        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
-            return any(self.is_traced(element) for element in expr.elts)
-        if isinstance(expr, ast.Starred):
-            return self.is_traced(expr.value)
-        if isinstance(expr, ast.NamedExpr):
-            return self.is_traced(expr.value)
-        return False
+        """True when expr is certainly a tracer (or a pytree of tracers) under tracing."""
+        return self.verdict(expr).traced
 
     def is_static(self, expr: ast.AST) -> bool:
         """True when expr is certainly a Python value known at trace time."""
-        if isinstance(expr, ast.Constant):
-            return True
-        if isinstance(expr, ast.Name):
-            return expr.id in self.static_names
-        if isinstance(expr, ast.Attribute):
-            return expr.attr in STATIC_ATTRIBUTES or self.is_static(expr.value)
-        if isinstance(expr, ast.Subscript):
-            return self.is_static(expr.value) and self.is_static(expr.slice)
-        if isinstance(expr, ast.Call):
-            return self._call_name(expr) in STATIC_CALLS
-        if isinstance(expr, ast.Compare):
-            if all(isinstance(op, ast.Is | ast.IsNot) for op in expr.ops):
-                return True
-            return all(self.is_static(part) for part in (expr.left, *expr.comparators))
-        if isinstance(expr, ast.BinOp):
-            return self.is_static(expr.left) and self.is_static(expr.right)
-        if isinstance(expr, ast.UnaryOp):
-            return self.is_static(expr.operand)
-        if isinstance(expr, ast.BoolOp):
-            return all(self.is_static(value) for value in expr.values)
-        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
-            return all(self.is_static(element) for element in expr.elts)
-        if isinstance(expr, ast.JoinedStr):
-            return all(self.is_static(value) for value in expr.values)
-        if isinstance(expr, ast.FormattedValue):
-            return self.is_static(expr.value)
-        return False
+        return self.verdict(expr).static
+
+    def verdict(self, expr: ast.AST) -> Verdict:
+        found = self._raw(expr)
+        if found.traced and self.uncertain:
+            return Verdict(UNKNOWN_KIND, self.uncertain, found)
+        return found
+
+    # -- the rules of evidence ---------------------------------------------------------------
+
+    def _verdict(self, expr: ast.AST) -> Verdict:
+        method = getattr(self, f"_{type(expr).__name__}", None)
+        if method is None:
+            return UNKNOWN_VALUE
+        return method(expr)
+
+    def _raw(self, expr: ast.AST) -> Verdict:
+        """The verdict without the uncertainty of the point (parts of one expression)."""
+        found = self._memo.get(id(expr))
+        if found is None:
+            found = (expr, self._verdict(expr))
+            self._memo[id(expr)] = found
+        return found[1]
+
+    def _Constant(self, expr: ast.Constant) -> Verdict:
+        return STATIC_LITERAL
+
+    def _JoinedStr(self, expr: ast.JoinedStr) -> Verdict:
+        return Verdict(STATIC_KIND, "a string, formatted at trace time")
+
+    def _Lambda(self, expr: ast.Lambda) -> Verdict:
+        return Verdict(STATIC_KIND, "a function")
+
+    def _Name(self, expr: ast.Name) -> Verdict:
+        found = self.state.get(expr.id)
+        if found is not None:
+            return found
+        if expr.id in self.imports.aliases:
+            return Verdict(STATIC_KIND, f"`{expr.id}` is an imported name")
+        if expr.id in {"True", "False", "None"}:
+            return STATIC_LITERAL
+        return Verdict(UNKNOWN_KIND, f"`{expr.id}` is not bound in this function")
+
+    def _Attribute(self, expr: ast.Attribute) -> Verdict:
+        if self.imports.resolve(expr) is not None:
+            return Verdict(STATIC_KIND, f"`.{expr.attr}` is an attribute of a module")
+        if expr.attr in STATIC_ATTRIBUTES:
+            return Verdict(STATIC_KIND, f"`.{expr.attr}` is a Python value at trace time")
+        base = self._raw(expr.value)
+        if base.static:
+            return Verdict(STATIC_KIND, f"`.{expr.attr}` of a static value", base)
+        if base.klass is not None and self.program is not None:
+            pytree = self.program.pytrees.get(base.klass)
+            if pytree is not None:
+                kind = pytree.field_kind(expr.attr)
+                if kind == "static":
+                    return Verdict(STATIC_KIND, f"`{base.klass}.{expr.attr}` is a static field", base)
+                if kind == "traced" and base.traced:
+                    return Verdict(TRACED_KIND, f"`{base.klass}.{expr.attr}` is an array leaf", base)
+                return Verdict(UNKNOWN_KIND, f"`{base.klass}.{expr.attr}` is a leaf of undeclared type", base)
+        if base.traced and expr.attr in ARRAY_ATTRIBUTES:
+            return Verdict(TRACED_KIND, f"`.{expr.attr}` of a traced array", base)
+        return Verdict(UNKNOWN_KIND, f"`.{expr.attr}` of a value whose class is not known", base)
+
+    def _Subscript(self, expr: ast.Subscript) -> Verdict:
+        base = self._raw(expr.value)
+        index = self._raw(expr.slice)
+        if base.elements is not None and isinstance(expr.slice, ast.Constant) \
+                and isinstance(expr.slice.value, int) and -len(base.elements) <= expr.slice.value < len(base.elements):
+            return base.elements[expr.slice.value]
+        if base.traced:
+            return Verdict(TRACED_KIND, "an element of a traced value", base)
+        if index.traced:
+            return Verdict(TRACED_KIND, "indexed by a traced value", index)
+        if base.static and index.static:
+            return Verdict(STATIC_KIND, "an element of a static value", base)
+        return Verdict(UNKNOWN_KIND, "an element of a value that is not known", base)
+
+    def _Slice(self, expr: ast.Slice) -> Verdict:
+        parts = [part for part in (expr.lower, expr.upper, expr.step) if part is not None]
+        return _strongest([self._raw(part) for part in parts], lambda v: "a slice bound")
+
+    def _sequence(self, expr: ast.Tuple | ast.List | ast.Set) -> Verdict:
+        elements = tuple(self._raw(element) for element in expr.elts)
+        joined = _strongest(list(elements), lambda v: "an element")
+        known = None if any(isinstance(e, ast.Starred) for e in expr.elts) else elements
+        return Verdict(joined.kind, joined.why, joined.via, elements=known)
+
+    _Tuple = _List = _Set = _sequence
+
+    def _Dict(self, expr: ast.Dict) -> Verdict:
+        return _strongest([self._raw(value) for value in expr.values], lambda v: "a value of the dict")
+
+    def _Starred(self, expr: ast.Starred) -> Verdict:
+        return self._raw(expr.value)
+
+    def _NamedExpr(self, expr: ast.NamedExpr) -> Verdict:
+        return self._raw(expr.value)
+
+    def _Compare(self, expr: ast.Compare) -> Verdict:
+        if all(isinstance(op, ast.Is | ast.IsNot) for op in expr.ops):
+            return Verdict(STATIC_KIND, "an identity test (`is`)")
+        parts = [self._raw(part) for part in (expr.left, *expr.comparators)]
+        if any(isinstance(op, ast.In | ast.NotIn) for op in expr.ops):
+            if parts[0].traced:
+                return Verdict(UNKNOWN_KIND, "membership of a traced value", parts[0])
+            return Verdict(STATIC_KIND, "membership in a Python container")
+        return _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
+
+    def _BinOp(self, expr: ast.BinOp) -> Verdict:
+        return _strongest([self._raw(expr.left), self._raw(expr.right)],
+                          lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
+
+    def _UnaryOp(self, expr: ast.UnaryOp) -> Verdict:
+        operand = self._raw(expr.operand)
+        return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand)
+
+    def _BoolOp(self, expr: ast.BoolOp) -> Verdict:
+        return _strongest([self._raw(value) for value in expr.values], lambda v: "`and`/`or` of a tracer"
+                          if v.traced else "`and`/`or`")
+
+    def _IfExp(self, expr: ast.IfExp) -> Verdict:
+        test = self._raw(expr.test)
+        if test.traced:
+            return Verdict(TRACED_KIND, "chosen by a traced test", test)
+        return _strongest([self._raw(expr.body), self._raw(expr.orelse)], lambda v: "one arm of a conditional")
+
+    def _Call(self, call: ast.Call) -> Verdict:
+        arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
+        func = call.func
+        if isinstance(func, ast.Name) and func.id not in self.state and func.id not in self.imports.aliases \
+                and not self._defined(func.id):
+            if func.id in STATIC_BUILTINS:
+                return Verdict(STATIC_KIND, f"`{func.id}()` returns a Python value")
+            if func.id in ARGUMENT_BUILTINS:
+                return _strongest(arguments, lambda v: f"`{func.id}()` of a tracer" if v.traced
+                                  else f"`{func.id}()` of its arguments")
+        if isinstance(func, ast.Call):
+            return self._transformed_call(func, arguments)
+        name = self.imports.resolve(func)
+        category = function_category(name)
+        if category is not None:
+            return self._catalogued(name or "", category, arguments)
+        if name is not None:
+            if name.startswith(ARGUMENT_MODULES):
+                return _strongest(arguments, lambda v: f"`{name}` of a tracer" if v.traced else f"`{name}`")
+            return Verdict(UNKNOWN_KIND, f"`{name}` is not in jitfix's catalogue")
+        if isinstance(func, ast.Attribute):
+            return self._method_call(call, func, arguments)
+        if self.program is not None and self.scope is not None:
+            summary = self.program.summary(self.scope, call, self)
+            if summary is not None:
+                return summary
+        return Verdict(UNKNOWN_KIND, f"`{_callee_name(func)}()` is a call jitfix cannot see into")
+
+    def _defined(self, name: str) -> bool:
+        return self.program is not None and self.scope is not None and self.program.defines(self.scope, name)
+
+    def _catalogued(self, name: str, category: str, arguments: list[Verdict]) -> Verdict:
+        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.")
+        if category == STATIC or category == HOST or category == TRANSFORM:
+            return Verdict(STATIC_KIND, f"`{short}` returns a Python value")
+        if category == ARRAY:
+            if self.staged:
+                return Verdict(TRACED_KIND, f"`{short}` is staged under jit")
+            return _strongest(arguments, lambda v: f"`{short}` of a tracer" if v.traced else f"`{short}`")
+        if category == PYTREE:
+            return _strongest(arguments, lambda v: f"`{short}` of a traced pytree" if v.traced
+                              else f"`{short}` of its arguments")
+        return Verdict(UNKNOWN_KIND, f"`{short}`")
+
+    def _transformed_call(self, transform: ast.Call, arguments: list[Verdict]) -> Verdict:
+        """``jax.jit(f)(x)``, ``jax.grad(f)(x)``: arrays; ``jax.eval_shape(f)(x)``: shapes."""
+        name = self.imports.resolve(transform.func)
+        if name in STATIC_RESULT_TRANSFORMS:
+            return Verdict(STATIC_KIND, f"`{name}(...)(...)` describes a function, it does not run it")
+        if function_category(name) == TRANSFORM:
+            return self._catalogued(name or "", ARRAY, arguments)
+        return Verdict(UNKNOWN_KIND, "a call of a function returned by a call")
+
+    def _method_call(self, call: ast.Call, func: ast.Attribute, arguments: list[Verdict]) -> Verdict:
+        base = self._raw(func.value)
+        if base.traced and func.attr in ARRAY_ATTRIBUTES:
+            return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base)
+        if base.static and all(argument.static for argument in arguments):
+            return Verdict(STATIC_KIND, f"`.{func.attr}()` of a static value with static arguments", base)
+        if self.program is not None and self.scope is not None:
+            summary = self.program.summary(self.scope, call, self)
+            if summary is not None:
+                return summary
+        return Verdict(UNKNOWN_KIND, f"`.{func.attr}()` of a value whose class is not known", base)
+
+
+class Program:
+    """What a value analysis may ask of the module around the function: whether a name is a
+    local def, the summary of a call to a function of the module, its pytree classes.
+    (Implemented in ``jitfix.analysis.summaries``.)"""
+
+    pytrees: "PytreeIndex"
+
+    def defines(self, scope: ast.AST, name: str) -> bool:
+        raise NotImplementedError
+
+    def summary(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
+        raise NotImplementedError
 
 
 def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -175,6 +352,17 @@ def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[st
 # Attributes only arrays have (not lists, tuples or dicts).
 ARRAY_ONLY_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T", "at", "astype", "reshape", "sum", "mean",
                                    "max", "min", "any", "all", "squeeze", "transpose", "ravel", "flatten"})
+
+
+def _names_an_array_type(annotation: ast.AST | None) -> bool:
+    """``jax.Array``, ``jnp.ndarray``, ``ArrayLike``, jaxtyping's ``Float[Array, "n"]``."""
+    if isinstance(annotation, ast.Subscript):
+        inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts \
+            else annotation.slice
+        return _names_an_array_type(inner)
+    name = annotation.id if isinstance(annotation, ast.Name) else \
+        annotation.attr if isinstance(annotation, ast.Attribute) else None
+    return name in {"Array", "ndarray", "ArrayLike"}
 
 
 class ArrayEvidence:
@@ -210,6 +398,10 @@ class ArrayEvidence:
                 if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
                 and isinstance(node.value, ast.Name) and node.value.id in self.params
             }
+            arguments = self.function.args
+            self._array_params.update(arg.arg for arg in (*arguments.posonlyargs, *arguments.args,
+                                                          *arguments.kwonlyargs)
+                                      if _names_an_array_type(arg.annotation))
         return self._array_params
 
     def _collect(self) -> None:

@@ -27,11 +27,13 @@ from jitfix.rules.static_arguments import names_source
 
 
 
-def changing_globals(tree: ast.Module, candidates: set[str],
-                     changes: list[tuple[ast.AST, str, str]]) -> dict[str, str]:
+def changing_globals(tree: ast.Module, candidates: set[str], changes: list[tuple[ast.AST, str, str, str | None]],
+                     read_attributes: dict[str, set[str | None]] | None = None) -> dict[str, str]:
     """Which of the ``candidates`` (module-level names traced code reads) change after they are
     first bound, with how. ``changes`` are the rebinding/mutation sites the traced-function
-    finder gathered in its walk of the tree."""
+    finder gathered in its walk of the tree. With ``read_attributes`` (how each name is read:
+    the attributes, None for a bare read), an attribute write (``FLAGS.verbose = True``)
+    counts only for code that reads that attribute or the whole object."""
     counts: dict[str, int] = {}
     definitions: set[str] = set()
     for statement in _module_statements(tree):
@@ -44,8 +46,11 @@ def changing_globals(tree: ast.Module, candidates: set[str],
     # In-place changes count inside functions: at module level they are import-time set-up
     # (registries, primitive attributes) done before anything is called.
     scopes: dict[ast.AST, tuple[set[str], set[str]]] = {}
-    for scope, name, how in changes:
+    for scope, name, how, attribute in changes:
         if name not in candidates or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if attribute is not None and read_attributes is not None \
+                and not read_attributes.get(name, {None}) & {None, attribute}:
             continue
         if scope not in scopes:
             scopes[scope] = (
@@ -77,9 +82,20 @@ def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
                             stack.extend(handler.body)
 
 
-def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """Names the function reads but does not bind (its globals and closures), in order."""
-    local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | assigned_names(function.body)
+def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | (
+        assigned_names(function.body) if isinstance(function.body, list) else set())
+
+
+def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[ast.AST, ast.AST]) -> list[str]:
+    """Names the function reads that are bound neither in it nor in a function around it
+    (a closure's names are the enclosing call's, not globals), in order."""
+    local = _local_names(function)
+    scope = parents.get(function)
+    while scope is not None:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            local |= _local_names(scope)
+        scope = parents.get(scope)
     order: list[str] = []
     for node in walk_body(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local \
@@ -113,13 +129,15 @@ class StaleGlobal(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        parents = getattr(module.traced, "parents", {})
         reads = {
-            traced.node: _free_reads(traced.node) for traced in module.traced.values()
+            traced.node: _free_reads(traced.node, parents) for traced in module.traced.values()
             if isinstance(traced.node, ast.FunctionDef)
         }
         candidates = {name for names in reads.values() for name in names} - set(module.imports.aliases)
         changes = getattr(module.traced, "changes", [])
-        changing = changing_globals(module.tree, candidates, changes) if candidates else {}
+        read_attributes = _read_attributes(list(reads), candidates) if candidates else {}
+        changing = changing_globals(module.tree, candidates, changes, read_attributes) if candidates else {}
         if not changing:
             return
         for traced in module.traced.values():
@@ -146,6 +164,18 @@ class StaleGlobal(Rule):
             fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
             yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
                                fix, function=traced)
+
+
+def _read_attributes(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[str | None]]:
+    """How traced code reads each name: ``name.attr`` gives ``attr``; any other use, None."""
+    found: dict[str, set[str | None]] = {}
+    for function in functions:
+        attributes = {id(node.value): node.attr for node in walk_body(function)
+                      if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+        for node in walk_body(function):
+            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                found.setdefault(node.id, set()).add(attributes.get(id(node)))
+    return found
 
 
 def _docstring(node: cst.FunctionDef) -> str:

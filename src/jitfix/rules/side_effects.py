@@ -397,15 +397,19 @@ class TraceTimeSideEffect(Rule):
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
             local = _local_names(traced.node)
+            discarded = {id(node.value) for node in walk_body(traced.node)
+                         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
+            values = traced.values(module.imports)
             for node in walk_body(traced.node):
-                problem = self._problem(module, node, local)
+                problem = self._problem(module, node, local, discarded, values)
                 if problem:
                     where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
                     yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
                                        function=traced)
 
     @staticmethod
-    def _problem(module: ModuleContext, node: ast.AST, local: set[str]) -> str | None:
+    def _problem(module: ModuleContext, node: ast.AST, local: set[str], discarded: set[int],
+                 values: ValueAnalysis) -> str | None:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id in TRACE_TIME_CALLS \
                     and node.func.id not in module.imports.aliases and node.func.id not in local:
@@ -417,10 +421,14 @@ class TraceTimeSideEffect(Rule):
                 if name.startswith(prefix + "."):
                     return problem
             func = node.func
+            # `outer.append(tracer)` as a statement: the tracer leaks out of the trace. A result
+            # that is used (`state = buffer.insert(x)`) is a functional update, and a static
+            # value appended (a shape, a trace counter) is deliberate trace-time bookkeeping.
             if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
-                    and func.value.id not in local and func.value.id not in module.imports.aliases:
-                return (f"`{func.value.id}` lives outside the function and changes once per trace, not once "
-                        "per call; return the value instead")
+                    and func.value.id not in local and func.value.id not in module.imports.aliases \
+                    and id(node) in discarded and any(values.is_traced(arg) for arg in node.args):
+                return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
+                        "of the trace, once per trace rather than once per call; return the value instead")
         if isinstance(node, ast.Global):
             return "module state changes once per trace; pass the value in and return the new one"
         return None

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import ARRAY_ANNOTATIONS, JIT_TRANSFORMS, TracedFunction, find_traced_functions
+from jitfix.analysis.catalogue import is_array_annotation
+from jitfix.analysis.traced import JIT_TRANSFORMS, TracedFunction, find_traced_functions
 from jitfix.config import Settings
 
 # The rules whose rewrites have branches or loop bodies worth covering.
@@ -105,7 +106,7 @@ def _annotation(node: ast.AST | None, imports: ImportTable) -> tuple[str | None,
             return "array", dtype, shape
         return None, None, None
     resolved = imports.resolve(node) or ""
-    if resolved in ARRAY_ANNOTATIONS or resolved.startswith("jaxtyping."):
+    if is_array_annotation(resolved):
         return "array", "float", None
     return None, None, None
 

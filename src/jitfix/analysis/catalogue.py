@@ -1,0 +1,63 @@
+"""What jitfix knows of the JAX API and of Python's builtins: one home for every table.
+
+``FUNCTIONS`` and ``ARRAY_MEMBERS`` are generated from the installed jax by
+``tools/make_catalogue.py`` (return annotations, with a short list of overrides); a test
+regenerates them and fails when they drift. The rest is what no annotation says: which
+builtins keep Python values Python, which methods change their object.
+"""
+
+from __future__ import annotations
+
+from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, FUNCTIONS
+
+ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
+STATIC = "static"  # returns a Python value at trace time
+PYTREE = "pytree"  # a pytree built from its arguments: as traced as they are
+TRANSFORM = "transform"  # returns a function
+HOST = "host"  # values moved to the host: NumPy / Python
+
+
+def function_category(name: str | None) -> str | None:
+    """The category of a fully qualified JAX function, or None when jitfix does not know it."""
+    if name is None:
+        return None
+    return FUNCTIONS.get(name)
+
+
+# Attributes of an array that are Python values at trace time.
+STATIC_ATTRIBUTES = frozenset(
+    {name for name, kind in ARRAY_MEMBERS.items() if kind == STATIC} | {"weak_type", "aval"})
+# Attributes and methods of an array whose value is an array (``x.T``, ``x.sum()``,
+# ``x.at[i].set(v)``).
+ARRAY_ATTRIBUTES = frozenset(
+    name.rpartition(".")[2] for name, kind in ARRAY_MEMBERS.items() if kind == ARRAY)
+
+# Builtins whose result is a Python value whatever they are given.
+STATIC_BUILTINS = frozenset({"len", "isinstance", "issubclass", "type", "callable", "hasattr", "id", "str",
+                             "repr", "format", "print", "hash", "dir", "vars", "object", "NotImplemented"})
+# Builtins whose result is as traced as their arguments: Python numbers for Python numbers,
+# a tracer (or an error) for a tracer.
+ARGUMENT_BUILTINS = frozenset({"int", "float", "bool", "complex", "abs", "min", "max", "sum", "round", "pow",
+                               "divmod", "range", "list", "tuple", "sorted", "reversed", "zip", "enumerate",
+                               "set", "frozenset", "dict", "any", "all", "iter", "next", "slice"})
+# Standard modules whose functions compute Python values from Python values.
+ARGUMENT_MODULES = ("math.", "numpy.", "operator.")
+
+# Methods that change the object they are called on (lists, dicts, sets, files).
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+     "discard", "popitem", "sort", "reverse", "write", "writelines"})
+
+# Annotations that say a parameter is an array (jaxtyping's ``Float[Array, "n"]`` too, but
+# not its ``PyTree[...]``, which may hold anything).
+ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "chex.Array",
+                               "chex.ArrayDevice", "jaxtyping.Array"})
+JAXTYPING_NOT_ARRAYS = frozenset({"jaxtyping.PyTree", "jaxtyping.PyTreeDef"})
+
+
+def is_array_annotation(resolved: str | None) -> bool:
+    if not resolved:
+        return False
+    if resolved in ARRAY_ANNOTATIONS:
+        return True
+    return resolved.startswith("jaxtyping.") and resolved not in JAXTYPING_NOT_ARRAYS

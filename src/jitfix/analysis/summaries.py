@@ -1,0 +1,164 @@
+"""Summaries of the module's own functions: what a call returns, for the kinds it is given.
+
+``def is_array(x): return isinstance(x, jax.Array)`` returns a Python bool whatever ``x``
+is; ``def loss(w): return jnp.sum(w ** 2)`` returns a tracer when ``w`` is one. A call to a
+function of the module is judged by analysing that function's body with the parameters
+bound to the kinds of the call's arguments (each pair of function and argument kinds once,
+recursion and depth bounded). Code outside the module is never guessed: unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jitfix.analysis.flow import FlowAnalysis, State
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.pytrees import PytreeIndex
+from jitfix.analysis.values import (
+    KIND_NAMES,
+    STATIC_KIND,
+    UNKNOWN_KIND,
+    Program,
+    ValueAnalysis,
+    Verdict,
+    parameter_names,
+)
+
+MAX_SUMMARIES = 400  # per module: beyond this, calls are unknown (a bound on the work)
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+RETURNS_NONE = Verdict(STATIC_KIND, "returns None")
+
+
+def _own_returns(function: FunctionNode) -> tuple[list[ast.Return], bool]:
+    """The function's own ``return`` statements, and whether it is a generator."""
+    returns: list[ast.Return] = []
+    generator = False
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif isinstance(node, ast.Yield | ast.YieldFrom):
+            generator = True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    return returns, generator
+
+
+class ModuleProgram(Program):
+    """The module around a traced function, as its value analysis sees it."""
+
+    def __init__(self, tree: ast.Module, imports: ImportTable, scopes, module_static: State):
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self.module_static = module_static
+        top_level_calls = [statement.value for statement in tree.body
+                           if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)]
+        self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
+        self._cache: dict[tuple, Verdict] = {}
+        self._active: set[tuple] = set()
+
+    def defines(self, scope: ast.AST, name: str) -> bool:
+        return self.scopes.lookup(scope, name) is not None or self.scopes.lookup_class(scope, name) is not None
+
+    def class_of_annotation(self, annotation: ast.AST | None) -> str | None:
+        """The pytree class a parameter annotation names (``state: TrainState``)."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            name = annotation.value
+        elif isinstance(annotation, ast.Name):
+            name = annotation.id
+        else:
+            return None
+        return name if self.pytrees.get(name) is not None else None
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def summary(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
+        callee, bound_self = self._resolve(scope, call, values)
+        if callee is None:
+            return self._constructor(scope, call)
+        params = self._bind(callee, call, values, bound_self)
+        key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), values.staged)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if key in self._active or len(self._cache) >= MAX_SUMMARIES:
+            return Verdict(UNKNOWN_KIND, f"`{callee.name}` is recursive or too deep to summarise")
+        self._active.add(key)
+        try:
+            result = self._result(callee, params, values.staged)
+        finally:
+            self._active.discard(key)
+        self._cache[key] = result
+        return result
+
+    def _resolve(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> tuple[FunctionNode | None, Verdict | None]:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.scopes.lookup(scope, func.id), None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}:
+            method = self.scopes.method(scope, func.attr)
+            if method is not None and not any(isinstance(d, ast.Name) and d.id == "property"
+                                              for d in method.decorator_list):
+                return method, values.verdict(func.value)
+        return None, None
+
+    def _constructor(self, scope: ast.AST, call: ast.Call) -> Verdict | None:
+        if isinstance(call.func, ast.Name):
+            klass = self.scopes.lookup_class(scope, call.func.id)
+            if klass is not None:
+                known = klass.name if self.pytrees.get(klass.name) is not None else None
+                return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`", klass=known)
+        return None
+
+    def _bind(self, callee: FunctionNode, call: ast.Call, values: ValueAnalysis,
+              bound_self: Verdict | None) -> State:
+        arguments = callee.args
+        positional = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+        params: State = {}
+        if bound_self is not None and positional:
+            params[positional[0]] = bound_self
+            positional = positional[1:]
+        unknown = Verdict(UNKNOWN_KIND, "filled by `*args`/`**kwargs` of the call")
+        starred = any(isinstance(arg, ast.Starred) for arg in call.args)
+        for name, arg in zip(positional, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            params[name] = values.verdict(arg)
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                params[keyword.arg] = values.verdict(keyword.value)
+        double_starred = any(keyword.arg is None for keyword in call.keywords)
+        for name in parameter_names(callee):
+            if name not in params:
+                default_given = name not in (arguments.vararg.arg if arguments.vararg else "",
+                                             arguments.kwarg.arg if arguments.kwarg else "")
+                params[name] = unknown if starred or double_starred or not default_given \
+                    else Verdict(STATIC_KIND, f"`{name}` keeps its default")
+        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            klass = self.class_of_annotation(arg.annotation)
+            if klass is not None and params[arg.arg].klass is None:
+                found = params[arg.arg]
+                params[arg.arg] = Verdict(found.kind, found.why, found.via, found.elements, klass)
+        return params
+
+    def _result(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:
+        returns, generator = _own_returns(callee)
+        if generator:
+            return Verdict(UNKNOWN_KIND, f"`{callee.name}` is a generator")
+        if not returns:
+            return Verdict(STATIC_KIND, f"`{callee.name}` returns None")
+        flow = FlowAnalysis(callee, self.imports, params, self.module_static, staged=staged, program=self)
+        results = [flow.at(ret).verdict(ret.value) if ret.value is not None else RETURNS_NONE for ret in returns]
+        strongest = max(results, key=lambda result: result.kind)
+        elements = None
+        shapes = {len(result.elements) if result.elements is not None else -1 for result in results}
+        if len(shapes) == 1 and -1 not in shapes:
+            size = shapes.pop()
+            elements = tuple(max((result.elements[i] for result in results if result.elements),
+                                 key=lambda element: element.kind) for i in range(size))
+        kind = strongest.kind
+        return Verdict(kind, f"`{callee.name}(...)` returns a {KIND_NAMES[kind]} value for these arguments",
+                       strongest, elements=elements)
+

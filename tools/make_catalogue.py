@@ -1,0 +1,206 @@
+"""Write ``src/jitfix/analysis/catalogue_data.py``: what each public JAX function returns.
+
+    python tools/make_catalogue.py          # regenerate from the installed jax
+    python tools/make_catalogue.py --check  # exit 1 when the checked-in file differs
+
+Each public callable of the modules below is put in one category, read from its return
+annotation (``-> Array``, ``-> tuple[int, ...]``, ``-> PyTreeDef``), with a short table of
+overrides for what jax leaves unannotated or annotates as ``Any``:
+
+- ``array``: returns arrays (or a tuple/list of arrays). Under ``jax.jit`` the result is a
+  tracer; outside staging it is traced when an argument is.
+- ``static``: returns a Python value at trace time (shapes, dtypes, bools, tree structures,
+  strings, devices).
+- ``pytree``: returns a pytree built from its arguments or from a function it is given
+  (``jax.tree.map``): its kind is not known from the call alone.
+- ``transform``: returns a function (``jax.jit``, ``jax.grad``, ``jax.vmap``): calling that
+  returns arrays.
+- ``host``: moves values to the host (``jax.device_get``): a NumPy/Python value.
+
+Methods and properties of ``jax.Array`` are listed the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import re
+import sys
+from pathlib import Path
+
+OUTPUT = Path(__file__).resolve().parents[1] / "src" / "jitfix" / "analysis" / "catalogue_data.py"
+
+MODULES = (
+    "jax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax", "jax.lax.linalg", "jax.nn",
+    "jax.nn.initializers", "jax.random", "jax.scipy.special", "jax.scipy.linalg", "jax.scipy.signal",
+    "jax.scipy.stats.norm", "jax.scipy.stats.multivariate_normal", "jax.scipy.stats.beta",
+    "jax.scipy.stats.gamma", "jax.scipy.stats.poisson", "jax.scipy.stats.uniform", "jax.scipy.ndimage",
+    "jax.scipy.fft", "jax.scipy.integrate", "jax.scipy.spatial.transform", "jax.scipy.optimize",
+    "jax.tree", "jax.tree_util", "jax.dtypes", "jax.debug", "jax.experimental.checkify",
+)
+
+# What annotations do not say (unannotated, ``Any``, or a too-general type variable).
+OVERRIDES = {
+    # shapes, dtypes, descriptions: Python values
+    "jax.numpy.broadcast_shapes": "static", "jax.lax.broadcast_shapes": "static",
+    "jax.numpy.can_cast": "static", "jax.numpy.array_repr": "static", "jax.numpy.array_str": "static",
+    "jax.numpy.get_printoptions": "static", "jax.numpy.printoptions": "static",
+    "jax.numpy.set_printoptions": "static", "jax.numpy.einsum_path": "static",
+    "jax.lax.conv_dimension_numbers": "static", "jax.lax.ConvDimensionNumbers": "static",
+    "jax.lax.padtype_to_pads": "static", "jax.lax.axis_index": "array",
+    "jax.eval_shape": "static", "jax.make_jaxpr": "transform",
+    "jax.tree_util.tree_structure": "static", "jax.tree.structure": "static",
+    "jax.tree_util.treedef_is_leaf": "static", "jax.tree_util.all_leaves": "static",
+    "jax.tree_util.keystr": "static", "jax.debug.print": "static", "jax.debug.callback": "pytree",
+    "jax.debug.breakpoint": "static", "jax.debug.visualize_array_sharding": "static",
+    # reductions of a pytree built from arguments
+    "jax.tree.map": "pytree", "jax.tree_util.tree_map": "pytree", "jax.tree.reduce": "pytree",
+    "jax.tree_util.tree_reduce": "pytree", "jax.tree.leaves": "pytree", "jax.tree_util.tree_leaves": "pytree",
+    "jax.tree.flatten": "pytree", "jax.tree.flatten_with_path": "pytree",
+    "jax.tree_util.tree_flatten_with_path": "pytree", "jax.tree.leaves_with_path": "pytree",
+    "jax.tree_util.tree_leaves_with_path": "pytree", "jax.tree_util.tree_all": "pytree",
+    "jax.numpy.iinfo": "static", "jax.numpy.finfo": "static", "jax.numpy.dtype": "static", "jax.tree_util.tree_flatten": "pytree", "jax.tree.unflatten": "pytree",
+    "jax.tree_util.tree_unflatten": "pytree", "jax.tree.transpose": "pytree", "jax.tree.all": "pytree",
+    # collectives and control flow: pytrees of arrays (lax.psum(1, axis) is the axis size)
+    "jax.lax.psum": "pytree", "jax.lax.pmean": "pytree", "jax.lax.pmax": "pytree", "jax.lax.pmin": "pytree",
+    "jax.lax.all_gather": "pytree", "jax.lax.ppermute": "pytree", "jax.lax.all_to_all": "pytree",
+    "jax.lax.scan": "array", "jax.lax.fori_loop": "array", "jax.lax.while_loop": "array",
+    "jax.lax.cond": "array", "jax.lax.switch": "array", "jax.lax.map": "array",
+    "jax.lax.associative_scan": "array", "jax.lax.stop_gradient": "array", "jax.lax.select_n": "array",
+    "jax.lax.optimization_barrier": "array", "jax.lax.custom_root": "array",
+    "jax.lax.custom_linear_solve": "array",
+    # to the host
+    "jax.device_get": "host",
+    # functions returning functions
+    "jax.jit": "transform", "jax.pmap": "transform", "jax.vmap": "transform", "jax.grad": "transform",
+    "jax.value_and_grad": "transform", "jax.jacfwd": "transform", "jax.jacrev": "transform",
+    "jax.jacobian": "transform", "jax.hessian": "transform", "jax.checkpoint": "transform",
+    "jax.remat": "transform", "jax.named_call": "transform", "jax.custom_jvp": "transform",
+    "jax.custom_vjp": "transform", "jax.shard_map": "transform",
+    "jax.experimental.checkify.checkify": "transform",
+    "jax.device_put": "array", "jax.block_until_ready": "pytree",
+    "jax.pure_callback": "array",
+}
+
+STATIC_TYPES = re.compile(
+    r"^(bool|int|float|str|complex|None|type.*|DType.*|np\.dtype|dtype|Shape|tuple\[int.*|list\[int.*"
+    r"|.*PyTreeDef.*|.*Device.*|.*Sharding.*|str \| .*|.*KeyTy|ConvDimensionNumbers|list\[tuple\[int, int\]\])$")
+ARRAY_TYPES = re.compile(r"^[\w.]*Array(Impl)?$|^(tuple|list|Sequence)\[[\w.]*Array(, ?[\w.]*Array)*(, \.\.\.)?\]$"
+                         r"|^[\w.]*Array \| (tuple|list)\[.*\]$|^(Eig|Eigh|QR|SVD|Slogdet|_Unique\w*)Result$"
+                         r"|^tuple\[Array, list\[Array\]\]$")
+PYTREE_TYPES = re.compile(r"^(T|PyTree|Carry|tuple\[Carry, Y\]|.*Leaf.*|tuple\[Iterable.*)$")
+TRANSFORM_TYPES = re.compile(r"^(Callable.*|F|F \| .*|.*Wrapped.*)$")
+
+
+def annotation_text(function) -> str:
+    try:
+        annotation = inspect.signature(function).return_annotation
+    except (TypeError, ValueError):
+        return ""
+    if annotation is inspect.Signature.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation.replace("jax.jaxlib._jax.", "").replace("jaxlib._jax.", "")
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    return text.replace("jaxlib._jax.", "").replace("typing.", "")
+
+
+def category(name: str, function) -> str | None:
+    if name in OVERRIDES:
+        return OVERRIDES[name]
+    text = annotation_text(function)
+    for pattern, kind in ((STATIC_TYPES, "static"), (ARRAY_TYPES, "array"), (PYTREE_TYPES, "pytree"),
+                          (TRANSFORM_TYPES, "transform")):
+        if pattern.match(text):
+            return kind
+    if type(function).__name__ == "ufunc":  # jnp.add and the other NumPy-style ufuncs
+        return "array"
+    if name.startswith(("jax.numpy.", "jax.scipy.", "jax.nn.", "jax.random.")) and text in {"", "Any"}:
+        # numerical modules: everything returns arrays except what is listed above
+        return "array"
+    return None
+
+
+def functions() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for module_name in MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for attribute in sorted(dir(module)):
+            if attribute.startswith("_"):
+                continue
+            value = getattr(module, attribute, None)
+            if value is None or inspect.ismodule(value) or not callable(value):
+                continue
+            name = f"{module_name}.{attribute}"
+            if inspect.isclass(value) and name not in OVERRIDES:
+                if type(value).__name__ == "_ScalarMeta":  # jnp.float32(x) makes an array
+                    found[name] = "array"
+                continue
+            kind = category(name, value)
+            if kind is not None:
+                found[name] = kind
+    return found
+
+
+def array_members() -> dict[str, str]:
+    """``jax.Array``'s public methods and properties: ``array`` (an array, or the ``.at``
+    helper that makes one) or ``static`` (shape, dtype, sharding, ...)."""
+    import jax
+
+    members: dict[str, str] = {}
+    for name in sorted(dir(jax.Array)):
+        if name.startswith("_"):
+            continue
+        member = inspect.getattr_static(jax.Array, name)
+        target = member.fget if isinstance(member, property) else member
+        text = annotation_text(target) if callable(target) else ""
+        if name in {"T", "mT", "at", "flat", "real", "imag", "item"} or ARRAY_TYPES.match(text):
+            members[name] = "array"
+        elif STATIC_TYPES.match(text) or text.startswith(("Sequence[Shard]", "bool")):
+            members[name] = "static"
+    # The `.at[...]` helper's methods return arrays.
+    for name in ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "get", "apply"):
+        members.setdefault(f"at.{name}", "array")
+    return members
+
+
+def render() -> str:
+    import jax
+
+    lines = [
+        f'"""Generated by tools/make_catalogue.py from jax {jax.__version__}; do not edit by hand."""',
+        "",
+        f"JAX_VERSION = {jax.__version__!r}",
+        "",
+        "# Fully qualified function -> array | static | pytree | transform | host",
+        "FUNCTIONS = {",
+    ]
+    lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(functions().items())]
+    lines += ["}", "", "# Public members of jax.Array -> array | static", "ARRAY_MEMBERS = {"]
+    lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(array_members().items())]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the checked-in catalogue differs")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
+        if current != text:
+            print(f"{OUTPUT} is out of date: run python tools/make_catalogue.py", file=sys.stderr)
+            return 1
+        return 0
+    OUTPUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
