@@ -68,7 +68,13 @@ def all_fixtures() -> list[Fixture]:
 def exec_module(code: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
-    exec(compile(code, module.__file__, "exec"), module.__dict__)
+    # dont_inherit: this file's `from __future__ import annotations` must not turn the
+    # fixture's annotations into strings (dataclasses would then look the module up).
+    sys.modules[name] = module
+    try:
+        exec(compile(code, module.__file__, "exec", dont_inherit=True), module.__dict__)
+    finally:
+        del sys.modules[name]
     return module
 
 

@@ -556,6 +556,30 @@ def rules(
 
 
 @app.command()
+def why(
+    location: Annotated[str, typer.Argument(metavar="FILE:LINE", help="A line of a module, e.g. train.py:42.")],
+) -> None:
+    """Show why jitfix thinks the values on a line are traced, static or unknown: the
+    function's transform, each parameter's kind, and the evidence chain of each value."""
+    path, _, line_text = location.rpartition(":")
+    if not path or not line_text.isdigit():
+        typer.echo(f"jitfix: expected FILE:LINE, got {location!r}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        source = read_source(path)
+    except InputError as error:
+        typer.echo(f"jitfix: {error.describe()}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    from jitfix.why import explain as explain_line
+
+    try:
+        typer.echo(explain_line(path, source.text, int(line_text)), nl=False)
+    except SyntaxError as error:
+        typer.echo(f"jitfix: {path}:{error.lineno}: syntax error: {error.msg}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+
+
+@app.command()
 def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. JF401.")]) -> None:
     """Print a rule's documentation."""
     from jitfix.rules import RULES_BY_CODE

@@ -24,6 +24,15 @@ def function_category(name: str | None) -> str | None:
     return FUNCTIONS.get(name)
 
 
+# Functions returning a tuple whose parts differ: (leaves, treedef) -- the tree structure
+# is a Python value even when the leaves are tracers.
+RESULT_PARTS = {
+    name: (PYTREE, STATIC)
+    for name in ("jax.tree.flatten", "jax.tree_util.tree_flatten", "jax.tree.flatten_with_path",
+                 "jax.tree_util.tree_flatten_with_path", "jax.flatten_util.ravel_pytree")
+}
+RESULT_PARTS["jax.flatten_util.ravel_pytree"] = (ARRAY, STATIC)  # (flat array, unravel function)
+
 # Attributes of an array that are Python values at trace time.
 STATIC_ATTRIBUTES = frozenset(
     {name for name, kind in ARRAY_MEMBERS.items() if kind == STATIC} | {"weak_type", "aval"})

@@ -314,14 +314,16 @@ class FlowAnalysis:
 
     @staticmethod
     def _python_value(name: str, state: State, branch: State, guard: str) -> None:
-        """In ``branch`` the name holds a Python value; if it held a tracer on entry, the
-        branch runs under tracing only for callers that pass no array there."""
+        """In ``branch`` the name holds a Python value. If it was not known to be one on
+        entry (a traced argument, or one whose default no call is seen to pass), the branch
+        runs under tracing only for callers that pass no array there -- the documented way
+        to call such code is outside jit -- so nothing in it is proven traced."""
         current = state.get(name)
         if current is None or current.static:
             return
         branch[name] = Verdict(STATIC_KIND, f"{guard} holds here")
-        if current.traced and UNCERTAIN not in branch:
-            branch[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"only reached when {guard}, which a traced "
+        if UNCERTAIN not in branch:
+            branch[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"only reached when {guard}, which an array "
                                                       "argument never is")
 
     # -- statements ------------------------------------------------------------------------------

@@ -92,8 +92,18 @@ class PytreeIndex:
                                           _literal_names(_keyword(call, "meta_fields")))
         return found
 
+    def _decorator(self, decorator: ast.AST) -> tuple[str | None, ast.Call | None]:
+        """What a decorator names, and the call that configures it (``partial(f, ...)`` too)."""
+        if not isinstance(decorator, ast.Call):
+            return self.imports.resolve(decorator), None
+        name = self.imports.resolve(decorator.func)
+        if name == "functools.partial" and decorator.args:
+            return self.imports.resolve(decorator.args[0]), decorator
+        return name, decorator
+
     def _read(self, node: ast.ClassDef, registered: tuple[set[str], set[str]] | None) -> PytreeClass | None:
-        decorators = [self.imports.resolve(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+        described = [self._decorator(d) for d in node.decorator_list]
+        decorators = [name for name, _ in described]
         bases = {self.imports.resolve(base) or (base.id if isinstance(base, ast.Name) else None)
                  for base in node.bases}
         klass = PytreeClass(node.name)
@@ -104,10 +114,9 @@ class PytreeIndex:
         if not is_dataclass and registered is None:
             return None
         meta: set[str] = set()
-        for decorator in node.decorator_list:
-            if isinstance(decorator, ast.Call) and \
-                    self.imports.resolve(decorator.func) == "jax.tree_util.register_dataclass":
-                meta |= _literal_names(_keyword(decorator, "meta_fields"))
+        for name, call in described:
+            if call is not None and name == "jax.tree_util.register_dataclass":
+                meta |= _literal_names(_keyword(call, "meta_fields"))
         if registered is not None:
             meta |= registered[1]
         for statement in node.body:

@@ -30,6 +30,7 @@ from jitfix.analysis.catalogue import (
     ARRAY_ATTRIBUTES,
     HOST,
     PYTREE,
+    RESULT_PARTS,
     STATIC,
     STATIC_ATTRIBUTES,
     STATIC_BUILTINS,
@@ -271,6 +272,10 @@ class ValueAnalysis:
         if isinstance(func, ast.Call):
             return self._transformed_call(func, arguments)
         name = self.imports.resolve(func)
+        if name in RESULT_PARTS:
+            parts = tuple(self._catalogued(name, part, arguments) for part in RESULT_PARTS[name])
+            strongest = max(parts, key=lambda part: part.kind)
+            return Verdict(strongest.kind, strongest.why, strongest.via, elements=parts)
         category = function_category(name)
         if category is not None:
             return self._catalogued(name or "", category, arguments)

@@ -1,0 +1,43 @@
+"""The JAX catalogue is generated from the installed jax and must not drift from it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import jax
+
+from jitfix.analysis import catalogue_data
+from jitfix.analysis.catalogue import ARRAY_ATTRIBUTES, STATIC_ATTRIBUTES, function_category
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "make_catalogue.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("make_catalogue", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_catalogue"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_checked_in_catalogue_is_what_the_installed_jax_gives() -> None:
+    generated = _generator().render()
+    current = Path(catalogue_data.__file__).read_text(encoding="utf-8")
+    assert generated == current, (f"the catalogue was made from jax {catalogue_data.JAX_VERSION} and drifted from "
+                                  f"the installed jax {jax.__version__}: run python tools/make_catalogue.py")
+
+
+def test_the_categories_that_decide_soundness() -> None:
+    assert function_category("jax.numpy.sum") == "array"
+    assert function_category("jax.numpy.add") == "array"  # a ufunc object, annotated Any
+    assert function_category("jax.numpy.float32") == "array"
+    for static in ("jax.numpy.shape", "jax.numpy.broadcast_shapes", "jax.lax.broadcast_shapes",
+                   "jax.numpy.result_type", "jax.tree.structure", "jax.numpy.iinfo", "jax.lax.conv_dimension_numbers"):
+        assert function_category(static) == "static", static
+    assert function_category("jax.lax.psum") == "pytree"  # psum(1, axis) is the axis size; psum(dict) a dict
+    assert function_category("jax.device_get") == "host"
+    assert function_category("jax.tree.map") == "pytree"
+    assert {"shape", "ndim", "dtype", "size"} <= STATIC_ATTRIBUTES
+    assert {"sum", "astype", "reshape", "T", "at", "set"} <= ARRAY_ATTRIBUTES

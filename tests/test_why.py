@@ -1,0 +1,63 @@
+"""``jitfix why FILE:LINE`` shows the evidence behind each verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import invoke
+
+MODULE = '''import jax
+import jax.numpy as jnp
+
+
+def is_array(x):
+    return isinstance(x, jax.Array)
+
+
+@jax.jit
+def step(x, neighbors=None):
+    if neighbors is None:
+        neighbors = int(jnp.max(x))
+    if is_array(x):
+        x = x * 2
+    if x.sum() > 0:
+        x = x - 1
+    return helper(x)
+
+
+def plain(x):
+    return x
+'''
+
+
+def _why(tmp_path: Path, line: int) -> str:
+    path = tmp_path / "m.py"
+    path.write_text(MODULE)
+    result = invoke("why", f"{path}:{line}")
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def test_a_traced_test_shows_its_chain_down_to_the_argument(tmp_path: Path) -> None:
+    out = _why(tmp_path, 15)
+    assert "in `step`, traced: decorated with jax.jit" in out
+    assert "parameter `x`: traced" in out
+    assert "parameter `neighbors`: unknown" in out and "no call in this module overrides" in out
+    assert "`x.sum() > 0` is traced:" in out
+    assert "<- `.sum()` of a traced array" in out
+    assert out.rstrip().endswith("<- `x` is a traced argument of `step` (decorated with jax.jit)")
+
+
+def test_static_unknown_and_unreached_lines_say_why(tmp_path: Path) -> None:
+    assert "`is_array(x)` is static:" in _why(tmp_path, 13)
+    assert "`isinstance()` returns a Python value" in _why(tmp_path, 13)
+    guarded = _why(tmp_path, 12)
+    assert "may not run under tracing: only reached when `neighbors is None`" in guarded
+    assert "`int(jnp.max(x))` is unknown" in guarded
+    assert "`helper()` is a call jitfix cannot see into" in _why(tmp_path, 17)
+    assert "`plain` is not traced" in _why(tmp_path, 21)
+
+
+def test_bad_locations_are_usage_errors(tmp_path: Path) -> None:
+    assert invoke("why", "nowhere").exit_code == 2
+    assert invoke("why", str(tmp_path / "missing.py:3")).exit_code == 2
