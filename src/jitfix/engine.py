@@ -69,9 +69,9 @@ def _mentions_jax(text: str) -> bool:
 def _mentions_a_transform(text: str) -> bool:
     """No name of a transform that traces a function (``jit``, ``vmap``, ``scan``, ...; even
     an aliased import spells it once) means no traced code: the tree need not be walked."""
-    from jitfix.analysis.traced import TRACING_CALL_NAMES
+    from jitfix.analysis.traced import mentions_a_transform
 
-    return any(name in text for name in TRACING_CALL_NAMES)
+    return mentions_a_transform(text)
 
 
 def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], ast.Module | None]:

@@ -20,6 +20,26 @@ MUTATING_METHODS = frozenset(
 )
 
 
+def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """Every node of a function's own body, in source order, not descending into nested defs
+    and classes (those are checked as functions of their own when they are traced).
+
+    Every rule walks the bodies of the traced functions, several times: the walk is done
+    once per function and kept on its node (a tree is never changed once parsed)."""
+    nodes = function.__dict__.get("_jitfix_own_nodes")
+    if nodes is None:
+        nodes = []
+        stack: list[ast.AST] = list(reversed(function.body))
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        function._jitfix_own_nodes = nodes  # type: ignore[union-attr]
+    return iter(nodes)
+
+
+
 def _own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """Every node of the statements, without the bodies of nested functions and classes
     (their names and decorators, defaults and bases are still visited)."""

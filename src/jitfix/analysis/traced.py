@@ -17,8 +17,10 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -100,6 +102,18 @@ TRACING_CALL_NAMES = frozenset(
     name.rpartition(".")[2]
     for name in (*JIT_TRANSFORMS, *TRACING_TRANSFORMS, *GRAD_TRANSFORMS, *BODY_ARGUMENTS, SWITCH, PARTIAL)
 )
+
+
+# Names that trace their function wherever they appear, and those that only do as `lax`
+# primitives (`cond`, `switch` and `map` are common words): a module that spells none of
+# them as a word holds no traced code (an aliased import still spells the name once).
+_BODY_ONLY = frozenset({"cond", "switch", "map"})
+_TRANSFORM_WORDS = re.compile(r"\b(?:%s)\b" % "|".join(sorted(TRACING_CALL_NAMES - _BODY_ONLY - {"partial"})))
+_BODY_WORDS = re.compile(r"\b(?:cond|switch|map)\b")
+
+
+def mentions_a_transform(text: str) -> bool:
+    return bool(_TRANSFORM_WORDS.search(text)) or ("lax" in text and bool(_BODY_WORDS.search(text)))
 
 
 def _may_trace(call: ast.Call) -> bool:
@@ -629,16 +643,9 @@ class TracedFinder:
             self._wrapped(scope, call)
             self._body_arguments(scope, call)
 
-    def _calls_in(self, function: FunctionNode) -> list[ast.Call]:
-        calls: list[ast.Call] = []
-        stack: list[ast.AST] = list(function.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Call):
-                calls.append(node)
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-                stack.extend(ast.iter_child_nodes(node))
-        return calls
+    @staticmethod
+    def _calls_in(function: FunctionNode) -> list[ast.Call]:
+        return [node for node in walk_body(function) if isinstance(node, ast.Call)]
 
     def _propagate(self) -> None:
         """Follow calls out of traced functions until nothing new is found."""

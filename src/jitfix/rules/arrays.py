@@ -15,7 +15,8 @@ import libcst as cst
 
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.analysis.blocks import walk_body
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import span
 from jitfix.rules.conditionals import conditionals, own_expressions
 from jitfix.rules.cst_text import code

@@ -90,14 +90,3 @@ class Rule:
             fix=fix,
             function=function.qualname if function else None,
         )
-
-
-def walk_body(function: FunctionNode) -> Iterator[ast.AST]:
-    """Every node of a function's own body, not descending into nested defs and classes
-    (those are checked as functions of their own when they are traced)."""
-    stack: list[ast.AST] = list(reversed(function.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))

@@ -172,6 +172,8 @@ class FunctionConditionals:
         self.booleans: list[BooleanSite] = []
         self._flow = flow
         for node, statement in own_expressions(function):
+            if not isinstance(node, ast.IfExp | ast.BoolOp | ast.UnaryOp | ast.Compare):
+                continue  # the only expressions JF102 and JF103 rewrite
             values = self.values_at(statement)
             if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
                 size = self.planner.sizes.size(node.test)

@@ -19,7 +19,8 @@ import libcst as cst
 from jitfix.analysis.blocks import assigned_names
 from jitfix.analysis.traced import MUTATING_METHODS, TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.analysis.blocks import walk_body
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
 from jitfix.rules.cst_text import code
 from jitfix.rules.naming import unique_name
@@ -82,6 +83,18 @@ def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
                             stack.extend(handler.body)
 
 
+def _module_level_names(tree: ast.Module) -> tuple[set[str], bool]:
+    """The names the module's own statements assign, and whether one is assigned twice."""
+    seen: set[str] = set()
+    rebound = False
+    for statement in _module_statements(tree):
+        if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            for name in assigned_names([statement]):
+                rebound = rebound or name in seen or isinstance(statement, ast.AugAssign)
+                seen.add(name)
+    return seen, rebound
+
+
 def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | (
         assigned_names(function.body) if isinstance(function.body, list) else set())
@@ -129,13 +142,16 @@ class StaleGlobal(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        changes = getattr(module.traced, "changes", [])
+        module_names, rebound = _module_level_names(module.tree)
+        if not rebound and not any(name in module_names for _, name, _, _ in changes):
+            return  # no module-level name ever changes: no global can go stale
         parents = getattr(module.traced, "parents", {})
         reads = {
             traced.node: _free_reads(traced.node, parents) for traced in module.traced.values()
             if isinstance(traced.node, ast.FunctionDef)
         }
         candidates = {name for names in reads.values() for name in names} - set(module.imports.aliases)
-        changes = getattr(module.traced, "changes", [])
         read_attributes = _read_attributes(list(reads), candidates) if candidates else {}
         changing = changing_globals(module.tree, candidates, changes, read_attributes) if candidates else {}
         if not changing:

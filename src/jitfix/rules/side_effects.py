@@ -16,7 +16,8 @@ import libcst as cst
 
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc, walk_body
+from jitfix.analysis.blocks import walk_body
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
 DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})
@@ -399,9 +400,8 @@ class TraceTimeSideEffect(Rule):
             local = _local_names(traced.node)
             discarded = {id(node.value) for node in walk_body(traced.node)
                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
-            values = traced.values(module.imports)
             for node in walk_body(traced.node):
-                problem = self._problem(module, node, local, discarded, values)
+                problem = self._problem(module, node, local, discarded, traced)
                 if problem:
                     where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
                     yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
@@ -409,7 +409,7 @@ class TraceTimeSideEffect(Rule):
 
     @staticmethod
     def _problem(module: ModuleContext, node: ast.AST, local: set[str], discarded: set[int],
-                 values: ValueAnalysis) -> str | None:
+                 traced) -> str | None:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id in TRACE_TIME_CALLS \
                     and node.func.id not in module.imports.aliases and node.func.id not in local:
@@ -426,7 +426,8 @@ class TraceTimeSideEffect(Rule):
             # value appended (a shape, a trace counter) is deliberate trace-time bookkeeping.
             if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
                     and func.value.id not in local and func.value.id not in module.imports.aliases \
-                    and id(node) in discarded and any(values.is_traced(arg) for arg in node.args):
+                    and id(node) in discarded \
+                    and any(traced.values(module.imports).is_traced(arg) for arg in node.args):
                 return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
                         "of the trace, once per trace rather than once per call; return the value instead")
         if isinstance(node, ast.Global):
