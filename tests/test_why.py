@@ -61,3 +61,11 @@ def test_static_unknown_and_unreached_lines_say_why(tmp_path: Path) -> None:
 def test_bad_locations_are_usage_errors(tmp_path: Path) -> None:
     assert invoke("why", "nowhere").exit_code == 2
     assert invoke("why", str(tmp_path / "missing.py:3")).exit_code == 2
+
+
+def test_the_readme_example_is_what_why_prints(tmp_path: Path, monkeypatch) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ jitfix why train.py:15\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "train.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    assert invoke("why", "train.py:15").stdout == block
