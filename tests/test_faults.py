@@ -291,3 +291,17 @@ def test_a_concurrent_writer_loses_no_update(tmp_path: Path) -> None:
         fixed = expected.replace(b'print(f"x = {x}")', b'jax.debug.print("x = {x}", x=x)')
         lost += path.read_bytes() not in (expected, fixed)
     assert lost == 0
+
+
+def test_a_diff_of_lines_holding_form_feeds_and_line_separators_applies(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    good = good_files(tmp_path)
+    odd = tmp_path / "odd.py"
+    odd.write_bytes(BROKEN.replace(b"import jax\n", "import jax\nSEP = '\x0c\u2028'  # \u2029\n".encode()))
+    patch = jitfix("diff", "-j", "2", ".", cwd=tmp_path)
+    assert patch.returncode == 1, patch.stderr
+    (tmp_path / "jit.patch").write_text(patch.stdout, encoding="utf-8", newline="")
+    applied = subprocess.run(["git", "apply", "jit.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert_fixed(good)
+    assert b"jax.debug.print" in odd.read_bytes() and "\x0c\u2028".encode() in odd.read_bytes()

@@ -6,6 +6,8 @@ import difflib
 import json
 from pathlib import Path
 
+import pytest
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
@@ -94,11 +96,40 @@ def test_magics_and_cell_magics_are_left_alone(tmp_path: Path) -> None:
     assert "!pip install jax" in "".join(after["cells"][1]["source"])
 
 
-def test_diff_shows_cells_as_python(tmp_path: Path) -> None:
+def test_diff_shows_cells_as_python_on_a_terminal_and_a_json_patch_otherwise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
     _notebook(tmp_path / "train.ipynb")
-    patch = invoke("diff", str(tmp_path / "train.ipynb")).stdout
-    assert "# %% jitfix cell 3\n" in patch and "-    if x.sum() > 0:\n" in patch
-    assert '"source"' not in patch
+    monkeypatch.setattr("rich.console.Console.is_terminal", property(lambda self: True))
+    shown = invoke("diff", "--no-color", str(tmp_path / "train.ipynb")).stdout
+    assert "# %% jitfix cell 3\n" in shown and "-    if x.sum() > 0:\n" in shown
+    assert '"source"' not in shown
+    monkeypatch.undo()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    patch = invoke("diff", "train.ipynb").stdout
+    assert '"source"' in patch
+    (tmp_path / "nb.patch").write_text(patch, encoding="utf-8", newline="")
+    applied = subprocess.run(["git", "apply", "nb.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert "lax.cond" in (tmp_path / "train.ipynb").read_text()
+
+
+def test_cell_text_that_looks_like_a_boundary_and_cell_endings_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "forged.ipynb"
+    _notebook(path)
+    document = json.loads(path.read_text())
+    code_cells = [cell for cell in document["cells"] if cell["cell_type"] == "code"]
+    code_cells[0]["source"] = ["# %% jitfix cell 1\n", "import jax\n", "import jax.numpy as jnp\n", "\n"]
+    code_cells[-1]["source"][-1] += "\n"
+    path.write_text(json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    invoke("fix", str(path))
+    after = json.loads(path.read_text())
+    after_code = [cell for cell in after["cells"] if cell["cell_type"] == "code"]
+    assert after_code[0]["source"][0] == "# %% jitfix cell 1\n" and after_code[0]["source"][-1] == "\n"
+    assert after_code[-1]["source"][-1].endswith("\n")
+    assert "lax.cond" in path.read_text()
 
 
 def test_broken_and_foreign_notebooks_are_reported_and_others_still_processed(tmp_path: Path) -> None:
@@ -106,15 +137,22 @@ def test_broken_and_foreign_notebooks_are_reported_and_others_still_processed(tm
     _notebook(tmp_path / "good.ipynb")
     foreign = tmp_path / "foreign.ipynb"
     document = json.loads((tmp_path / "good.ipynb").read_text())
-    # Keys out of order: a layout json.dumps cannot reproduce, so rewriting would reformat it all.
-    foreign.write_text(json.dumps(dict(reversed(document.items())), indent=1), encoding="utf-8")
+    # Spacing no json.dumps call reproduces: rewriting would reformat it all, so it is refused.
+    foreign.write_text(json.dumps(document, indent=1).replace('": ', '" : '), encoding="utf-8")
     original_foreign = foreign.read_bytes()
     result = invoke("fix", str(tmp_path))
     assert result.exit_code == 2
     assert f"{tmp_path / 'broken.ipynb'}: not a readable notebook" in result.stderr
-    assert f"{tmp_path / 'foreign.ipynb'}: not rewritten: the notebook's JSON is not in Jupyter's own layout" \
+    assert f"{tmp_path / 'foreign.ipynb'}: not rewritten: jitfix cannot write the notebook's JSON back" \
         in result.stderr
     assert foreign.read_bytes() == original_foreign
+    for name, layout in (("reversed.ipynb", dict(indent=1)), ("ascii.ipynb", dict(indent=2, ensure_ascii=True)),
+                         ("oneline.ipynb", dict(separators=(",", ":")))):
+        other = tmp_path / name  # other tools' layouts are written back in their own layout
+        other.write_text(json.dumps(dict(reversed(document.items())), **layout), encoding="utf-8")
+        invoke("fix", str(other))
+        fixed = json.loads(other.read_text())
+        assert json.dumps(fixed, **layout) == other.read_text() and "lax.cond" in other.read_text()
     assert "lax.cond" in (tmp_path / "good.ipynb").read_text()
     indented = tmp_path / "indented.ipynb"  # another layout json.dumps does reproduce is kept
     indented.write_text(json.dumps(document, indent=4, sort_keys=True), encoding="utf-8")

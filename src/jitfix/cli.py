@@ -463,11 +463,14 @@ def diff(
     validation = _run_validation(run, results, options)
     changed = [result for result in results.all if result.changed]
     for result in changed:
-        old, new = result.review or (result.source.text, result.new_text)
-        patch = report.annotated_diff(unified_diff(result.path, old, new), [] if result.review else result.fixed)
+        # A notebook reads best as its cells in Python on a terminal; redirected, the diff is
+        # of the notebook's JSON, so that `git apply` takes the patch.
+        review = result.review if run.out.is_terminal else None
+        old, new = review or (result.source.text, result.new_text)
+        patch = report.annotated_diff(unified_diff(result.path, old, new), [] if review else result.fixed)
         if stat:
-            added = sum(1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
-            removed = sum(1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))
+            added = sum(1 for line in patch.split("\n") if line.startswith("+") and not line.startswith("+++"))
+            removed = sum(1 for line in patch.split("\n") if line.startswith("-") and not line.startswith("---"))
             run.out.print(f"{result.path} | +{added} -{removed}")
         else:
             _print_diff(run, patch)
@@ -484,7 +487,7 @@ def diff(
 
 
 def _print_diff(run: Run, patch: str) -> None:
-    for line in patch.splitlines():
+    for line in patch.rstrip("\n").split("\n"):
         if line.startswith("@@"):
             header, _, label = line.partition(" @@")
             run.out.print(Text(header + " @@", style="cyan") + Text(label, style="yellow"))

@@ -140,20 +140,28 @@ def _checked(path: str, new_text: str, codes: Iterable[str]) -> str:
     return new_text
 
 
+def source_lines(text: str) -> list[str]:
+    """Lines as git counts them: ended by ``\n`` only (``str.splitlines`` would also split on
+    a form feed or ``\u2028`` inside a line, and the patch would not apply)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
     """A git-style unified diff (``--- a/path`` / ``+++ b/path``)."""
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
+    old_lines = source_lines(old)
+    new_lines = source_lines(new)
     for lines in (old_lines, new_lines):
         if lines and not lines[-1].endswith(("\n", "\r")):
             lines[-1] += "\n\\ No newline at end of file\n"
-    name = path.lstrip("./") if path != "-" else "-"
+    name = path.removeprefix("./") if path != "-" else "-"
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
 def replacements(old: str, new: str) -> list[Replacement]:
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
+    old_lines = source_lines(old)
+    new_lines = source_lines(new)
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     return [
         Replacement(start_line=i1 + 1, end_line=i2 + 1, text="".join(new_lines[j1:j2]))
@@ -207,18 +215,18 @@ def process_notebook(path: str, text: str, settings: Settings, options: Options)
     try:
         inner = process_text(path, view.text, settings, options)
     except InputError as error:
-        cell, line = notebooks.locate(view.text, error.line or 1)
+        cell, line = notebooks.locate(view, view.text, error.line or 1)
         raise InputError(f"{path}:cell {cell + 1}", error.message, line=line, col=error.col) from None
     final = inner.new_text if inner.new_text is not None else view.text
     result = FileResult(path=path, parsed=inner.parsed)
-    result.findings = notebooks.relocate(inner.findings, final)
-    result.fixed = notebooks.relocate(inner.fixed, view.text)
+    result.findings = notebooks.relocate(view, inner.findings, final)
+    result.fixed = notebooks.relocate(view, inner.fixed, view.text)
     if inner.new_text is not None:
         result.new_text = text
         if inner.new_text != view.text:
             sources = notebooks.cell_sources(view, inner.new_text)
             result.new_text = notebooks.write(text, document, sources, path)
-            result.review = (view.restored(view.text), view.restored(inner.new_text))
+            result.review = (view.readable(view.text), view.readable(inner.new_text))
     return result
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+import secrets
+from dataclasses import dataclass, field, replace
 
 from jitfix.files import InputError
 
-MARKER = "# %% jitfix cell {}"  # 1-based, as findings name cells
-MARKER_LINE = re.compile(r"^# %% jitfix cell (\d+)$", re.MULTILINE)
+# Each cell starts after a marker line naming it (1-based, as findings name cells) and a
+# nonce drawn for this view, so no text inside a cell can pass for a boundary.
+MARKER = "# %% jitfix cell {} {}"
 PLACEHOLDER = "__jitfix_magic__({})"
 # At the top level a magic becomes a comment, so that imports after it still count as the
 # module's import block (where added imports go); in a block it must be a statement.
@@ -36,9 +38,19 @@ class CodeView:
     text: str
     cells: list[int]  # notebook index of each code cell in the view, in order
     magics: list[str]  # placeholder number -> the IPython text it stands for
+    nonce: str = ""
+    tails: dict[int, str] = field(default_factory=dict)  # the newlines each cell ended with
 
     def restored(self, text: str) -> str:
         return PLACEHOLDER_CALL.sub(lambda match: self.magics[int(match.group(1))], text)
+
+    def readable(self, text: str) -> str:
+        """The view as a person reads it: magics back, cell markers without the nonce."""
+        return self.restored(text).replace(f" {self.nonce}\n", "\n")
+
+    @property
+    def marker_line(self) -> re.Pattern:
+        return re.compile(rf"^# %% jitfix cell (\d+) {self.nonce}$", re.MULTILINE)
 
 
 def _cell_source(cell: dict) -> str:
@@ -61,39 +73,44 @@ def _hide_magics(source: str, magics: list[str]) -> str:
 
 
 def code_view(document: dict) -> CodeView:
-    parts, cells, magics = [], [], []
+    parts, cells, magics, tails = [], [], [], {}
+    nonce = secrets.token_hex(8)
     for index, cell in enumerate(document.get("cells", [])):
         source = _cell_source(cell)
         if cell.get("cell_type") != "code" or source.lstrip().startswith("%%"):
             continue
-        body = _hide_magics(source, magics).rstrip("\n")
-        parts.append(MARKER.format(index + 1) + "\n" + body + "\n")
+        body = _hide_magics(source, magics)
+        stripped = body.rstrip("\n")
+        tails[index] = body[len(stripped):]
+        parts.append(MARKER.format(index + 1, nonce) + "\n" + stripped + "\n")
         cells.append(index)
-    return CodeView("".join(parts), cells, magics)
+    return CodeView("".join(parts), cells, magics, nonce, tails)
 
 
 def cell_sources(view: CodeView, text: str) -> dict[int, str]:
-    """Each code cell's source in a (fixed) view; imports the fixes added above the first
-    cell go into that cell."""
-    pieces = MARKER_LINE.split(text)
+    """Each code cell's source in a (fixed) view, ending as it ended; imports the fixes
+    added above the first cell go into that cell."""
+    pieces = view.marker_line.split(text)
     head, rest = pieces[0], pieces[1:]
     sources: dict[int, str] = {}
     for number, body in zip(rest[0::2], rest[1::2]):
+        index = int(number) - 1
         body = body[1:] if body.startswith("\n") else body
-        sources[int(number) - 1] = view.restored(body.rstrip("\n"))
+        sources[index] = view.restored(body.rstrip("\n")) + view.tails.get(index, "")
     if head.strip() and view.cells:
         first = view.cells[0]
         sources[first] = head.rstrip("\n") + "\n" + sources.get(first, "")
     return sources
 
 
-def locate(text: str, line: int) -> tuple[int, int]:
+def locate(view: CodeView, text: str, line: int) -> tuple[int, int]:
     """(notebook cell index, line within the cell) of a line of a view's text."""
+    marker = view.marker_line
     cell, start = 0, 1
-    for number, content in enumerate(text.splitlines(), start=1):
+    for number, content in enumerate(text.split("\n"), start=1):
         if number > line:
             break
-        match = MARKER_LINE.match(content)
+        match = marker.match(content)
         if match:
             cell, start = int(match.group(1)) - 1, number + 1
     return cell, max(line - start + 1, 1)
@@ -112,16 +129,22 @@ def read(text: str, path: str) -> dict:
 
 
 def _layout(text: str) -> dict | None:
-    """The json.dumps arguments that reproduce the file byte for byte (Jupyter's own layout
-    is indent=1, sorted keys, non-ASCII kept), or None."""
+    """The json.dumps arguments that reproduce the file byte for byte, or None: Jupyter's own
+    layout (indent 1, sorted keys, non-ASCII kept), and any other indent, key order or
+    escaping a tool writes (keys in file order, ``ensure_ascii``, one line)."""
     match = re.search(r"^\{\n( +)\"", text)
-    indent = len(match.group(1)) if match else 1
+    indents = [len(match.group(1))] if match else [None]
     ending = "\n" if text.endswith("\n") else ""
     original = json.loads(text)
-    for ensure_ascii in (False, True):
-        layout = {"indent": indent, "ensure_ascii": ensure_ascii, "sort_keys": True}
-        if json.dumps(original, **layout) + ending == text:
-            return layout
+    for indent in indents:
+        for sort_keys in (True, False):
+            for ensure_ascii in (False, True):
+                layout = {"indent": indent, "ensure_ascii": ensure_ascii, "sort_keys": sort_keys}
+                if json.dumps(original, **layout) + ending == text:
+                    return layout
+                compact = {**layout, "separators": (",", ":")}
+                if indent is None and json.dumps(original, **compact) + ending == text:
+                    return compact
     return None
 
 
@@ -130,8 +153,8 @@ def write(text: str, document: dict, sources: dict[int, str], path: str) -> str:
     layout = _layout(text)
     ending = "\n" if text.endswith("\n") else ""
     if layout is None:
-        raise InputError(path, "not rewritten: the notebook's JSON is not in Jupyter's own layout "
-                               "(open and save it in Jupyter first)")
+        raise InputError(path, "not rewritten: jitfix cannot write the notebook's JSON back in its own "
+                               "layout (open and save it in Jupyter first)")
     for index, source in sources.items():
         cell = document["cells"][index]
         if _cell_source(cell) == source:
@@ -143,11 +166,11 @@ def write(text: str, document: dict, sources: dict[int, str], path: str) -> str:
     return json.dumps(document, **layout) + ending
 
 
-def relocate(findings: list, text: str) -> list:
+def relocate(view: CodeView, findings: list, text: str) -> list:
     """Findings of a view's text, placed at their cell (1-based) and the line within it."""
     placed = []
     for finding in findings:
-        cell, line = locate(text, finding.line)
-        _, end_line = locate(text, finding.end_line)
+        cell, line = locate(view, text, finding.line)
+        _, end_line = locate(view, text, finding.end_line)
         placed.append(replace(finding, cell=cell + 1, line=line, end_line=end_line))
     return placed
