@@ -305,3 +305,63 @@ def test_a_diff_of_lines_holding_form_feeds_and_line_separators_applies(tmp_path
     assert applied.returncode == 0, applied.stderr
     assert_fixed(good)
     assert b"jax.debug.print" in odd.read_bytes() and "\x0c\u2028".encode() in odd.read_bytes()
+
+
+def _validated_module(folder: Path, prelude: str) -> Path:
+    path = folder / "mod.py"
+    path.write_text(prelude + "\n" + BROKEN.decode())
+    return path
+
+
+def test_validation_kills_what_the_users_code_started_and_bounds_its_output(tmp_path: Path) -> None:
+    marker = tmp_path / "grandchild-alive"
+    grandchild = tmp_path / "grandchild.py"
+    grandchild.write_text(f"import pathlib, time\ntime.sleep(8)\npathlib.Path({str(marker)!r}).write_text('alive')\n")
+    prelude = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, {str(grandchild)!r}])\n"
+        "sys.stdout.write('x' * (8 << 20))\n"  # 8 MiB of output
+        "time.sleep(60)\n"
+    )
+    module = _validated_module(tmp_path, prelude)
+    started = time.monotonic()
+    result = jitfix("fix", "--validate", "--validate-timeout", "5", "--verbose", str(module), cwd=tmp_path)
+    assert time.monotonic() - started < 60
+    assert "timed out after 5 s" in result.stderr
+    assert module.read_bytes().endswith(BROKEN)  # not validated: not written
+    assert "validation could not run" in result.stderr
+    assert len(result.stderr) < 3 << 20  # the 8 MiB were cut
+    time.sleep(max(0.0, started + 12 - time.monotonic()))
+    assert not marker.exists()  # the background process went with its group
+
+
+def test_validation_passes_only_the_environment_python_needs(tmp_path: Path) -> None:
+    probe = "import os\nassert 'API_SECRET' not in os.environ, 'secret leaked'\n"
+    module = _validated_module(tmp_path, probe)
+    env = {**os.environ, "API_SECRET": "s3cret"}
+
+    def fix(*options: str) -> subprocess.CompletedProcess:
+        module.write_text(probe + "\n" + BROKEN.decode())
+        return subprocess.run([sys.executable, "-m", "jitfix", "fix", "--validate", "--verbose", *options,
+                               str(module)], cwd=tmp_path, capture_output=True, text=True, timeout=TIME_LIMIT, env=env)
+
+    kept_out = fix()
+    assert kept_out.returncode == 0, kept_out.stderr
+    assert module.read_bytes().endswith(FIXED)
+    passed_on = fix("--pass-env", "API_SECRET")  # named: the user's code sees it (and here refuses to import)
+    assert "secret leaked" in passed_on.stderr
+    assert module.read_bytes().endswith(BROKEN)
+
+
+def test_fix_validate_writes_only_what_passed_unless_allowed(tmp_path: Path) -> None:
+    # A function validation cannot call (a method: skipped) is held back by default.
+    source = BROKEN.decode() + "\n\nclass Model:\n    @jax.jit\n    def step(self, x):\n        print(x)\n        return x\n"
+    module = tmp_path / "mod.py"
+    module.write_text(source)
+    held = jitfix("fix", "--validate", str(module), cwd=tmp_path)
+    assert "not written" in held.stderr
+    assert "    def step(self, x):\n        print(x)" in module.read_text()
+    assert 'jax.debug.print("x = {x}", x=x' in module.read_text()  # f passed and is written
+    allowed = jitfix("fix", "--validate", "--allow-unvalidated", str(module), cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "print(x)" not in module.read_text()

@@ -109,6 +109,12 @@ Record = Annotated[Optional[str], typer.Option(
 ValidateTimeout = Annotated[Optional[float], typer.Option(
     "--validate-timeout", metavar="SECONDS", min=1, help=f"Time limit per module for --validate and --record "
     f"(default {DEFAULT_VALIDATE_TIMEOUT:g}).")]
+PassEnv = Annotated[Optional[list[str]], typer.Option(
+    "--pass-env", metavar="NAME", help="Pass this environment variable on to your code under --validate and "
+    "--record (repeatable). Only what Python and JAX need is passed otherwise: secrets stay out.")]
+AllowUnvalidated = Annotated[bool, typer.Option(
+    "--allow-unvalidated", help="With --validate: also write rewrites whose validation was skipped or could "
+    "not run (by default fix writes only what passed).")]
 ReportFile = Annotated[Optional[Path], typer.Option(
     "--report", metavar="FILE", help="Write a migration report (markdown): every file, every rewrite with its "
     "rule and validation evidence, every finding left for a person.")]
@@ -131,7 +137,8 @@ class Run:
     record: Optional[str] = None
 
     def ask_validation(self, validate: bool, examples: Optional[Path], record: Optional[str],
-                       timeout: Optional[float]) -> None:
+                       timeout: Optional[float], pass_env: Optional[list[str]] = None,
+                       allow_unvalidated: bool = False) -> None:
         """--validate, or anything that implies it, with the configured defaults filled in."""
         settings = self.settings
         examples_file = str(examples) if examples else settings.validate_examples
@@ -148,7 +155,7 @@ class Run:
 
         self.validation = ValidationOptions(
             examples=examples_file, timeout=timeout or settings.validate_timeout or DEFAULT_VALIDATE_TIMEOUT,
-            jobs=self.jobs or default_jobs())
+            jobs=self.jobs or default_jobs(), pass_env=tuple(pass_env or ()), allow_unvalidated=allow_unvalidated)
 
 
 def _consoles(no_color: bool) -> tuple[Console, Console]:
@@ -294,11 +301,12 @@ def check(
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
+    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
+    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
 ) -> None:
     """Report findings without changing anything (for CI). Exit 1 when any exist."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout)
+    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
     run.use_cache = not no_cache
     wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif, OutputFormat.markdown)
     results = _results(run, Options(fix_diffs=wants_fixes))
@@ -392,12 +400,13 @@ def fix(
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
+    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
+    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
 ) -> None:
     """Rewrite files in place (stdin to stdout for -). Exit 1 when findings are left or a
     validation failed."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout)
+    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
     run.use_cache = not no_cache
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
     results = _results(run, options)
@@ -452,11 +461,12 @@ def diff(
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
     stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
     validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, report_file: ReportFile = None,
+    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
+    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
 ) -> None:
     """Show the fixes as a unified diff; write nothing. Exit 1 when there is a change."""
     run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout)
+    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
     run.use_cache = not no_cache
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
     results = _results(run, options)
@@ -508,13 +518,14 @@ def validate_command(
     new: Annotated[Path, typer.Argument(help="The rewritten module (by hand, by a colleague, by jitfix).",
                                         show_default=False, metavar="NEW")],
     output_format: Annotated[ReportFormat, typer.Option("--output-format", help="How to print results.")] = ReportFormat.text,
-    examples: Examples = None, record: Record = None, validate_timeout: ValidateTimeout = None,
+    examples: Examples = None, record: Record = None, validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
+    allow_unvalidated: AllowUnvalidated = False,
     quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False, config: Config = None,
 ) -> None:
     """Compare two versions of a module: every function that differs runs as OLD eagerly and
     as NEW under jax.jit, on the same inputs. IMPORTS AND RUNS BOTH. Exit 1 when one fails."""
     run = _prepare([str(old)], None, None, None, None, quiet, verbose, no_color, None, config)
-    run.ask_validation(True, examples, record, validate_timeout)
+    run.ask_validation(True, examples, record, validate_timeout, pass_env, allow_unvalidated)
     texts = []
     for path in (old, new):
         try:

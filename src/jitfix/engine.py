@@ -32,7 +32,7 @@ class Options:
     apply_fixes: bool = False  # compute the fixed text (fix, diff)
     fix_diffs: bool = False  # attach each finding's own fix as a diff (json, sarif)
     unsafe_fixes: bool = False
-    # Functions (top-level names) whose rewrites are held back: validation found them wrong.
+    # Functions (qualified names) whose rewrites are held back: validation did not prove them.
     hold: frozenset[str] = frozenset()
 
 
@@ -108,7 +108,10 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
 
 
 def _held(finding: Finding, options: Options) -> bool:
-    return finding.function is not None and finding.function.split(".")[0] in options.hold
+    """Whether the finding is in a function validation held back (or nested in one)."""
+    function = finding.function
+    return function is not None and any(function == name or function.startswith(name + ".")
+                                        for name in options.hold)
 
 
 def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
@@ -155,7 +158,7 @@ def unified_diff(path: str, old: str, new: str) -> str:
     for lines in (old_lines, new_lines):
         if lines and not lines[-1].endswith(("\n", "\r")):
             lines[-1] += "\n\\ No newline at end of file\n"
-    name = path.removeprefix("./") if path != "-" else "-"
+    name = path.removeprefix("./").lstrip("/") if path != "-" else "-"
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 

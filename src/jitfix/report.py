@@ -320,7 +320,9 @@ def migration_report(files, left: list[Finding], validation=None, applied: bool 
             held = validation.held.get(result.path)
             if held:
                 lines.append(f"- not written: the rewrites of {', '.join(f'`{name}`' for name in held)} "
-                             "(validation failed)")
+                             "(validation failed or could not prove them)")
+            if result.path in validation.held_files:
+                lines.append(f"- not written: validation could not run ({validation.held_files[result.path]})")
         if by_path.get(result.path):
             lines += ["", "Left for a person:"]
             lines += [f"- {f.line_label}: {f.code} {f.message}" for f in by_path[result.path]]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from jitfix.validate.process import environment, run
 
 HOOK = Path(__file__).with_name("recorder_hook.py")
 
@@ -21,7 +22,8 @@ class Recording:
     output: str
 
 
-def record_calls(command: str, targets: dict[str, list[str]], folder: str, timeout: float) -> Recording:
+def record_calls(command: str, targets: dict[str, list[str]], folder: str, timeout: float,
+                 pass_env: tuple[str, ...] = (), memory_limit: int | None = None) -> Recording:
     """Run ``command`` in a shell; calls of ``targets`` (file path -> function names) land in ``folder``."""
     hook_folder = Path(folder, "hook")
     calls_folder = Path(folder, "calls")
@@ -31,18 +33,10 @@ def record_calls(command: str, targets: dict[str, list[str]], folder: str, timeo
     settings = Path(folder, "record.json")
     settings.write_text(json.dumps({"folder": str(calls_folder),
                                     "targets": {str(Path(p).resolve()): names for p, names in targets.items()}}))
-    environment = dict(os.environ)
-    environment["JITFIX_RECORD"] = str(settings)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook_folder), environment.get("PYTHONPATH")]))
-    environment.setdefault("JAX_PLATFORMS", "cpu")
-    environment["PYTHONDONTWRITEBYTECODE"] = "1"
-    try:
-        process = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=timeout,
-                                 env=environment, stdin=subprocess.DEVNULL)
-        returncode, output = process.returncode, process.stdout + process.stderr
-    except subprocess.TimeoutExpired as expired:
-        returncode = None
-        output = "".join(part.decode("utf-8", "replace") if isinstance(part, bytes) else (part or "")
-                         for part in (expired.stdout, expired.stderr))
-    return Recording(str(calls_folder), len(list(calls_folder.glob("*.pkl"))), returncode, output)
+    python_path = os.pathsep.join(filter(None, [str(hook_folder), os.environ.get("PYTHONPATH")]))
+    env = environment({"JITFIX_RECORD": str(settings), "PYTHONPATH": python_path}, pass_env)
+    # The whole process group goes at the time limit (a shell's children too, not the shell alone).
+    outcome = run(command, shell=True, timeout=timeout, env=env, memory_limit=memory_limit)
+    return Recording(str(calls_folder), len(list(calls_folder.glob("*.pkl"))), outcome.returncode,
+                     outcome.stdout + outcome.stderr)
 

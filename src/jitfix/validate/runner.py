@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
+from jitfix.validate.process import default_memory_limit, environment, run
 from jitfix.validate.targets import Target, module_identity, plan_targets
 
 
@@ -101,6 +101,9 @@ class ValidationOptions:
     timeout: float = DEFAULT_VALIDATE_TIMEOUT
     jobs: int = 1
     seed: int = 0
+    pass_env: tuple[str, ...] = ()  # environment variables passed on to the user's code
+    memory_limit: int | None = field(default_factory=lambda: default_memory_limit())
+    allow_unvalidated: bool = False  # fix --validate: also write what could not be validated
 
 
 @dataclass
@@ -123,14 +126,6 @@ def _job_document(job: ModuleJob, targets: list[Target], options: ValidationOpti
     }
 
 
-def child_environment() -> dict[str, str]:
-    environment = dict(os.environ)
-    environment.setdefault("JAX_PLATFORMS", "cpu")
-    environment["PYTHONDONTWRITEBYTECODE"] = "1"  # validation writes nothing, .pyc files included
-    environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    return environment
-
-
 def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
     started = time.perf_counter()
     result = ModuleResult(job.path)
@@ -147,15 +142,13 @@ def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
         job_file, result_file = Path(folder, "job.json"), Path(folder, "result.json")
         job_file.write_text(json.dumps(_job_document(job, targets, options)), encoding="utf-8")
         command = [sys.executable, "-m", "jitfix.validate.child", str(job_file), str(result_file)]
-        try:
-            process = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout,
-                                     env=child_environment(), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as expired:
+        process = run(command, timeout=options.timeout, env=environment(_jitfix_path(), options.pass_env),
+                      memory_limit=options.memory_limit)
+        result.output = process.stdout + process.stderr
+        if process.returncode is None:
             result.error = f"timed out after {options.timeout:g} s (raise it with --validate-timeout)"
-            result.output = _text(expired.stdout) + _text(expired.stderr)
             result.seconds = time.perf_counter() - started
             return result
-        result.output = process.stdout + process.stderr
         result.seconds = time.perf_counter() - started
         if not result_file.is_file():
             last = process.stderr.strip().splitlines()[-1:] or [""]
@@ -171,10 +164,13 @@ def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
     return result
 
 
-def _text(data) -> str:
-    if data is None:
-        return ""
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+def _jitfix_path() -> dict[str, str]:
+    """The child runs ``python -m jitfix.validate.child``: jitfix must be importable there."""
+    import jitfix
+
+    here = str(Path(jitfix.__file__).resolve().parents[1])
+    paths = [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
 
 
 def validate_modules(jobs: list[ModuleJob], options: ValidationOptions) -> list[ModuleResult]:

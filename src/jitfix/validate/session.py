@@ -20,8 +20,10 @@ class ValidationRun:
     modules: list[ModuleResult] = field(default_factory=list)
     recording: Recording | None = None
     seconds: float = 0.0
-    # path -> functions whose rewrites were held back (not written)
+    # path -> functions whose rewrites were held back (not written): failed, or not validated
     held: dict[str, list[str]] = field(default_factory=dict)
+    # path -> why no rewrite of the file was written (its validation could not run)
+    held_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -52,7 +54,8 @@ def validate_jobs(jobs: list[ModuleJob], validation: ValidationOptions, record: 
                                                                             ast.parse(job.new_text))
                                   if "." not in name]
                        for job in jobs}
-            run.recording = record_calls(record, targets, folder, validation.timeout)
+            run.recording = record_calls(record, targets, folder, validation.timeout, validation.pass_env,
+                                         validation.memory_limit)
             validation = replace(validation, recorded=run.recording.folder)
         run.modules = validate_modules(jobs, validation)
     run.seconds = time.perf_counter() - started
@@ -61,18 +64,31 @@ def validate_jobs(jobs: list[ModuleJob], validation: ValidationOptions, record: 
 
 def validate_results(results: list[FileResult], settings: Settings, options: Options,
                      validation: ValidationOptions, record: str | None = None) -> ValidationRun:
-    """Validate the changed files of ``results``; a failed function's rewrites are taken out of
-    its file's ``new_text`` (the result is updated in place)."""
+    """Validate the changed files of ``results``; the rewrites of a function that failed, or
+    that could not be validated (skipped; the module did not import or timed out), are taken
+    out of its file's ``new_text`` (the result is updated in place), unless
+    ``allow_unvalidated`` says to keep what was not proven wrong."""
     # Notebooks are not importable modules: their rewrites are reviewed, not validated.
     changed = [result for result in results
                if result.changed and result.path != "-" and not result.path.endswith(".ipynb")]
     run = validate_jobs([_job(result) for result in changed], validation, record)
     for result, module in zip(changed, run.modules):
-        failed = [function.function for function in module.failed]
-        if failed:
-            _hold(result, failed, settings, options)
-            run.held[result.path] = failed
+        if module.error and not validation.allow_unvalidated:
+            _hold_file(result)
+            run.held_files[result.path] = module.error
+            continue
+        held = [function.function for function in module.functions
+                if function.status == "failed" or (function.status == "skipped" and not validation.allow_unvalidated)]
+        if held:
+            _hold(result, held, settings, options)
+            run.held[result.path] = held
     return run
+
+
+def _hold_file(result: FileResult) -> None:
+    result.new_text = result.source.text
+    result.findings = result.findings + result.fixed
+    result.fixed = []
 
 
 def _hold(result: FileResult, functions: list[str], settings: Settings, options: Options) -> None:
@@ -84,9 +100,7 @@ def _hold(result: FileResult, functions: list[str], settings: Settings, options:
         result.fixed = again.fixed
         result.findings = again.findings
     else:
-        result.new_text = result.source.text
-        result.findings = result.findings + result.fixed
-        result.fixed = []
+        _hold_file(result)
 
 
 def _touches(old: str, new: str, functions: list[str]) -> bool:

@@ -37,7 +37,11 @@ def validation_lines(validation: ValidationRun, record: str | None, quiet: bool,
         held = validation.held.get(module.path)
         if held:
             yield (Text(f"{module.path}: ") + Text("not written: ", style="bold red")
-                   + Text(f"the rewrites of {', '.join(held)} (the file's other rewrites are)"))
+                   + Text(f"the rewrites of {', '.join(held)}, not proven by validation (the file's other "
+                          "rewrites are; --allow-unvalidated also writes the ones that were skipped)"))
+        if module.path in validation.held_files:
+            yield (Text(f"{module.path}: ") + Text("not written: ", style="bold red")
+                   + Text("its validation could not run (--allow-unvalidated writes it anyway)"))
         if verbose and module.output.strip():
             yield Text(f"{module.path}: output of your code during validation:\n{module.output.rstrip()}", style="dim")
     if not quiet:

@@ -1,0 +1,106 @@
+"""Running the user's code (validation children, ``--record`` commands) without letting it
+take jitfix down with it.
+
+Each command runs in a session (process group) of its own, so a timeout kills everything it
+started, grandchildren included, and whatever it leaves running at its end is killed too;
+its output is read through a bounded buffer; its address space can be capped; and its
+environment holds what Python and JAX need, not the caller's secrets, plus the variables
+the user names with ``--pass-env``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+
+OUTPUT_LIMIT = 1 << 20  # bytes kept of each stream; the rest is read and dropped
+# What Python, JAX and a test runner need; everything else is left out unless passed on.
+KEPT_VARIABLES = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+                            "SHELL", "TERM", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX",
+                            "LD_LIBRARY_PATH", "SYSTEMROOT", "COMSPEC", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                            "OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES"})
+KEPT_PREFIXES = ("LC_", "JAX_", "XLA_", "PYTEST_", "JITFIX_")
+
+
+def default_memory_limit() -> int | None:
+    """Half of the machine's memory, in bytes (None where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def environment(extra: dict[str, str], pass_env: tuple[str, ...] = ()) -> dict[str, str]:
+    kept = {name: value for name, value in os.environ.items()
+            if name in KEPT_VARIABLES or name.startswith(KEPT_PREFIXES) or name in pass_env}
+    kept.setdefault("JAX_PLATFORMS", "cpu")
+    kept["PYTHONDONTWRITEBYTECODE"] = "1"  # the user's code writes nothing, .pyc files included
+    kept.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    kept.update(extra)
+    return kept
+
+
+@dataclass
+class Outcome:
+    returncode: int | None  # None: it ran past the time limit and was killed
+    stdout: str
+    stderr: str
+
+
+class _Bounded(threading.Thread):
+    """Reads a stream to its end, keeping the first ``OUTPUT_LIMIT`` bytes."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.kept = bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read(65536):
+            room = OUTPUT_LIMIT - len(self.kept)
+            self.kept += chunk[:max(room, 0)]
+            self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", "replace")
+        return text + (f"\n[... {self.dropped:,} more bytes of output dropped]\n" if self.dropped else "")
+
+
+def run(command: list[str] | str, *, timeout: float, env: dict[str, str], memory_limit: int | None = None,
+        shell: bool = False, cwd: str | None = None) -> Outcome:
+    def limit_memory() -> None:  # in the child, before it runs anything
+        if memory_limit:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+    process = subprocess.Popen(command, shell=shell, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                               preexec_fn=limit_memory if memory_limit and os.name == "posix" else None)
+    readers = [_Bounded(process.stdout), _Bounded(process.stderr)]
+    for reader in readers:
+        reader.start()
+    try:
+        returncode: int | None = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        returncode = None
+    _kill_group(process)
+    for reader in readers:
+        reader.join(timeout=5)
+    return Outcome(returncode, readers[0].text(), readers[1].text())
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill the command's whole process group (what it started in the background too)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
