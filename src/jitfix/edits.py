@@ -6,6 +6,8 @@ check of clean files (or one answered from the cache) never pays for it.
 
 from __future__ import annotations
 
+import ast
+from dataclasses import replace
 from typing import Iterable
 
 import libcst as cst
@@ -14,7 +16,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.findings import Edit, EditContext, EditError
+from jitfix.findings import Edit, EditContext, EditError, Position
 
 
 class EditFailed(Exception):
@@ -110,11 +112,49 @@ def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodCont
     return {dotted: _spelling(imports, dotted, context) for dotted in needed}
 
 
-def apply(text: str, edits: list[Edit], imports: ImportTable) -> str:
-    module = cst.parse_module(text)
+def apply(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module | None = None) -> str:
+    """``text`` with the edits applied and the imports they need added.
+
+    libcst costs ~50 times what the stdlib parser does, and most of a large module is not
+    edited: given the stdlib ``tree``, only the top-level statements that hold an edit (and
+    the leading import block, if imports are added) go through libcst; every other line is
+    kept as it is. Edits that do not sit inside one top-level statement of their own fall
+    back to the whole module."""
     context = CodemodContext()
     needed = dict.fromkeys(path for edit in edits for path in edit.imports)
     edit_context = EditContext(_spellings(imports, needed, context))
+    segments = _segments(text, edits, tree) if tree is not None else None
+    if segments is None:
+        module = _edited(cst.parse_module(text), edits, edit_context)
+        if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+            module = AddImportsVisitor(context).transform_module(module)
+        return module.code
+    lines = text.split("\n")
+    pieces: list[tuple[int, int, str]] = []  # (first line, last line, new text), 1-based, inclusive
+    for (first, last), group in segments.items():
+        original = "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")  # a last line may lack one
+        shifted = [replace(edit, start=_shift(edit.start, first), end=_shift(edit.end, first)) for edit in group]
+        pieces.append((first, last, _edited(cst.parse_module(original), shifted, edit_context).code))
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        header_end = _header_end(tree)  # type: ignore[arg-type]
+        if not header_end or any(first <= header_end for first, _, _ in pieces):
+            # No import block (where do new imports go? after any leading comments: libcst
+            # knows), or an edit inside it: do the whole module.
+            return apply(text, edits, imports)
+        header = "\n".join(lines[:header_end]) + "\n"
+        added = AddImportsVisitor(context).transform_module(cst.parse_module(header)).code
+        pieces.append((1, header_end, added))
+    out: list[str] = []
+    position = 1  # next original line to copy
+    for first, last, new_text in sorted(pieces):
+        out.append("".join(line + "\n" for line in lines[position - 1:first - 1]))
+        out.append(new_text)
+        position = last + 1
+    out.append("\n".join(lines[position - 1:]))
+    return "".join(out)
+
+
+def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     transformer = _ApplyEdits(edits, edit_context)
     try:
@@ -127,6 +167,46 @@ def apply(text: str, edits: list[Edit], imports: ImportTable) -> str:
     if transformer.pending:
         missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
         raise EditFailed(f"could not locate the code to edit at {missing}")
-    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-        module = AddImportsVisitor(context).transform_module(module)
-    return module.code
+    return module
+
+
+def _shift(position: Position | None, first: int) -> Position | None:
+    return None if position is None else Position(position.line - first + 1, position.col)
+
+
+def _statement_lines(statement: ast.stmt) -> tuple[int, int]:
+    decorators = getattr(statement, "decorator_list", [])
+    first = min([statement.lineno, *(decorator.lineno for decorator in decorators)])
+    return first, statement.end_lineno or statement.lineno
+
+
+def _segments(text: str, edits: list[Edit], tree: ast.Module) -> dict[tuple[int, int], list[Edit]] | None:
+    """The edits grouped by the top-level statement (its line span) that holds them, or None
+    when that cannot be done cleanly (a carriage-return file, statements sharing a line,
+    an edit outside every statement)."""
+    if "\r" in text or not tree.body:
+        return None
+    spans = [_statement_lines(statement) for statement in tree.body]
+    for (_, last), (first, _) in zip(spans, spans[1:]):
+        if first <= last:
+            return None  # `a = 1; b = 2`, or a statement ending where the next starts
+    groups: dict[tuple[int, int], list[Edit]] = {}
+    for edit in edits:
+        end_line = edit.end.line if edit.end else edit.start.line
+        span = next((span for span in spans if span[0] <= edit.start.line and end_line <= span[1]), None)
+        if span is None:
+            return None
+        groups.setdefault(span, []).append(edit)
+    return groups
+
+
+def _header_end(tree: ast.Module) -> int:
+    """The last line of the module's leading docstring and imports (0 when there are none)."""
+    end = 0
+    for index, statement in enumerate(tree.body):
+        docstring = index == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+            and isinstance(statement.value.value, str)
+        if not (docstring or isinstance(statement, ast.Import | ast.ImportFrom)):
+            break
+        end = statement.end_lineno or statement.lineno
+    return end

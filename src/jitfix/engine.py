@@ -22,7 +22,7 @@ from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
 from jitfix.findings import Finding, Replacement, Safety
-from jitfix.suppress import all_functions, filter_suppressed
+from jitfix.suppress import filter_suppressed
 
 # Words a file must contain to possibly hold traced code.
 PREFILTER_WORDS = ("jax", "equinox")
@@ -102,7 +102,7 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
         findings.extend(rule.check(module))
     if findings:
-        findings = filter_suppressed(findings, text, all_functions(tree))
+        findings = filter_suppressed(findings, text, traced.functions)  # every def, from the finder's walk
     findings.sort(key=Finding.sort_key)
     return findings, tree
 
@@ -123,11 +123,11 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
     ]
 
 
-def apply_edits(text: str, edits: list, imports: ImportTable) -> str:
+def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:
     from jitfix.edits import EditFailed, apply  # libcst loads only when code changes
 
     try:
-        return apply(text, edits, imports)
+        return apply(text, edits, imports, tree)
     except EditFailed as error:
         raise InternalError(str(error)) from None
 
@@ -139,7 +139,7 @@ def _checked(path: str, new_text: str, codes: Iterable[str]) -> str:
         compile(new_text, path, "exec", dont_inherit=True)
     except SyntaxError as error:
         rules = ", ".join(sorted(set(codes)))
-        raise InternalError(f"fix by {rules} produced code that does not parse ({error.msg}, line {error.lineno})")
+        raise InternalError(f"fix by {rules} produced code that Python does not compile ({error.msg}, line {error.lineno})")
     return new_text
 
 
@@ -174,11 +174,18 @@ def replacements(old: str, new: str) -> list[Replacement]:
 
 
 def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Finding]) -> None:
+    """Each finding's own fix as a diff. A fix that cannot be rendered loses its fix (the
+    finding stays, reported as not auto-fixable), never the file's other findings."""
     imports = ImportTable(tree)
     for finding in findings:
         if finding.fix is None or not finding.fix.edits:
             continue
-        fixed = _checked(path, apply_edits(text, finding.fix.edits, imports), [finding.code])
+        try:
+            fixed = _checked(path, apply_edits(text, finding.fix.edits, imports, tree), [finding.code])
+        except InternalError as error:
+            finding.message += f"; not auto-fixable: jitfix could not render its fix ({error})"
+            finding.fix = None
+            continue
         finding.fix.diff = unified_diff(path, text, fixed)
         finding.fix.replacements = replacements(text, fixed)
 
@@ -199,7 +206,8 @@ def process_text(path: str, text: str, settings: Settings, options: Options) -> 
         if not to_apply or tree is None:
             break
         edits = [edit for finding in to_apply for edit in finding.fix.edits]
-        current = _checked(path, apply_edits(current, edits, ImportTable(tree)), [f.code for f in to_apply])
+        labels = [f"{f.code} (line {f.line})" for f in to_apply]
+        current = _checked(path, apply_edits(current, edits, ImportTable(tree), tree), labels)
         if not result.fixed:
             result.rewritten_lines = {finding.line: finding.code for finding in to_apply}
         result.fixed.extend(to_apply)
@@ -385,7 +393,8 @@ def _processed(paths: list[str], settings: Settings, options: Options, jobs: int
     A worker that dies (a crash in a C extension, the kernel's OOM killer) breaks the pool:
     the files it may have held are then run again one at a time in a pool of their own, and
     a file that kills that one too is reported as an internal error."""
-    jobs = min(max(1, jobs or default_jobs()), len(paths) or 1)
+    # More workers than files or cores only costs memory and start-up.
+    jobs = min(max(1, jobs or default_jobs()), len(paths) or 1, max(default_jobs(), os.cpu_count() or 1))
     if jobs == 1 or len(paths) < 2 * jobs:
         for path in paths:
             yield _guarded(path, settings, options)

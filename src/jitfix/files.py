@@ -128,7 +128,8 @@ def discover(paths: list[str], excludes: tuple[str, ...] = ()) -> tuple[list[str
             errors.append(InputError(raw, "not a regular file (a FIFO, socket or device is never read)"))
         else:
             errors.append(InputError(raw, "no such file or folder"))
-    unique = list(dict.fromkeys(found))
+    # One entry per file, however it was named (`a.py`, `./a.py`, a folder holding it).
+    unique = list({os.path.realpath(path): path for path in reversed(found)}.values())[::-1]
     return unique, errors
 
 

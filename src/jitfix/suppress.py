@@ -69,10 +69,6 @@ def filter_suppressed(findings: list[Finding], text: str, functions: list[Functi
     return kept
 
 
-def all_functions(tree: ast.Module) -> list[FunctionNode]:
-    return [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
-
-
 # -- writing suppressions (check --add-ignore) -------------------------------------------------
 
 def _lines_without_room(text: str) -> set[int]:

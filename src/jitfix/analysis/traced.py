@@ -770,6 +770,7 @@ class TracedFunctions(dict):
 
     changes: list[tuple[ast.AST, str, str, str | None]] = []
     parents: dict[ast.AST, ast.AST] = {}
+    functions: list[FunctionNode] = []  # every def of the module
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunctions:
@@ -778,4 +779,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunct
     found = TracedFunctions(finder.run())
     found.changes = finder.scopes.changes
     found.parents = finder.scopes.parent
+    found.functions = finder.scopes.functions
     return found
