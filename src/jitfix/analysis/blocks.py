@@ -12,12 +12,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable, Iterator
 
+from jitfix.analysis.catalogue import MUTATING_METHODS
+
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-# Methods that change the object they are called on (lists, dicts, sets).
-MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
-     "discard", "popitem", "sort", "reverse", "write", "writelines"}
-)
 
 
 def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:

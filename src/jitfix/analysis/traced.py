@@ -304,14 +304,24 @@ _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.a
                      *ast.cmpop.__subclasses__(), *ast.boolop.__subclasses__()})
 
 
+# Fields that never hold a node worth visiting (names, operators, contexts, flags).
+_PLAIN_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level", "kind",
+                           "type_comment", "conversion", "is_async", "simple", "value_kind"})
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _children(node: ast.AST) -> list[ast.AST]:
     """The child nodes worth visiting, in source order (``ast.iter_child_nodes`` without leaves)."""
+    kind = type(node)
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(name for name in kind._fields if name not in _PLAIN_FIELDS)
     children = []
-    for attribute in node._fields:
+    for attribute in fields:
         value = getattr(node, attribute, None)
         if type(value) is list:
             children.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
-        elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+        elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
             children.append(value)
     return children
 

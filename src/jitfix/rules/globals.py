@@ -17,7 +17,8 @@ from typing import Iterator
 import libcst as cst
 
 from jitfix.analysis.blocks import assigned_names
-from jitfix.analysis.traced import MUTATING_METHODS, TracedFunction
+from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.traced import TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.analysis.blocks import walk_body
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
