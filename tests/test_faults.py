@@ -51,6 +51,8 @@ def assert_fixed(paths: list[Path]) -> None:
     ("nul.py", b"import jax\nx = 1\x00\n", "nul.py"),
     ("deep.py", b"import jax\nx = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "deep.py"),
     ("long_sum.py", b"import jax\n@jax.jit\ndef f(x):\n    return " + b"x+" * 30000 + b"x\n", "long_sum.py"),
+    ("newer_syntax.py", b"import jax\ntype Vector = list[float]\n" if sys.version_info < (3, 12)
+     else b"import jax\ndef f(:\n", "newer_syntax.py:2"),
 ])
 def test_a_bad_file_in_a_parallel_run_is_named_and_the_others_are_fixed(
         tmp_path: Path, name: str, data: bytes, message: str) -> None:
@@ -164,10 +166,13 @@ def test_leftovers_of_a_killed_run_are_removed(tmp_path: Path) -> None:
 
 def test_the_same_file_named_twice_is_processed_once(tmp_path: Path) -> None:
     good = good_files(tmp_path)
-    result = jitfix("fix", "-j", "2", str(good[0]), str(tmp_path), str(good[0]), cwd=tmp_path)
+    (tmp_path / "ff.py").write_bytes(b"import jax\n\n\n@jax.jit\ndef f(x):\n    y = x\n\x0c\n    print(x)\n    return y\n")
+    relative = f"./{good[0].name}"
+    result = jitfix("fix", "-j", "2", str(good[0]), str(tmp_path), relative, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "changed on disk" not in result.stderr
     assert_fixed(good)
+    assert b"\x0c\n    jax.debug.print" in (tmp_path / "ff.py").read_bytes()  # a form feed in a block is kept
 
 
 def test_bad_configuration_is_a_message(tmp_path: Path) -> None:
