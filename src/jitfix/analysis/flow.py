@@ -318,8 +318,8 @@ class FlowAnalysis:
         entry (a traced argument, or one whose default no call is seen to pass), the branch
         runs under tracing only for callers that pass no array there -- the documented way
         to call such code is outside jit -- so nothing in it is proven traced."""
-        current = state.get(name)
-        if current is None or current.static:
+        current = state.get(name)  # None: a free variable (a closure's, a global): not known
+        if current is not None and current.static:
             return
         branch[name] = Verdict(STATIC_KIND, f"{guard} holds here")
         if UNCERTAIN not in branch:

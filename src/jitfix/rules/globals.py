@@ -17,7 +17,7 @@ from typing import Iterator
 import libcst as cst
 
 from jitfix.analysis.blocks import assigned_names
-from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.catalogue import MUTATING_METHODS, function_category
 from jitfix.analysis.traced import TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.analysis.blocks import walk_body
@@ -176,6 +176,13 @@ class StaleGlobal(Rule):
             if problem:
                 yield self.finding(module, first_read, f"{where}; not auto-fixable: {problem}", function=traced)
                 continue
+            opaque = [name for name in stale if not _passable(module, name)]
+            if opaque:
+                listed_opaque = ", ".join(f"`{name}`" for name in opaque)
+                yield self.finding(module, first_read, f"{where}; not auto-fixable: {listed_opaque} may hold "
+                                   "a function or an object, which jit cannot take as an argument; pass what "
+                                   "it computes instead", function=traced)
+                continue
             static = [name for name in stale if _is_config(module.tree, name)]
             edit = _split_edit(module, traced, stale, static)
             fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
@@ -246,6 +253,65 @@ def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
         if isinstance(target, ast.Name) and target.id in names:
             return target.id
     return None
+
+
+def _bindings(body: list[ast.stmt], name: str) -> list[ast.AST | None]:
+    """Every value ``name`` is bound to by these statements (None where it is not a plain
+    value: unpacking, ``for``, ``with``)."""
+    values: list[ast.AST | None] = []
+    for statement in _module_statements(ast.Module(body=body, type_ignores=[])):
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    values.append(statement.value)
+                elif any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(target)):
+                    values.append(None)
+        elif isinstance(statement, ast.AugAssign | ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                and statement.target.id == name:
+            values.append(statement.value)
+        elif isinstance(statement, ast.For | ast.With) and name in assigned_names([statement]) - \
+                assigned_names(statement.body):
+            values.append(None)
+    return values
+
+
+def _passable(module: ModuleContext, name: str) -> bool:
+    """Whether the global holds what jit takes as an argument. Its module-level values must
+    show it: numbers, arrays made by NumPy or JAX, arithmetic of those, dicts and lists of
+    them, configuration (strings, bools, tuples). A function that rebinds it (`global SCALE; SCALE = value`)
+    may use any value but a function or an object made by code jitfix cannot see."""
+    def literal_value(node: ast.AST | None) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int | float | complex | str | bool) or node.value is None
+        if isinstance(node, ast.UnaryOp):
+            return literal_value(node.operand)
+        if isinstance(node, ast.BinOp):
+            return literal_value(node.left) and literal_value(node.right)
+        if isinstance(node, ast.Tuple | ast.List):
+            return all(literal_value(element) for element in node.elts)
+        if isinstance(node, ast.Dict):  # a pytree of numbers
+            return all(key is not None and literal_value(key) and literal_value(item)
+                       for key, item in zip(node.keys, node.values))
+        if isinstance(node, ast.Call):
+            called = module.imports.resolve(node.func) or ""
+            return function_category(called) == "array" or called.startswith("numpy.")
+        return isinstance(node, ast.Name) and node.id == name  # `x = x + 1` keeps its kind
+
+    def rebound_value(node: ast.AST | None) -> bool:
+        if isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
+            return True
+        if isinstance(node, ast.BinOp):
+            return rebound_value(node.left) and rebound_value(node.right)
+        return literal_value(node)
+
+    at_module_level = _bindings(module.tree.body, name)
+    in_functions = [value for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and any(isinstance(inner, ast.Global) and name in inner.names for inner in ast.walk(node))
+                    for value in _bindings(node.body, name)]
+    return bool(at_module_level) and all(literal_value(value) for value in at_module_level) \
+        and all(rebound_value(value) for value in in_functions)
 
 
 def _is_config(tree: ast.Module, name: str) -> bool:
