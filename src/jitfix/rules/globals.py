@@ -162,7 +162,9 @@ class StaleGlobal(Rule):
                 continue
             stale = [name for name in reads[traced.node] if name in changing]
             stale = [name for name in stale if name not in module.imports.aliases
-                     and not _used_as_registry(traced.node, name)]
+                     and not _used_as_registry(traced.node, name)
+                     and (changing[name] != "rebound at module level"
+                          or _called_across_a_rebinding(module.tree, traced.node, name))]
             if not stale:
                 continue
             listed = ", ".join(f"`{name}`" for name in stale)
@@ -253,6 +255,41 @@ def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
         if isinstance(target, ast.Name) and target.id in names:
             return target.id
     return None
+
+
+def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -> bool:
+    """For a global only the module's own statements rebind (a script, a notebook): whether
+    the jitted function is traced with a value that a later statement replaces -- some
+    top-level statement uses it (directly, or through a function or name that refers to it)
+    before a rebinding, or one statement both rebinds and uses it (a loop). Every call after
+    that (this module's or an importer's) sees the old value. A module that only rebinds
+    before its first use (set-up, then work) reads no stale value."""
+    reaching = {getattr(function, "name", "")}
+    definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
+                                                                                 | ast.ClassDef | ast.Assign)]
+    grown = True
+    while grown:  # names that lead to the function: defs that call it, `g = jax.jit(f)`
+        grown = False
+        for statement in definitions:
+            targets = {statement.name} if not isinstance(statement, ast.Assign) else assigned_names([statement])
+            if targets - reaching and _mentions(statement, reaching):
+                reaching |= targets
+                grown = True
+    uses, binds = [], []
+    for index, statement in enumerate(tree.body):
+        if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
+            binds.append(index)
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and _mentions(statement, reaching):
+            uses.append(index)
+    if set(uses) & set(binds[1:]):
+        return True
+    return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
+
+
+def _mentions(statement: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)
+               for node in ast.walk(statement))
 
 
 def _bindings(body: list[ast.stmt], name: str) -> list[ast.AST | None]:
