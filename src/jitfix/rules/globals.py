@@ -125,7 +125,7 @@ class StaleGlobal(Rule):
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds module-level names that a jitted function reads and that the module rebinds "
-        "(`global x; x = ...`, a second assignment) or changes in place (`CFG['k'] = ...`, "
+        "(`global x; x = ...`, or at module level after the function was used) or changes in place (`CFG['k'] = ...`, "
         "`.append`, attribute writes), and passes them to the compiled code as arguments.",
         why="`jax.jit` reads a global once, while tracing, and bakes its value into the compiled "
         "function. Later changes are silently ignored (until something forces a retrace).",
