@@ -6,7 +6,6 @@ On a line, a comment suppresses the findings that start (or end) on that line; o
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize

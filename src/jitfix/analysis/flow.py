@@ -150,9 +150,6 @@ class FlowAnalysis:
             state = {**state, **dict.fromkeys(also_traced, carried)}
         return self._view(state)
 
-    def state_at(self, statement: ast.AST) -> State:
-        return self.before.get(id(statement), self.entry)
-
     def summary(self) -> ValueAnalysis:
         """Flow-insensitive: traced if traced anywhere, static if static everywhere."""
         if self._summary is None:

@@ -78,10 +78,6 @@ class Verdict:
         return " <- ".join(self.chain())
 
 
-def verdict(kind: int, why: str, via: Verdict | None = None, **extra) -> Verdict:
-    return Verdict(kind, why, via, **extra)
-
-
 STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
 UNKNOWN_VALUE = Verdict(UNKNOWN_KIND, "not known")
 
