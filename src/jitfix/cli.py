@@ -21,12 +21,11 @@ from rich.text import Text
 
 from jitfix import __version__, report
 from jitfix.cache import Cache
-from jitfix.config import ConfigError, Settings, load_settings
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, ConfigError, Settings, load_settings
 from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
 from jitfix.files import InputError, discover, read_source, remove_stale_temporaries, write_source
 from jitfix.findings import Finding
 from jitfix.suppress import add_ignores
-from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
 
 if TYPE_CHECKING:  # validation is loaded only when asked for
     from jitfix.validate.runner import ValidationOptions

@@ -91,7 +91,7 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
         return [], tree
     from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
 
-    traced = find_traced_functions(tree, imports)
+    traced = find_traced_functions(tree, imports, text)
     if not traced:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed

@@ -47,7 +47,7 @@ def explain(path: str, text: str, line: int) -> str:
     imports = ImportTable(tree)
     from jitfix.analysis.traced import find_traced_functions
 
-    traced = find_traced_functions(tree, imports)
+    traced = find_traced_functions(tree, imports, text)
     out: list[str] = []
     entry = _innermost(traced.values(), line)
     if entry is None:

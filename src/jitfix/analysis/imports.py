@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 

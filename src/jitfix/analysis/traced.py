@@ -17,17 +17,28 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
 
-from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import STATIC_KIND, TRACED_KIND, UNKNOWN_KIND, Program, ValueAnalysis, Verdict, \
-    parameter_names
+from jitfix.analysis.values import (
+    STATIC_KIND,
+    TRACED_KIND,
+    UNKNOWN_KIND,
+    Program,
+    ValueAnalysis,
+    Verdict,
+    parameter_names,
+)
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+# Where the module's code changes a name: (scope, name, how, the attribute written or None).
+Change = tuple[ast.AST, str, str, str | None]
 
 JIT_TRANSFORMS = frozenset(
     {
@@ -298,39 +309,95 @@ def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> f
     return frozenset(positional[index] for index in indices if -len(positional) <= index < len(positional))
 
 
-# Nodes the scope walk never needs to enter or look at.
-_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias, ast.Pass, ast.Break,
-                     ast.Continue, *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(),
-                     *ast.cmpop.__subclasses__(), *ast.boolop.__subclasses__()})
+_STATEMENT_LIKE = (ast.stmt, ast.excepthandler, ast.match_case)
+# The fields of compound statements that hold statements (handlers and match cases count),
+# rather than expressions.
+_STATEMENT_BLOCKS: dict[type, tuple[str, ...]] = {
+    kind: tuple(name for name in ("body", "orelse", "handlers", "finalbody", "cases") if name in kind._fields)
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+                 ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match,
+                 ast.ExceptHandler, ast.match_case)
+}
 
 
-# Fields that never hold a node worth visiting (names, operators, contexts, flags).
-_PLAIN_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level", "kind",
-                           "type_comment", "conversion", "is_async", "simple", "value_kind"})
-_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+class _Lines:
+    """The lines of a module's text that spell a name."""
+
+    def __init__(self, text: str | None):
+        self.text = text
+        self._starts: list[int] | None = None
+
+    def spelling(self, names: Iterable[str]) -> list[int] | None:
+        """Sorted line numbers (1-based) on which one of ``names`` appears as a word; None
+        when unknown: no text, or identifiers that Python normalises (NFKC) and the text
+        may spell otherwise."""
+        text = self.text
+        if text is None or not text.isascii():
+            return None
+        if self._starts is None:
+            self._starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        starts = self._starts
+        found: set[int] = set()
+        for name in set(names):
+            at = text.find(name)
+            while at >= 0:
+                end = at + len(name)
+                if (at == 0 or text[at - 1] not in _WORD_CHARACTERS) and text[end:end + 1] not in _WORD_CHARACTERS:
+                    found.add(bisect.bisect_right(starts, at))
+                at = text.find(name, end)
+        return sorted(found)
 
 
-def _children(node: ast.AST) -> list[ast.AST]:
-    """The child nodes worth visiting, in source order (``ast.iter_child_nodes`` without leaves)."""
-    kind = type(node)
-    fields = _NODE_FIELDS.get(kind)
-    if fields is None:
-        fields = _NODE_FIELDS[kind] = tuple(name for name in kind._fields if name not in _PLAIN_FIELDS)
-    children = []
-    for attribute in fields:
-        value = getattr(node, attribute, None)
-        if type(value) is list:
-            children.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
-        elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
-            children.append(value)
-    return children
+_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _spans_a_line(node: ast.AST, lines: list[int] | None) -> bool:
+    """Whether one of ``lines`` falls within the node's lines (True when either is unknown:
+    ``ast.arguments`` and ``withitem`` carry no position)."""
+    first = getattr(node, "lineno", None)
+    if lines is None or first is None:
+        return True
+    at = bisect.bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= (node.end_lineno or first)  # type: ignore[attr-defined]
+
+
+def _targets(statement: ast.AST) -> list[ast.AST]:
+    """The targets a statement assigns to (where an in-place change can be spelled)."""
+    kind = type(statement)
+    if kind is ast.Assign:
+        return statement.targets  # type: ignore[attr-defined]
+    if kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.For or kind is ast.AsyncFor:
+        return [statement.target]  # type: ignore[attr-defined]
+    if kind is ast.With or kind is ast.AsyncWith:
+        return [item.optional_vars for item in statement.items if item.optional_vars is not None]  # type: ignore[attr-defined]
+    return []
+
+
+def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
+    """Every node of the expressions a statement holds itself (not those of its blocks)."""
+    stack = [child for child in reversed(non_leaf_children(statement)) if not isinstance(child, _STATEMENT_LIKE)]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(non_leaf_children(node)))
+
+
+def _callee_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
 
 
 class _Scopes:
     """Function definitions by scope, so a name used in a body resolves to its def; and, from
-    the same single walk of the tree, every call that may trace a function."""
+    the same single walk of the tree, every call that may trace a function.
 
-    def __init__(self, tree: ast.Module):
+    The walk visits every statement but only the expressions whose lines spell the name of
+    a transform: a call's name is one token on one line, so the other expressions hold no
+    call that may trace a function, and most of a module is expressions no rule asks about.
+    Calls by name and in-place changes are found on demand the same way (``calls_to``,
+    ``changes_of``)."""
+
+    def __init__(self, tree: ast.Module, text: str | None = None, aliases: Iterable[str] = ()):
         self.parent: dict[ast.AST, ast.AST] = {}
         self.defs: dict[ast.AST, dict[str, FunctionNode]] = {}
         self.qualnames: dict[FunctionNode, str] = {}
@@ -339,23 +406,27 @@ class _Scopes:
         # (scope, name) -> [(line, value)] of plain assignments, to see `f = partial(f, ...)`.
         self.assignments: dict[tuple[ast.AST, str], list[tuple[int, ast.AST]]] = {}
         self.global_names: set[str] = set()  # declared `global` in some function
-        # (scope, name, how) for `global name`, `name[...] = v`, `name.a = v`, `name.append(...)`:
-        # what the stale-global rule needs, gathered in the same walk.
-        # The attribute, for `name.attr = v` (only reads of that attribute go stale).
-        self.changes: list[tuple[ast.AST, str, str, str | None]] = []
-        # Calls by the name they call (`f(...)`, `obj.f(...)`): which arguments callers pass.
-        self.calls_by_name: dict[str, list[ast.Call]] = {}
+        # (position, (scope, name, how, attribute)) for `global name`, `name[...] = v` and
+        # `name.a = v` (attribute: only reads of it go stale); `name.append(...)` is found on
+        # demand (see ``changes_of``).
+        self._changes: list[tuple[tuple[int, int], Change]] = []
         # A call assigned to one name (`g = jax.jit(f)`, `self.step = jax.jit(...)`): that name.
         self.assigned_to: dict[int, str] = {}
         self.classes: dict[ast.AST, dict[str, ast.ClassDef]] = {}
         self.class_list: list[ast.ClassDef] = []
+        self._lines = _Lines(text)
+        # Every statement (handlers and match cases count), with its scope, in source order.
+        self._statements: list[tuple[ast.AST, ast.AST]] = []
+        self._calls_to: dict[str, list[ast.Call]] = {}
+        # Local names of imported transforms (`from jax import jit as J`) spell a call too.
+        self._indexed_words = {*TRACING_CALL_NAMES, *aliases}
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
-        """One pre-order walk of the whole tree (the hot loop of the analysis: written out
-        by hand, with leaves that cannot matter -- names, constants, operators -- skipped)."""
-        stack: list[tuple[ast.AST, ast.AST, str]] = [
-            (child, tree, "") for child in reversed(_children(tree))]
+        """One pre-order walk of the module's statements (the hot loop of the analysis:
+        written out by hand), entering the expressions of those that may hold a transform."""
+        indexed_lines = self._lines.spelling(self._indexed_words)
+        stack: list[tuple[ast.AST, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
         while stack:
             node, scope, prefix = stack.pop()
             kind = type(node)
@@ -370,34 +441,86 @@ class _Scopes:
                 self.classes.setdefault(scope, {})[node.name] = node
                 self.class_list.append(node)
                 scope, prefix = node, f"{prefix}{node.name}."
-            elif kind is ast.Call:
-                func = node.func
-                callee = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
-                if callee is not None:
-                    self.calls_by_name.setdefault(callee, []).append(node)
-                if _may_trace(node):
-                    self.calls.append((scope, node))
-                elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.attr in MUTATING_METHODS:
-                    self.changes.append((scope, func.value.id, f"changed with `.{func.attr}()`", None))
             elif kind is ast.Global:
                 self.global_names.update(node.names)
-                self.changes.extend((scope, name, "global", None) for name in node.names)
-            elif (kind is ast.Subscript or kind is ast.Attribute) and type(node.ctx) is ast.Store \
-                    and type(node.value) is ast.Name:
-                attribute = node.attr if kind is ast.Attribute else None
-                how = f"changed in place (`.{attribute} = ...`)" if attribute else "changed in place"
-                self.changes.append((scope, node.value.id, how, attribute))
+                self._changes.extend(((node.lineno, node.col_offset), (scope, name, "global", None))
+                                     for name in node.names)
             elif kind is ast.Assign:
-                for target in node.targets:
-                    if type(target) is ast.Name:
-                        self.assignments.setdefault((scope, target.id), []).append((node.lineno, node.value))
-                if len(node.targets) == 1 and type(node.value) is ast.Call:
-                    target = node.targets[0]
-                    name = target.id if type(target) is ast.Name else \
-                        target.attr if type(target) is ast.Attribute else None
-                    if name is not None:
-                        self.assigned_to[id(node.value)] = name
-            stack.extend((child, scope, prefix) for child in reversed(_children(node)))
+                self._index_assignment(node, scope)
+            for target in _targets(node):
+                self._index_store(target, scope)
+            self._statements.append((node, scope))
+            if _spans_a_line(node, indexed_lines):
+                self._index_calls(node, scope)
+            blocks = _STATEMENT_BLOCKS.get(kind)
+            if blocks:
+                for name in reversed(blocks):
+                    stack.extend((child, scope, prefix) for child in reversed(getattr(node, name)))
+
+    def _index_assignment(self, node: ast.Assign, scope: ast.AST) -> None:
+        for target in node.targets:
+            if type(target) is ast.Name:
+                self.assignments.setdefault((scope, target.id), []).append((node.lineno, node.value))
+        if len(node.targets) == 1 and type(node.value) is ast.Call:
+            target = node.targets[0]
+            name = target.id if type(target) is ast.Name else \
+                target.attr if type(target) is ast.Attribute else None
+            if name is not None:
+                self.assigned_to[id(node.value)] = name
+
+    def _index_store(self, target: ast.AST, scope: ast.AST) -> None:
+        """``name[...] = v`` and ``name.attr = v`` change ``name`` in place."""
+        kind = type(target)
+        if kind is ast.Tuple or kind is ast.List:
+            for element in target.elts:  # type: ignore[attr-defined]
+                self._index_store(element, scope)
+        elif kind is ast.Starred:
+            self._index_store(target.value, scope)  # type: ignore[attr-defined]
+        elif (kind is ast.Subscript or kind is ast.Attribute) and type(target.value) is ast.Name:  # type: ignore[attr-defined]
+            attribute = target.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
+            how = f"changed in place (`.{attribute} = ...`)" if attribute else "changed in place"
+            self._changes.append(((target.lineno, target.col_offset),
+                                  (scope, target.value.id, how, attribute)))  # type: ignore[attr-defined]
+
+    def _index_calls(self, statement: ast.AST, scope: ast.AST) -> None:
+        """The calls in a statement's own expressions that may trace a function."""
+        for node in _own_expression_nodes(statement):
+            if type(node) is ast.Call and _may_trace(node):
+                self.calls.append((scope, node))
+
+    def _statements_spelling(self, names: Iterable[str]) -> Iterator[tuple[ast.AST, ast.AST]]:
+        """(statement, scope) of every statement whose lines spell one of ``names``."""
+        names = set(names)
+        if not names:
+            return
+        lines = self._lines.spelling(names)
+        for statement, scope in self._statements:
+            if _spans_a_line(statement, lines):
+                yield statement, scope
+
+    def calls_to(self, name: str) -> list[ast.Call]:
+        """Every call of ``name`` in the module: ``name(...)`` and ``obj.name(...)``."""
+        found = self._calls_to.get(name)
+        if found is None:
+            found = self._calls_to[name] = [
+                node for statement, _ in self._statements_spelling([name])
+                for node in _own_expression_nodes(statement) if type(node) is ast.Call and _callee_name(node) == name]
+        return found
+
+    def changes_of(self, names: Iterable[str]) -> list[Change]:
+        """Where the module's code rebinds (``global``) or changes in place (``name[k] = v``,
+        ``name.a = v``, ``name.append(...)``) one of ``names``, in source order."""
+        names = set(names)
+        found = [(at, change) for at, change in self._changes if change[1] in names]
+        for statement, scope in self._statements_spelling(names):
+            for node in _own_expression_nodes(statement):
+                if type(node) is ast.Call and not _may_trace(node):
+                    func = node.func
+                    if type(func) is ast.Attribute and type(func.value) is ast.Name \
+                            and func.value.id in names and func.attr in MUTATING_METHODS:
+                        found.append(((node.lineno, node.col_offset),
+                                      (scope, func.value.id, f"changed with `.{func.attr}()`", None)))
+        return [change for _, change in sorted(found, key=lambda item: item[0])]
 
     def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
         """The value ``name`` was last assigned in ``scope`` before ``line`` (not its def)."""
@@ -440,10 +563,12 @@ class _Scopes:
 
 
 class TracedFinder:
-    def __init__(self, tree: ast.Module, imports: ImportTable):
+    def __init__(self, tree: ast.Module, imports: ImportTable, text: str | None = None):
         self.tree = tree
         self.imports = imports
-        self.scopes = _Scopes(tree)
+        transforms = [local for local, target in imports.aliases.items()
+                      if target.rpartition(".")[2] in TRACING_CALL_NAMES]
+        self.scopes = _Scopes(tree, text, transforms)
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
 
@@ -513,7 +638,7 @@ class TracedFinder:
         if not with_default:
             return {}
         passed: set[str] = set()
-        for call in self.scopes.calls_by_name.get(called_as, []) if called_as else []:
+        for call in self.scopes.calls_to(called_as) if called_as else []:
             if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
                 return {}  # f(*args) / f(**kwargs) may pass anything
             offset = 1 if positional and positional[0] in {"self", "cls"} \
@@ -775,19 +900,20 @@ class TracedFinder:
 
 
 class TracedFunctions(dict):
-    """Every traced function of a module, keyed by its def node; ``changes`` lists where the
-    module's code rebinds or mutates names (see ``_Scopes.changes``)."""
+    """Every traced function of a module, keyed by its def node; ``changes_of(names)`` says
+    where the module's code rebinds or mutates those names (see ``_Scopes.changes_of``)."""
 
-    changes: list[tuple[ast.AST, str, str, str | None]] = []
+    changes_of: Callable[[Iterable[str]], list[Change]] = staticmethod(lambda names: [])  # type: ignore[assignment]
     parents: dict[ast.AST, ast.AST] = {}
     functions: list[FunctionNode] = []  # every def of the module
 
 
-def find_traced_functions(tree: ast.Module, imports: ImportTable) -> TracedFunctions:
-    """Every traced function of the module, keyed by its def node."""
-    finder = TracedFinder(tree, imports)
+def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None) -> TracedFunctions:
+    """Every traced function of the module, keyed by its def node. With the module's
+    ``text``, only the expressions whose lines name a transform are walked (faster)."""
+    finder = TracedFinder(tree, imports, text)
     found = TracedFunctions(finder.run())
-    found.changes = finder.scopes.changes
+    found.changes_of = finder.scopes.changes_of
     found.parents = finder.scopes.parent
     found.functions = finder.scopes.functions
     return found

@@ -11,15 +11,13 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
+from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.analysis.blocks import walk_body
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import span
-from jitfix.rules.conditionals import conditionals, own_expressions
-from jitfix.rules.cst_text import code
+from jitfix.rules.conditionals import conditionals
+from jitfix.rules.cst_text import code, cst
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
 JNP_FUNCTIONS = frozenset(

@@ -17,31 +17,29 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+from jitfix.analysis.blocks import walk_body
 from jitfix.findings import Edit, EditContext, Position
+from jitfix.rules.cst_text import code, cst
 from jitfix.rules.result_types import arms_to_cast
 
-_RENDER = cst.Module(body=[])
 # jax.numpy functions whose result is a boolean array.
 BOOLEAN_FUNCTIONS = frozenset(
     {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isposinf",
      "isneginf", "any", "all", "array_equal", "array_equiv", "allclose", "isclose", "signbit", "greater",
      "greater_equal", "less", "less_equal", "equal", "not_equal", "isreal", "iscomplex"}
 )
-# Parentheses that may go when an expression becomes a call argument.
-_NEEDS_OWN_PARENS = (cst.Tuple, cst.NamedExpr, cst.GeneratorExp, cst.Yield)
 
 
-def _code(node: cst.CSTNode) -> str:
-    return _RENDER.code_for_node(node)
+def _needs_own_parens(node: cst.CSTNode) -> bool:
+    """Whether the expression keeps its parentheses as a call argument."""
+    return isinstance(node, cst.Tuple | cst.NamedExpr | cst.GeneratorExp | cst.Yield)
 
 
 def _argument(node: cst.BaseExpression) -> str:
     """An expression as a call argument, without parentheses it no longer needs."""
-    if isinstance(node, _NEEDS_OWN_PARENS) or not getattr(node, "lpar", None):
-        return _code(node)
-    return _code(node.with_changes(lpar=[], rpar=[]))
+    if _needs_own_parens(node) or not getattr(node, "lpar", None):
+        return code(node)
+    return code(node.with_changes(lpar=[], rpar=[]))
 
 
 def _with_parens(original: cst.BaseExpression, source: str) -> cst.BaseExpression:
@@ -123,7 +121,7 @@ def chain_edit(module, node: ast.Compare) -> Edit:
         context = _at_most(context, column)
         operands = [updated.left, *(target.comparator for target in updated.comparisons)]
         pairs = [
-            f"{_code(left)} {_code(target.operator).strip()} {_code(right)}"
+            f"{code(left)} {code(target.operator).strip()} {code(right)}"
             for left, target, right in zip(operands, updated.comparisons, operands[1:])
         ]
         return _with_parens(updated, _fold(context, f"{context.name('jax.numpy')}.logical_and", pairs))
@@ -149,7 +147,7 @@ def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
             operands.insert(0, current.right)
             current = current.left
         operands.insert(0, current)
-        kept = [_code(operand) for operand in operands[:first_traced]]
+        kept = [code(operand) for operand in operands[:first_traced]]
         folded = _fold(context, f"{context.name('jax.numpy')}.logical_{word}",
                        [_argument(operand) for operand in operands[first_traced:]])
         return _with_parens(updated, f" {word} ".join([*kept, folded]))
@@ -185,7 +183,7 @@ def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
 def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[str]:
     """Local names every binding of which is a boolean expression (parameters excluded)."""
     bindings: dict[str, list[ast.AST | None]] = {}
-    for node in ast.walk(function):
+    for node in walk_body(function):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 for name in ast.walk(target):

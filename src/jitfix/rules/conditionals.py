@@ -13,9 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
-from jitfix.analysis.blocks import NESTED_SCOPES
+from jitfix.analysis.blocks import own_expressions
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
@@ -28,6 +26,7 @@ from jitfix.rules.boolean_expressions import (
     not_edit,
     ternary_edit,
 )
+from jitfix.rules.cst_text import cst
 from jitfix.rules.if_plans import FunctionPlanner, IfPlan, PlanningOptions
 from jitfix.rules.if_render import FunctionRewriter
 from jitfix.rules.loop_plans import LoopPlan
@@ -36,39 +35,6 @@ SHARED_KEY = "conditionals"
 
 
 # -- the analysis the three rules share ---------------------------------------------------------
-
-
-def own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
-    """(expression node, innermost statement holding it) for the function's own body."""
-    stack: list[ast.stmt] = list(reversed(function.body))
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, NESTED_SCOPES):
-            continue
-        for field_name, value in ast.iter_fields(statement):
-            children = value if isinstance(value, list) else [value]
-            for child in children:
-                if isinstance(child, ast.stmt):
-                    stack.append(child)
-                elif isinstance(child, ast.expr):
-                    for node in _walk_expression(child):
-                        yield node, statement
-                elif isinstance(child, ast.excepthandler | ast.match_case | ast.withitem):
-                    for inner in ast.iter_child_nodes(child):
-                        if isinstance(inner, ast.stmt):
-                            stack.append(inner)
-                        elif isinstance(inner, ast.expr):
-                            for node in _walk_expression(inner):
-                                yield node, statement
-
-
-def _walk_expression(root: ast.expr) -> Iterator[ast.AST]:
-    stack: list[ast.AST] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, ast.Lambda):  # a lambda's parameters are not the function's values
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _truth_tested(test: ast.AST) -> Iterator[ast.AST]:

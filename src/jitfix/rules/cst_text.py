@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Sequence
-
-import libcst as cst
+from functools import cache
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from jitfix.findings import EditError
+from jitfix.lazy import lazy_module
 
-_RENDER = cst.Module(body=[])
+if TYPE_CHECKING:
+    import libcst as cst
+else:  # every rule takes libcst from here: it loads when a fix is first built
+    cst = lazy_module("libcst")
+
+
+@cache
+def _empty_module() -> cst.Module:
+    return cst.Module(body=[])
 
 
 def code(node: cst.CSTNode) -> str:
     """A node's source, as it would appear in a module."""
-    return _RENDER.code_for_node(node)
+    return _empty_module().code_for_node(node)
 
 
 def blank_line() -> cst.EmptyLine:

@@ -14,26 +14,22 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
-from jitfix.analysis.blocks import assigned_names
+from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, function_category
-from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.traced import Change, TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.analysis.blocks import walk_body
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
-from jitfix.rules.cst_text import code
+from jitfix.rules.cst_text import code, cst
 from jitfix.rules.naming import unique_name
 from jitfix.rules.static_arguments import names_source
 
 
-
-def changing_globals(tree: ast.Module, candidates: set[str], changes: list[tuple[ast.AST, str, str, str | None]],
+def changing_globals(tree: ast.Module, candidates: set[str], changes: list[Change],
                      read_attributes: dict[str, set[str | None]] | None = None) -> dict[str, str]:
     """Which of the ``candidates`` (module-level names traced code reads) change after they are
-    first bound, with how. ``changes`` are the rebinding/mutation sites the traced-function
-    finder gathered in its walk of the tree. With ``read_attributes`` (how each name is read:
+    first bound, with how. ``changes`` are the rebinding/mutation sites of the candidates
+    (``TracedFunctions.changes_of``). With ``read_attributes`` (how each name is read:
     the attributes, None for a bare read), an attribute write (``FLAGS.verbose = True``)
     counts only for code that reads that attribute or the whole object."""
     counts: dict[str, int] = {}
@@ -143,9 +139,9 @@ class StaleGlobal(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        changes = getattr(module.traced, "changes", [])
         module_names, rebound = _module_level_names(module.tree)
-        if not rebound and not any(name in module_names for _, name, _, _ in changes):
+        changes = module.traced.changes_of(module_names)
+        if not rebound and not changes:
             return  # no module-level name ever changes: no global can go stale
         parents = getattr(module.traced, "parents", {})
         reads = {

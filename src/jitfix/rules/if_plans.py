@@ -36,8 +36,8 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence
 from jitfix.rules.loop_plans import LoopPlan, LoopPlanning
 from jitfix.rules.naming import branch_name, unique_name
-from jitfix.rules.scan_plans import ScanPlanning
 from jitfix.rules.result_types import arms_to_cast
+from jitfix.rules.scan_plans import ScanPlanning
 
 # Statements of the rest of a function that may be copied into both branches.
 MAX_DUPLICATED_REST = 2

@@ -10,10 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Sequence
 
-import libcst as cst
-
 from jitfix.findings import EditContext
-from jitfix.rules.cst_text import RewriteMismatch, code, lay_out, pair_statements
+from jitfix.rules.cst_text import RewriteMismatch, code, cst, lay_out, pair_statements
 from jitfix.rules.if_plans import Branch, IfPlan
 from jitfix.rules.loop_plans import LoopPlan
 from jitfix.rules.loop_render import LoopRendering

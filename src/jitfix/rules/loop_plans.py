@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, loaded_names, obstacles, target_names, upward_exposed

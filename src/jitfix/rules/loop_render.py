@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
-from jitfix.rules.cst_text import blank_line, code, lay_out, pair_statements
+from jitfix.rules.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.rules.loop_plans import LoopPlan, nest_guards
 from jitfix.rules.scan_plans import ScanPlan
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from jitfix.analysis.blocks import own_expressions
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import conditionals, own_expressions
+from jitfix.rules.conditionals import conditionals
 from jitfix.rules.static_arguments import static_argnames_edit
 
 # jax.numpy functions and the positional index / keyword of their shape-like argument.

@@ -12,12 +12,11 @@ import re
 import string
 from typing import Iterator
 
-import libcst as cst
-
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.analysis.blocks import walk_body
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.cst_text import cst
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
 DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from jitfix.findings import Edit, EditContext, Position
-from jitfix.rules.cst_text import code
+from jitfix.rules.cst_text import code, cst
 
 
 def names_source(names: list[str]) -> str:

@@ -15,8 +15,8 @@ import ast
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.catalogue import is_array_annotation
+from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import JIT_TRANSFORMS, TracedFunction, find_traced_functions
 from jitfix.config import Settings
 
@@ -324,12 +324,12 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
     original to the code of the rule that rewrote it (branch and loop sites for coverage)."""
     old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
     old_imports, new_imports = ImportTable(old_tree), ImportTable(new_tree)
-    old_traced = find_traced_functions(old_tree, old_imports)
-    new_traced = find_traced_functions(new_tree, new_imports)
+    old_traced = find_traced_functions(old_tree, old_imports, old_text)
+    new_traced = find_traced_functions(new_tree, new_imports, new_text)
     old_by_node = {node: entry for node, entry in old_traced.items()}
     new_by_name = {entry.qualname: entry for entry in new_traced.values()}
     module_names = _module_level_names(old_tree)
-    from jitfix.rules.globals import changing_globals  # the rules load libcst: only when validating
+    from jitfix.rules.globals import changing_globals  # loaded only when validating
     targets = []
     for name, old, new in changed_functions(old_tree, new_tree):
         target = Target(name=name, line=old.lineno, mode="as_is")
@@ -353,7 +353,7 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
             target.after_static = _static_names(new, new_entry) if new_entry else target.before_static
         target.constants = _constants(old)
         reads = _reads(old) & module_names
-        target.globals = sorted(changing_globals(old_tree, reads, old_traced.changes)) if reads else []
+        target.globals = sorted(changing_globals(old_tree, reads, old_traced.changes_of(reads))) if reads else []
         target.compare_stdout = bool(_print_calls(old)) and _print_calls(old) != _print_calls(new)
         target.sites = _sites(old, finding_lines)
         target.spans = _watched_spans(target.sites)
