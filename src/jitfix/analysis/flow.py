@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable
 
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     STATIC_KIND,
@@ -127,6 +128,8 @@ class FlowAnalysis:
         self.program = program
         self.before: dict[int, State] = {}
         self._arrays: ArrayEvidence | None = None
+        # Most functions hold no `:=`: then no expression needs searching for one.
+        self._has_walrus = any(isinstance(node, ast.NamedExpr) for node in walk_body(function))
         state: State = dict(outer or {})
         state.pop(UNCERTAIN, None)
         state.update(params)
@@ -252,6 +255,8 @@ class FlowAnalysis:
             state[name.id] = found
 
     def _walrus(self, statement: ast.AST, state: State) -> None:
+        if not self._has_walrus:
+            return
         for node in ast.walk(statement):
             if isinstance(node, ast.NamedExpr):
                 state[node.target.id] = self._verdict(node.value, state)

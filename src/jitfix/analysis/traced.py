@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -26,15 +25,9 @@ from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import (
-    STATIC_KIND,
-    TRACED_KIND,
-    UNKNOWN_KIND,
-    Program,
-    ValueAnalysis,
-    Verdict,
-    parameter_names,
-)
+from jitfix.analysis.values import STATIC_KIND, TRACED_KIND, UNKNOWN_KIND, Program, ValueAnalysis, Verdict, \
+    parameter_names
+from jitfix.analysis.words import LineIndex, spells_a_word
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # Where the module's code changes a name: (scope, name, how, the attribute written or None).
@@ -119,12 +112,11 @@ TRACING_CALL_NAMES = frozenset(
 # primitives (`cond`, `switch` and `map` are common words): a module that spells none of
 # them as a word holds no traced code (an aliased import still spells the name once).
 _BODY_ONLY = frozenset({"cond", "switch", "map"})
-_TRANSFORM_WORDS = re.compile(r"\b(?:%s)\b" % "|".join(sorted(TRACING_CALL_NAMES - _BODY_ONLY - {"partial"})))
-_BODY_WORDS = re.compile(r"\b(?:cond|switch|map)\b")
+_TRANSFORM_WORDS = TRACING_CALL_NAMES - _BODY_ONLY - {"partial"}
 
 
 def mentions_a_transform(text: str) -> bool:
-    return bool(_TRANSFORM_WORDS.search(text)) or ("lax" in text and bool(_BODY_WORDS.search(text)))
+    return spells_a_word(text, _TRANSFORM_WORDS) or ("lax" in text and spells_a_word(text, _BODY_ONLY))
 
 
 def _may_trace(call: ast.Call) -> bool:
@@ -320,37 +312,6 @@ _STATEMENT_BLOCKS: dict[type, tuple[str, ...]] = {
 }
 
 
-class _Lines:
-    """The lines of a module's text that spell a name."""
-
-    def __init__(self, text: str | None):
-        self.text = text
-        self._starts: list[int] | None = None
-
-    def spelling(self, names: Iterable[str]) -> list[int] | None:
-        """Sorted line numbers (1-based) on which one of ``names`` appears as a word; None
-        when unknown: no text, or identifiers that Python normalises (NFKC) and the text
-        may spell otherwise."""
-        text = self.text
-        if text is None or not text.isascii():
-            return None
-        if self._starts is None:
-            self._starts = [0, *(match.end() for match in re.finditer("\n", text))]
-        starts = self._starts
-        found: set[int] = set()
-        for name in set(names):
-            at = text.find(name)
-            while at >= 0:
-                end = at + len(name)
-                if (at == 0 or text[at - 1] not in _WORD_CHARACTERS) and text[end:end + 1] not in _WORD_CHARACTERS:
-                    found.add(bisect.bisect_right(starts, at))
-                at = text.find(name, end)
-        return sorted(found)
-
-
-_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
 def _spans_a_line(node: ast.AST, lines: list[int] | None) -> bool:
     """Whether one of ``lines`` falls within the node's lines (True when either is unknown:
     ``ast.arguments`` and ``withitem`` carry no position)."""
@@ -414,7 +375,7 @@ class _Scopes:
         self.assigned_to: dict[int, str] = {}
         self.classes: dict[ast.AST, dict[str, ast.ClassDef]] = {}
         self.class_list: list[ast.ClassDef] = []
-        self._lines = _Lines(text)
+        self._lines = LineIndex(text)
         # Every statement (handlers and match cases count), with its scope, in source order.
         self._statements: list[tuple[ast.AST, ast.AST]] = []
         self._calls_to: dict[str, list[ast.Call]] = {}

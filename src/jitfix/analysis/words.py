@@ -1,0 +1,55 @@
+"""Where a module's text spells a name: a cheap, exact-enough filter before walking a tree.
+
+A name in the tree (a call's function, an attribute) is one token on one line of the text,
+so an expression whose lines spell none of the names a walk looks for holds none of them.
+``str.find`` over the text is many times faster than walking the nodes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from typing import Iterable, Iterator
+
+_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def _as_python_reads_it(text: str) -> str:
+    """Python NFKC-normalises identifiers (``ｊｉｔ`` is ``jit``); that changes no line break."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def _word_starts(text: str, names: Iterable[str]) -> Iterator[int]:
+    """Where one of ``names`` starts as a whole word (not inside a longer name)."""
+    for name in set(names):
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (at == 0 or text[at - 1] not in _WORD_CHARACTERS) and text[end:end + 1] not in _WORD_CHARACTERS:
+                yield at
+            at = text.find(name, end)
+
+
+def spells_a_word(text: str, names: Iterable[str]) -> bool:
+    """Whether the text spells one of ``names`` as a word (in code, a string or a comment)."""
+    return next(_word_starts(_as_python_reads_it(text), names), None) is not None
+
+
+class LineIndex:
+    """The lines of a module's text that spell a name."""
+
+    def __init__(self, text: str | None):
+        self.text = None if text is None else _as_python_reads_it(text)
+        self._starts: list[int] | None = None
+
+    def spelling(self, names: Iterable[str]) -> list[int] | None:
+        """Sorted line numbers (1-based; lines end at ``\\n``, ``\\r\\n`` or ``\\r``) on which
+        one of ``names`` appears as a word; None when there is no text to read."""
+        if self.text is None:
+            return None
+        if self._starts is None:
+            self._starts = [0, *(match.end() for match in _LINE_END.finditer(self.text))]
+        starts = self._starts
+        return sorted({bisect.bisect_right(starts, at) for at in _word_starts(self.text, names)})
