@@ -26,7 +26,7 @@ from jitfix.findings import Finding, Fix, Replacement, Safety
 
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
-FORMAT = 2  # of the index file
+FORMAT = 3  # of the index file
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,16 @@ class Stamp:
     mtime_ns: int
     ctime_ns: int
     digest: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file's findings, the stamp of the file they were found in, and the stamps of the
+    run's other modules whose functions the analysis summarised."""
+
+    stamp: Stamp
+    findings: list[Finding]
+    dependencies: dict[str, Stamp]
 
 
 class _Malformed(Exception):
@@ -88,15 +98,43 @@ def _finding_from_json(data: object) -> Finding:
     )
 
 
-def _entry_from_json(data: object) -> tuple[Stamp, list[Finding]]:
+def _stamp_from_json(data: object) -> Stamp:
+    if not isinstance(data, dict):
+        raise _Malformed("stamp")
+    return Stamp(_field(data, "size", int), _field(data, "mtime_ns", int), _field(data, "ctime_ns", int),
+                 _field(data, "digest", str))
+
+
+def _stamp_to_json(stamp: Stamp) -> dict:
+    return {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "ctime_ns": stamp.ctime_ns, "digest": stamp.digest}
+
+
+def _entry_from_json(data: object) -> Entry:
     if not isinstance(data, dict):
         raise _Malformed("entry")
-    stamp = Stamp(_field(data, "size", int), _field(data, "mtime_ns", int), _field(data, "ctime_ns", int),
-                  _field(data, "digest", str))
-    return stamp, [_finding_from_json(item) for item in _field(data, "findings", list)]
+    dependencies = {path: _stamp_from_json(stamp) for path, stamp in _field(data, "dependencies", dict).items()}
+    return Entry(_stamp_from_json(data), [_finding_from_json(item) for item in _field(data, "findings", list)],
+                 dependencies)
 
 
-def _load(data: bytes) -> dict[str, tuple[Stamp, list[Finding]]]:
+def _current(path: str, known: Stamp) -> Stamp | None:
+    """The file's stamp now if its content is what ``known`` describes, else None: equal size
+    and times answer without reading it; otherwise its content hash decides."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    if (status.st_size, status.st_mtime_ns, status.st_ctime_ns) == (known.size, known.mtime_ns, known.ctime_ns):
+        return known
+    try:
+        with open(path, "rb") as handle:
+            digest = file_digest(handle.read())
+    except OSError:
+        return None
+    return Stamp(status.st_size, status.st_mtime_ns, status.st_ctime_ns, digest) if digest == known.digest else None
+
+
+def _load(data: bytes) -> dict[str, Entry]:
     try:
         document = json.loads(data)
         if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -107,11 +145,11 @@ def _load(data: bytes) -> dict[str, tuple[Stamp, list[Finding]]]:
         return {}
 
 
-def _dump(entries: dict[str, tuple[Stamp, list[Finding]]]) -> bytes:
+def _dump(entries: dict[str, Entry]) -> bytes:
     files = {
-        path: {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "ctime_ns": stamp.ctime_ns, "digest": stamp.digest,
-               "findings": [_finding_to_json(finding) for finding in findings]}
-        for path, (stamp, findings) in entries.items()
+        path: {**_stamp_to_json(entry.stamp), "findings": [_finding_to_json(finding) for finding in entry.findings],
+               "dependencies": {other: _stamp_to_json(stamp) for other, stamp in entry.dependencies.items()}}
+        for path, entry in entries.items()
     }
     return json.dumps({"format": FORMAT, "version": __version__, "files": files}).encode()
 
@@ -119,7 +157,7 @@ def _dump(entries: dict[str, tuple[Stamp, list[Finding]]]) -> bytes:
 @dataclass
 class Cache:
     folder: Path  # .jitfix_cache/<key of version, settings and options>
-    entries: dict[str, tuple[Stamp, list[Finding]]] | None = None
+    entries: dict[str, Entry] | None = None
     changed: bool = False
 
     @classmethod
@@ -128,7 +166,7 @@ class Cache:
                               digest_size=12).hexdigest()
         return cls(Path(root) / FOLDER / key)
 
-    def _index(self) -> dict[str, tuple[Stamp, list[Finding]]]:
+    def _index(self) -> dict[str, Entry]:
         if self.entries is None:
             try:
                 self.entries = _load((self.folder / "index.json").read_bytes())
@@ -137,29 +175,21 @@ class Cache:
         return self.entries
 
     def lookup(self, path: str) -> list[Finding] | None:
-        """The findings stored for ``path`` if its content is unchanged, else None."""
+        """The findings stored for ``path`` if its content, and that of every module its
+        analysis read, is unchanged; else None."""
         entry = self._index().get(path)
         if entry is None:
             return None
-        stamp, findings = entry
-        try:
-            status = os.stat(path)
-        except OSError:
+        stamp = _current(path, entry.stamp)
+        if stamp is None or any(_current(other, known) is None for other, known in entry.dependencies.items()):
             return None
-        if (status.st_size, status.st_mtime_ns, status.st_ctime_ns) == (stamp.size, stamp.mtime_ns, stamp.ctime_ns):
-            return findings
-        try:
-            with open(path, "rb") as handle:
-                digest = file_digest(handle.read())
-        except OSError:
-            return None
-        if digest != stamp.digest:
-            return None
-        self.remember(path, Stamp(status.st_size, status.st_mtime_ns, status.st_ctime_ns, digest), findings)
-        return findings
+        if stamp != entry.stamp:
+            self.remember(path, stamp, entry.findings, entry.dependencies)
+        return entry.findings
 
-    def remember(self, path: str, stamp: Stamp, findings: list[Finding]) -> None:
-        self._index()[path] = (stamp, findings)
+    def remember(self, path: str, stamp: Stamp, findings: list[Finding],
+                 dependencies: dict[str, Stamp] | None = None) -> None:
+        self._index()[path] = Entry(stamp, findings, dict(dependencies or {}))
         self.changed = True
 
     def save(self) -> None:

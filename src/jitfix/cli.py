@@ -333,7 +333,7 @@ def check(
         for finding in findings:
             run.out.print(report.text_line(finding))
         if not run.quiet:
-            _check_summary(run, findings)
+            _check_summary(run, findings, results.failed)
     if results.failed:
         raise typer.Exit(results.error_exit)
     if validation is not None and validation.failed:
@@ -380,15 +380,20 @@ def _same_place(finding: Finding, others: list[Finding]) -> bool:
     return any((finding.code, finding.line) == (other.code, other.line) for other in others)
 
 
-def _check_summary(run: Run, findings: list[Finding]) -> None:
+def _check_summary(run: Run, findings: list[Finding], failed: int) -> None:
+    """The last line of a text check. "All checks passed" only when every file was checked."""
+    unchecked = f"; {report.plural(failed, 'file')} could not be checked (see above)" if failed else ""
     if not findings:
-        run.out.print("All checks passed.", style="green")
+        if failed:
+            run.out.print(f"No findings{unchecked}.", style="bold")
+        else:
+            run.out.print("All checks passed.", style="green")
         return
     fixable = sum(1 for finding in findings if finding.fixable)
     line = f"Found {report.plural(len(findings), 'finding')}"
     if fixable:
         line += f"; {fixable} fixable with `jitfix fix`"
-    run.out.print(line + ".", style="bold")
+    run.out.print(line + unchecked + ".", style="bold")
 
 
 @app.command()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.project import Project
 from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
@@ -48,6 +49,9 @@ class FileResult:
     parsed: bool = False
     cached: bool = False  # taken from the cache: not parsed this run
     stamp: Stamp | None = None  # of the file as read, for the cache
+    # Other modules of the run whose functions the analysis summarised, as read: the cached
+    # result holds only while they are unchanged too.
+    dependencies: dict[str, Stamp] = field(default_factory=dict)
     # A notebook's code cells before and after, as Python (what `diff` shows).
     review: tuple[str, str] | None = None
     # Lines of the original the first round of fixes rewrote, with the rule's code.
@@ -74,8 +78,11 @@ def _mentions_a_transform(text: str) -> bool:
     return mentions_a_transform(text)
 
 
-def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], ast.Module | None]:
-    """Findings for one module's text (suppressions applied). Raises InputError on bad syntax."""
+def analyse(path: str, text: str, settings: Settings,
+            project: Project | None = None) -> tuple[list[Finding], ast.Module | None]:
+    """Findings for one module's text (suppressions applied); with the run's ``project``,
+    calls into its other modules are summarised from their source. Raises InputError on bad
+    syntax."""
     if not _mentions_jax(text):
         return [], None
     try:
@@ -91,7 +98,7 @@ def analyse(path: str, text: str, settings: Settings) -> tuple[list[Finding], as
         return [], tree
     from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
 
-    traced = find_traced_functions(tree, imports, text)
+    traced = find_traced_functions(tree, imports, text, path, project)
     if not traced:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed
@@ -190,10 +197,11 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
         finding.fix.replacements = replacements(text, fixed)
 
 
-def process_text(path: str, text: str, settings: Settings, options: Options) -> FileResult:
+def process_text(path: str, text: str, settings: Settings, options: Options,
+                 project: Project | None = None) -> FileResult:
     """Everything for one module's text. Raises InputError for input that cannot be read."""
     result = FileResult(path=path)
-    findings, tree = analyse(path, text, settings)
+    findings, tree = analyse(path, text, settings, project)
     result.parsed = tree is not None
     if options.fix_diffs and tree is not None:
         _attach_fix_diffs(path, text, tree, findings)
@@ -211,20 +219,21 @@ def process_text(path: str, text: str, settings: Settings, options: Options) -> 
         if not result.fixed:
             result.rewritten_lines = {finding.line: finding.code for finding in to_apply}
         result.fixed.extend(to_apply)
-        findings, tree = analyse(path, current, settings)
+        findings, tree = analyse(path, current, settings, project)
     result.findings = findings
     result.new_text = current
     return result
 
 
-def process_notebook(path: str, text: str, settings: Settings, options: Options) -> FileResult:
+def process_notebook(path: str, text: str, settings: Settings, options: Options,
+                     project: Project | None = None) -> FileResult:
     """A notebook's code cells, checked and fixed as one module; findings name cell and line."""
     from jitfix import notebooks
 
     document = notebooks.read(text, path)
     view = notebooks.code_view(document)
     try:
-        inner = process_text(path, view.text, settings, options)
+        inner = process_text(path, view.text, settings, options, project)
     except InputError as error:
         cell, line = notebooks.locate(view, view.text, error.line or 1)
         raise InputError(f"{path}:cell {cell + 1}", error.message, line=line, col=error.col) from None
@@ -241,10 +250,11 @@ def process_notebook(path: str, text: str, settings: Settings, options: Options)
     return result
 
 
-def process_source(source: SourceFile, settings: Settings, options: Options) -> FileResult:
+def process_source(source: SourceFile, settings: Settings, options: Options,
+                   project: Project | None = None) -> FileResult:
     process = process_notebook if source.path.endswith(".ipynb") else process_text
     try:
-        result = process(source.path, source.text, settings, options)
+        result = process(source.path, source.text, settings, options, project)
     except InputError as error:
         return FileResult(path=source.path, source=source, error=error)
     except InternalError as error:
@@ -253,14 +263,18 @@ def process_source(source: SourceFile, settings: Settings, options: Options) -> 
     return result
 
 
-def process_path(path: str, settings: Settings, options: Options) -> FileResult:
+def process_path(path: str, settings: Settings, options: Options, project: Project | None = None) -> FileResult:
     try:
         source = read_source(path, settings.max_file_bytes)
     except InputError as error:
         return FileResult(path=path, error=error)
-    result = process_source(source, settings, options)
+    if project is not None:
+        project.consulted()  # what earlier files read is theirs
+    result = process_source(source, settings, options, project)
     if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
         result.stamp = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
+    if project is not None:
+        result.dependencies = project.consulted()
     return _portable(result)
 
 
@@ -284,12 +298,12 @@ def _portable(result: FileResult) -> FileResult:
 
 # -- many files --------------------------------------------------------------------------------
 
-_worker_state: tuple[Settings, Options] | None = None
+_worker_state: tuple[Settings, Options, Project] | None = None
 
 
-def _init_worker(settings: Settings, options: Options) -> None:
+def _init_worker(settings: Settings, options: Options, files: list[str]) -> None:
     global _worker_state
-    _worker_state = (settings, options)
+    _worker_state = (settings, options, Project(files, settings.max_file_bytes))
 
 
 def _work(paths: list[str]) -> list[FileResult]:
@@ -297,8 +311,8 @@ def _work(paths: list[str]) -> list[FileResult]:
     return [_guarded(path, *_worker_state) for path in paths]
 
 
-def _guarded(path: str, settings: Settings, options: Options) -> FileResult:
-    return _guarded_call(path, lambda: process_path(path, settings, options))
+def _guarded(path: str, settings: Settings, options: Options, project: Project | None = None) -> FileResult:
+    return _guarded_call(path, lambda: process_path(path, settings, options, project))
 
 
 def _guarded_call(path: str, process) -> FileResult:
@@ -358,7 +372,7 @@ def run_paths(
             findings = cache.lookup(path)
             if findings is not None:
                 hits[path] = FileResult(path=path, findings=findings, cached=True)
-    misses = _processed([path for path in paths if path not in hits], settings, options, jobs)
+    misses = _processed([path for path in paths if path not in hits], settings, options, jobs, paths)
     waiting: dict[str, FileResult] = {}
     for path in paths:
         if path in hits:
@@ -367,7 +381,7 @@ def run_paths(
         while path not in waiting:
             result = next(misses)
             if cache is not None and _cacheable(result):
-                cache.remember(result.path, result.stamp, result.findings)
+                cache.remember(result.path, result.stamp, result.findings, result.dependencies)
             waiting[result.path] = result
         yield waiting.pop(path)
     if cache is not None:
@@ -386,8 +400,10 @@ def _size(path: str) -> int:
         return 0
 
 
-def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None) -> Iterator[FileResult]:
-    """Results in any order. In parallel, the largest files go first and work is handed out a
+def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None,
+               project_files: list[str]) -> Iterator[FileResult]:
+    """Results in any order; ``project_files`` are every file of the run (calls into them are
+    summarised). In parallel, the largest files go first and work is handed out a
     few files at a time, so no worker is left with a long file while the other is idle.
 
     A worker that dies (a crash in a C extension, the kernel's OOM killer) breaks the pool:
@@ -396,33 +412,34 @@ def _processed(paths: list[str], settings: Settings, options: Options, jobs: int
     # More workers than files or cores only costs memory and start-up.
     jobs = min(max(1, jobs or default_jobs()), len(paths) or 1, max(default_jobs(), os.cpu_count() or 1))
     if jobs == 1 or len(paths) < 2 * jobs:
+        project = Project(project_files, settings.max_file_bytes)
         for path in paths:
-            yield _guarded(path, settings, options)
+            yield _guarded(path, settings, options, project)
         return
     largest_first = sorted(paths, key=_size, reverse=True)
     size = max(1, min(4, len(paths) // (jobs * 16)))
     chunks = [largest_first[start:start + size] for start in range(0, len(largest_first), size)]
     suspects: list[str] = []
-    for chunk, results in _pool_map(chunks, settings, options, jobs):
+    for chunk, results in _pool_map(chunks, settings, options, jobs, project_files):
         if results is None:
             suspects.extend(chunk)
         else:
             yield from results
     for path in suspects:
-        [(_, results)] = list(_pool_map([[path]], settings, options, 1))
+        [(_, results)] = list(_pool_map([[path]], settings, options, 1, project_files))
         yield from results or [FileResult(path=path, internal_error="the worker process died while analysing "
                                                                     "this file")]
 
 
-def _pool_map(chunks: list[list[str]], settings: Settings, options: Options,
-              jobs: int) -> Iterator[tuple[list[str], list[FileResult] | None]]:
+def _pool_map(chunks: list[list[str]], settings: Settings, options: Options, jobs: int,
+              project_files: list[str]) -> Iterator[tuple[list[str], list[FileResult] | None]]:
     """Each chunk with its results, or with None when the pool broke before it finished."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context(_start_method())
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(settings, options)) as pool:
+                             initargs=(settings, options, project_files)) as pool:
         futures = {pool.submit(_work, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:

@@ -21,6 +21,9 @@ class ImportTable:
 
     def __init__(self, tree: ast.Module):
         self.aliases: dict[str, str] = {}
+        # `from .utils import f` / `from . import utils`: local name -> (level, dotted path
+        # below the package the dots name).
+        self.relative: dict[str, tuple[int, str]] = {}
         # Imports inside functions count too (they are rare and bind the same names in
         # practice). Only statements are visited: expressions hold no imports.
         for node in _statements(tree.body):
@@ -35,6 +38,11 @@ class ImportTable:
                 for alias in node.names:
                     if alias.name != "*":
                         self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.ImportFrom) and node.level > 0:
+                for alias in node.names:
+                    if alias.name != "*":
+                        dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+                        self.relative[alias.asname or alias.name] = (node.level, dotted)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """The dotted path an expression names, e.g. ``J.lax.cond`` -> ``jax.lax.cond``."""
@@ -43,6 +51,16 @@ class ImportTable:
         if isinstance(expr, ast.Attribute):
             base = self.resolve(expr.value)
             return f"{base}.{expr.attr}" if base else None
+        return None
+
+    def resolve_relative(self, expr: ast.AST) -> tuple[int, str] | None:
+        """(level, dotted path) an expression names through a relative import:
+        ``utils.f`` after ``from . import utils`` is ``(1, "utils.f")``."""
+        if isinstance(expr, ast.Name):
+            return self.relative.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            base = self.resolve_relative(expr.value)
+            return (base[0], f"{base[1]}.{expr.attr}") if base else None
         return None
 
     def local_name(self, dotted: str) -> str | None:

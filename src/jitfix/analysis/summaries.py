@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 
-from jitfix.analysis.flow import FlowAnalysis, State
+from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.project import Project
 from jitfix.analysis.pytrees import PytreeIndex
 from jitfix.analysis.values import (
     KIND_NAMES,
@@ -46,18 +47,32 @@ def _own_returns(function: FunctionNode) -> tuple[list[ast.Return], bool]:
 
 
 class ModuleProgram(Program):
-    """The module around a traced function, as its value analysis sees it."""
+    """The module around a traced function, as its value analysis sees it; with the run's
+    ``project``, calls into the run's other modules are summarised from their source."""
 
-    def __init__(self, tree: ast.Module, imports: ImportTable, scopes, module_static: State):
+    def __init__(self, tree: ast.Module, imports: ImportTable, scopes, module_static: State,
+                 path: str | None = None, project: Project | None = None):
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
         self.module_static = module_static
+        self.path = path
+        self.project = project
         top_level_calls = [statement.value for statement in tree.body
                            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)]
         self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
         self._cache: dict[tuple, Verdict] = {}
         self._active: set[tuple] = set()
+
+    @classmethod
+    def of_module(cls, tree: ast.Module, imports: ImportTable, text: str | None, path: str | None,
+                  project: Project | None) -> ModuleProgram:
+        """A module with no traced function of its own, read for the summaries of its functions."""
+        from jitfix.analysis.traced import MODULE_CONSTANT, scope_index
+
+        scopes = scope_index(tree, imports, text)
+        module_static = module_static_names(tree, scopes.global_names)
+        return cls(tree, imports, scopes, dict.fromkeys(module_static, MODULE_CONSTANT), path, project)
 
     def defines(self, scope: ast.AST, name: str) -> bool:
         return self.scopes.lookup(scope, name) is not None or self.scopes.lookup_class(scope, name) is not None
@@ -76,10 +91,17 @@ class ModuleProgram(Program):
 
     def summary(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
         callee, bound_self = self._resolve(scope, call, values)
+        owner: ModuleProgram = self
         if callee is None:
-            return self._constructor(scope, call)
-        params = self._bind(callee, call, values, bound_self)
-        key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), values.staged)
+            imported = self._imported(call.func)
+            if imported is None:
+                return self._constructor(scope, call)
+            owner, callee = imported
+        params = owner._bind(callee, call, values, bound_self)
+        return owner._summarise(callee, params, values.staged)
+
+    def _summarise(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:
+        key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), staged)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -87,11 +109,33 @@ class ModuleProgram(Program):
             return Verdict(UNKNOWN_KIND, f"`{callee.name}` is recursive or too deep to summarise")
         self._active.add(key)
         try:
-            result = self._result(callee, params, values.staged)
+            result = self._result(callee, params, staged)
         finally:
             self._active.discard(key)
         self._cache[key] = result
         return result
+
+    def _imported(self, func: ast.AST, hops: int = 0) -> tuple[ModuleProgram, FunctionNode] | None:
+        """The program and def of a function another module of the run defines, that ``func``
+        names through an import (followed through re-exports such as a package's
+        ``__init__.py``, a few hops at most)."""
+        if self.project is None or self.path is None or hops > 3:
+            return None
+        relative = self.imports.resolve_relative(func)
+        level, dotted = relative if relative else (0, self.imports.resolve(func))
+        if not dotted or "." not in dotted:
+            return None
+        module, _, name = dotted.rpartition(".")
+        found = self.project.module_file(self.path, module, level)
+        if found is None:
+            return None
+        owner = self.project.program(found)
+        if owner is None:
+            return None
+        callee = owner.scopes.lookup(owner.tree, name)
+        if callee is not None:
+            return owner, callee
+        return owner._imported(ast.Name(id=name, ctx=ast.Load()), hops + 1)
 
     def _resolve(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> tuple[FunctionNode | None, Verdict | None]:
         func = call.func

@@ -25,6 +25,7 @@ from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.project import Project
 from jitfix.analysis.values import STATIC_KIND, TRACED_KIND, UNKNOWN_KIND, Program, ValueAnalysis, Verdict, \
     parameter_names
 from jitfix.analysis.words import LineIndex, spells_a_word
@@ -523,13 +524,21 @@ class _Scopes:
         return self.defs.get(klass, {}).get(name) if klass is not None else None
 
 
+def scope_index(tree: ast.Module, imports: ImportTable, text: str | None) -> _Scopes:
+    """The module's defs, classes and transform calls (local names of imported transforms,
+    ``from jax import jit as J``, spell a call too)."""
+    transforms = [local for local, target in imports.aliases.items() if target.rpartition(".")[2] in TRACING_CALL_NAMES]
+    return _Scopes(tree, text, transforms)
+
+
 class TracedFinder:
-    def __init__(self, tree: ast.Module, imports: ImportTable, text: str | None = None):
+    def __init__(self, tree: ast.Module, imports: ImportTable, text: str | None = None,
+                 path: str | None = None, project: Project | None = None):
         self.tree = tree
         self.imports = imports
-        transforms = [local for local, target in imports.aliases.items()
-                      if target.rpartition(".")[2] in TRACING_CALL_NAMES]
-        self.scopes = _Scopes(tree, text, transforms)
+        self.path = path
+        self.project = project
+        self.scopes = scope_index(tree, imports, text)
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
 
@@ -834,7 +843,7 @@ class TracedFinder:
         module_static = module_static_names(self.tree, self.scopes.global_names)
         if self.program is None:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
-                                         dict.fromkeys(module_static, MODULE_CONSTANT))
+                                         dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
         for function, entry in self.traced.items():
             entry.module_static = module_static
             entry.enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
@@ -869,10 +878,12 @@ class TracedFunctions(dict):
     functions: list[FunctionNode] = []  # every def of the module
 
 
-def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None) -> TracedFunctions:
+def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
+                          path: str | None = None, project: Project | None = None) -> TracedFunctions:
     """Every traced function of the module, keyed by its def node. With the module's
-    ``text``, only the expressions whose lines name a transform are walked (faster)."""
-    finder = TracedFinder(tree, imports, text)
+    ``text``, only the expressions whose lines name a transform are walked (faster); with its
+    ``path`` and the run's ``project``, calls into the run's other modules are summarised."""
+    finder = TracedFinder(tree, imports, text, path, project)
     found = TracedFunctions(finder.run())
     found.changes_of = finder.scopes.changes_of
     found.parents = finder.scopes.parent

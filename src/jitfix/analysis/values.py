@@ -259,7 +259,7 @@ class ValueAnalysis:
         arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
         func = call.func
         if isinstance(func, ast.Name) and func.id not in self.state and func.id not in self.imports.aliases \
-                and not self._defined(func.id):
+                and func.id not in self.imports.relative and not self._defined(func.id):
             if func.id in STATIC_BUILTINS:
                 return Verdict(STATIC_KIND, f"`{func.id}()` returns a Python value")
             if func.id in ARGUMENT_BUILTINS:
@@ -278,14 +278,17 @@ class ValueAnalysis:
         if name is not None:
             if name.startswith(ARGUMENT_MODULES):
                 return _strongest(arguments, lambda v: f"`{name}` of a tracer" if v.traced else f"`{name}`")
-            return Verdict(UNKNOWN_KIND, f"`{name}` is not in jitfix's catalogue")
-        if isinstance(func, ast.Attribute):
+            summary = self._summary(call)  # a function of another module of the run
+            return summary or Verdict(UNKNOWN_KIND, f"`{name}` is not in jitfix's catalogue")
+        if isinstance(func, ast.Attribute) and self.imports.resolve_relative(func) is None:
             return self._method_call(call, func, arguments)
-        if self.program is not None and self.scope is not None:
-            summary = self.program.summary(self.scope, call, self)
-            if summary is not None:
-                return summary
-        return Verdict(UNKNOWN_KIND, f"`{_callee_name(func)}()` is a call jitfix cannot see into")
+        return self._summary(call) or Verdict(UNKNOWN_KIND, f"`{_callee_name(func)}()` is a call jitfix cannot see into")
+
+    def _summary(self, call: ast.Call) -> Verdict | None:
+        """What the program around the function knows the call returns."""
+        if self.program is None or self.scope is None:
+            return None
+        return self.program.summary(self.scope, call, self)
 
     def _defined(self, name: str) -> bool:
         return self.program is not None and self.scope is not None and self.program.defines(self.scope, name)
@@ -318,11 +321,8 @@ class ValueAnalysis:
             return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base)
         if base.static and all(argument.static for argument in arguments):
             return Verdict(STATIC_KIND, f"`.{func.attr}()` of a static value with static arguments", base)
-        if self.program is not None and self.scope is not None:
-            summary = self.program.summary(self.scope, call, self)
-            if summary is not None:
-                return summary
-        return Verdict(UNKNOWN_KIND, f"`.{func.attr}()` of a value whose class is not known", base)
+        return self._summary(call) or Verdict(UNKNOWN_KIND, f"`.{func.attr}()` of a value whose class is not known",
+                                              base)
 
 
 class Program:

@@ -1,0 +1,98 @@
+"""The modules of one run, as one program: a call into another module of the run is
+summarised from that module's source.
+
+``from .utils import is_array`` (or ``from mypkg.utils import ...``, ``import mypkg.utils as
+u``) names a function the analysis can read when ``utils.py`` is one of the files the run was
+given; any module outside the run stays unknown. Modules are loaded on demand, parsed once
+per process, and every module a file's analysis consulted is recorded, so that a cached
+result is reused only while those modules are unchanged too.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from jitfix.analysis.imports import ImportTable
+
+if TYPE_CHECKING:
+    from jitfix.analysis.summaries import ModuleProgram
+    from jitfix.cache import Stamp
+
+MAX_MODULES = 256  # loaded per process: beyond this, calls into further modules are unknown
+
+
+def _module_paths(folder: str, dotted: str) -> list[str]:
+    """The files ``dotted`` can be, imported from ``folder``: ``a/b.py`` or ``a/b/__init__.py``."""
+    base = os.path.join(folder, *dotted.split(".")) if dotted else folder
+    return [base + ".py", os.path.join(base, "__init__.py")] if dotted else [os.path.join(base, "__init__.py")]
+
+
+def import_roots(path: str) -> list[str]:
+    """Where an absolute import in the file at ``path`` looks: the file's own folder (a
+    script's ``sys.path[0]``), and the folder above its outermost package."""
+    folder = os.path.dirname(os.path.abspath(path))
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    return [folder] if top == folder else [folder, top]
+
+
+class Project:
+    """The Python files of a run, and the programs of those a file's analysis calls into."""
+
+    def __init__(self, files: Iterable[str], max_file_bytes: int | None = None):
+        self.files = frozenset(os.path.realpath(path) for path in files if path.endswith(".py"))
+        self.max_file_bytes = max_file_bytes
+        self._programs: dict[str, ModuleProgram | None] = {}
+        self._stamps: dict[str, Stamp] = {}
+        self._consulted: dict[str, Stamp] = {}
+
+    # -- which file an import names --------------------------------------------------------------
+
+    def module_file(self, importer: str, dotted: str, level: int) -> str | None:
+        """The file of the run that ``from <level dots><dotted> import ...`` in ``importer``
+        reads, if it is one."""
+        if level > 0:
+            folder = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            folders = [folder]
+        else:
+            folders = import_roots(importer)
+        for folder in folders:
+            for candidate in _module_paths(folder, dotted):
+                real = os.path.realpath(candidate)
+                if real in self.files:
+                    return real
+        return None
+
+    # -- the program of a module -----------------------------------------------------------------
+
+    def program(self, path: str) -> ModuleProgram | None:
+        """The module at ``path`` as a program (None when it cannot be read or parsed)."""
+        if path not in self._programs:
+            self._programs[path] = self._load(path) if len(self._programs) < MAX_MODULES else None
+        if path in self._stamps:
+            self._consulted[path] = self._stamps[path]
+        return self._programs[path]
+
+    def _load(self, path: str) -> ModuleProgram | None:
+        from jitfix.analysis.summaries import ModuleProgram
+        from jitfix.cache import Stamp
+        from jitfix.files import InputError, read_source
+
+        try:
+            source = read_source(path, self.max_file_bytes) if self.max_file_bytes else read_source(path)
+            tree = ast.parse(source.text, filename=path)
+        except (InputError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
+            self._stamps[path] = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
+        return ModuleProgram.of_module(tree, ImportTable(tree), source.text, path, self)
+
+    def consulted(self) -> dict[str, Stamp]:
+        """The modules read since the last call, with their stamps (for the cache); forgets them."""
+        found, self._consulted = self._consulted, {}
+        return found
