@@ -626,6 +626,9 @@ def _indent(code: str) -> str:
 def main() -> None:
     """The console script: an exception that escapes a command is jitfix's bug, reported in
     one line with exit 3 -- never a traceback that CI would read as "findings"."""
+    from jitfix.engine import collect_garbage_rarely
+
+    collect_garbage_rarely()
     try:
         app()
     except KeyboardInterrupt:

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import ast
+import bisect
+
+from jitfix.analysis.words import LineIndex
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements(body: list[ast.AST]):
+def _statements(body: list[ast.AST], import_lines: list[int] | None):
+    """The statements that may be imports: blocks that span no line spelling ``import``
+    hold none (with no text to read, every block is entered)."""
     stack = list(body)
     while stack:
         node = stack.pop()
         yield node
+        first = getattr(node, "lineno", None)  # a match case has none
+        if import_lines is not None and first is not None and hasattr(node, "body"):
+            at = bisect.bisect_left(import_lines, first)
+            if at == len(import_lines) or import_lines[at] > (node.end_lineno or first):
+                continue
         for block in _BLOCKS:
             stack.extend(getattr(node, block, ()))
 
@@ -19,14 +29,15 @@ def _statements(body: list[ast.AST]):
 class ImportTable:
     """Local names bound by the module's imports, mapped to dotted import paths."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, text: str | None = None):
         self.aliases: dict[str, str] = {}
         # `from .utils import f` / `from . import utils`: local name -> (level, dotted path
         # below the package the dots name).
         self.relative: dict[str, tuple[int, str]] = {}
         # Imports inside functions count too (they are rare and bind the same names in
         # practice). Only statements are visited: expressions hold no imports.
-        for node in _statements(tree.body):
+        import_lines = LineIndex(text).spelling(["import"]) if text is not None else None
+        for node in _statements(tree.body, import_lines):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -46,6 +46,7 @@ class Project:
         self.files = frozenset(os.path.realpath(path) for path in files if path.endswith(".py"))
         self.max_file_bytes = max_file_bytes
         self._programs: dict[str, ModuleProgram | None] = {}
+        self._module_files: dict[tuple[str, str, int], str | None] = {}
         self._stamps: dict[str, Stamp] = {}
         self._consulted: dict[str, Stamp] = {}
 
@@ -54,6 +55,12 @@ class Project:
     def module_file(self, importer: str, dotted: str, level: int) -> str | None:
         """The file of the run that ``from <level dots><dotted> import ...`` in ``importer``
         reads, if it is one."""
+        key = (os.path.dirname(importer), dotted, level)
+        if key not in self._module_files:
+            self._module_files[key] = self._find_module_file(importer, dotted, level)
+        return self._module_files[key]
+
+    def _find_module_file(self, importer: str, dotted: str, level: int) -> str | None:
         if level > 0:
             folder = os.path.dirname(os.path.abspath(importer))
             for _ in range(level - 1):
@@ -90,7 +97,18 @@ class Project:
             return None
         if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
             self._stamps[path] = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
-        return ModuleProgram.of_module(tree, ImportTable(tree), source.text, path, self)
+        program = ModuleProgram.of_module(tree, ImportTable(tree, source.text), source.text, path, self)
+        program.text = source.text
+        return program
+
+    def loaded(self, path: str, text: str) -> ModuleProgram | None:
+        """The program of ``path`` if it was loaded as another file's dependency from this
+        very text (most imported modules are also analysed themselves: one parse and one
+        scope walk serve both)."""
+        if not self._programs:
+            return None
+        program = self._programs.get(os.path.realpath(path))
+        return program if program is not None and program.text == text else None
 
     def consulted(self) -> dict[str, Stamp]:
         """The modules read since the last call, with their stamps (for the cache); forgets them."""

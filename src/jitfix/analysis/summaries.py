@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -34,16 +35,17 @@ def _own_returns(function: FunctionNode) -> tuple[list[ast.Return], bool]:
     """The function's own ``return`` statements, and whether it is a generator."""
     returns: list[ast.Return] = []
     generator = False
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
+    for node in walk_body(function):
         if isinstance(node, ast.Return):
             returns.append(node)
         elif isinstance(node, ast.Yield | ast.YieldFrom):
             generator = True
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            stack.extend(ast.iter_child_nodes(node))
     return returns, generator
+
+
+def _passes_a_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
+    arguments = [arg.value if isinstance(arg, ast.Starred) else arg for arg in call.args]
+    return any(values.verdict(argument).traced for argument in (*arguments, *(k.value for k in call.keywords)))
 
 
 class ModuleProgram(Program):
@@ -58,6 +60,7 @@ class ModuleProgram(Program):
         self.module_static = module_static
         self.path = path
         self.project = project
+        self.text: str | None = None  # the source, when read as another module's dependency
         top_level_calls = [statement.value for statement in tree.body
                            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)]
         self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
@@ -93,7 +96,9 @@ class ModuleProgram(Program):
         callee, bound_self = self._resolve(scope, call, values)
         owner: ModuleProgram = self
         if callee is None:
-            imported = self._imported(call.func)
+            # Another module's function can prove a tracer only from a traced argument (its
+            # own staged operations aside): without one, it is not worth reading the module.
+            imported = self._imported(call.func) if _passes_a_tracer(call, values) else None
             if imported is None:
                 return self._constructor(scope, call)
             owner, callee = imported

@@ -533,12 +533,12 @@ def scope_index(tree: ast.Module, imports: ImportTable, text: str | None) -> _Sc
 
 class TracedFinder:
     def __init__(self, tree: ast.Module, imports: ImportTable, text: str | None = None,
-                 path: str | None = None, project: Project | None = None):
+                 path: str | None = None, project: Project | None = None, scopes: _Scopes | None = None):
         self.tree = tree
         self.imports = imports
         self.path = path
         self.project = project
-        self.scopes = scope_index(tree, imports, text)
+        self.scopes = scopes or scope_index(tree, imports, text)
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
 
@@ -879,11 +879,13 @@ class TracedFunctions(dict):
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
-                          path: str | None = None, project: Project | None = None) -> TracedFunctions:
+                          path: str | None = None, project: Project | None = None,
+                          scopes: _Scopes | None = None) -> TracedFunctions:
     """Every traced function of the module, keyed by its def node. With the module's
     ``text``, only the expressions whose lines name a transform are walked (faster); with its
-    ``path`` and the run's ``project``, calls into the run's other modules are summarised."""
-    finder = TracedFinder(tree, imports, text, path, project)
+    ``path`` and the run's ``project``, calls into the run's other modules are summarised
+    (``scopes``: the module's index, when the project already built it)."""
+    finder = TracedFinder(tree, imports, text, path, project, scopes)
     found = TracedFunctions(finder.run())
     found.changes_of = finder.scopes.changes_of
     found.parents = finder.scopes.parent
