@@ -474,7 +474,7 @@ class _Scopes:
         ``name.a = v``, ``name.append(...)``) one of ``names``, in source order."""
         names = set(names)
         found = [(at, change) for at, change in self._changes if change[1] in names]
-        for statement, scope in self._statements_spelling(names):
+        for statement, scope in self._statements_spelling(MUTATING_METHODS):  # `.append(` spells one
             for node in _own_expression_nodes(statement):
                 if type(node) is ast.Call and not _may_trace(node):
                     func = node.func

@@ -42,14 +42,24 @@ class LineIndex:
 
     def __init__(self, text: str | None):
         self.text = None if text is None else _as_python_reads_it(text)
-        self._starts: list[int] | None = None
+        # Only old Mac files end lines with a lone `\r`: they count lines the slow way.
+        self._lone_returns = self.text is not None and "\r" in self.text.replace("\r\n", "")
 
     def spelling(self, names: Iterable[str]) -> list[int] | None:
         """Sorted line numbers (1-based; lines end at ``\\n``, ``\\r\\n`` or ``\\r``) on which
         one of ``names`` appears as a word; None when there is no text to read."""
-        if self.text is None:
+        text = self.text
+        if text is None:
             return None
-        if self._starts is None:
-            self._starts = [0, *(match.end() for match in _LINE_END.finditer(self.text))]
-        starts = self._starts
-        return sorted({bisect.bisect_right(starts, at) for at in _word_starts(self.text, names)})
+        starts = sorted(_word_starts(text, names))
+        if self._lone_returns:
+            ends = [match.end() for match in _LINE_END.finditer(text)]
+            return sorted({bisect.bisect_right(ends, at) + 1 for at in starts})
+        lines: list[int] = []
+        line, position = 1, 0
+        for at in starts:  # one pass over the text, counting line breaks between matches
+            line += text.count("\n", position, at)
+            position = at
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        return lines
