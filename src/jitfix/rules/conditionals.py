@@ -132,7 +132,8 @@ class FunctionConditionals:
         )
         self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options)
         self.planner.run()
-        self.boolean_names = boolean_names(function, module.imports)
+        self._boolean_names: frozenset[str] | None = None
+        self._imports = module.imports
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
         self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planner.non_scalar)
         self.booleans: list[BooleanSite] = []
@@ -151,6 +152,13 @@ class FunctionConditionals:
             if site is not None:
                 self.booleans.append(site)
         self._owner = self._owners()
+
+    @property
+    def boolean_names(self) -> frozenset[str]:
+        """Local names only ever bound to booleans (asked for only where a boolean site is fixed)."""
+        if self._boolean_names is None:
+            self._boolean_names = boolean_names(self.traced.node, self._imports)
+        return self._boolean_names
 
     def values_at(self, statement: ast.stmt) -> ValueAnalysis:
         """Traced/static at a statement, as the rewrite will see it (inside a loop that becomes
