@@ -190,7 +190,40 @@ def _definitely_assigned_by(statement: ast.stmt) -> set[str]:
         return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
     if isinstance(statement, ast.Expr):
         return {node.target.id for node in ast.walk(statement) if isinstance(node, ast.NamedExpr)}
+    if isinstance(statement, ast.For) and _certainly_iterates(statement.iter):
+        # The first pass certainly runs: it binds the target, and the body's certain
+        # bindings when nothing can cut that pass short.
+        cut = any(isinstance(node, ast.Break | ast.Continue) for node in _own_nodes(statement.body))
+        return set(target_names(statement.target)) | (set() if cut else definitely_assigned(statement.body))
     return set()
+
+
+def _certainly_iterates(iterable: ast.expr) -> bool:
+    """Whether a loop over ``iterable`` runs at least once whatever the inputs: a non-empty
+    literal sequence, or ``range`` of literal bounds that is not empty (``range`` itself
+    not rebound is assumed, as everywhere in the rewrites)."""
+    if isinstance(iterable, ast.Tuple | ast.List):
+        return bool(iterable.elts) and not any(isinstance(element, ast.Starred) for element in iterable.elts)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+            and not iterable.keywords and 1 <= len(iterable.args) <= 3:
+        bounds = [literal_int(arg) for arg in iterable.args]
+        if any(bound is None for bound in bounds):
+            return False
+        if len(bounds) == 1:
+            bounds = [0, *bounds]
+        step = bounds[2] if len(bounds) == 3 else 1
+        return step != 0 and len(range(bounds[0], bounds[1], step)) > 0
+    return False
+
+
+def literal_int(node: ast.AST) -> int | None:
+    """The value of an int literal (``3``, ``-1``; not ``True``), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = literal_int(node.operand)
+        return -inner if inner is not None else None
+    return None
 
 
 def upward_exposed(statements: list[ast.stmt], live_out: frozenset[str] | set[str] = frozenset()) -> set[str]:

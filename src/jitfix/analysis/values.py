@@ -390,6 +390,12 @@ class ArrayEvidence:
         return self._bindings
 
     @property
+    def declared(self) -> set[str]:
+        """Names the function declares ``global`` or ``nonlocal``: read before any binding."""
+        return {name for node in ast.walk(self.function) if isinstance(node, ast.Global | ast.Nonlocal)
+                for name in node.names}
+
+    @property
     def array_params(self) -> set[str]:
         """Parameters the body treats as arrays (``xs.shape``, ``xs.astype(...)``): a list
         or dict has none of these."""
@@ -443,7 +449,11 @@ class ArrayEvidence:
         if isinstance(expr, ast.Name):
             if expr.id in self.params:
                 return expr.id in self.array_params
-            if expr.id in seen or expr.id not in self.bindings:
+            if expr.id in seen:
+                # `ok = ok and x < 10`: each binding is an array if the ones before it were
+                # (a local is never read before its first binding), so assume it while checking.
+                return expr.id not in self.declared
+            if expr.id not in self.bindings:
                 return False
             return all(value is not None and self.certain(value, seen | {expr.id})
                        for value in self.bindings[expr.id])

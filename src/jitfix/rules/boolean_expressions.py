@@ -196,14 +196,17 @@ def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> 
                 if isinstance(name, ast.Name):
                     bindings.setdefault(name.id, []).append(None)
     params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    known: set[str] = set()
+    declared = {name for node in walk_body(function) if isinstance(node, ast.Global | ast.Nonlocal)
+                for name in node.names}
+    # The greatest set whose every binding is boolean given the others are: `ok = ok and x > 0`
+    # keeps `ok` boolean (a local is never read before its first binding).
+    known = {name for name, values in bindings.items()
+             if name not in params and name not in declared and all(value is not None for value in values)}
     changed = True
     while changed:
         changed = False
-        for name, values in bindings.items():
-            if name in known or name in params:
-                continue
-            if all(value is not None and is_boolean_valued(value, imports, frozenset(known)) for value in values):
-                known.add(name)
+        for name in sorted(known):
+            if not all(is_boolean_valued(value, imports, frozenset(known)) for value in bindings[name]):
+                known.discard(name)
                 changed = True
     return frozenset(known)

@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, loaded_names, obstacles, target_names, upward_exposed
+from jitfix.analysis.blocks import assigned_names, literal_int, loaded_names, obstacles, target_names, upward_exposed
 from jitfix.rules.boolean_expressions import is_boolean_valued
 from jitfix.rules.naming import branch_name, unique_name
 
@@ -53,6 +53,9 @@ class LoopPlan:
     guards: list[Guard] = field(default_factory=list)
     flag: str | None = None
     synthetic_ifs: list[ast.If] = field(default_factory=list)  # the ifs the guards became
+    # What an unpacking writes for a slot the function does not read: `_`, unless the loop
+    # itself names `_` (`for _ in range(n)`), which the placeholder must not overwrite.
+    placeholder: str = "_"
 
     @property
     def needs_numpy(self) -> bool:
@@ -61,15 +64,6 @@ class LoopPlan:
     @property
     def absorbs_rest(self) -> bool:
         return False
-
-
-def literal_int(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = literal_int(node.operand)
-        return -value if value is not None else None
-    return None
 
 
 def split_guards(body: list[ast.stmt]) -> tuple[list[list[ast.stmt]], list[Guard]]:
@@ -215,6 +209,8 @@ class LoopPlanning:
             plan = LoopPlan(node, "while", unique_name(name + "_body", self.taken), carry, body,
                             cond_name=name, boolean_test=is_boolean_valued(node.test, self.imports))
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
+        if "_" in (target, *carry):
+            plan.placeholder = unique_name("_unused", self.taken)
         if flag and plan.kind == "fori":
             plan.cond_name = unique_name(f"_{target}_loop_continues", self.taken)
         self.plans[node] = plan  # type: ignore[index]

@@ -78,9 +78,10 @@ class LoopRendering:
         """``a, b = carry`` (names a function does not read become ``_``)."""
         if len(plan.carry) < 2:
             return []
-        names = [name if used is None or name in used else "_" for name in plan.carry]
+        unused = plan.placeholder
+        names = [name if used is None or name in used else unused for name in plan.carry]
         if plan.kind == "fori" and plan.target in plan.carry:
-            names = ["_" if name == plan.target else name for name in names]  # set from the index
+            names = [unused if name == plan.target else name for name in names]  # set from the index
         return [cst.parse_statement(f"{', '.join(names)} = carry\n")]
 
     def _restructured(self, plan: LoopPlan, statements) -> list[cst.BaseStatement]:
@@ -188,7 +189,7 @@ class LoopRendering:
         index = plan.target or "i"
         names = [index, *plan.carry]
         compare = "<" if plan.step > 0 else ">"
-        cond_unpack = ", ".join(name if name in (index, plan.flag) else "_" for name in names)
+        cond_unpack = ", ".join(name if name in (index, plan.flag) else plan.placeholder for name in names)
         cond = cst.parse_statement(
             f"def {plan.cond_name}(carry):\n    {cond_unpack} = carry\n"
             f"    return {jnp}.logical_and({index} {compare} {upper}, {jnp}.logical_not({plan.flag}))\n")
