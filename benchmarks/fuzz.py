@@ -1,19 +1,32 @@
 """Fuzz jitfix's rewrites: generated JAX functions, eager original vs jitted rewrite.
 
-Each program is a small function of traced ``x``, ``y`` (floats) and ``n`` (an int) with a
-random nesting of traced and static ``if``/``elif``/``else``, early returns, conditional
-expressions, ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops,
-``break``/``continue`` guards and tuple assignments. The eager original (under
-``jax.disable_jit()``) is the reference; ``jitfix fix`` must either produce code whose jitted
-results equal it on every input, or decline with a finding. A rewrite that runs and differs,
-or that fails to run under jit while claiming nothing is left to fix, is a miscompilation.
+Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int) and ``m``
+(an int that is not a trip count) with a random nesting of traced and static
+``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
+``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
+``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
+tuple assignments, ``+=``/``-=``/``*=``, an int counter and a bool flag carried through
+branches and loops, and calls of a module-level helper. The eager original (under
+``jax.disable_jit()``) is the reference. Every program is classified:
+
+- *fixed*: ``jitfix fix`` changed it, and the rewrite equals the reference on every input
+  both under ``jax.jit`` and eagerly;
+- *declined*: a finding says what is left (nothing wrong was written);
+- *unchanged*: no finding, no change, and the original already works under jit;
+- *silent miss*: no finding, no change, but the original fails (or differs) under jit;
+- *miscompiled*: the rewrite runs and differs from the reference (jitted or eager);
+- *broken*: the rewrite fails to run;
+- *internal*: jitfix raised an internal error;
+- *not idempotent*: ``fix`` on the rewrite changes it again.
 
     python benchmarks/fuzz.py --n 2000 [--seed 0]
 
 Programs are drawn by hypothesis (``st.randoms``: every choice the generator makes is
 hypothesis's, so a miscompiled program is shrunk to a minimal one before it is shown).
 
-The last line is ``fuzz: tried N, rewritten R, declined D, miscompiled M``.
+Per feature, the share of the programs holding it that were fixed is printed. The last line
+is ``fuzz: tried N, fixed F, declined D, unchanged U, silent S, miscompiled M, broken B,
+internal I, not idempotent X``.
 """
 
 from __future__ import annotations
@@ -32,42 +45,67 @@ import numpy as np
 from jitfix.config import Settings
 from jitfix.engine import InternalError, Options, process_text
 
-INPUTS = [(x, y, n) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3)]
+INPUTS = [(x, y, n, m) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3) for m in (2,)] \
+    + [(0.5, -1.0, 2, -1), (-0.25, 1.5, 3, 0)]
 NAMES = ("a", "b", "c")
+HELPER = """
+
+def scaled(v, w):
+    return v * 0.5 + w
+"""
 
 
 class ProgramGenerator:
-    """Random programs; ``depth`` bounds nesting so every program is small."""
+    """Random programs; ``depth`` bounds nesting so every program is small. ``features``
+    names what the program holds (for the per-feature figures)."""
 
     def __init__(self, rng: random.Random):
         self.rng = rng
+        self.features: set[str] = set()
 
     def program(self) -> str:
-        body = ["a = x", "b = y", "c = x * 0.0"] + self.block(depth=2, in_loop=False)
-        body.append("return a, b, c")
+        body = ["a = x", "b = y", "c = x * 0.0", "k = 0", "ok = x > y"] + self.block(depth=2, in_loop=False)
+        body.append("return a, b, c, k, jnp.asarray(ok, jnp.float32)")
         lines = "\n".join("    " + line for statement in body for line in statement.split("\n"))
-        return f"import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x, y, n):\n{lines}\n"
+        helper = HELPER if "helper" in self.features else ""
+        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m):\n{lines}\n"
 
     def block(self, depth: int, in_loop: bool) -> list[str]:
         return [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
 
     def statement(self, depth: int, in_loop: bool) -> str:
-        choices = ["assign", "assign", "tuple"]
+        choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper"]
         if depth > 0:
-            choices += ["if", "if", "static_if", "for", "while"]
+            choices += ["if", "if", "static_if", "for", "while", "elif_chain"]
         if in_loop:
             choices += ["guard"]
         kind = self.rng.choice(choices)
+        if kind not in ("assign", "if"):
+            self.features.add(kind)
         if kind == "assign":
             return f"{self.rng.choice(NAMES)} = {self.expression()}"
         if kind == "tuple":
             first, second = self.rng.sample(NAMES, 2)
             return f"{first}, {second} = {second}, {first} + {self.atom()}"
+        if kind == "augmented":
+            return f"{self.rng.choice(NAMES)} {self.rng.choice(['+=', '-=', '*='])} {self.atom()}"
+        if kind == "counter":
+            return "k = k + 1" if self.rng.random() < 0.5 else "k += m"
+        if kind == "flag":
+            return self.rng.choice(["ok = ok and a > 0", "ok = not ok", f"ok = {self.condition()}"])
+        if kind == "helper":
+            return f"{self.rng.choice(NAMES)} = scaled({self.atom()}, {self.atom()})"
         if kind == "guard":
             return f"if {self.condition()}:\n    {self.rng.choice(['break', 'continue'])}"
         if kind == "static_if":
             inner = self.indent(self.block(depth - 1, in_loop))
             return f"if x.ndim == 0:\n{inner}\nelse:\n    c = c + 100.0"
+        if kind == "elif_chain":
+            arms = [f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}"]
+            for _ in range(self.rng.randint(2, 4)):
+                arms.append(f"elif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}")
+            arms.append(f"else:\n{self.indent(self.block(depth - 1, in_loop))}")
+            return "\n".join(arms)
         if kind == "if":
             text = f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}"
             if self.rng.random() < 0.3:
@@ -78,9 +116,19 @@ class ProgramGenerator:
         if kind == "for":
             start = self.rng.choice(["", "1, "])
             step = self.rng.choice(["", ", 2"]) if start else ""
-            body = self.block(depth - 1, in_loop=True) + ["c = c + i * 0.5"]
+            variable = self.rng.choice(["i", "i", "_"])
+            body = self.block(depth - 1, in_loop=True)
+            if variable == "i":
+                body.append("c = c + i * 0.5")
             self.rng.shuffle(body)
-            return f"for i in range({start}n{step}):\n{self.indent(body)}"
+            loop = f"for {variable} in range({start}n{step}):\n{self.indent(body)}"
+            if variable == "i" and self.rng.random() < 0.4:
+                # `i` bound by an earlier loop that certainly runs, read after a traced one
+                self.features.add("loop_variable_after")
+                return f"for i in range(2):\n    c = c + i\n{loop}\nc = c + i"
+            if variable == "_":
+                self.features.add("underscore_loop")
+            return loop
         # while: bounded by its own counter (one per nesting level) so it always ends
         body = self.block(depth - 1, in_loop=True)
         counter = f"k{depth}"
@@ -88,7 +136,7 @@ class ProgramGenerator:
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
 
     def condition(self) -> str:
-        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain"])
+        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag"])
         if kind == "compare":
             return f"{self.atom()} {self.rng.choice(['>', '<', '>=', '<='])} {self.atom()}"
         if kind == "and":
@@ -97,14 +145,24 @@ class ProgramGenerator:
             return f"{self.atom()} < 0 or {self.atom()} > 1"
         if kind == "not":
             return f"not {self.atom()} > 0.5"
+        if kind == "counter":
+            self.features.add("counter")
+            return f"k > {self.rng.choice(['0', '1', 'm'])}"
+        if kind == "flag":
+            self.features.add("flag")
+            return self.rng.choice(["ok", "not ok", "ok and a > 0"])
         return f"-1 < {self.atom()} < 1"
 
     def expression(self) -> str:
-        kind = self.rng.choice(["arith", "arith", "ternary", "call"])
+        kind = self.rng.choice(["arith", "arith", "ternary", "call", "int"])
         if kind == "ternary":
+            self.features.add("ternary")
             return f"{self.atom()} if {self.condition()} else {self.atom()}"
         if kind == "call":
             return f"jnp.tanh({self.atom()}) + {self.atom()}"
+        if kind == "int":  # an int argument in arithmetic: branch results of different types
+            self.features.add("int_argument")
+            return f"{self.atom()} * m"
         return f"{self.atom()} {self.rng.choice(['+', '-', '*'])} {self.atom()}"
 
     def atom(self) -> str:
@@ -115,14 +173,34 @@ class ProgramGenerator:
         return "\n".join("    " + line for statement in statements for line in statement.split("\n"))
 
 
+OUTCOMES = ("fixed", "declined", "unchanged", "silent", "miscompiled", "broken", "internal", "not_idempotent")
+FAILURES = ("silent", "miscompiled", "broken", "internal", "not_idempotent")
+
+
 @dataclass
 class Tally:
-    tried: int = 0
-    rewritten: int = 0
-    declined: int = 0
-    miscompiled: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     skipped: int = 0  # the original itself fails eagerly on some input
     failures: list[str] = field(default_factory=list)
+    # feature -> (programs holding it, of those fixed)
+    by_feature: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def tried(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts[outcome] for outcome in FAILURES)
+
+    def add(self, outcome: str, features: set[str], detail: str | None = None) -> None:
+        self.counts[outcome] += 1
+        for feature in features:
+            seen = self.by_feature.setdefault(feature, [0, 0])
+            seen[0] += 1
+            seen[1] += outcome == "fixed"
+        if detail is not None:
+            self.failures.append(f"--- {outcome}: {detail}")
 
 
 def _load(code: str) -> types.ModuleType:
@@ -139,6 +217,10 @@ def _same(want, got) -> bool:
                            equal_nan=True) for w, g in zip(want_leaves, got_leaves))
 
 
+def _run(module: types.ModuleType) -> list:
+    return [module.f(jnp.float32(x), jnp.float32(y), n, m) for x, y, n, m in INPUTS]
+
+
 class _TimedOut(BaseException):  # not caught by the programs' own `except Exception`
     pass
 
@@ -147,51 +229,62 @@ def _alarm(signum, frame):
     raise _TimedOut()
 
 
-def check_program(code: str, tally: Tally, seconds: int = 60) -> None:
-    """Compare one program; a run longer than ``seconds`` (a loop that never ends) fails."""
+def check_program(code: str, tally: Tally, features: set[str] = frozenset(), seconds: int = 60) -> None:
+    """Classify one program; a run longer than ``seconds`` (a loop that never ends) is broken."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(seconds)
     try:
-        _check_program(code, tally)
+        _check_program(code, tally, set(features))
     except _TimedOut:
-        tally.miscompiled += 1
-        tally.failures.append(f"{code}\n--- did not finish in {seconds} s")
+        tally.add("broken", set(features), f"did not finish in {seconds} s\n{code}")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
 
 
-def _check_program(code: str, tally: Tally) -> None:
-    tally.tried += 1
+def _check_program(code: str, tally: Tally, features: set[str]) -> None:
     try:
         with jax.disable_jit():
-            original = _load(code)
-            reference = [original.f(jnp.float32(x), jnp.float32(y), n) for x, y, n in INPUTS]
+            reference = _run(_load(code))
     except Exception:  # noqa: BLE001 - e.g. a name bound in a loop that ran zero times
         tally.skipped += 1
         return
     try:
         result = process_text("fuzzed.py", code, Settings(), Options(apply_fixes=True))
-    except InternalError as error:  # nothing written, but a bug: counted as a failure
-        tally.miscompiled += 1
-        tally.failures.append(f"{code}\n--- internal error: {error}")
+    except InternalError as error:  # nothing written, but a bug
+        tally.add("internal", features, f"{error}\n{code}")
         return
+    new_text = result.new_text or code
     if result.findings:
-        tally.declined += 1
+        tally.add("declined", features)
         return
-    tally.rewritten += 1
-    try:
-        rewritten = _load(result.new_text or code)
-        outputs = [rewritten.f(jnp.float32(x), jnp.float32(y), n) for x, y, n in INPUTS]
-    except Exception as error:  # noqa: BLE001 - a rewrite that does not run is a failure
-        tally.miscompiled += 1
-        tally.failures.append(f"{code}\n--- rewrite raised {type(error).__name__}: {error}\n{result.new_text}")
-        return
-    for inputs, want, got in zip(INPUTS, reference, outputs):
-        if not _same(want, got):
-            tally.miscompiled += 1
-            tally.failures.append(f"{code}\n--- inputs {inputs}: eager {want} != jit {got}\n{result.new_text}")
+    if new_text == code:
+        try:
+            as_is = _run(_load(code))
+        except Exception as error:  # noqa: BLE001
+            tally.add("silent", features, f"no finding, but under jit: {type(error).__name__}: {error}\n{code}")
             return
+        same = all(_same(want, got) for want, got in zip(reference, as_is))
+        tally.add("unchanged" if same else "silent", features, None if same else f"differs under jit\n{code}")
+        return
+    try:
+        rewritten = _load(new_text)
+        jitted = _run(rewritten)
+        with jax.disable_jit():
+            eager = _run(rewritten)
+    except Exception as error:  # noqa: BLE001 - a rewrite that does not run
+        tally.add("broken", features, f"rewrite raised {type(error).__name__}: {error}\n{code}\n{new_text}")
+        return
+    for inputs, want, got, again in zip(INPUTS, reference, jitted, eager):
+        if not (_same(want, got) and _same(want, again)):
+            tally.add("miscompiled", features, f"inputs {inputs}: eager {want} != rewrite {got} (jit), "
+                                               f"{again} (eager)\n{code}\n{new_text}")
+            return
+    second = process_text("fuzzed.py", new_text, Settings(), Options(apply_fixes=True))
+    if second.new_text is not None and second.new_text != new_text:
+        tally.add("not_idempotent", features, f"a second fix changes the rewrite\n{new_text}")
+        return
+    tally.add("fixed", features)
 
 
 class Miscompiled(AssertionError):
@@ -199,7 +292,8 @@ class Miscompiled(AssertionError):
 
 
 def fuzz(count: int, seed: int) -> Tally:
-    """Try ``count`` programs drawn by hypothesis; stop at the first miscompilation, shrunk."""
+    """Try ``count`` programs drawn by hypothesis; stop at the first miscompiled or broken
+    rewrite, shrunk (the other failures are counted and shown, not shrunk)."""
     from hypothesis import HealthCheck, Phase, given, settings, strategies
     from hypothesis import seed as hypothesis_seed
 
@@ -212,10 +306,11 @@ def fuzz(count: int, seed: int) -> Tally:
     @given(strategies.randoms(use_true_random=False))
     def one_program(rng: random.Random) -> None:
         nonlocal shrinking
-        code = ProgramGenerator(rng).program()
+        generator = ProgramGenerator(rng)
+        code = generator.program()
         seen = Tally() if shrinking else tally  # shrink attempts are not counted
-        check_program(code, seen)
-        if seen.miscompiled:
+        check_program(code, seen, generator.features)
+        if seen.failed and (shrinking or seen.counts["miscompiled"] or seen.counts["broken"]):
             shrinking = True
             raise Miscompiled(seen.failures[-1])
 
@@ -236,9 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     for failure in tally.failures[: args.show]:
         print(failure, end="\n\n")
     print(f"skipped {tally.skipped} programs whose original fails eagerly on some input")
-    print(f"fuzz: tried {tally.tried}, rewritten {tally.rewritten}, declined {tally.declined}, "
-          f"miscompiled {tally.miscompiled}")
-    return 1 if tally.miscompiled else 0
+    print("fixed, per feature (programs holding it):")
+    for feature, (holding, fixed) in sorted(tally.by_feature.items()):
+        print(f"  {feature:22} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")
+    print("fuzz: tried {}, {}".format(tally.tried, ", ".join(
+        f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES)))
+    return 1 if tally.failed else 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A short run of the fuzzer (benchmarks/fuzz.py): generated programs with traced and static
-conditionals, early returns, ternaries, boolean operators, range and while loops and
-break/continue guards; each rewrite must equal the eager original or be declined."""
+conditionals and elif chains, ternaries, boolean operators, range and while loops (reused and
+`_` loop variables, guards), augmented assignments, int counters, bool flags and helpers; each
+must be fixed faithfully (jitted and eager), declined with a finding, or already work."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ import fuzz  # noqa: E402
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
-    tally = fuzz.fuzz(count=25, seed=7)
-    assert tally.miscompiled == 0, "\n\n".join(tally.failures[:2])
-    assert tally.rewritten >= 10  # the generator exercises the rewrites, not only the refusals
+    tally = fuzz.fuzz(count=40, seed=7)
+    assert tally.failed == 0, "\n\n".join(tally.failures[:2])
+    assert tally.counts["fixed"] >= 15  # the generator exercises the rewrites, not only the refusals
+    every_feature = {"augmented", "counter", "elif_chain", "flag", "for", "guard", "helper", "int_argument",
+                     "loop_variable_after", "static_if", "ternary", "tuple", "underscore_loop", "while"}
+    assert every_feature <= set(tally.by_feature), every_feature - set(tally.by_feature)
 
 
 def test_the_generator_makes_programs_that_run_eagerly() -> None:
     code = fuzz.ProgramGenerator(random.Random(3)).program()
     compile(code, "<fuzzed>", "exec")
-    assert "def f(x, y, n):" in code and "return a, b, c" in code
+    assert "def f(x, y, n, m):" in code and "return a, b, c, k" in code

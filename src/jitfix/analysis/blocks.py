@@ -131,13 +131,16 @@ def assigned_names(statements: Iterable[ast.AST]) -> set[str]:
 
 
 def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
-    """Every name read, nested functions included (they read their closure)."""
-    return {
-        node.id
-        for root in nodes
-        for node in ast.walk(root)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-    }
+    """Every name read, nested functions included (they read their closure); ``c += 1``
+    reads ``c`` too, though its target is a store."""
+    names: set[str] = set()
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return names
 
 
 def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:

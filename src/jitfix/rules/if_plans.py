@@ -355,9 +355,9 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
                     and isinstance(statement.targets[0], ast.Name):
                 value = statement.value
             elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+                # `k += m` leaves `k + m`. The node spans no source of its own (the statement's
+                # text is `k += m`, not an expression): it is written out from the tree.
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
-                ast.copy_location(value, statement)
-                value.end_lineno, value.end_col_offset = statement.end_lineno, statement.end_col_offset
             if value is None or not self._evaluable_before(value, statements[:index]):
                 return None
             return value

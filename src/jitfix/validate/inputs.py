@@ -100,6 +100,11 @@ def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
     elif annotation == "array" or (parameter["traced"] and not static):
         dtype = "int" if parameter["integer"] else parameter["dtype"] or "float"
         arrays = _arrays(floats, dtype, parameter["shape"])
+        if dtype == "float" and parameter["dtype"] is None and parameter["shape"] is None:
+            # Nothing says the array is float: an int one is as likely, and it is what makes
+            # branch or carry types differ (`r = n` in one arm, `r = x * 0.5` in the other).
+            # An input the original itself rejects is never chosen.
+            arrays += [array for array in _arrays(floats, "int", None) if array.ndim == 0][:3]
         pool += [array for array in arrays if array.ndim >= parameter["min_ndim"]] or arrays
     else:  # static or unknown, unannotated: Python values
         pool += ints + [v for v in floats if not float(v).is_integer()] + [True, False, None]
