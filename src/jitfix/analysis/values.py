@@ -37,6 +37,7 @@ from jitfix.analysis.catalogue import (
     TRANSFORM,
     function_category,
 )
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
 
 if TYPE_CHECKING:
@@ -374,11 +375,13 @@ class ArrayEvidence:
     (a pytree of arrays is a common argument), so its bare truth is left alone.
     """
 
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: ArrayEvidence | None = None):
         self.function = function
+        self.outer = outer  # the enclosing function's evidence, for the names it closes over
         self.params = set(parameter_names(function))
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
+        self._declared: set[str] | None = None
 
     @property
     def bindings(self) -> dict[str, list[ast.AST | None]]:
@@ -392,8 +395,10 @@ class ArrayEvidence:
     @property
     def declared(self) -> set[str]:
         """Names the function declares ``global`` or ``nonlocal``: read before any binding."""
-        return {name for node in ast.walk(self.function) if isinstance(node, ast.Global | ast.Nonlocal)
-                for name in node.names}
+        if self._declared is None:
+            self._declared = {name for node in walk_body(self.function) if isinstance(node, ast.Global | ast.Nonlocal)
+                              for name in node.names}
+        return self._declared
 
     @property
     def array_params(self) -> set[str]:
@@ -449,12 +454,16 @@ class ArrayEvidence:
         if isinstance(expr, ast.Name):
             if expr.id in self.params:
                 return expr.id in self.array_params
+            if expr.id in self.declared:
+                return False  # `global`/`nonlocal`: bound elsewhere too
             if expr.id in seen:
                 # `ok = ok and x < 10`: each binding is an array if the ones before it were
                 # (a local is never read before its first binding), so assume it while checking.
-                return expr.id not in self.declared
+                return True
             if expr.id not in self.bindings:
-                return False
+                # A free variable: what the enclosing function binds it to (a closure reads
+                # whichever of those values it holds when it runs).
+                return self.outer is not None and self.outer.certain(expr)
             return all(value is not None and self.certain(value, seen | {expr.id})
                        for value in self.bindings[expr.id])
         return False

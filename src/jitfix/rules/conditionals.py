@@ -110,6 +110,13 @@ def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
     return None
 
 
+def array_evidence(traced: TracedFunction) -> ArrayEvidence:
+    """What the function's own bindings, and those of the traced functions around it (for
+    the names it closes over), prove to be arrays."""
+    outer = array_evidence(traced.enclosing) if traced.enclosing is not None else None
+    return ArrayEvidence(traced.node, outer)
+
+
 class FunctionConditionals:
     """Everything JF101-JF103 need to know about one traced function."""
 
@@ -123,7 +130,7 @@ class FunctionConditionals:
                 node.id for node in ast.walk(function) if isinstance(node, ast.Name)
             } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
 
-        arrays = self.arrays = ArrayEvidence(function)
+        arrays = self.arrays = array_evidence(traced)
         options = PlanningOptions(
             loop_strategy=module.settings.loop_strategy,
             scan_static_loops=module.settings.scan_static_loops,

@@ -114,13 +114,17 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements
         self.problems: list[Problem] = []
         self._loads_cache: list[ast.Name] | None = None
+        # The statements after the one being walked, in each enclosing block, innermost last.
+        self._rests: list[list[ast.stmt]] = []
 
     @property
     def _loads(self) -> list[ast.Name]:
+        """Every read of a name in the function (``k += 1`` reads ``k``)."""
         if self._loads_cache is None:
             self._loads_cache = [
-                node for node in ast.walk(self.function)
+                node.target if isinstance(node, ast.AugAssign) else node for node in ast.walk(self.function)
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
             ]
         return self._loads_cache
 
@@ -151,16 +155,20 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         bound = set(bound)
         values: dict[str, ast.expr] = {}  # the value each name was last given, where simple
         for index, statement in enumerate(statements):
-            if isinstance(statement, ast.If) and self.is_traced_if(statement):
-                if self._plan(statement, statements[index + 1:], bound, tail, loops, values):
-                    return  # the rest of the block now lives in the branches
-            elif self.is_traced_range(statement) or self.is_traced_while(statement) \
-                    or self.has_traced_guard(statement):
-                self._plan_loop(statement, bound, loops)  # type: ignore[arg-type]
-            elif self.scannable(statement):
-                self._plan_scan(statement, bound, loops, values)  # type: ignore[arg-type]
-            else:
-                self._descend(statement, bound, tail, loops)
+            self._rests.append(statements[index + 1:])
+            try:
+                if isinstance(statement, ast.If) and self.is_traced_if(statement):
+                    if self._plan(statement, statements[index + 1:], bound, tail, loops, values):
+                        return  # the rest of the block now lives in the branches
+                elif self.is_traced_range(statement) or self.is_traced_while(statement) \
+                        or self.has_traced_guard(statement):
+                    self._plan_loop(statement, bound, loops)  # type: ignore[arg-type]
+                elif self.scannable(statement):
+                    self._plan_scan(statement, bound, loops, values)  # type: ignore[arg-type]
+                else:
+                    self._descend(statement, bound, tail, loops)
+            finally:
+                self._rests.pop()
             bound |= definitely_assigned([statement])
             _remember_values(statement, values)
 
@@ -289,14 +297,26 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         if name in self.carried:
             return True  # the body of a loop being rewritten returns its whole carry
         inside = {id(child) for child in ast.walk(node)}
-        if any(load.id == name and id(load) not in inside for load in self._loads):
-            return True
-        if loops:  # the next iteration reads what this one leaves
-            if isinstance(node, ast.For):  # rebound from the iterable on every pass
-                return name not in target_names(node.target) and name in upward_exposed(node.body)
-            return name in loaded_names([node.test]) or any(  # type: ignore[attr-defined]
-                name in upward_exposed(block) for block in (node.body, node.orelse))
+        if not any(load.id == name and id(load) not in inside for load in self._loads):
+            return False if not loops else self._read_next_iteration(name, node)
+        if loops:
+            return True  # (a read elsewhere in an enclosing loop may come on its next pass)
+        # Outside loops, what follows the statement decides, block by block outwards: a read
+        # before any certain rebinding makes it live; `k = 0` before every read, dead.
+        for rest in reversed(self._rests):
+            if name in upward_exposed(rest):
+                return True
+            if name in definitely_assigned(rest):
+                return False
         return False
+
+    @staticmethod
+    def _read_next_iteration(name: str, node: ast.If | ast.For | ast.While) -> bool:
+        """Inside a loop, whether the next pass of ``node`` reads what this one leaves."""
+        if isinstance(node, ast.For):  # rebound from the iterable on every pass
+            return name not in target_names(node.target) and name in upward_exposed(node.body)
+        return name in loaded_names([node.test]) or any(  # type: ignore[attr-defined]
+            name in upward_exposed(block) for block in (node.body, node.orelse))
 
     @staticmethod
     def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
