@@ -56,6 +56,10 @@ class LoopPlan:
     # What an unpacking writes for a slot the function does not read: `_`, unless the loop
     # itself names `_` (`for _ in range(n)`), which the placeholder must not overwrite.
     placeholder: str = "_"
+    # A range loop that can break counts its passes in a name of its own when the body binds
+    # the loop variable itself (`for i in ...: ... for i in range(2)`): Python's next pass
+    # takes `i` from the range whatever the body did with it.
+    counter: str | None = None
 
     @property
     def needs_numpy(self) -> bool:
@@ -211,6 +215,8 @@ class LoopPlanning:
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
         if "_" in (target, *carry):
             plan.placeholder = unique_name("_unused", self.taken)
+        if flag and target and plan.kind == "fori" and target in assigned_names(node.body):
+            plan.counter = unique_name(f"{target}_pass", self.taken)
         if flag and plan.kind == "fori":
             plan.cond_name = unique_name(f"_{target}_loop_continues", self.taken)
         self.plans[node] = plan  # type: ignore[index]

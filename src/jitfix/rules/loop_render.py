@@ -186,7 +186,7 @@ class LoopRendering:
                                  upper: str) -> list[cst.BaseStatement]:
         """A range loop that can break: a while_loop over (index, carry..., stop flag)."""
         jnp = self.context.name("jax.numpy")  # type: ignore[attr-defined]
-        index = plan.target or "i"
+        index = plan.counter or plan.target or "i"
         names = [index, *plan.carry]
         compare = "<" if plan.step > 0 else ">"
         cond_unpack = ", ".join(name if name in (index, plan.flag) else plan.placeholder for name in names)
@@ -194,6 +194,8 @@ class LoopRendering:
             f"def {plan.cond_name}(carry):\n    {cond_unpack} = carry\n"
             f"    return {jnp}.logical_and({index} {compare} {upper}, {jnp}.logical_not({plan.flag}))\n")
         unpack = [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+        if plan.counter:
+            unpack.append(cst.parse_statement(f"{plan.target} = {plan.counter}\n"))
         step = f"+ {plan.step}" if plan.step > 0 else f"- {-plan.step}"
         epilogue = [cst.parse_statement(f"{index} = {index} {step}\n")]
         body = self._body_def(plan.body_name, "carry", statement.body, unpack, plan, depth, epilogue,
