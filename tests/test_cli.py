@@ -44,10 +44,10 @@ def test_fix_exit_codes_and_summary(project: Path) -> None:
     result = invoke("fix", str(project / "broken.py"))
     assert result.exit_code == 0
     assert (project / "broken.py").read_bytes() == FIXED
-    assert "1 file fixed, 0 findings left (not auto-fixable)" in result.stderr
+    assert "1 file fixed, 0 findings left" in result.stderr
     result = invoke("fix", str(project / "manual.py"))
     assert result.exit_code == 1
-    assert "0 files fixed, 1 finding left (not auto-fixable)" in result.stderr
+    assert "0 files fixed, 1 finding left: 1 not auto-fixable" in result.stderr
     assert (project / "manual.py").read_bytes() == NOT_FIXABLE
 
 

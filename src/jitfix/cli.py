@@ -443,10 +443,9 @@ def fix(
             run.err.print(report.text_line(finding))
     failed = results.failed + write_failures
     if not run.quiet:
-        summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left (not auto-fixable)"
-        unsafe = sum(1 for f in left if f.fix is not None)
-        if unsafe:
-            summary += f" ({unsafe} with an unsafe fix: --unsafe-fixes)"
+        summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left"
+        if left:
+            summary += f": {_left_kinds(left, validation is not None, options.unsafe_fixes)}"
         if failed:
             summary += f", {report.plural(failed, 'file')} failed"
         run.err.print(summary, style="bold")
@@ -454,6 +453,21 @@ def fix(
     if failed:
         raise typer.Exit(results.error_exit)
     raise typer.Exit(EXIT_FINDINGS if left or (validation and validation.failed) else EXIT_CLEAN)
+
+
+def _left_kinds(left: list[Finding], validated: bool, unsafe_applied: bool) -> str:
+    """What the findings a fix left are: no fix, an unsafe one not asked for, or a fix that
+    was asked for and held back."""
+    from jitfix.findings import Safety
+
+    unsafe = 0 if unsafe_applied else sum(1 for f in left if f.fix is not None and f.fix.safety is not Safety.SAFE)
+    held = sum(1 for f in left if f.fix is not None) - unsafe
+    parts = [f"{len(left) - unsafe - held} not auto-fixable"] if len(left) - unsafe - held else []
+    if unsafe:
+        parts.append(f"{unsafe} with an unsafe fix (--unsafe-fixes)")
+    if held:
+        parts.append(f"{held} held back by validation" if validated else f"{held} whose fix was not applied")
+    return ", ".join(parts)
 
 
 @app.command()
