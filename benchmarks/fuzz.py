@@ -318,6 +318,12 @@ def fuzz(count: int, seed: int) -> Tally:
         one_program()
     except Miscompiled as failure:
         tally.failures.append(f"(shrunk by hypothesis)\n{failure}")
+    except BaseExceptionGroup as group:  # hypothesis found several distinct failures
+        _, rest = group.split(Miscompiled)
+        if rest is not None:
+            raise rest
+        found, _ = group.split(Miscompiled)
+        tally.failures.extend(f"(shrunk by hypothesis)\n{failure}" for failure in found.exceptions)
     return tally
 
 

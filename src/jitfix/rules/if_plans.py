@@ -114,8 +114,10 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         self.non_scalar: list[tuple[ast.If, int]] = []  # tests on arrays of that many elements
         self.problems: list[Problem] = []
         self._loads_cache: list[ast.Name] | None = None
-        # The statements after the one being walked, in each enclosing block, innermost last.
+        # The statements after the one being walked, in each enclosing block, innermost last;
+        # and where in that stack the body of each loop being rewritten starts.
         self._rests: list[list[ast.stmt]] = []
+        self._rewritten_loop_levels: list[tuple[int, int]] = []  # (level in _rests, loop depth)
 
     @property
     def _loads(self) -> list[ast.Name]:
@@ -299,11 +301,14 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         inside = {id(child) for child in ast.walk(node)}
         if not any(load.id == name and id(load) not in inside for load in self._loads):
             return False if not loops else self._read_next_iteration(name, node)
-        if loops:
-            return True  # (a read elsewhere in an enclosing loop may come on its next pass)
-        # Outside loops, what follows the statement decides, block by block outwards: a read
-        # before any certain rebinding makes it live; `k = 0` before every read, dead.
-        for rest in reversed(self._rests):
+        innermost = self._rewritten_loop_levels[-1] if self._rewritten_loop_levels else (0, 0)
+        if loops > innermost[1]:
+            return True  # inside a Python loop: a read elsewhere in it may come on its next pass
+        # What follows the statement decides, block by block outwards: a read before any
+        # certain rebinding makes it live; `k = 0` before every read, dead. Inside a loop being
+        # rewritten, only the rest of its body counts: what the next pass or the code after
+        # the loop reads is in its carry, checked above.
+        for rest in reversed(self._rests[innermost[0]:] if loops else self._rests):
             if name in upward_exposed(rest):
                 return True
             if name in definitely_assigned(rest):
@@ -400,6 +405,11 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
                 if not (function.startswith("jax.") or isinstance(node.func, ast.Attribute)):
                     return False  # a user function would run twice
             if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield):
+                return False
+            # Python takes a truth here (`1.0 if ok else 0.5`, `a and b`, `not a`, `a < b < c`):
+            # of a tracer, that raises outside the branch, where the rewrite cannot reach it.
+            if isinstance(node, ast.IfExp | ast.BoolOp) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+                    or isinstance(node, ast.Compare) and len(node.ops) > 1:
                 return False
         return True
 

@@ -226,8 +226,12 @@ class LoopPlanning:
         for statement in ast.walk(ast.Module(body=body, type_ignores=[])):
             if isinstance(statement, ast.stmt):
                 self.carried_at[id(statement)] = self.carried
-        self._block(body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
-        self.carried = outer
+        self._rewritten_loop_levels.append((len(self._rests), loops + 1))
+        try:
+            self._block(body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
+        finally:
+            self._rewritten_loop_levels.pop()
+            self.carried = outer
         return None
 
     def _chose_static(self, node: ast.For | ast.While, bound: set[str], loops: int) -> bool:
