@@ -85,6 +85,7 @@ def test_undecodable_bytes_are_reported_with_their_line(tmp_path: Path) -> None:
     "name, content, message",
     [
         ("syntax.py", b"import jax\ndef f(:\n", "syntax error"),
+        ("repeated.py", b"import jax\ndef f(a, a):\n    return a\n", "duplicate argument 'a'"),
         ("bytes.py", b"import jax\nx = '\xff'\n", "cannot decode"),
         ("nul.py", b"import jax\nx = 1\x00\n", "null bytes"),
         ("cookie.py", b"# coding: no-such-codec\nimport jax\n", "invalid encoding"),

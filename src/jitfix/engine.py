@@ -1,6 +1,7 @@
 """Run the rules over files: decide cheaply, edit only what changes, never emit broken code.
 
-Per file: a text prefilter (no mention of jax: nothing to do) -> stdlib ``ast`` parse ->
+Per file: a text prefilter (no mention of jax: nothing to do; no name of a transform: only
+Python's syntax check, as no code in it can be traced) -> stdlib ``ast`` parse ->
 find traced functions -> rules yield findings (and fixes as position-targeted edits) ->
 only if a fix is to be applied: libcst parse, apply the edits, add imports -> re-parse
 the result. Fixes are applied until nothing more changes, so ``fix`` is idempotent.
@@ -10,10 +11,12 @@ Many files run in parallel worker processes.
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import gc
 import multiprocessing
 import os
+import symtable
 import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -79,6 +82,30 @@ def _mentions_a_transform(text: str) -> bool:
     return mentions_a_transform(text)
 
 
+def _parsed(path: str, text: str) -> ast.Module:
+    with _syntax_errors_named(path):
+        return ast.parse(text, filename=path)
+
+
+def _syntax_checked(path: str, text: str) -> None:
+    """Python's own check that the text compiles, without the syntax tree: ``symtable``
+    parses and resolves scopes in C (a third cheaper than ``ast.parse``, which builds a
+    Python object per node), and also rejects what only the compiler rejects, such as a
+    repeated parameter name."""
+    with _syntax_errors_named(path):
+        symtable.symtable(text, path, "exec")
+
+
+@contextlib.contextmanager
+def _syntax_errors_named(path: str) -> Iterator[None]:
+    try:
+        yield
+    except SyntaxError as error:
+        raise InputError(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
+    except ValueError as error:  # e.g. source with NUL bytes
+        raise InputError(path, f"cannot parse: {error}") from None
+
+
 def analyse(path: str, text: str, settings: Settings,
             project: Project | None = None) -> tuple[list[Finding], ast.Module | None]:
     """Findings for one module's text (suppressions applied); with the run's ``project``,
@@ -86,15 +113,11 @@ def analyse(path: str, text: str, settings: Settings,
     syntax."""
     if not _mentions_jax(text):
         return [], None
-    loaded = project.loaded(path, text) if project is not None else None
-    try:
-        tree = loaded.tree if loaded is not None else ast.parse(text, filename=path)
-    except SyntaxError as error:
-        raise InputError(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
-    except ValueError as error:  # e.g. source with NUL bytes
-        raise InputError(path, f"cannot parse: {error}") from None
     if not _mentions_a_transform(text):
-        return [], tree
+        _syntax_checked(path, text)
+        return [], None
+    loaded = project.loaded(path, text) if project is not None else None
+    tree = loaded.tree if loaded is not None else _parsed(path, text)
     imports = loaded.imports if loaded is not None else ImportTable(tree, text)
     if not (imports.mentions("jax") or imports.mentions("equinox")):
         return [], tree
@@ -204,7 +227,7 @@ def process_text(path: str, text: str, settings: Settings, options: Options,
     """Everything for one module's text. Raises InputError for input that cannot be read."""
     result = FileResult(path=path)
     findings, tree = analyse(path, text, settings, project)
-    result.parsed = tree is not None
+    result.parsed = _mentions_jax(text)  # parsed, or at least syntax-checked
     if options.fix_diffs and tree is not None:
         _attach_fix_diffs(path, text, tree, findings)
     if not options.apply_fixes:

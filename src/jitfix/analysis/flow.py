@@ -26,10 +26,13 @@ from typing import Callable, Iterable
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
+    COMPREHENSIONS,
     STATIC_KIND,
     TRACED_KIND,
+    UNCERTAIN,
     UNKNOWN_KIND,
     ArrayEvidence,
+    ComprehensionScopes,
     Program,
     ValueAnalysis,
     Verdict,
@@ -38,7 +41,6 @@ from jitfix.analysis.values import (
 State = dict[str, Verdict]
 MAX_LOOP_PASSES = 5
 # Keys of a state that are not names (no identifier contains "<").
-UNCERTAIN = "<uncertain>"  # this point may not run under tracing: why
 UNSTAGED = "<unstaged>"  # JAX operations on constants are not staged here
 
 TRACER_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.core.Tracer", "jax.core.ShapedArray"})
@@ -130,6 +132,8 @@ class FlowAnalysis:
         self._arrays: ArrayEvidence | None = None
         # Most functions hold no `:=`: then no expression needs searching for one.
         self._has_walrus = any(isinstance(node, ast.NamedExpr) for node in walk_body(function))
+        self._comprehensions = ComprehensionScopes(function, self._bind_iteration) \
+            if any(isinstance(node, COMPREHENSIONS) for node in walk_body(function)) else None
         state: State = dict(outer or {})
         state.pop(UNCERTAIN, None)
         state.update(params)
@@ -171,7 +175,7 @@ class FlowAnalysis:
         uncertain = state.get(UNCERTAIN)
         return ValueAnalysis(self.imports, state, staged=UNSTAGED not in state,
                              uncertain=uncertain.why if uncertain else None, program=self.program,
-                             scope=self.function)
+                             scope=self.function, comprehensions=self._comprehensions, narrow=self._narrow)
 
     @property
     def arrays(self) -> ArrayEvidence:
@@ -184,9 +188,9 @@ class FlowAnalysis:
     def _verdict(self, expr: ast.AST, state: State) -> Verdict:
         return self._view(state).verdict(expr)
 
-    def _iteration(self, iterable: ast.AST, state: State) -> Verdict:
+    def _iteration(self, iterable: ast.AST, evaluate: Callable[[ast.AST], Verdict]) -> Verdict:
         """What one pass of ``for _ in iterable`` binds."""
-        found = self._verdict(iterable, state)
+        found = evaluate(iterable)
         if found.elements:
             kinds = sorted(found.elements, key=lambda element: element.kind)
             return Verdict(kinds[-1].kind, "an element of a sequence", kinds[-1])
@@ -198,30 +202,34 @@ class FlowAnalysis:
             return Verdict(TRACED_KIND, "a row of a traced array", found)
         return Verdict(found.kind, "an element of the iterated value", found)
 
-    def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State) -> None:
-        """Bind a loop target from what is iterated: ``range(static)`` gives static indices,
-        ``enumerate`` a static count, ``zip`` each target from its own iterable, a dict's
-        ``.items()`` static keys."""
-        if isinstance(iterable, ast.Call) and not iterable.keywords:
+    def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State,
+                        evaluate: Callable[[ast.AST], Verdict] | None = None) -> None:
+        """Bind a loop target from what is iterated (evaluated before anything is bound, as
+        Python does; by ``evaluate`` inside a comprehension): ``range(static)`` gives static
+        indices, ``enumerate`` a static count, ``zip`` each target from its own iterable, a
+        dict's ``.items()`` static keys."""
+        if evaluate is None:
+            evaluate = self._view(dict(state)).verdict
+        if isinstance(iterable, ast.Call) and all(keyword.arg == "strict" for keyword in iterable.keywords):
             func, args = iterable.func, iterable.args
             if isinstance(func, ast.Name):
                 if func.id == "range":
-                    self._bind(target, self._verdict(iterable, state), state)
+                    self._bind(target, evaluate(iterable), state)
                     return
                 if func.id == "enumerate" and len(args) == 1 and _pair(target):
                     self._bind(target.elts[0], Verdict(STATIC_KIND, "an `enumerate` count"), state)  # type: ignore[attr-defined]
-                    self._bind_iteration(target.elts[1], args[0], state)  # type: ignore[attr-defined]
+                    self._bind_iteration(target.elts[1], args[0], state, evaluate)  # type: ignore[attr-defined]
                     return
                 if func.id == "zip" and isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(args) \
                         and not any(isinstance(arg, ast.Starred) for arg in args):
                     for element, arg in zip(target.elts, args):
-                        self._bind_iteration(element, arg, state)
+                        self._bind_iteration(element, arg, state, evaluate)
                     return
                 if func.id in {"reversed", "list", "tuple", "sorted"} and len(args) == 1:
-                    self._bind_iteration(target, args[0], state)
+                    self._bind_iteration(target, args[0], state, evaluate)
                     return
             if isinstance(func, ast.Attribute) and not args and func.attr in {"items", "keys", "values"}:
-                owner = self._verdict(func.value, state)
+                owner = evaluate(func.value)
                 key = Verdict(STATIC_KIND, "a dict key (keys of a pytree are static)")
                 value = Verdict(owner.kind, "a value of the dict", owner)
                 if func.attr == "keys":
@@ -234,7 +242,7 @@ class FlowAnalysis:
                 else:
                     self._bind(target, value, state)
                 return
-        self._bind(target, self._iteration(iterable, state), state)
+        self._bind(target, self._iteration(iterable, evaluate), state)
 
     def _bind(self, target: ast.AST, found: Verdict, state: State, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Tuple | ast.List) \

@@ -323,6 +323,9 @@ def _spans_a_line(node: ast.AST, lines: list[int] | None) -> bool:
     return at < len(lines) and lines[at] <= (node.end_lineno or first)  # type: ignore[attr-defined]
 
 
+_ASSIGNING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith})
+
+
 def _targets(statement: ast.AST) -> list[ast.AST]:
     """The targets a statement assigns to (where an in-place change can be spelled)."""
     kind = type(statement)
@@ -389,6 +392,7 @@ class _Scopes:
         written out by hand), entering the expressions of those that may hold a transform."""
         indexed_lines = self._lines.spelling(self._indexed_words)
         stack: list[tuple[ast.AST, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
+        statements = self._statements
         while stack:
             node, scope, prefix = stack.pop()
             kind = type(node)
@@ -409,9 +413,10 @@ class _Scopes:
                                      for name in node.names)
             elif kind is ast.Assign:
                 self._index_assignment(node, scope)
-            for target in _targets(node):
-                self._index_store(target, scope)
-            self._statements.append((node, scope))
+            if kind in _ASSIGNING:
+                for target in _targets(node):
+                    self._index_store(target, scope)
+            statements.append((node, scope))
             if _spans_a_line(node, indexed_lines):
                 self._index_calls(node, scope)
             blocks = _STATEMENT_BLOCKS.get(kind)

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from jitfix.analysis.pytrees import PytreeIndex
 
 STATIC_KIND, UNKNOWN_KIND, TRACED_KIND = 0, 1, 2
+# The key of a state (not a name: no identifier contains "<") saying why the point may not
+# run under tracing at all (`if p is None:`), if it may not.
+UNCERTAIN = "<uncertain>"
 KIND_NAMES = ("static", "unknown", "traced")
 STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
 
@@ -104,11 +107,47 @@ def _callee_name(func: ast.AST) -> str:
     return "..."
 
 
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Binds a loop target in a state from an iterable, evaluating with the function given.
+BindIteration = Callable[[ast.AST, ast.AST, dict, Callable[[ast.AST], "Verdict"]], None]
+# Narrows the states where a test holds and where it does not (``p is None``,
+# ``isinstance(x, int)``): (test, state, when_true, when_false).
+Narrow = Callable[[ast.AST, Mapping[str, "Verdict"], dict, dict], None]
+
+
+class ComprehensionScopes:
+    """The comprehensions of one function. Each is a scope of its own: its targets are bound
+    by iterating (``[f(v) for v in xs]``: ``v`` is a row of ``xs``), and a name read inside it
+    is the comprehension's own when one of its targets binds it. Everything in a
+    comprehension but its first iterable (evaluated outside) lies in that scope."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, bind: BindIteration):
+        self.bind = bind
+        self.around: dict[int, tuple[ast.AST, ...]] = {}  # node -> the comprehensions it is in
+        self.targets: dict[int, frozenset[str]] = {}
+        for node in walk_body(function):  # pre-order: an outer comprehension comes first
+            if isinstance(node, COMPREHENSIONS):
+                chain = (*self.around.get(id(node), ()), node)
+                first, *rest = node.generators
+                inside = [first.target, *first.ifs, *(part for generator in rest
+                                                      for part in (generator.target, generator.iter, *generator.ifs))]
+                inside += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+                for part in inside:
+                    for child in ast.walk(part):
+                        self.around[id(child)] = chain
+                self.targets[id(node)] = frozenset(
+                    name.id for generator in node.generators for name in ast.walk(generator.target)
+                    if isinstance(name, ast.Name))
+
+
 class ValueAnalysis:
     """Kinds of expressions evaluated where the names hold ``state``."""
 
     def __init__(self, imports: ImportTable, state: Mapping[str, Verdict], *, staged: bool = True,
-                 uncertain: str | None = None, program: "Program | None" = None, scope: ast.AST | None = None):
+                 uncertain: str | None = None, program: "Program | None" = None, scope: ast.AST | None = None,
+                 comprehensions: ComprehensionScopes | None = None,
+                 comprehension_states: dict[int, dict[str, Verdict]] | None = None,
+                 narrow: Narrow | None = None):
         self.imports = imports
         self.state = state
         # Under jit every JAX operation is staged (a tracer even on constants); under vmap
@@ -120,6 +159,10 @@ class ValueAnalysis:
         self.scope = scope
         # Verdicts by node (the node is kept alive with its verdict, so its id is not reused).
         self._memo: dict[int, tuple[ast.AST, Verdict]] = {}
+        self.comprehensions = comprehensions
+        # The names of each comprehension's scope where ``state`` holds around it.
+        self._comprehension_states = {} if comprehension_states is None else comprehension_states
+        self.narrow = narrow
 
     # -- the questions rules ask -------------------------------------------------------------
 
@@ -163,7 +206,9 @@ class ValueAnalysis:
         return Verdict(STATIC_KIND, "a function")
 
     def _Name(self, expr: ast.Name) -> Verdict:
-        found = self.state.get(expr.id)
+        found = self._comprehension_binding(expr) if self.comprehensions is not None else None
+        if found is None:
+            found = self.state.get(expr.id)
         if found is not None:
             return found
         if expr.id in self.imports.aliases:
@@ -171,6 +216,39 @@ class ValueAnalysis:
         if expr.id in {"True", "False", "None"}:
             return STATIC_LITERAL
         return Verdict(UNKNOWN_KIND, f"`{expr.id}` is not bound in this function")
+
+    def _comprehension_binding(self, expr: ast.Name) -> Verdict | None:
+        """The verdict of a comprehension's own target (None for any other name)."""
+        assert self.comprehensions is not None
+        for comprehension in reversed(self.comprehensions.around.get(id(expr), ())):
+            if expr.id in self.comprehensions.targets[id(comprehension)]:
+                return self._comprehension_state(comprehension).get(expr.id)
+        return None
+
+    def _comprehension_state(self, comprehension: ast.AST) -> dict[str, Verdict]:
+        """The names inside ``comprehension``: those around it, and its targets bound one
+        generator after the other (a later iterable reads the targets before it)."""
+        assert self.comprehensions is not None
+        state = self._comprehension_states.get(id(comprehension))
+        if state is None:
+            around = self.comprehensions.around.get(id(comprehension))
+            state = dict(self._comprehension_state(around[-1]) if around else self.state)
+            self._comprehension_states[id(comprehension)] = state
+            inside = ValueAnalysis(self.imports, state, staged=self.staged, uncertain=self.uncertain,
+                                   program=self.program, scope=self.scope, comprehensions=self.comprehensions,
+                                   comprehension_states=self._comprehension_states)
+            for generator in comprehension.generators:  # type: ignore[attr-defined]
+                self.comprehensions.bind(generator.target, generator.iter, state, inside.verdict)
+        return state
+
+    def _comprehension(self, expr: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Verdict:
+        if self.comprehensions is None:
+            return Verdict(UNKNOWN_KIND, "a comprehension")
+        parts = [expr.key, expr.value] if isinstance(expr, ast.DictComp) else [expr.elt]
+        return _strongest([self._raw(part) for part in parts],
+                          lambda v: "a comprehension of tracers" if v.traced else "a comprehension")
+
+    _ListComp = _SetComp = _DictComp = _GeneratorExp = _comprehension
 
     def _Attribute(self, expr: ast.Attribute) -> Verdict:
         if self.imports.resolve(expr) is not None:
@@ -247,14 +325,48 @@ class ValueAnalysis:
         return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand)
 
     def _BoolOp(self, expr: ast.BoolOp) -> Verdict:
-        return _strongest([self._raw(value) for value in expr.values], lambda v: "`and`/`or` of a tracer"
-                          if v.traced else "`and`/`or`")
+        """Each operand is evaluated where the ones before it let Python reach it: after
+        ``isinstance(g, int) and``, ``g`` is a Python int."""
+        verdicts, view = [], self
+        for value in expr.values:
+            verdicts.append(self._within(view, value))
+            view = view._narrowed(value, isinstance(expr.op, ast.And))
+        return _strongest(verdicts, lambda v: "`and`/`or` of a tracer" if v.traced else "`and`/`or`")
 
     def _IfExp(self, expr: ast.IfExp) -> Verdict:
         test = self._raw(expr.test)
         if test.traced:
             return Verdict(TRACED_KIND, "chosen by a traced test", test)
-        return _strongest([self._raw(expr.body), self._raw(expr.orelse)], lambda v: "one arm of a conditional")
+        arms = [self._within(self._narrowed(expr.test, True), expr.body),
+                self._within(self._narrowed(expr.test, False), expr.orelse)]
+        return _strongest(arms, lambda v: "one arm of a conditional")
+
+    def _narrowed(self, test: ast.AST, holds: bool) -> ValueAnalysis:
+        """The analysis where ``test`` is known to hold (or not): this one, unless the test
+        is a static guard that tells something about a name."""
+        if self.narrow is None:
+            return self
+        when_true, when_false = dict(self.state), dict(self.state)
+        self.narrow(test, self.state, when_true, when_false)
+        state = when_true if holds else when_false
+        if all(self.state.get(name) is verdict for name, verdict in state.items()):
+            return self
+        uncertain = state.get(UNCERTAIN)
+        return ValueAnalysis(self.imports, state, staged=self.staged,
+                             uncertain=uncertain.why if uncertain is not None else self.uncertain,
+                             program=self.program, scope=self.scope, comprehensions=self.comprehensions,
+                             comprehension_states=self._comprehension_states, narrow=self.narrow)
+
+    def _within(self, view: ValueAnalysis, part: ast.AST) -> Verdict:
+        """The verdict of a part of an expression evaluated by ``view`` (this analysis, or one
+        narrowed by a guard before the part). A narrowed view's verdicts of the nodes it
+        evaluated become this analysis's: a rule asks about the parts too."""
+        if view is self:
+            return self._raw(part)
+        found = view.verdict(part)
+        for key, (node, _) in view._memo.items():
+            self._memo[key] = (node, view.verdict(node))
+        return found
 
     def _Call(self, call: ast.Call) -> Verdict:
         arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
@@ -417,7 +529,7 @@ class ArrayEvidence:
         return self._array_params
 
     def _collect(self) -> None:
-        for node in ast.walk(self.function):
+        for node in walk_body(self.function):  # a nested def's bindings are its own
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self._record(target, node.value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jitfix.rules.arrays import Concretization, InPlaceUpdate, NumpyOnTracer
+from jitfix.rules.arrays import BuiltinOnTracer, Concretization, InPlaceUpdate, NumpyOnTracer
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (
     NonScalarCondition,
@@ -30,6 +30,7 @@ ALL_RULES: tuple[Rule, ...] = (
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),
+    BuiltinOnTracer(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -4,6 +4,8 @@ JF601 ``float(x)``, ``int(x)``, ``bool(x)``, ``x.item()`` on a traced value used
       -> ``jnp.asarray(x, dtype=float)`` ..., ``lax.stop_gradient(x.reshape(()))``.
 JF602 ``np.mean(x)`` and other NumPy functions on tracers -> the ``jnp`` function of that name.
 JF603 ``x[i] = v``, ``x[i] += v`` on a JAX array -> ``x = x.at[i].set(v)`` / ``.add(v)`` ...
+JF604 ``min``, ``max``, ``any``, ``all``, ``sorted`` of tracers (Python compares or tests them)
+      -> ``jnp.minimum(a, b)``, ``jnp.min(x)``, ``jnp.any(...)`` ...
 """
 
 from __future__ import annotations
@@ -181,6 +183,158 @@ class NumpyOnTracer(Rule):
                     why = "no jax.numpy function of that name is known to behave the same"
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
                                        function=entry.traced)
+
+
+# Built-ins that take the truth of a comparison (or of each element) of their arguments: with
+# a tracer among them they raise under jit. The jnp reduction over one array, and the
+# element-wise jnp function for several arguments.
+BUILTIN_REDUCTIONS = {"min": ("min", "minimum"), "max": ("max", "maximum"), "any": ("any", None),
+                      "all": ("all", None), "sorted": (None, None)}
+
+
+class BuiltinOnTracer(Rule):
+    code = "JF604"
+    name = "builtin-on-tracer"
+    summary = "`min`, `max`, `any`, `all`, `sorted` take the truth of tracers; use jnp"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds the built-ins `min`, `max`, `any`, `all` and `sorted` called on traced values, "
+        "and writes the `jax.numpy` function: `min(a, b)` becomes `jnp.minimum(a, b)`, `max(x)` of "
+        "an array `jnp.max(x)`, `any(v > 0 for v in xs)` `jnp.any(jnp.stack([v > 0 for v in xs]))`.",
+        why="These built-ins compare their arguments (or take the truth of each element) in Python; "
+        "a comparison of tracers is a traced boolean, and its truth raises "
+        "`TracerBoolConversionError` under `jax.jit`. `abs`, `round`, `sum`, `pow` and `divmod` "
+        "call the array's own methods and work as written.",
+        example="@jax.jit\ndef clip(x, limit):\n    return min(x, limit)\n",
+        fixed="@jax.jit\ndef clip(x, limit):\n    return jnp.where(limit < x, limit, x)\n",
+        safety="`min(a, b)` and `max(a, b)` of two plain operands (names, constants, attributes, "
+        "items) become `jnp.where(b < a, b, a)` (`>` for `max`): exactly Python's choice, also "
+        "for NaN and for the gradient at a tie (it flows to `a`) -- a safe fix. Otherwise "
+        "(three arguments, computed operands, one array) the fix is `jnp.minimum`/`jnp.min`... "
+        "and unsafe: at a tie `jax.grad` splits the gradient between the equal values, and a "
+        "NaN wins, where Python keeps the first. `any` and `all` are safe. The value comes back "
+        "as a JAX array rather than a Python number or bool. The one-argument form is fixed "
+        "for an expression that is certainly an array, and for a list, tuple or generator of "
+        "values (stacked with `jnp.stack`). Reported, not fixed: `key=` or `default=`, `sorted` "
+        "(it returns a list; `jnp.sort` returns an array), a built-in whose name the module "
+        "rebinds, and a result that must be a Python value (a shape, `range`, formatting).",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        rebound = _module_bindings(module)
+        for entry in conditionals(module):
+            function = entry.traced.node
+            local = entry.arrays.params | set(entry.arrays.bindings)
+            parents = None
+            for node, statement in own_expressions(function):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in BUILTIN_REDUCTIONS) or node.func.id in rebound | local:
+                    continue
+                values = entry.values_at(statement)
+                arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+                if not any(values.is_traced(argument) for argument in arguments):
+                    continue
+                parents = parents or _parents(function)
+                name = node.func.id
+                where = f"`{name}()` of a traced value in `{entry.traced.qualname}`"
+                problem = _builtin_unfixable(node, parents) or (
+                    None if len(node.args) > 1 or entry.arrays.certain(node.args[0])
+                    or isinstance(node.args[0], _SEQUENCES) else "its argument may be a container, not an array")
+                if problem:
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {problem}",
+                                       function=entry.traced)
+                    continue
+                reduction, elementwise = BUILTIN_REDUCTIONS[name]
+                if _as_choice(node):
+                    replacement, safety = "jnp.where", Safety.SAFE
+                elif len(node.args) > 1:
+                    replacement, safety = f"jnp.{elementwise}", Safety.UNSAFE
+                else:
+                    replacement = f"jnp.{reduction}"
+                    safety = Safety.SAFE if name in {"any", "all"} else Safety.UNSAFE
+                description = f"call {replacement}" + (
+                    "" if safety is Safety.SAFE else " (unsafe: at a tie jax.grad splits the gradient, and NaN wins)")
+                fix = Fix(safety, description, [_builtin_edit(module, node)])
+                yield self.finding(module, node, f"{where} raises under jit; use `{replacement}`", fix,
+                                   function=entry.traced)
+
+
+_SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+_CHOICE_TESTS = {"min": "<", "max": ">"}  # Python keeps the first argument unless the second beats it
+
+
+def _as_choice(node: ast.Call) -> bool:
+    """``min(a, b)`` of two plain operands: written as the choice Python makes, each operand
+    spelled twice (computed operands would be evaluated twice)."""
+    return node.func.id in _CHOICE_TESTS and len(node.args) == 2 and all(map(_plain, node.args))  # type: ignore[attr-defined]
+
+
+def _plain(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Name | ast.Constant):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return _plain(expr.value)
+    if isinstance(expr, ast.Subscript):
+        return _plain(expr.value) and _plain(expr.slice)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return _plain(expr.operand)
+    return False
+
+
+def _builtin_unfixable(node: ast.Call, parents: dict[int, ast.AST]) -> str | None:
+    name = node.func.id  # type: ignore[attr-defined]
+    if name == "sorted":
+        return "`sorted` returns a Python list; `jnp.sort(x)` returns an array"
+    if node.keywords:
+        return f"`{node.keywords[0].arg or '**'}=` has no jnp equivalent"
+    if not node.args or any(isinstance(argument, ast.Starred) for argument in node.args):
+        return "its arguments are unpacked"
+    if len(node.args) > 1 and BUILTIN_REDUCTIONS[name][1] is None:
+        return f"`{name}()` takes one iterable"
+    return _needs_python_value(node, parents)
+
+
+def _module_bindings(module: ModuleContext) -> set[str]:
+    """Names the module binds at its top level (a def, class, import or assignment): there a
+    built-in's name means something else."""
+    names = set(module.imports.aliases)
+    for statement in module.tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for target in statement.targets if isinstance(statement, ast.Assign) else [statement.target]:
+                names.update(node.id for node in ast.walk(target) if isinstance(node, ast.Name))
+    return names
+
+
+def _builtin_edit(module: ModuleContext, node: ast.Call) -> Edit:
+    start, end = span(module, node)
+    name = node.func.id  # type: ignore[attr-defined]
+    reduction, elementwise = BUILTIN_REDUCTIONS[name]
+    choice = _as_choice(node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        jnp = context.name("jax.numpy")
+        arguments = [code(argument.value) for argument in updated.args]
+        if choice:  # min(a, b) -> jnp.where(b < a, b, a)
+            first, second = arguments
+            source = f"{jnp}.where({second} {_CHOICE_TESTS[name]} {first}, {second}, {first})"
+        elif len(arguments) > 1:  # min(a, b, c) -> jnp.minimum(jnp.minimum(a, b), c)
+            source = arguments[0]
+            for argument in arguments[1:]:
+                source = f"{jnp}.{elementwise}({source}, {argument})"
+        else:
+            value = updated.args[0].value
+            if isinstance(value, cst.GeneratorExp):  # a generator is not a sequence: its list is
+                value = cst.ListComp(elt=value.elt, for_in=value.for_in)
+            stacked = code(value)
+            if isinstance(value, cst.List | cst.Tuple | cst.ListComp):
+                stacked = f"{jnp}.stack({stacked})"
+            source = f"{jnp}.{reduction}({stacked})"
+        return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
 
 
 def _numpy_edit(module: ModuleContext, func: ast.AST, function: str) -> Edit:
