@@ -9,6 +9,8 @@ overrides for what jax leaves unannotated or annotates as ``Any``:
 
 - ``array``: returns arrays (or a tuple/list of arrays). Under ``jax.jit`` the result is a
   tracer; outside staging it is traced when an argument is.
+- ``one array``: the same, and the result is exactly one array (``-> Array``, a ufunc): its
+  truth is that of an array, never that of a tuple.
 - ``static``: returns a Python value at trace time (shapes, dtypes, bools, tree structures,
   strings, devices).
 - ``pytree``: returns a pytree built from its arguments or from a function it is given
@@ -90,6 +92,7 @@ ARRAY_TYPES = re.compile(r"^[\w.]*Array(Impl)?$|^(tuple|list|Sequence)\[[\w.]*Ar
                          r"|^[\w.]*Array \| (tuple|list)\[.*\]$|^(Eig|Eigh|QR|SVD|Slogdet|_Unique\w*)Result$"
                          r"|^tuple\[Array, list\[Array\]\]$")
 PYTREE_TYPES = re.compile(r"^(T|PyTree|Carry|tuple\[Carry, Y\]|.*Leaf.*|tuple\[Iterable.*)$")
+ONE_ARRAY_TYPE = re.compile(r"^[\w.]*Array(Impl)?$")
 TRANSFORM_TYPES = re.compile(r"^(Callable.*|F|F \| .*|.*Wrapped.*)$")
 
 
@@ -113,9 +116,9 @@ def category(name: str, function) -> str | None:
     for pattern, kind in ((STATIC_TYPES, "static"), (ARRAY_TYPES, "array"), (PYTREE_TYPES, "pytree"),
                           (TRANSFORM_TYPES, "transform")):
         if pattern.match(text):
-            return kind
+            return "one array" if kind == "array" and ONE_ARRAY_TYPE.match(text) else kind
     if type(function).__name__ == "ufunc":  # jnp.add and the other NumPy-style ufuncs
-        return "array"
+        return "one array"
     if name.startswith(("jax.numpy.", "jax.scipy.", "jax.nn.", "jax.random.")) and text in {"", "Any"}:
         # numerical modules: everything returns arrays except what is listed above
         return "array"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, FUNCTIONS
 
 ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
+ONE_ARRAY = "one array"  # returns exactly one array (not a tuple or list of them)
 STATIC = "static"  # returns a Python value at trace time
 PYTREE = "pytree"  # a pytree built from its arguments: as traced as they are
 TRANSFORM = "transform"  # returns a function

@@ -36,6 +36,7 @@ from jitfix.analysis.values import (
     Program,
     ValueAnalysis,
     Verdict,
+    as_array,
 )
 
 State = dict[str, Verdict]
@@ -137,6 +138,8 @@ class FlowAnalysis:
         state: State = dict(outer or {})
         state.pop(UNCERTAIN, None)
         state.update(params)
+        for name in self.arrays.array_params & params.keys():  # `x: jax.Array`, `x.shape`
+            state[name] = as_array(state[name], True)
         if not staged:
             state[UNSTAGED] = Verdict(STATIC_KIND, "not staged")
         self.entry = dict(state)
@@ -199,7 +202,7 @@ class FlowAnalysis:
             # A parameter may be a dict (keys: static) as well as an array (rows: traced).
             return Verdict(UNKNOWN_KIND, f"iterating `{iterable.id}`, which may be a dict or an array", found)
         if found.traced:
-            return Verdict(TRACED_KIND, "a row of a traced array", found)
+            return Verdict(TRACED_KIND, "a row of a traced array", found, array=found.array)
         return Verdict(found.kind, "an element of the iterated value", found)
 
     def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State,

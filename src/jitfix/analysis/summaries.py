@@ -209,5 +209,5 @@ class ModuleProgram(Program):
                                  key=lambda element: element.kind) for i in range(size))
         kind = strongest.kind
         return Verdict(kind, f"`{callee.name}(...)` returns a {KIND_NAMES[kind]} value for these arguments",
-                       strongest, elements=elements)
+                       strongest, elements=elements, array=all(result.array for result in results))
 

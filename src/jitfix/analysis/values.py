@@ -29,6 +29,7 @@ from jitfix.analysis.catalogue import (
     ARRAY,
     ARRAY_ATTRIBUTES,
     HOST,
+    ONE_ARRAY,
     PYTREE,
     RESULT_PARTS,
     STATIC,
@@ -61,6 +62,10 @@ class Verdict:
     # What is known beyond the kind: a tuple's elements, the pytree class of the value.
     elements: tuple[Verdict, ...] | None = None
     klass: str | None = None
+    # Certainly one array (a tracer, not a tuple or dict holding tracers): its truth needs
+    # lax.cond. Proven by what only an array gives: an ordering comparison of a tracer,
+    # arithmetic on an array, a method lists and dicts do not have.
+    array: bool = False
 
     @property
     def traced(self) -> bool:
@@ -83,6 +88,16 @@ class Verdict:
 
 
 STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
+# Members a Python container has too: `xs.copy()` of a list of tracers is a list.
+_CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple)) | frozenset(dir(set))
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def as_array(found: Verdict, array: bool) -> Verdict:
+    """The verdict, known to be one array when ``array`` says so (and it is traced)."""
+    return Verdict(found.kind, found.why, found.via, found.elements, found.klass, array=True) \
+        if array and found.traced and not found.array else found
+
 UNKNOWN_VALUE = Verdict(UNKNOWN_KIND, "not known")
 
 
@@ -268,7 +283,8 @@ class ValueAnalysis:
                     return Verdict(TRACED_KIND, f"`{base.klass}.{expr.attr}` is an array leaf", base)
                 return Verdict(UNKNOWN_KIND, f"`{base.klass}.{expr.attr}` is a leaf of undeclared type", base)
         if base.traced and expr.attr in ARRAY_ATTRIBUTES:
-            return Verdict(TRACED_KIND, f"`.{expr.attr}` of a traced array", base)
+            return Verdict(TRACED_KIND, f"`.{expr.attr}` of a traced array", base,
+                           array=base.array or expr.attr not in _CONTAINER_MEMBERS)
         return Verdict(UNKNOWN_KIND, f"`.{expr.attr}` of a value whose class is not known", base)
 
     def _Subscript(self, expr: ast.Subscript) -> Verdict:
@@ -278,7 +294,7 @@ class ValueAnalysis:
                 and isinstance(expr.slice.value, int) and -len(base.elements) <= expr.slice.value < len(base.elements):
             return base.elements[expr.slice.value]
         if base.traced:
-            return Verdict(TRACED_KIND, "an element of a traced value", base)
+            return Verdict(TRACED_KIND, "an element of a traced value", base, array=base.array)
         if index.traced:
             return Verdict(TRACED_KIND, "indexed by a traced value", index)
         if base.static and index.static:
@@ -314,15 +330,21 @@ class ValueAnalysis:
             if parts[0].traced:
                 return Verdict(UNKNOWN_KIND, "membership of a traced value", parts[0])
             return Verdict(STATIC_KIND, "membership in a Python container")
-        return _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
+        found = _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
+        # `a < b` of a tracer is an array (tuples order by their elements' truth: it raises);
+        # `==` is one when an operand is (tuples compare equal in Python).
+        return as_array(found, any(part.array for part in parts)
+                         or any(isinstance(op, _ORDERINGS) for op in expr.ops))
 
     def _BinOp(self, expr: ast.BinOp) -> Verdict:
-        return _strongest([self._raw(expr.left), self._raw(expr.right)],
-                          lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
+        left, right = self._raw(expr.left), self._raw(expr.right)
+        found = _strongest([left, right], lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
+        return as_array(found, left.array or right.array)
 
     def _UnaryOp(self, expr: ast.UnaryOp) -> Verdict:
         operand = self._raw(expr.operand)
-        return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand)
+        return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand,
+                       array=operand.array and not isinstance(expr.op, ast.Not))
 
     def _BoolOp(self, expr: ast.BoolOp) -> Verdict:
         """Each operand is evaluated where the ones before it let Python reach it: after
@@ -339,7 +361,7 @@ class ValueAnalysis:
             return Verdict(TRACED_KIND, "chosen by a traced test", test)
         arms = [self._within(self._narrowed(expr.test, True), expr.body),
                 self._within(self._narrowed(expr.test, False), expr.orelse)]
-        return _strongest(arms, lambda v: "one arm of a conditional")
+        return as_array(_strongest(arms, lambda v: "one arm of a conditional"), all(arm.array for arm in arms))
 
     def _narrowed(self, test: ast.AST, holds: bool) -> ValueAnalysis:
         """The analysis where ``test`` is known to hold (or not): this one, unless the test
@@ -410,10 +432,12 @@ class ValueAnalysis:
         short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.")
         if category == STATIC or category == HOST or category == TRANSFORM:
             return Verdict(STATIC_KIND, f"`{short}` returns a Python value")
-        if category == ARRAY:
+        if category == ARRAY or category == ONE_ARRAY:
             if self.staged:
-                return Verdict(TRACED_KIND, f"`{short}` is staged under jit")
-            return _strongest(arguments, lambda v: f"`{short}` of a tracer" if v.traced else f"`{short}`")
+                found = Verdict(TRACED_KIND, f"`{short}` is staged under jit")
+            else:
+                found = _strongest(arguments, lambda v: f"`{short}` of a tracer" if v.traced else f"`{short}`")
+            return as_array(found, category == ONE_ARRAY)
         if category == PYTREE:
             return _strongest(arguments, lambda v: f"`{short}` of a traced pytree" if v.traced
                               else f"`{short}` of its arguments")
@@ -431,7 +455,8 @@ class ValueAnalysis:
     def _method_call(self, call: ast.Call, func: ast.Attribute, arguments: list[Verdict]) -> Verdict:
         base = self._raw(func.value)
         if base.traced and func.attr in ARRAY_ATTRIBUTES:
-            return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base)
+            return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base,
+                           array=base.array or func.attr not in _CONTAINER_MEMBERS)
         if base.static and all(argument.static for argument in arguments):
             return Verdict(STATIC_KIND, f"`.{func.attr}()` of a static value with static arguments", base)
         return self._summary(call) or Verdict(UNKNOWN_KIND, f"`.{func.attr}()` of a value whose class is not known",
@@ -518,7 +543,7 @@ class ArrayEvidence:
         or dict has none of these."""
         if self._array_params is None:
             self._array_params = {
-                node.value.id for node in ast.walk(self.function)
+                node.value.id for node in walk_body(self.function)
                 if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
                 and isinstance(node.value, ast.Name) and node.value.id in self.params
             }
@@ -550,19 +575,24 @@ class ArrayEvidence:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     self._bindings.setdefault(node.id, []).append(None)
 
-    def certain(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
-        if isinstance(expr, ast.Compare | ast.BinOp | ast.Call | ast.Constant):
+    def certain(self, expr: ast.AST, seen: frozenset[str] = frozenset(), calls: bool = True) -> bool:
+        """Whether ``expr`` is certainly an array, read from the code's syntax. With ``calls``
+        false a call's result does not count (a helper may return a tuple): the value
+        analysis then has to prove it (``Verdict.array``)."""
+        if isinstance(expr, ast.Call):
+            return calls
+        if isinstance(expr, ast.Compare | ast.BinOp | ast.Constant):
             return True
         if isinstance(expr, ast.UnaryOp):
-            return self.certain(expr.operand, seen)
+            return self.certain(expr.operand, seen, calls)
         if isinstance(expr, ast.BoolOp):
-            return all(self.certain(value, seen) for value in expr.values)
+            return all(self.certain(value, seen, calls) for value in expr.values)
         if isinstance(expr, ast.IfExp):
-            return self.certain(expr.body, seen) and self.certain(expr.orelse, seen)
+            return self.certain(expr.body, seen, calls) and self.certain(expr.orelse, seen, calls)
         if isinstance(expr, ast.Subscript):
-            return self.certain(expr.value, seen)
+            return self.certain(expr.value, seen, calls)
         if isinstance(expr, ast.NamedExpr):
-            return self.certain(expr.value, seen)
+            return self.certain(expr.value, seen, calls)
         if isinstance(expr, ast.Name):
             if expr.id in self.params:
                 return expr.id in self.array_params
@@ -575,19 +605,21 @@ class ArrayEvidence:
             if expr.id not in self.bindings:
                 # A free variable: what the enclosing function binds it to (a closure reads
                 # whichever of those values it holds when it runs).
-                return self.outer is not None and self.outer.certain(expr)
-            return all(value is not None and self.certain(value, seen | {expr.id})
+                return self.outer is not None and self.outer.certain(expr, calls=calls)
+            return all(value is not None and self.certain(value, seen | {expr.id}, calls)
                        for value in self.bindings[expr.id])
         return False
 
     def certain_truth(self, test: ast.AST, values: ValueAnalysis) -> bool:
         """Whether every traced value whose truth ``test`` takes is certainly an array
-        (static operands of and/or/not are fine: Python takes their truth itself)."""
+        (static operands of and/or/not are fine: Python takes their truth itself). A
+        call's result counts only where the value analysis proves it one array: the truth
+        of a tuple a helper returns is its length."""
         if isinstance(test, ast.BoolOp):
             return all(self.certain_truth(value, values) for value in test.values if values.is_traced(value))
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.certain_truth(test.operand, values)
-        return self.certain(test)
+        return self.certain(test, calls=False) or values.verdict(test).array
 
 
 # Constructors whose size a literal argument gives: jnp.zeros((2, 3)) has 6 elements.

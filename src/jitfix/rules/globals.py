@@ -15,7 +15,7 @@ import ast
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, walk_body
-from jitfix.analysis.catalogue import MUTATING_METHODS, function_category
+from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.traced import Change, TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -329,7 +329,7 @@ def _passable(module: ModuleContext, name: str) -> bool:
                        for key, item in zip(node.keys, node.values))
         if isinstance(node, ast.Call):
             called = module.imports.resolve(node.func) or ""
-            return function_category(called) == "array" or called.startswith("numpy.")
+            return function_category(called) in (ARRAY, ONE_ARRAY) or called.startswith("numpy.")
         return isinstance(node, ast.Name) and node.id == name  # `x = x + 1` keeps its kind
 
     def rebound_value(node: ast.AST | None) -> bool:
