@@ -132,14 +132,16 @@ class FlowAnalysis:
         self.before: dict[int, State] = {}
         self._arrays: ArrayEvidence | None = None
         # Most functions hold no `:=`: then no expression needs searching for one.
-        self._has_walrus = any(isinstance(node, ast.NamedExpr) for node in walk_body(function))
+        kinds = {type(node) for node in walk_body(function)}
+        self._has_walrus = ast.NamedExpr in kinds
         self._comprehensions = ComprehensionScopes(function, self._bind_iteration) \
-            if any(isinstance(node, COMPREHENSIONS) for node in walk_body(function)) else None
+            if not kinds.isdisjoint(COMPREHENSIONS) else None
         state: State = dict(outer or {})
         state.pop(UNCERTAIN, None)
         state.update(params)
-        for name in self.arrays.array_params & params.keys():  # `x: jax.Array`, `x.shape`
-            state[name] = as_array(state[name], True)
+        if any(verdict.traced for verdict in params.values()):
+            for name in self.arrays.array_params & params.keys():  # `x: jax.Array`, `x.shape`
+                state[name] = as_array(state[name], True)
         if not staged:
             state[UNSTAGED] = Verdict(STATIC_KIND, "not staged")
         self.entry = dict(state)

@@ -155,16 +155,21 @@ class TracedFunction:
     # Pytree class of a parameter, where its annotation (or `self`) names one.
     param_classes: dict[str, str] = field(default_factory=dict)
     _flow: FlowAnalysis | None = None
+    _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
     def flow(self, imports: ImportTable | None = None) -> FlowAnalysis:
-        if self._flow is None:
-            imports = imports or self.imports
-            assert imports is not None
+        """The function's flow analysis, kept until its parameters' kinds change (or those
+        of the function around it, whose names it reads)."""
+        imports = imports or self.imports
+        assert imports is not None
+        enclosing = self.enclosing.flow(imports) if self.enclosing is not None else None
+        if self._flow is None or self._enclosing_flow is not enclosing:
             outer: State = dict.fromkeys(self.module_static, MODULE_CONSTANT)
-            if self.enclosing is not None:
-                outer.update(self.enclosing.flow(imports).merged_kinds())
+            if enclosing is not None:
+                outer.update(enclosing.merged_kinds())
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
                                       program=self.program)
+            self._enclosing_flow = enclosing
         return self._flow
 
     def param_verdicts(self) -> State:
@@ -200,6 +205,18 @@ class _Transform:
     keywords: tuple[ast.keyword, ...]
     # vmap/pmap's in_axes given positionally: jax.vmap(f, (0, None)).
     in_axes: ast.AST | None = None
+
+
+@dataclass(frozen=True)
+class _TracedLambda:
+    """A lambda a transform traces (``jax.jit(lambda x: f(x, cfg))``, a ``lax`` body): the
+    functions its body calls receive the tracers its parameters pass them."""
+
+    scope: ast.AST
+    node: ast.Lambda
+    traced: frozenset[str]
+    how: str
+    staged: bool
 
 
 @dataclass(frozen=True)
@@ -546,6 +563,7 @@ class TracedFinder:
         self.scopes = scopes or scope_index(tree, imports, text)
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
+        self.lambdas: list[_TracedLambda] = []
 
     # -- classification of decorators and wrapping calls -----------------------------------
 
@@ -641,10 +659,15 @@ class TracedFinder:
         entry.static_params = entry.static_params | static
         entry.traced_params = (entry.traced_params | traced) - entry.static_params
 
-    def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None) -> _Bound | None:
+    def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None,
+                           depth: int = 0) -> _Bound | None:
         """The def an argument names (``f``, ``self.f``, ``partial(f, a, k=v)``) and what
-        ``partial`` already bound. ``f`` rebound before ``line`` (``f = partial(f, flag=True)``)
-        is followed through that assignment; any other rebinding leaves it unknown."""
+        ``partial`` already bound; also the def a call makes (``make_body(alpha)`` returning
+        its nested ``body``; ``Layer(...)``, whose ``__call__`` runs). ``f`` rebound before
+        ``line`` (``f = partial(f, flag=True)``, ``f = make(...)``) is followed through that
+        assignment; any other rebinding leaves it unknown."""
+        if depth > 3:
+            return None
         if isinstance(expr, ast.Name):
             rebound = self.scopes.assignment_before(scope, expr.id, line)
             if rebound is not None:
@@ -652,6 +675,8 @@ class TracedFinder:
                     return self._function_argument(scope, rebound, rebound.lineno)
                 if isinstance(rebound, ast.Call) and self._transform(rebound.func) is not None:
                     return None  # f = jax.vmap(f): that call marks f
+                if isinstance(rebound, ast.Call):  # layer = Layer(...); body = make_body(...)
+                    return self._made_by(scope, rebound, depth)
                 return None
             found = self.scopes.lookup(scope, expr.id)
             return _Bound(found) if found else None
@@ -664,7 +689,29 @@ class TracedFinder:
                     and all(keyword.arg for keyword in expr.keywords):
                 keywords = inner.keywords | {keyword.arg for keyword in expr.keywords if keyword.arg}
                 return _Bound(inner.function, inner.positional + len(expr.args) - 1, frozenset(keywords))
+            return None
+        if isinstance(expr, ast.Call):
+            return self._made_by(scope, expr, depth)
         return None
+
+    def _made_by(self, scope: ast.AST, call: ast.Call, depth: int) -> _Bound | None:
+        """The callable a call returns, where the module says: an instance of one of its
+        classes runs ``__call__``; a factory whose every ``return`` names the same nested def
+        returns that def."""
+        if isinstance(call.func, ast.Name):
+            klass = self.scopes.lookup_class(scope, call.func.id)
+            if klass is not None:
+                method = self.scopes.defs.get(klass, {}).get("__call__")
+                return _Bound(method, 1) if method is not None else None
+        factory = self._function_argument(scope, call.func, call.lineno, depth + 1)
+        if factory is None or factory.positional or factory.keywords:
+            return None
+        returned = {node.value.id if isinstance(node.value, ast.Name) else None
+                    for node in walk_body(factory.function) if isinstance(node, ast.Return)}
+        if len(returned) != 1 or None in returned:
+            return None
+        made = self.scopes.defs.get(factory.function, {}).get(returned.pop())  # type: ignore[arg-type]
+        return _Bound(made) if made is not None else None
 
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None,
                  outer_call: ast.Call | None = None, called_as: str | None = None) -> None:
@@ -678,6 +725,10 @@ class TracedFinder:
         in_axes = call.args[1] if transform.name in MAPPING_TRANSFORMS and len(call.args) > 1 else transform.in_axes
         transform = _Transform(transform.name, transform.keywords + tuple(call.keywords), in_axes)
         target = call.args[0]
+        if isinstance(target, ast.Lambda):
+            self._wrapped_lambda(scope, target, transform if outer is None or transform.name not in GRAD_TRANSFORMS
+                                 else outer, call.lineno)
+            return
         resolved = self._function_argument(scope, target, call.lineno)
         if resolved is None:
             if isinstance(target, ast.Call):
@@ -700,6 +751,16 @@ class TracedFinder:
         if outer is not None:
             self._mark(function, outer, how, called_as)
         self._unbind(resolved)
+
+    def _wrapped_lambda(self, scope: ast.AST, node: ast.Lambda, transform: _Transform, line: int) -> None:
+        if transform.name in GRAD_TRANSFORMS or transform.name in FILTERED_TRANSFORMS \
+                or not _readable_static_arguments(transform.keywords):
+            return  # nothing staged, or which parameters are traced is not known
+        static = _static_params(node, transform.keywords)  # type: ignore[arg-type]
+        traced = _mapped_params(node, transform) if transform.name in MAPPING_TRANSFORMS \
+            else frozenset(parameter_names(node))  # type: ignore[arg-type]
+        self.lambdas.append(_TracedLambda(scope, node, traced - static, f"called from a lambda wrapped by "
+                                          f"{transform.name} at line {line}", transform.name in STAGING_TRANSFORMS))
 
     def _unbind(self, bound: _Bound) -> None:
         """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
@@ -727,6 +788,12 @@ class TracedFinder:
             operands = call.args[first_operand:]
             count = 10**6 if any(isinstance(arg, ast.Starred) for arg in operands) else len(operands)
         for body in bodies:
+            if isinstance(body, ast.Lambda):
+                positional = [arg.arg for arg in (*body.args.posonlyargs, *body.args.args)]
+                self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]),
+                                                  f"called from a lambda, the body of {primitive} at line {call.lineno}",
+                                                  True))
+                continue
             resolved = self._function_argument(scope, body, call.lineno)
             if resolved:
                 free = resolved.free_positional()
@@ -758,35 +825,65 @@ class TracedFinder:
         return [node for node in walk_body(function) if isinstance(node, ast.Call)]
 
     def _propagate(self) -> None:
-        """Follow calls out of traced functions until nothing new is found."""
-        changed = True
-        while changed:
-            changed = False
-            for caller in list(self.traced.values()):
-                values = caller.values(self.imports)
-                for call in self._calls_in(caller.node):
-                    resolved = self._callee(caller.node, call)
-                    if resolved is None:
-                        continue
-                    callee = resolved.function
-                    traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
-                    entry = self.traced.get(callee)
-                    if entry is None:
-                        entry = TracedFunction(callee, self.scopes.qualnames[callee], f"called from {caller.qualname}")
-                        self.traced[callee] = entry
-                        changed = True
-                    new = (entry.traced_params | traced) - entry.static_params
-                    if caller.differentiated and not entry.differentiated:
-                        entry.differentiated = True
-                        changed = True
-                    if caller.staged and not entry.staged:
-                        entry.staged = True
-                        entry.forget_analysis()
-                        changed = True
-                    if new != entry.traced_params:
-                        entry.traced_params = new
-                        entry.forget_analysis()
-                        changed = True
+        """Follow calls out of traced functions (and traced lambdas) until nothing new is
+        found: a worklist of the functions whose traced parameters (or staging) changed."""
+        dirty: set[FunctionNode] = set(self.traced)
+        first = True
+        while dirty:
+            changed: set[FunctionNode] = set()
+            for pending in self.lambdas:
+                enclosing = self.traced.get(pending.scope)  # type: ignore[arg-type]
+                if not first and (enclosing is None or enclosing.node not in dirty):
+                    continue
+                values = self._lambda_values(pending, enclosing)
+                staged = pending.staged or (enclosing is not None and enclosing.staged)
+                calls = [node for node in ast.walk(pending.node.body) if isinstance(node, ast.Call)]
+                changed |= self._follow(pending.scope, calls, values, pending.how, staged,
+                                        enclosing is not None and enclosing.differentiated)
+            for function in [function for function in self.traced if function in dirty]:
+                caller = self.traced[function]
+                changed |= self._follow(caller.node, self._calls_in(caller.node), caller.values(self.imports),
+                                        f"called from {caller.qualname}", caller.staged, caller.differentiated)
+            dirty, first = changed, False
+
+    def _lambda_values(self, pending: _TracedLambda, enclosing: TracedFunction | None) -> ValueAnalysis:
+        """What a traced lambda's body sees: its traced parameters, and the names of the
+        traced function around it as that function binds them."""
+        state: State = dict(enclosing.flow(self.imports).merged_kinds()) if enclosing is not None else {}
+        for name in parameter_names(pending.node):  # type: ignore[arg-type]
+            state[name] = Verdict(TRACED_KIND, f"`{name}` is a traced argument of the lambda at line "
+                                               f"{pending.node.lineno}") if name in pending.traced \
+                else Verdict(UNKNOWN_KIND, f"`{name}` of a lambda: not known to receive a tracer")
+        return ValueAnalysis(self.imports, state, staged=pending.staged, program=self.program, scope=pending.scope)
+
+    def _follow(self, scope: ast.AST, calls: list[ast.Call], values: ValueAnalysis, how: str, staged: bool,
+                differentiated: bool) -> set[FunctionNode]:
+        """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
+        changed: set[FunctionNode] = set()
+        for call in calls:
+            resolved = self._callee(scope, call)
+            if resolved is None:
+                continue
+            callee = resolved.function
+            traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
+            entry = self.traced.get(callee)
+            if entry is None:
+                entry = TracedFunction(callee, self.scopes.qualnames[callee], how)
+                self.traced[callee] = entry
+                changed.add(callee)
+            new = (entry.traced_params | traced) - entry.static_params
+            if differentiated and not entry.differentiated:
+                entry.differentiated = True
+                changed.add(callee)
+            if staged and not entry.staged:
+                entry.staged = True
+                entry.forget_analysis()
+                changed.add(callee)
+            if new != entry.traced_params:
+                entry.traced_params = new
+                entry.forget_analysis()
+                changed.add(callee)
+        return changed
 
     def _callee(self, scope: ast.AST, call: ast.Call) -> _Bound | None:
         """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
@@ -805,6 +902,11 @@ class TracedFinder:
                 func = func.args[0]
                 continue
             break
+        if isinstance(func, ast.Name) and self.scopes.lookup(scope, func.id) is None:
+            klass = self.scopes.lookup_class(scope, func.id)
+            if klass is not None:  # Layer(x): its __init__ runs, with x
+                init = self.scopes.defs.get(klass, {}).get("__init__")
+                return _Bound(init, 1) if init is not None else None
         return self._function_argument(scope, func, call.lineno)
 
     @staticmethod
@@ -850,12 +952,14 @@ class TracedFinder:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
                                          dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
         for function, entry in self.traced.items():
-            entry.module_static = module_static
-            entry.enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
-            entry.imports = self.imports
-            entry.program = self.program
-            entry.param_classes = self._param_classes(function)
-            entry.forget_analysis()
+            enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
+            classes = self._param_classes(function)
+            if entry.enclosing is not enclosing or entry.program is not self.program \
+                    or entry.imports is not self.imports or entry.module_static != module_static \
+                    or entry.param_classes != classes:  # what the analysis read changed: redo it
+                entry.module_static, entry.enclosing, entry.program = module_static, enclosing, self.program
+                entry.imports, entry.param_classes = self.imports, classes
+                entry.forget_analysis()
 
     def _param_classes(self, function: FunctionNode) -> dict[str, str]:
         """Parameters whose pytree class is known: ``self`` of a method, or an annotation."""

@@ -93,6 +93,19 @@ _CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
+def _may_narrow(test: ast.AST) -> bool:
+    """Whether a test has the shape of a static guard (``p is None``, ``isinstance(...)``)."""
+    if isinstance(test, ast.Compare):
+        return isinstance(test.ops[0], ast.Is | ast.IsNot)
+    if isinstance(test, ast.Call):
+        return isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+    if isinstance(test, ast.UnaryOp):
+        return isinstance(test.op, ast.Not) and _may_narrow(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return any(_may_narrow(value) for value in test.values)
+    return False
+
+
 def as_array(found: Verdict, array: bool) -> Verdict:
     """The verdict, known to be one array when ``array`` says so (and it is traced)."""
     return Verdict(found.kind, found.why, found.via, found.elements, found.klass, array=True) \
@@ -366,7 +379,7 @@ class ValueAnalysis:
     def _narrowed(self, test: ast.AST, holds: bool) -> ValueAnalysis:
         """The analysis where ``test`` is known to hold (or not): this one, unless the test
         is a static guard that tells something about a name."""
-        if self.narrow is None:
+        if self.narrow is None or not _may_narrow(test):
             return self
         when_true, when_false = dict(self.state), dict(self.state)
         self.narrow(test, self.state, when_true, when_false)

@@ -18,7 +18,9 @@ _LINE_END = re.compile(r"\r\n?|\n")
 
 def _as_python_reads_it(text: str) -> str:
     """Python NFKC-normalises identifiers (``ｊｉｔ`` is ``jit``); that changes no line break."""
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # the quick check: most text is
+        return text
+    return unicodedata.normalize("NFKC", text)
 
 
 def _word_starts(text: str, names: Iterable[str]) -> Iterator[int]:
