@@ -20,6 +20,11 @@ overrides for what jax leaves unannotated or annotates as ``Any``:
 - ``host``: moves values to the host (``jax.device_get``): a NumPy/Python value.
 
 Methods and properties of ``jax.Array`` are listed the same way.
+
+``SHAPE_PARAMETERS``: for each function that makes arrays, the parameters that set the shape
+of its result (``shape``, ``size``, ``num_classes``, ``num``, ``length``, ...: read from the
+signatures, by name), with their position when they can be passed positionally. Under
+``jax.jit`` these must be Python values.
 """
 
 from __future__ import annotations
@@ -125,6 +130,33 @@ def category(name: str, function) -> str | None:
     return None
 
 
+# Parameter names that set the shape of a result, wherever they appear.
+SHAPE_PARAMETER_NAMES = frozenset({
+    "shape", "size", "new_shape", "newshape", "new_sizes", "num", "num_classes", "length", "num_segments",
+    "total_repeat_length", "reps", "indices_or_sections", "sizes", "slice_sizes", "pad_width", "dimension",
+})
+# Functions whose shape parameters are named otherwise.
+SHAPE_OVERRIDES = {
+    "jax.numpy.arange": ((0, "start"), (1, "stop"), (2, "step")), "jax.numpy.eye": ((0, "N"), (1, "M")),
+    "jax.numpy.identity": ((0, "n"),), "jax.numpy.tri": ((0, "N"), (1, "M")), "jax.lax.top_k": ((1, "k"),),
+    "jax.lax.iota": ((1, "size"),),
+}
+
+
+def shape_parameters(function) -> tuple[tuple[int | None, str], ...]:
+    """(position or None when keyword-only, name) of each parameter that sets a shape."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    found = []
+    for index, parameter in enumerate(parameters):
+        if parameter.name in SHAPE_PARAMETER_NAMES and parameter.kind is not inspect.Parameter.VAR_KEYWORD:
+            positional = parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            found.append((index if positional else None, parameter.name))
+    return tuple(found)
+
+
 def functions() -> dict[str, str]:
     found: dict[str, str] = {}
     for module_name in MODULES:
@@ -171,6 +203,19 @@ def array_members() -> dict[str, str]:
     return members
 
 
+def all_shape_parameters(names: dict[str, str]) -> dict[str, tuple[tuple[int | None, str], ...]]:
+    found = {}
+    for name, kind in names.items():
+        if kind not in ("array", "one array"):
+            continue
+        module_name, _, attribute = name.rpartition(".")
+        function = getattr(importlib.import_module(module_name), attribute)
+        parameters = SHAPE_OVERRIDES.get(name) or shape_parameters(function)
+        if parameters:
+            found[name] = parameters
+    return found
+
+
 def render() -> str:
     import jax
 
@@ -182,7 +227,11 @@ def render() -> str:
         "# Fully qualified function -> array | static | pytree | transform | host",
         "FUNCTIONS = {",
     ]
-    lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(functions().items())]
+    found = functions()
+    lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(found.items())]
+    lines += ["}", "", "# Function -> the parameters that set its result's shape: (position or None, name)",
+              "SHAPE_PARAMETERS = {"]
+    lines += [f"    {name!r}: {parameters!r}," for name, parameters in sorted(all_shape_parameters(found).items())]
     lines += ["}", "", "# Public members of jax.Array -> array | static", "ARRAY_MEMBERS = {"]
     lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(array_members().items())]
     lines += ["}", ""]

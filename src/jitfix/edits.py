@@ -7,6 +7,7 @@ check of clean files (or one answered from the cache) never pays for it.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import replace
 from typing import Iterable
 
@@ -113,6 +114,38 @@ def _spellings(imports: ImportTable, needed: Iterable[str], context: CodemodCont
 
 
 def apply(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module | None = None) -> str:
+    """``text`` with the edits applied, the imports they need added, and the imports they
+    made unused removed."""
+    return _without_imports_made_unused(text, _applied(text, edits, imports, tree))
+
+
+def _without_imports_made_unused(before: str, after: str) -> str:
+    """``after`` without the one-name import statements (``import numpy as np``) whose name
+    the code used before the edits and no longer uses: a fix that replaced the last ``np.``
+    call leaves no unused import behind. Imports that were unused already are the user's."""
+    try:
+        old, new = ast.parse(before), ast.parse(after)
+    except SyntaxError:
+        return after
+    used_before, used_after = _names_read(old), _names_read(new)
+    lines = after.split("\n")
+    drop = set()
+    for statement in new.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom) and len(statement.names) == 1 \
+                and statement.lineno == statement.end_lineno:
+            alias = statement.names[0]
+            name = alias.asname or alias.name.split(".")[0]
+            line = lines[statement.lineno - 1]
+            if name in used_before and name not in used_after and ";" not in line and name != "*":
+                drop.add(statement.lineno - 1)
+    return "\n".join(line for index, line in enumerate(lines) if index not in drop) if drop else after
+
+
+def _names_read(tree: ast.Module) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _applied(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module | None = None) -> str:
     """``text`` with the edits applied and the imports they need added.
 
     libcst costs ~50 times what the stdlib parser does, and most of a large module is not
@@ -127,7 +160,7 @@ def apply(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module |
     if segments is None:
         module = _edited(cst.parse_module(text), edits, edit_context)
         if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-            module = AddImportsVisitor(context).transform_module(module)
+            return _in_isort_order(module.code, AddImportsVisitor(context).transform_module(module).code)
         return module.code
     lines = text.split("\n")
     pieces: list[tuple[int, int, str]] = []  # (first line, last line, new text), 1-based, inclusive
@@ -140,10 +173,10 @@ def apply(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module |
         if not header_end or any(first <= header_end for first, _, _ in pieces):
             # No import block (where do new imports go? after any leading comments: libcst
             # knows), or an edit inside it: do the whole module.
-            return apply(text, edits, imports)
+            return _applied(text, edits, imports)
         header = "\n".join(lines[:header_end]) + "\n"
         added = AddImportsVisitor(context).transform_module(cst.parse_module(header)).code
-        pieces.append((1, header_end, added))
+        pieces.append((1, header_end, _in_isort_order(header, added)))
     out: list[str] = []
     position = 1  # next original line to copy
     for first, last, new_text in sorted(pieces):
@@ -198,6 +231,56 @@ def _segments(text: str, edits: list[Edit], tree: ast.Module) -> dict[tuple[int,
             return None
         groups.setdefault(span, []).append(edit)
     return groups
+
+
+def _in_isort_order(before: str, after: str) -> str:
+    """``after`` with the import statements libcst appended (lines ``before`` lacks) moved
+    to where isort -- and ruff's ``I`` rules -- put them: in their section (``__future__``,
+    the standard library, third-party, relative), straight imports before ``from`` imports,
+    by module name; a section the file lacks gets a block of its own."""
+    old = set(before.split("\n"))
+    lines = after.split("\n")
+    added = [line for line in lines if line not in old and line.startswith(("import ", "from "))]
+    if not added:
+        return after
+    lines = [line for line in lines if line not in added]
+    for line in added:
+        lines = _with_import(lines, line)
+    return "\n".join(lines)
+
+
+def _with_import(lines: list[str], line: str) -> list[str]:
+    try:
+        statements = [node for node in ast.parse("\n".join(lines)).body if isinstance(node, ast.Import | ast.ImportFrom)]
+        new = _import_key(ast.parse(line).body[0])  # type: ignore[arg-type]
+    except SyntaxError:
+        return lines + [line]
+    for statement in statements:
+        key = _import_key(statement)
+        if key > new:
+            at = statement.lineno - 1
+            block = [line] if key[0] == new[0] else [line, ""]
+            return lines[:at] + block + lines[at:]
+    if not statements:
+        return lines + [line]
+    last = statements[-1]
+    at = last.end_lineno or last.lineno
+    block = [line] if _import_key(last)[0] == new[0] else ["", line]
+    return lines[:at] + block + lines[at:]
+
+
+def _import_key(statement: ast.Import | ast.ImportFrom) -> tuple[int, int, str]:
+    """(section, straight before from, module) as isort orders imports."""
+    if isinstance(statement, ast.ImportFrom):
+        module = statement.module or ""
+        if statement.level:
+            return 4, 1, module.lower()
+        kind = 1
+    else:
+        module, kind = statement.names[0].name, 0
+    top = module.split(".")[0]
+    section = 0 if top == "__future__" else 1 if top in sys.stdlib_module_names else 2
+    return section, kind, module.lower()
 
 
 def _header_end(tree: ast.Module) -> int:

@@ -8,7 +8,7 @@ builtins keep Python values Python, which methods change their object.
 
 from __future__ import annotations
 
-from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, FUNCTIONS
+from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, FUNCTIONS, SHAPE_PARAMETERS
 
 ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
 ONE_ARRAY = "one array"  # returns exactly one array (not a tuple or list of them)
@@ -16,6 +16,11 @@ STATIC = "static"  # returns a Python value at trace time
 PYTREE = "pytree"  # a pytree built from its arguments: as traced as they are
 TRANSFORM = "transform"  # returns a function
 HOST = "host"  # values moved to the host: NumPy / Python
+
+
+def shape_parameters(name: str | None) -> tuple[tuple[int | None, str], ...]:
+    """The parameters of a JAX function that set its result's shape: (position, name)."""
+    return SHAPE_PARAMETERS.get(name or "", ())
 
 
 def function_category(name: str | None) -> str | None:

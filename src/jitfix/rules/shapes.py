@@ -11,18 +11,12 @@ import ast
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_expressions
+from jitfix.analysis.catalogue import shape_parameters
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals
 from jitfix.rules.static_arguments import static_argnames_edit
 
-# jax.numpy functions and the positional index / keyword of their shape-like argument.
-SHAPE_ARGUMENTS: dict[str, tuple[int | None, str]] = {
-    "zeros": (0, "shape"), "ones": (0, "shape"), "empty": (0, "shape"), "full": (0, "shape"),
-    "arange": (None, ""), "eye": (None, ""), "identity": (0, "n"), "linspace": (2, "num"),
-    "logspace": (2, "num"), "tri": (None, ""), "reshape": (1, "newshape"), "broadcast_to": (1, "shape"),
-    "tile": (1, "reps"), "split": (1, "indices_or_sections"),
-}
 SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
 
 
@@ -87,14 +81,16 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
     """(what, expression) for each place in one node that needs a Python value."""
     if isinstance(node, ast.Call):
         name = module.imports.resolve(node.func) or ""
-        function = name[len("jax.numpy."):] if name.startswith("jax.numpy.") else None
-        if function in SHAPE_ARGUMENTS:
-            index, keyword = SHAPE_ARGUMENTS[function]
-            arguments = node.args if index is None else node.args[index:index + 1]
-            arguments += [k.value for k in node.keywords if k.arg == keyword]
-            for argument in arguments:
-                yield f"the shape argument of `jnp.{function}`", argument
-        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and function is None:
+        parameters = shape_parameters(name)
+        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.")
+        positional = [] if any(isinstance(arg, ast.Starred) for arg in node.args) else node.args
+        for index, keyword in parameters:
+            if index is not None and index < len(positional):
+                yield f"`{keyword}` of `{short}`", positional[index]
+            for given in node.keywords:
+                if given.arg == keyword:
+                    yield f"`{keyword}` of `{short}`", given.value
+        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not parameters:
             for argument in node.args:
                 yield f"`.{node.func.attr}()`", argument
         for keyword in node.keywords:

@@ -15,7 +15,7 @@ import ast
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jitfix.analysis.catalogue import is_array_annotation
+from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import JIT_TRANSFORMS, TracedFunction, find_traced_functions
 from jitfix.config import Settings
@@ -23,10 +23,15 @@ from jitfix.config import Settings
 # The rules whose rewrites have branches or loop bodies worth covering.
 BRANCH_RULES = ("JF101",)
 LOOP_RULES = ("JF201", "JF202", "JF203")
-# Calls whose arguments are shapes or trip counts: a parameter used there counts things.
-COUNTING_CALLS = frozenset({"range", "zeros", "ones", "full", "empty", "arange", "eye", "reshape",
-                            "broadcast_to", "tile", "repeat", "linspace"})
-COUNTING_KEYWORDS = frozenset({"num", "axis", "shape", "size", "length", "repeats", "reps", "k"})
+# Where a call's arguments are shapes or trip counts (a parameter used there counts things),
+# by the called name alone (the module that defines it is not looked up): the shape
+# parameters of the JAX catalogue, and `range` and the array methods that take shapes.
+COUNTING_POSITIONS: dict[str, set[int]] = {"range": {0, 1, 2}, "reshape": {0, 1, 2, 3}, "broadcast_to": {0, 1}}
+for _name, _parameters in SHAPE_PARAMETERS.items():
+    COUNTING_POSITIONS.setdefault(_name.rpartition(".")[2], set()).update(
+        index for index, _ in _parameters if index is not None)
+COUNTING_KEYWORDS = frozenset({"axis", "repeats", "k"} | {keyword for parameters in SHAPE_PARAMETERS.values()
+                                                          for _, keyword in parameters})
 JAXTYPING_DTYPES = {"Int": "int", "Integer": "int", "UInt": "int", "Bool": "bool", "Shaped": "float"}
 MAX_CONSTANTS = 8
 
@@ -128,8 +133,8 @@ def _counting_names(function: ast.AST) -> set[str]:
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if callee in COUNTING_CALLS:
-                counted += node.args
+            counted += [argument for index, argument in enumerate(node.args)
+                        if index in COUNTING_POSITIONS.get(callee or "", ())]
             counted += [keyword.value for keyword in node.keywords if keyword.arg in COUNTING_KEYWORDS]
         elif isinstance(node, ast.Slice):
             counted += [part for part in (node.lower, node.upper, node.step) if part is not None]
