@@ -101,6 +101,17 @@ def test_text_format(project: Path) -> None:
     assert "Found 1 finding; 1 fixable with `jitfix fix`." in result.stdout
 
 
+def test_only_fixes_fix_applies_are_marked_and_counted(tmp_path: Path) -> None:
+    """ruff's convention: `[*]` and "fixable" only for what `jitfix fix` fixes as asked;
+    an unsafe fix is counted apart, with the option that enables it."""
+    path = tmp_path / "mixed.py"
+    path.write_text("import jax\n\n\n@jax.jit\ndef bump(x: jax.Array, i):\n    print(x)\n    x[i] += 1\n    return x\n")
+    result = invoke("check", str(path))
+    lines = result.stdout.splitlines()
+    assert " JF401 [*] " in lines[0] and " JF603 " in lines[1] and "[*]" not in lines[1]
+    assert "Found 2 findings; 1 fixable with `jitfix fix`; 1 more fix with `jitfix fix --unsafe-fixes`." in result.stdout
+
+
 def test_json_format(project: Path) -> None:
     result = invoke("check", "--output-format", "json", str(project))
     records = json.loads(result.stdout)

@@ -390,9 +390,12 @@ def _check_summary(run: Run, findings: list[Finding], failed: int) -> None:
             run.out.print("All checks passed.", style="green")
         return
     fixable = sum(1 for finding in findings if finding.fixable)
+    hidden = sum(1 for finding in findings if finding.hidden_fix)
     line = f"Found {report.plural(len(findings), 'finding')}"
     if fixable:
         line += f"; {fixable} fixable with `jitfix fix`"
+    if hidden:
+        line += f"; {report.plural(hidden, 'more fix')} with `jitfix fix --unsafe-fixes`"
     run.out.print(line + unchecked + ".", style="bold")
 
 

@@ -124,7 +124,13 @@ class Finding:
 
     @property
     def fixable(self) -> bool:
-        return self.fix is not None
+        """Whether ``jitfix fix`` fixes it as asked by default: a safe fix (ruff's ``[*]``)."""
+        return self.fix is not None and self.fix.safety is Safety.SAFE
+
+    @property
+    def hidden_fix(self) -> bool:
+        """Whether only ``--unsafe-fixes`` fixes it."""
+        return self.fix is not None and self.fix.safety is not Safety.SAFE
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.line, self.col, self.code)
