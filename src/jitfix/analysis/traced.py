@@ -401,13 +401,15 @@ class _Scopes:
         self._statements: list[tuple[ast.AST, ast.AST]] = []
         self._calls_to: dict[str, list[ast.Call]] = {}
         # Local names of imported transforms (`from jax import jit as J`) spell a call too.
-        self._indexed_words = {*TRACING_CALL_NAMES, *aliases}
+        # `partial` itself traces nothing: `partial(jax.jit, ...)(f)` spells `jit` as well.
+        self._indexed_words = {*TRACING_CALL_NAMES, *aliases} - {"partial"}
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
         """One pre-order walk of the module's statements (the hot loop of the analysis:
         written out by hand), entering the expressions of those that may hold a transform."""
         indexed_lines = self._lines.spelling(self._indexed_words)
+        indexed = set(indexed_lines) if indexed_lines is not None else None
         stack: list[tuple[ast.AST, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
         statements = self._statements
         while stack:
@@ -434,12 +436,14 @@ class _Scopes:
                 for target in _targets(node):
                     self._index_store(target, scope)
             statements.append((node, scope))
-            if _spans_a_line(node, indexed_lines):
-                self._index_calls(node, scope)
+            line = node.lineno  # most statements take one line: a set lookup answers
+            if (line in indexed if indexed is not None and line == node.end_lineno
+                    else _spans_a_line(node, indexed_lines)):
+                self._index_calls(node, scope, indexed, indexed_lines)
             blocks = _STATEMENT_BLOCKS.get(kind)
             if blocks:
                 for name in reversed(blocks):
-                    stack.extend((child, scope, prefix) for child in reversed(getattr(node, name)))
+                    stack.extend([(child, scope, prefix) for child in reversed(getattr(node, name))])
 
     def _index_assignment(self, node: ast.Assign, scope: ast.AST) -> None:
         for target in node.targets:
@@ -466,11 +470,23 @@ class _Scopes:
             self._changes.append(((target.lineno, target.col_offset),
                                   (scope, target.value.id, how, attribute)))  # type: ignore[attr-defined]
 
-    def _index_calls(self, statement: ast.AST, scope: ast.AST) -> None:
-        """The calls in a statement's own expressions that may trace a function."""
-        for node in _own_expression_nodes(statement):
+    def _index_calls(self, statement: ast.AST, scope: ast.AST, indexed: set[int] | None,
+                     indexed_lines: list[int] | None) -> None:
+        """The calls in a statement's own expressions that may trace a function, entering
+        only the expressions whose lines spell the name of one (a long statement has few)."""
+        stack = [child for child in reversed(non_leaf_children(statement)) if not isinstance(child, _STATEMENT_LIKE)]
+        while stack:
+            node = stack.pop()
+            first = getattr(node, "lineno", None)
+            if first is not None and indexed is not None:
+                if first == node.end_lineno:  # type: ignore[attr-defined]
+                    if first not in indexed:
+                        continue
+                elif not _spans_a_line(node, indexed_lines):
+                    continue
             if type(node) is ast.Call and _may_trace(node):
                 self.calls.append((scope, node))
+            stack.extend(reversed(non_leaf_children(node)))
 
     def _statements_spelling(self, names: Iterable[str]) -> Iterator[tuple[ast.AST, ast.AST]]:
         """(statement, scope) of every statement whose lines spell one of ``names``."""
@@ -495,8 +511,13 @@ class _Scopes:
         """Where the module's code rebinds (``global``) or changes in place (``name[k] = v``,
         ``name.a = v``, ``name.append(...)``) one of ``names``, in source order."""
         names = set(names)
+        if not names:
+            return []
         found = [(at, change) for at, change in self._changes if change[1] in names]
+        named = self._lines.spelling(names)
         for statement, scope in self._statements_spelling(MUTATING_METHODS):  # `.append(` spells one
+            if not _spans_a_line(statement, named):
+                continue  # `name.append(...)` spells the name too
             for node in _own_expression_nodes(statement):
                 if type(node) is ast.Call and not _may_trace(node):
                     func = node.func
