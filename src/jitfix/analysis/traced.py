@@ -436,8 +436,8 @@ class _Scopes:
                 for target in _targets(node):
                     self._index_store(target, scope)
             statements.append((node, scope))
-            line = node.lineno  # most statements take one line: a set lookup answers
-            if (line in indexed if indexed is not None and line == node.end_lineno
+            line = getattr(node, "lineno", None)  # most statements take one line: a set lookup answers
+            if (line in indexed if indexed is not None and line is not None and line == node.end_lineno
                     else _spans_a_line(node, indexed_lines)):
                 self._index_calls(node, scope, indexed, indexed_lines)
             blocks = _STATEMENT_BLOCKS.get(kind)
