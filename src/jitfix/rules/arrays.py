@@ -358,8 +358,8 @@ class InPlaceUpdate(Rule):
         why="JAX arrays cannot be changed in place; under `jax.jit` the assignment raises "
         "`TypeError: JAX arrays are immutable`. `x.at[i].set(v)` returns the updated array, and "
         "XLA performs it in place when it can.",
-        example="@jax.jit\ndef bump(x, i):\n    x[i] += 1\n    return x\n",
-        fixed="@jax.jit\ndef bump(x, i):\n    x = x.at[i].add(1)\n    return x\n",
+        example="@jax.jit\ndef bump(x, i):\n    y = jnp.zeros(3)\n    y[i] += x\n    return y\n",
+        fixed="@jax.jit\ndef bump(x, i):\n    y = jnp.zeros(3)\n    y = y.at[i].add(x)\n    return y\n",
         safety="Safe when the array is made in the function (`jnp.zeros(...)`, arithmetic): nobody "
         "else sees it. Unsafe when it is an argument: a NumPy array passed in used to be changed "
         "for the caller too, and no longer is (under jit it could not be changed at all). `+=`, "

@@ -321,7 +321,8 @@ class TracedConditionalExpression(Rule):
         "with `lax.cond` and a lambda per arm.",
         why="`a if c else b` calls `bool(c)`, which raises on a tracer under `jax.jit`.",
         example="@jax.jit\ndef relu(x):\n    return x if x > 0 else 0.0\n",
-        fixed="@jax.jit\ndef relu(x):\n    return lax.cond(x > 0, lambda: x, lambda: 0.0)\n",
+        fixed="@jax.jit\ndef relu(x):\n    return lax.cond(x > 0, lambda: jnp.asarray(x, jnp.result_type(x, 0.0)), "
+        "lambda: 0.0)\n",
         safety="Safe: `lax.cond` runs only the arm the condition picks, like Python (unlike "
         "`jnp.where`, which computes both and can turn a harmless arm into NaN gradients). Arms "
         "of different result types (`x if x > 0 else 0` with a float `x`) are cast to "
@@ -352,7 +353,7 @@ class TracedBooleanOperator(Rule):
         "`TracerBoolConversionError`.",
         example="@jax.jit\ndef inside(x, lo, hi):\n    return lo < x < hi and not jnp.isnan(x)\n",
         fixed="@jax.jit\ndef inside(x, lo, hi):\n    return jnp.logical_and(\n"
-        "        jnp.logical_and(lo < x, x < hi), jnp.logical_not(jnp.isnan(x))\n    )\n",
+        "        jnp.logical_and(lo < x, x < hi),\n        jnp.logical_not(jnp.isnan(x)),\n    )\n",
         safety="Safe. Operands before the first traced one keep Python's short-circuit "
         "(`flag and ...` still skips the rest when `flag` is false). Where the value of `and`/`or` "
         "is used (not only its truth, as in an `if`), Python returns one of the operands; the "

@@ -131,11 +131,10 @@ class ScannableLoop(_LoopRule):
         "of the body per row, so compile time and program size grow with the array. `lax.scan` "
         "traces the body once. Off by default: for short arrays the unrolled loop is fine and can "
         "be faster at run time.",
-        example="@jax.jit\ndef rnn(h, xs):\n    hs = []\n    for x in xs:\n        h = jnp.tanh(h + x)\n"
+        example="@jax.jit\ndef rnn(h, xs: jax.Array):\n    hs = []\n    for x in xs:\n        h = jnp.tanh(h + x)\n"
         "        hs.append(h)\n    return jnp.stack(hs)\n",
-        fixed="@jax.jit\ndef rnn(h, xs):\n    hs = []\n\n    def _x_scan_body(h, x):\n        h = jnp.tanh(h + x)\n"
-        "        h_item = h\n        return h, h_item\n\n    h, hs = lax.scan(_x_scan_body, h, xs)\n"
-        "    return jnp.stack(hs)\n",
+        fixed="@jax.jit\ndef rnn(h, xs: jax.Array):\n    def _x_scan_body(h, x):\n        h = jnp.tanh(h + x)\n"
+        "        return h, h\n\n    h, hs = lax.scan(_x_scan_body, h, xs)\n    return jnp.stack(hs)\n",
         safety="Safe: the carry is found as for `fori_loop`; `jnp.stack(hs)` of the stacked output "
         "is that output. Traced arguments and computed arrays are scanned; a Python list passed "
         "where an array is expected makes the rewrite fail to trace (the body gets a list). "
