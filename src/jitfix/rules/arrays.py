@@ -23,12 +23,12 @@ from jitfix.rules.cst_text import code, cst
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
 JNP_FUNCTIONS = frozenset(
-    """abs absolute add all allclose amax amin any arange arccos arccosh arcsin arcsinh arctan arctan2
+    """abs absolute add all allclose amax amin any append arange arccos arccosh arcsin arcsinh arctan arctan2
     arctanh argmax argmin argsort around array array_equal asarray atleast_1d atleast_2d atleast_3d
     average bincount broadcast_to cbrt ceil clip concatenate conj convolve copy corrcoef cos cosh
-    count_nonzero cov cross cumprod cumsum deg2rad diag diagonal diff divide dot einsum equal exp exp2
+    count_nonzero cov cross cumprod cumsum deg2rad delete diag diagonal diff divide dot einsum equal exp exp2
     expand_dims expm1 eye flip fliplr flipud float16 float32 float64 floor floor_divide fmax fmin fmod
-    full full_like greater greater_equal hstack hypot identity inner int16 int32 int64 int8 interp
+    full full_like greater greater_equal hstack hypot identity inner insert int16 int32 int64 int8 interp
     isclose isfinite isinf isnan kron less less_equal linspace log log10 log1p log2 logaddexp
     logical_and logical_not logical_or logical_xor matmul max maximum mean median meshgrid min minimum
     mod moveaxis multiply nan_to_num nanmax nanmean nanmin nansum negative nonzero not_equal ones
