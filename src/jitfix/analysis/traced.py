@@ -343,6 +343,21 @@ def _spans_a_line(node: ast.AST, lines: list[int] | None) -> bool:
 _ASSIGNING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith})
 
 
+class _Lines:
+    """Sorted line numbers (None: unknown, every line counts), asked whether a node spans
+    one of them -- in the hot loop: most nodes take one line, and a set answers for those."""
+
+    def __init__(self, lines: list[int] | None):
+        self.lines = lines
+        self._set = set(lines) if lines is not None else None
+
+    def spanned_by(self, node: ast.AST) -> bool:
+        first = getattr(node, "lineno", None)
+        if first is not None and self._set is not None and first == node.end_lineno:  # type: ignore[attr-defined]
+            return first in self._set
+        return _spans_a_line(node, self.lines)
+
+
 def _targets(statement: ast.AST) -> list[ast.AST]:
     """The targets a statement assigns to (where an in-place change can be spelled)."""
     kind = type(statement)
@@ -408,8 +423,7 @@ class _Scopes:
     def _index(self, tree: ast.Module) -> None:
         """One pre-order walk of the module's statements (the hot loop of the analysis:
         written out by hand), entering the expressions of those that may hold a transform."""
-        indexed_lines = self._lines.spelling(self._indexed_words)
-        indexed = set(indexed_lines) if indexed_lines is not None else None
+        indexed = _Lines(self._lines.spelling(self._indexed_words))
         stack: list[tuple[ast.AST, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
         statements = self._statements
         while stack:
@@ -436,10 +450,8 @@ class _Scopes:
                 for target in _targets(node):
                     self._index_store(target, scope)
             statements.append((node, scope))
-            line = getattr(node, "lineno", None)  # most statements take one line: a set lookup answers
-            if (line in indexed if indexed is not None and line is not None and line == node.end_lineno
-                    else _spans_a_line(node, indexed_lines)):
-                self._index_calls(node, scope, indexed, indexed_lines)
+            if indexed.spanned_by(node):
+                self._index_calls(node, scope, indexed)
             blocks = _STATEMENT_BLOCKS.get(kind)
             if blocks:
                 for name in reversed(blocks):
@@ -470,20 +482,14 @@ class _Scopes:
             self._changes.append(((target.lineno, target.col_offset),
                                   (scope, target.value.id, how, attribute)))  # type: ignore[attr-defined]
 
-    def _index_calls(self, statement: ast.AST, scope: ast.AST, indexed: set[int] | None,
-                     indexed_lines: list[int] | None) -> None:
+    def _index_calls(self, statement: ast.AST, scope: ast.AST, indexed: _Lines) -> None:
         """The calls in a statement's own expressions that may trace a function, entering
         only the expressions whose lines spell the name of one (a long statement has few)."""
         stack = [child for child in reversed(non_leaf_children(statement)) if not isinstance(child, _STATEMENT_LIKE)]
         while stack:
             node = stack.pop()
-            first = getattr(node, "lineno", None)
-            if first is not None and indexed is not None:
-                if first == node.end_lineno:  # type: ignore[attr-defined]
-                    if first not in indexed:
-                        continue
-                elif not _spans_a_line(node, indexed_lines):
-                    continue
+            if not indexed.spanned_by(node):
+                continue
             if type(node) is ast.Call and _may_trace(node):
                 self.calls.append((scope, node))
             stack.extend(reversed(non_leaf_children(node)))
