@@ -109,7 +109,7 @@ def test_only_fixes_fix_applies_are_marked_and_counted(tmp_path: Path) -> None:
     result = invoke("check", str(path))
     lines = result.stdout.splitlines()
     assert " JF401 [*] " in lines[0] and " JF603 " in lines[1] and "[*]" not in lines[1]
-    assert "Found 2 findings; 1 fixable with `jitfix fix`; 1 more fix with `jitfix fix --unsafe-fixes`." in result.stdout
+    assert "Found 2 findings; 1 fixable with `jitfix fix`; 1 hidden fix can be enabled with `--unsafe-fixes`." in result.stdout
 
 
 def test_json_format(project: Path) -> None:

@@ -1,31 +1,44 @@
-"""The ``jitfix`` command line: fix, diff, check, rules, explain.
+"""The ``jitfix`` command line: check, fix, diff, validate, rules, why, explain, server.
 
 Exit codes: 0 clean / success; 1 findings remain (``check``; ``fix`` when something is
-not auto-fixable; ``diff`` when it shows changes) or a validation failed; 2 usage error,
-bad configuration, or a file that could not be read, parsed or written; 3 an internal error
-of jitfix itself (a bug: reported with where it happened).
+not auto-fixable, or anything was fixed with ``--exit-non-zero-on-fix``; ``diff`` when it
+shows changes) or a validation failed; 2 usage error, bad configuration, or a file that could
+not be read, parsed or written; 3 an internal error of jitfix itself (a bug: reported with
+where it happened).
+
+What the commands do lives in :mod:`jitfix.api`; this module reads options and prints.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import json
+import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from jitfix import __version__, report
-from jitfix.cache import Cache
-from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, ConfigError, Settings, load_settings
-from jitfix.engine import FileResult, Options, analyse, default_jobs, process_bytes, run_paths, unified_diff
-from jitfix.files import InputError, discover, read_source, remove_stale_temporaries, write_source
-from jitfix.findings import Finding
-from jitfix.suppress import add_ignores
+from jitfix import __version__, api, report
+from jitfix.config import (
+    DEFAULT_VALIDATE_TIMEOUT,
+    ConfigError,
+    Settings,
+    check_selector,
+    load_settings,
+    parse_target_version,
+    with_override,
+)
+from jitfix.engine import FileResult, Options, default_jobs, unified_diff
+from jitfix.files import InputError, read_source
+from jitfix.findings import Finding, Safety
 
 if TYPE_CHECKING:  # validation is loaded only when asked for
     from jitfix.validate.runner import ValidationOptions
@@ -41,36 +54,37 @@ app = typer.Typer(
     "  jitfix fix src/      rewrite in place\n\n"
     "  jitfix check src/    report findings for CI (exit 1 when any)\n\n"
     "  jitfix fix --validate src/   also run each rewritten function before and after\n\n"
+    "  jitfix server        the language server, for editors\n\n"
     "--validate, --record and `jitfix validate` import and run your code; nothing else does.",
     no_args_is_help=True,
-    add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
 
-class ReportFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 class OutputFormat(str, Enum):
     text = "text"
+    concise = "concise"
+    full = "full"
     json = "json"
+    json_lines = "json-lines"
+    junit = "junit"
+    gitlab = "gitlab"
     github = "github"
     sarif = "sarif"
     markdown = "markdown"
 
 
-def _codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
-    if not values:
-        return None
-    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
-    for code in codes:
-        if not code.startswith("JF"):
-            raise typer.BadParameter(f"{code!r} is not a rule code or prefix (they start with JF)")
-    return codes
+class ListFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+# Formats whose output shows each finding's own fix.
+SHOWS_FIXES = {OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.markdown,
+               OutputFormat.full}
+TARGET_VERSIONS = [f"py3{minor}" for minor in range(10, 15)]
 
 
 def _version(value: bool) -> None:
@@ -79,45 +93,119 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+# -- options every file-processing command shares, defined once --------------------------------
+
 Paths = Annotated[list[str], typer.Argument(help="Files or folders to process; - reads stdin.", show_default=False,
                                             metavar="PATH")]
-Select = Annotated[Optional[list[str]], typer.Option("--select", metavar="CODES",
-                                                     help="Only these rule codes or prefixes (JF4,JF401).")]
-Ignore = Annotated[Optional[list[str]], typer.Option("--ignore", metavar="CODES",
-                                                     help="Skip these rule codes or prefixes.")]
-Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N",
-                                             help="Worker processes (default: all cores).")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Say what happens to every file.")]
-NoColor = Annotated[bool, typer.Option("--no-color", help="Never colour output (default: colour on terminals).")]
-StdinName = Annotated[Optional[str], typer.Option("--stdin-filename", metavar="PATH", help="Name to report for code read from stdin.")]
-UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
-Config = Annotated[Optional[Path], typer.Option("--config", metavar="PYPROJECT", help="Read [tool.jitfix] from this pyproject.toml.")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Process every file, ignoring and not updating .jitfix_cache/.")]
-Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", metavar="GLOB", help="Glob of paths to skip when walking folders.")]
-Validate = Annotated[bool, typer.Option(
-    "--validate", help="Run every rewritten function: the original eagerly (jax.disable_jit) and the rewrite "
-    "under jax.jit, on the same inputs, and compare. IMPORTS AND RUNS YOUR CODE, one process per module. "
-    "fix writes only the rewrites that pass.")]
-Examples = Annotated[Optional[Path], typer.Option(
-    "--examples", metavar="FILE", help="Inputs for --validate: a Python file defining "
-    "EXAMPLES = {\"pkg.mod:function\": [((args...), {kwargs}), ...]}. Implies --validate.")]
-Record = Annotated[Optional[str], typer.Option(
-    "--record", metavar="COMMAND", help="Inputs for --validate: run COMMAND (e.g. \"pytest tests/\") and capture "
-    "the arguments the rewritten functions are called with. Runs your code. Implies --validate.")]
-ValidateTimeout = Annotated[Optional[float], typer.Option(
-    "--validate-timeout", metavar="SECONDS", min=1, help=f"Time limit per module for --validate and --record "
-    f"(default {DEFAULT_VALIDATE_TIMEOUT:g}).")]
-PassEnv = Annotated[Optional[list[str]], typer.Option(
-    "--pass-env", metavar="NAME", help="Pass this environment variable on to your code under --validate and "
-    "--record (repeatable). Only what Python and JAX need is passed otherwise: secrets stay out.")]
-AllowUnvalidated = Annotated[bool, typer.Option(
-    "--allow-unvalidated", help="With --validate: also write rewrites whose validation was skipped or could "
-    "not run (by default fix writes only what passed).")]
-ReportFile = Annotated[Optional[Path], typer.Option(
-    "--report", metavar="FILE", help="Write a migration report (markdown): every file, every rewrite with its "
-    "rule and validation evidence, every finding left for a person.")]
+CodeList = Optional[list[str]]
 
+
+@dataclass
+class Shared:
+    """The options of check, fix and diff: which rules and files, configuration, output."""
+
+    select: Annotated[CodeList, typer.Option("--select", metavar="CODES",
+                                             help="Only these rule codes or prefixes (JF4,JF401).")] = None
+    extend_select: Annotated[CodeList, typer.Option("--extend-select", metavar="CODES",
+                                                    help="Rule codes or prefixes to add to the selection.")] = None
+    ignore: Annotated[CodeList, typer.Option("--ignore", metavar="CODES",
+                                             help="Skip these rule codes or prefixes.")] = None
+    extend_ignore: Annotated[CodeList, typer.Option("--extend-ignore", metavar="CODES",
+                                                    help="Rule codes or prefixes to skip, added to the ignored.")] = None
+    per_file_ignores: Annotated[CodeList, typer.Option(
+        "--per-file-ignores", metavar="GLOB:CODES",
+        help="Skip these codes in files matching GLOB, e.g. 'tests/*:JF4' (repeatable).")] = None
+    exclude: Annotated[CodeList, typer.Option("--exclude", metavar="GLOB",
+                                              help="Glob of paths to skip when walking folders.")] = None
+    force_exclude: Annotated[Optional[bool], typer.Option(
+        "--force-exclude/--no-force-exclude", show_default=False,
+        help="Apply --exclude to files named on the command line too (for pre-commit and editors).")] = None
+    respect_gitignore: Annotated[Optional[bool], typer.Option(
+        "--respect-gitignore/--no-respect-gitignore", show_default=False,
+        help="Skip what git ignores when walking folders (default: on).")] = None
+    target_version: Annotated[Optional[str], typer.Option(
+        "--target-version", metavar="|".join(TARGET_VERSIONS),
+        help="The Python the code runs on; a file whose syntax the running Python cannot parse says so.")] = None
+    config: Annotated[CodeList, typer.Option(
+        "--config", metavar="PYPROJECT|KEY=VALUE",
+        help="Read [tool.jitfix] from this pyproject.toml, or set one option: --config 'loop-strategy = \"lax\"' "
+        "(repeatable).")] = None
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N",
+                                                help="Worker processes (default: all cores).")] = None
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")] = False
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what happens to every file.")] = False
+    no_color: Annotated[bool, typer.Option(
+        "--no-color", help="Never colour output (default: colour on terminals; NO_COLOR and FORCE_COLOR are "
+        "honoured).")] = False
+    stdin_filename: Annotated[Optional[str], typer.Option("--stdin-filename", metavar="PATH",
+                                                          help="Name to report for code read from stdin.")] = None
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Process every file, ignoring and not updating .jitfix_cache/.")] = False
+    show_settings: Annotated[bool, typer.Option(
+        "--show-settings", help="Print the settings a run would use, and where they come from; then exit.")] = False
+    show_files: Annotated[bool, typer.Option("--show-files",
+                                             help="Print the files a run would process; then exit.")] = False
+
+
+@dataclass
+class Validation:
+    """The options that import and run the user's code (and the report of what was done)."""
+
+    validate: Annotated[bool, typer.Option(
+        "--validate", help="Run every rewritten function: the original eagerly (jax.disable_jit) and the rewrite "
+        "under jax.jit, on the same inputs, and compare. IMPORTS AND RUNS YOUR CODE, one process per module. "
+        "fix writes only the rewrites that pass.")] = False
+    examples: Annotated[Optional[Path], typer.Option(
+        "--examples", metavar="FILE", help="Inputs for --validate: a Python file defining "
+        "EXAMPLES = {\"pkg.mod:function\": [((args...), {kwargs}), ...]}. Implies --validate.")] = None
+    record: Annotated[Optional[str], typer.Option(
+        "--record", metavar="COMMAND", help="Inputs for --validate: run COMMAND (e.g. \"pytest tests/\") and "
+        "capture the arguments the rewritten functions are called with. Runs your code. Implies --validate.")] = None
+    validate_timeout: Annotated[Optional[float], typer.Option(
+        "--validate-timeout", metavar="SECONDS", min=1, help=f"Time limit per module for --validate and --record "
+        f"(default {DEFAULT_VALIDATE_TIMEOUT:g}).")] = None
+    pass_env: Annotated[CodeList, typer.Option(
+        "--pass-env", metavar="NAME", help="Pass this environment variable on to your code under --validate and "
+        "--record (repeatable). Only what Python and JAX need is passed otherwise: secrets stay out.")] = None
+    allow_unvalidated: Annotated[bool, typer.Option(
+        "--allow-unvalidated", help="With --validate: also write rewrites whose validation was skipped or could "
+        "not run (by default fix writes only what passed).")] = False
+    report_file: Annotated[Optional[Path], typer.Option(
+        "--report", metavar="FILE", help="Write a migration report (markdown): every file, every rewrite with "
+        "its rule and validation evidence, every finding left for a person.")] = None
+
+    @property
+    def asked(self) -> bool:
+        return bool(self.validate or self.examples or self.record)
+
+
+def with_options(*groups: type) -> Callable:
+    """Give a command the options of ``groups`` (dataclasses whose fields are typer options):
+    typer sees each field as a parameter, the command receives one instance per group."""
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.annotation not in groups]
+        group_of = {p.name: p.annotation for p in signature.parameters.values() if p.annotation in groups}
+        hints = {group: inspect.get_annotations(group, eval_str=True) for group in groups}
+        added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                   annotation=hints[group][f.name])
+                 for group in groups for f in fields(group)]
+
+        @functools.wraps(command)
+        def wrapper(**given):
+            for name, group in group_of.items():
+                given[name] = group(**{f.name: given.pop(f.name) for f in fields(group)})
+            return command(**given)
+
+        wrapper.__signature__ = signature.replace(parameters=own + added)
+        wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
+        return wrapper
+
+    return decorate
+
+
+# -- a run: settings and consoles ---------------------------------------------------------------
 
 @dataclass
 class Run:
@@ -125,135 +213,205 @@ class Run:
 
     paths: list[str]
     settings: Settings
-    jobs: Optional[int]
-    quiet: bool
-    verbose: bool
+    shared: Shared
     out: Console
     err: Console
-    stdin_name: Optional[str]
-    use_cache: bool = True
     validation: Optional[ValidationOptions] = None  # set when asked to validate
     record: Optional[str] = None
 
-    def ask_validation(self, validate: bool, examples: Optional[Path], record: Optional[str],
-                       timeout: Optional[float], pass_env: Optional[list[str]] = None,
-                       allow_unvalidated: bool = False) -> None:
+    @property
+    def quiet(self) -> bool:
+        return self.shared.quiet
+
+    @property
+    def verbose(self) -> bool:
+        return self.shared.verbose
+
+    def fail(self, message: str) -> None:
+        self.err.print(f"jitfix: {message}", style="red")
+        raise typer.Exit(EXIT_ERROR)
+
+    def ask_validation(self, options: Validation, force: bool = False) -> None:
         """--validate, or anything that implies it, with the configured defaults filled in."""
         settings = self.settings
-        examples_file = str(examples) if examples else settings.validate_examples
+        examples_file = str(options.examples) if options.examples else settings.validate_examples
         if examples_file and not Path(examples_file).is_file():
-            self.err.print(f"jitfix: --examples: {examples_file}: no such file", style="red")
-            raise typer.Exit(EXIT_ERROR)
-        if not (validate or examples or record):
+            self.fail(f"--examples: {examples_file}: no such file")
+        if not (options.asked or force):
             return
+        timeout = options.validate_timeout
         if timeout is not None and not 1 <= timeout < float("inf"):
-            self.err.print("jitfix: --validate-timeout must be a number of seconds, at least 1", style="red")
-            raise typer.Exit(EXIT_ERROR)
-        self.record = record or settings.validate_record
+            self.fail("--validate-timeout must be a number of seconds, at least 1")
+        self.record = options.record or settings.validate_record
         from jitfix.validate.runner import ValidationOptions
 
         self.validation = ValidationOptions(
             examples=examples_file, timeout=timeout or settings.validate_timeout or DEFAULT_VALIDATE_TIMEOUT,
-            jobs=self.jobs or default_jobs(), pass_env=tuple(pass_env or ()), allow_unvalidated=allow_unvalidated)
+            jobs=self.shared.jobs or default_jobs(), pass_env=tuple(options.pass_env or ()),
+            allow_unvalidated=options.allow_unvalidated)
+
+
+def _env_flag(name: str) -> bool:
+    return bool(os.environ.get(name))  # set and not empty, as no-color.org and force-color.org say
 
 
 def _consoles(no_color: bool) -> tuple[Console, Console]:
-    # color_system=None drops every escape code (no_color alone would keep bold).
-    common = dict(highlight=False, soft_wrap=True, emoji=False, markup=False)
-    if no_color:
+    """Colour on terminals; never with --no-color or NO_COLOR (which win), always with
+    FORCE_COLOR. color_system=None drops every escape code (rich's no_color keeps bold)."""
+    common: dict = dict(highlight=False, soft_wrap=True, emoji=False, markup=False)
+    if no_color or _env_flag("NO_COLOR"):
         common["color_system"] = None
+    elif _env_flag("FORCE_COLOR"):
+        common["force_terminal"] = True
     return Console(**common), Console(stderr=True, **common)
 
 
-def _prepare(paths: list[str], select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_name,
-             config: Optional[Path]) -> Run:
-    out, err = _consoles(no_color)
-    start = config if config is not None else Path(next((p for p in paths if p != "-"), "."))
+def _codes(values: CodeList) -> Optional[tuple[str, ...]]:
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def _per_file_ignores(values: CodeList) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    pairs = []
+    for value in values or ():
+        pattern, colon, codes = value.rpartition(":")
+        if not colon or not pattern or not codes.strip():
+            raise ConfigError(f"--per-file-ignores {value!r}: expected GLOB:CODES, e.g. 'tests/*:JF4'")
+        pairs.append((pattern, _codes([codes]) or ()))
+    return tuple(pairs)
+
+
+def _settings(paths: list[str], shared: Shared) -> Settings:
+    """[tool.jitfix] of the pyproject.toml named or found, then --config KEY=VALUE, then flags."""
+    files = [value for value in shared.config or () if "=" not in value or Path(value).is_file()]
+    assignments = [value for value in shared.config or () if value not in files]
+    if len(files) > 1:
+        raise ConfigError("--config names more than one file")
+    if files and not Path(files[0]).is_file():
+        raise ConfigError(f"--config {files[0]}: no such file")
+    start = Path(files[0]) if files else Path(next((p for p in paths if p != "-"), "."))
+    settings = load_settings(start if start.exists() else Path("."))
+    for assignment in assignments:
+        settings = with_override(settings, assignment)
+    flags = {"--select": _codes(shared.select), "--extend-select": _codes(shared.extend_select),
+             "--ignore": _codes(shared.ignore), "--extend-ignore": _codes(shared.extend_ignore)}
+    per_file = _per_file_ignores(shared.per_file_ignores)
+    for flag, codes in [*flags.items(), *(("--per-file-ignores", codes) for _, codes in per_file)]:
+        for code in codes or ():
+            check_selector(code, flag)
+    select = flags["--select"] or settings.select
+    ignore = flags["--ignore"] or settings.ignore
+    return settings.with_overrides(
+        select=select + (flags["--extend-select"] or ()),
+        ignore=ignore + (flags["--extend-ignore"] or ()),
+        per_file_ignores=settings.per_file_ignores + per_file if per_file else None,
+        exclude=settings.exclude + tuple(shared.exclude) if shared.exclude else None,
+        force_exclude=shared.force_exclude, respect_gitignore=shared.respect_gitignore,
+        target_version=parse_target_version(shared.target_version, "--target-version")
+        if shared.target_version else None,
+    )
+
+
+def _prepare(paths: list[str], shared: Shared) -> Run:
+    """Settings and consoles; --show-settings and --show-files answer here and exit."""
+    out, err = _consoles(shared.no_color)
     try:
-        if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: no such file")
-        settings = load_settings(start if start.exists() else Path("."))
+        settings = _settings(paths, shared)
     except ConfigError as error:
         err.print(f"jitfix: configuration error: {error}", style="red")
         raise typer.Exit(EXIT_ERROR)
-    settings = settings.with_overrides(select=_codes(select), ignore=_codes(ignore))
-    if exclude:
-        settings = settings.with_overrides(exclude=settings.exclude + tuple(exclude))
-    return Run(paths, settings, jobs, quiet, verbose, out, err, stdin_name)
+    run = Run(paths, settings, shared, out, err)
+    if shared.show_settings:
+        for line in _settings_lines(settings):
+            out.print(line)
+        raise typer.Exit(EXIT_CLEAN)
+    if shared.show_files:
+        files, errors = api.files_to_process(paths, settings)
+        for path in files:
+            out.print(path)
+        for error in errors:
+            _report_error(run, error)
+        raise typer.Exit(EXIT_ERROR if errors else EXIT_CLEAN)
+    return run
+
+
+def _settings_lines(settings: Settings) -> list[str]:
+    lines = [f"# configuration: {settings.config_path or 'none found (defaults)'}"]
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if item.name in ("config_path",):
+            continue
+        if item.name == "target_version" and value is not None:
+            value = f"py{value[0]}{value[1]}"
+        if item.name == "per_file_ignores":
+            value = {pattern: list(codes) for pattern, codes in value}
+        elif isinstance(value, tuple):
+            value = list(value)
+        lines.append(f"{item.name.replace('_', '-')} = {json.dumps(value)}")
+    return lines
 
 
 def _report_error(run: Run, error: InputError) -> None:
     run.err.print(Text("error: ", style="bold red") + Text(error.describe()))
 
 
-@dataclass
-class Results:
-    files: list[FileResult]
-    stdin: Optional[FileResult]  # code read from "-"
-    missing: int  # paths that named nothing to process
+def _process(run: Run, options: Options) -> api.Results:
+    """Process every path, with a progress bar on a terminal for long runs; every file's
+    error is reported, and the other files still processed."""
+    bar: dict = {}
 
-    @property
-    def all(self) -> list[FileResult]:
-        return ([self.stdin] if self.stdin else []) + self.files
-
-    @property
-    def failed(self) -> int:
-        return self.missing + sum(1 for r in self.all if r.error is not None or r.internal_error is not None)
-
-    @property
-    def error_exit(self) -> int:
-        """3 when jitfix itself failed on a file (a bug), else 2 (input it could not take)."""
-        return EXIT_INTERNAL if any(r.internal_error is not None for r in self.all) else EXIT_ERROR
-
-    def findings(self) -> list[Finding]:
-        return sorted((f for result in self.all for f in result.findings), key=Finding.sort_key)
-
-
-def _results(run: Run, options: Options) -> Results:
-    """Process every path; every error is reported and the other files still processed."""
-    results: list[FileResult] = []
-    files, errors = discover([p for p in run.paths if p != "-"], run.settings.exclude)
-    for error in errors:
-        _report_error(run, error)
-    stdin = None
-    if "-" in run.paths:
-        stdin = process_bytes(run.stdin_name or "-", sys.stdin.buffer.read(), run.settings, options)
-    show_progress = not run.quiet and run.err.is_terminal and len(files) >= PROGRESS_THRESHOLD
-    # Next to the pyproject.toml that configures the run, else in the working folder.
-    cache_root = str(Path(run.settings.config_path).parent) if run.settings.config_path else "."
-    cache = Cache.at(cache_root, run.settings, options) if run.use_cache else None
-    iterator = run_paths(files, run.settings, options, run.jobs, cache)
-    if show_progress:
+    def started(count: int) -> None:
+        if run.quiet or not run.err.is_terminal or count < PROGRESS_THRESHOLD:
+            return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=run.err, transient=True) as progress:
-            task = progress.add_task("files", total=len(files))
-            for result in iterator:
-                results.append(result)
-                progress.advance(task)
-    else:
-        results.extend(iterator)
-    outcome = Results(results, stdin, len(errors))
-    for result in outcome.all:
+        bar["progress"] = Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                   console=run.err, transient=True)
+        bar["task"] = bar["progress"].add_task("files", total=count)
+        bar["progress"].start()
+
+    def finished(result: FileResult) -> None:
+        if bar:
+            bar["progress"].advance(bar["task"])
+
+    stdin = sys.stdin.buffer.read() if "-" in run.paths else None
+    try:
+        results = api.process(run.paths, run.settings, options, jobs=run.shared.jobs,
+                              use_cache=not run.shared.no_cache, stdin=stdin,
+                              stdin_name=run.shared.stdin_filename, started=started, finished=finished)
+    finally:
+        if bar:
+            bar["progress"].stop()
+    for error in results.unfound:
+        _report_error(run, error)
+    for result in results.all:
         if result.error is not None:
             _report_error(run, result.error)
         elif result.internal_error is not None:
             run.err.print(Text("internal error: ", style="bold red") + Text(
                 f"{result.path}: {result.internal_error}; the file was left unchanged. Please report this."))
         elif run.verbose:
-            state = "cached" if result.cached else "parsed" if result.parsed else "skipped (no jax)"
-            run.err.print(f"{result.path}: {state}, {len(result.findings)} finding(s)", style="dim")
-    return outcome
+            run.err.print(f"{result.path}: {_what_happened(result, options)}", style="dim")
+    return results
 
 
-def _run_validation(run: Run, results: Results, options: Options) -> Optional[ValidationRun]:
+def _what_happened(result: FileResult, options: Options) -> str:
+    state = "cached" if result.cached else "parsed" if result.parsed else "skipped (no jax)"
+    if options.apply_fixes:
+        return f"{state}, {report.plural(len(result.fixed), 'fix')}, {report.plural(len(result.findings), 'finding')} left"
+    return f"{state}, {report.plural(len(result.findings), 'finding')}"
+
+
+def _error_exit(results: api.Results) -> int:
+    return EXIT_INTERNAL if results.internal_failure else EXIT_ERROR
+
+
+def _run_validation(run: Run, results: api.Results, options: Options) -> Optional[ValidationRun]:
     """With --validate: validate every changed file, holding back what fails (in ``results``)."""
     if run.validation is None:
         return None
-    from jitfix.validate.session import validate_results
-
-    validation = validate_results(results.files, run.settings, options, run.validation, run.record)
+    validation = api.validate(results, run.settings, options, run.validation, run.record)
     _print_validation(run, validation, run.err)
     return validation
 
@@ -265,7 +423,7 @@ def _print_validation(run: Run, validation: ValidationRun, console: Console) -> 
         console.print(line)
 
 
-def _write_report(run: Run, path: Optional[Path], results: Results, validation: Optional[ValidationRun],
+def _write_report(run: Run, path: Optional[Path], results: api.Results, validation: Optional[ValidationRun],
                   applied: bool) -> None:
     if path is None:
         return
@@ -273,111 +431,109 @@ def _write_report(run: Run, path: Optional[Path], results: Results, validation: 
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as error:
-        run.err.print(f"jitfix: cannot write the report: {path}: {error.strerror}", style="red")
-        raise typer.Exit(EXIT_ERROR)
+        run.fail(f"cannot write the report: {path}: {error.strerror}")
     if not run.quiet:
         run.err.print(f"report written to {path}", style="dim")
 
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
                                           help="Show the version and exit.")] = False,
 ) -> None:
     """Rewrite Python/JAX code so it runs correctly under jax.jit."""
 
 
+# -- check --------------------------------------------------------------------------------------
+
 @app.command()
+@with_options(Shared, Validation)
 def check(
     paths: Paths,
+    shared: Shared,
+    validation_options: Validation,
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
-    statistics: Annotated[bool, typer.Option("--statistics", help="Print counts per rule instead of findings.")] = False,
+    statistics: Annotated[bool, typer.Option(
+        "--statistics", help="Print counts per rule instead of findings (as JSON with --output-format json).")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings exist.")] = False,
     add_ignore: Annotated[bool, typer.Option(
         "--add-ignore", help="Write a `# jitfix: ignore[CODE]` comment on every finding that is not auto-fixable, "
         "so the check can be turned on today and the list burnt down later.")] = False,
-    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
-    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
-    validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
-    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
 ) -> None:
     """Report findings without changing anything (for CI). Exit 1 when any exist."""
-    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
-    run.use_cache = not no_cache
-    wants_fixes = output_format in (OutputFormat.json, OutputFormat.sarif, OutputFormat.markdown)
-    results = _results(run, Options(fix_diffs=wants_fixes))
+    run = _prepare(paths, shared)
+    run.ask_validation(validation_options)
+    results = _process(run, Options(fix_diffs=output_format in SHOWS_FIXES))
     if add_ignore:
-        _add_ignores(run, results)
+        added = api.add_ignore_comments(results, run.settings)
+        for problem in added.problems:
+            run.err.print(problem, style="red")
+        if not run.quiet:
+            run.err.print(f"added {report.plural(added.comments, 'ignore comment')} in "
+                          f"{report.plural(added.files, 'file')}")
     findings = results.findings()
     validation = None
     if run.validation is not None:
         fix_options = Options(apply_fixes=True)
-        validation = _run_validation(run, _results(run, fix_options), fix_options)
-    _write_report(run, report_file, results, validation, applied=False)
+        validation = _run_validation(run, _process(run, fix_options), fix_options)
+    _write_report(run, validation_options.report_file, results, validation, applied=False)
     if statistics:
-        for line in report.statistics(findings):
-            run.out.print(line)
-    elif output_format is OutputFormat.json:
-        run.out.print(report.to_json(findings, validation))
-    elif output_format is OutputFormat.sarif:
-        run.out.print(report.to_sarif(findings))
-    elif output_format is OutputFormat.markdown:
-        run.out.print(report.to_markdown(findings, validation), end="")
-    elif output_format is OutputFormat.github:
-        for finding in findings:
-            run.out.print(report.github_line(finding))
+        _print_statistics(run, findings, output_format)
     else:
-        for finding in findings:
-            run.out.print(report.text_line(finding))
-        if not run.quiet:
+        _print_findings(run, findings, output_format, validation)
+        if output_format in (OutputFormat.text, OutputFormat.full) and not run.quiet:
             _check_summary(run, findings, results.failed)
     if results.failed:
-        raise typer.Exit(results.error_exit)
+        raise typer.Exit(_error_exit(results))
     if validation is not None and validation.failed:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
-def _add_ignores(run: Run, results: Results) -> None:
-    """Suppress every finding without a fix in place; ``results`` keep only what is left."""
-    added = files = 0
-    for result in results.files:
-        manual = [finding for finding in result.findings if finding.fix is None]
-        if not manual:
-            continue
-        if result.path.endswith(".ipynb"):
-            run.err.print(f"{result.path}: ignore comments are not added to notebooks; add them in the cells")
-            continue
-        try:
-            result.source = result.source or read_source(result.path)  # workers do not send it back
-        except InputError as error:
-            _report_error(run, error)
-            continue
-        new_text, skipped = add_ignores(result.source.text, manual)
-        try:
-            after, _ = analyse(result.path, new_text, run.settings)
-        except InputError:
-            after = None
-        if after is None or any(f.fix is None for f in after if f not in skipped and _same_place(f, manual)):
-            run.err.print(f"{result.path}: could not add ignore comments; the file was left unchanged", style="red")
-            continue
-        try:
-            write_source(result.source, new_text)
-        except InputError as error:
-            _report_error(run, error)
-            continue
-        added += len(manual) - len(skipped)
-        files += 1
-        result.findings = after
-    if not run.quiet:
-        run.err.print(f"added {report.plural(added, 'ignore comment')} in {report.plural(files, 'file')}")
+def _print_statistics(run: Run, findings: list[Finding], output_format: OutputFormat) -> None:
+    if output_format in (OutputFormat.json, OutputFormat.json_lines):
+        run.out.print(json.dumps(report.statistics(findings), indent=2))
+        return
+    if output_format not in (OutputFormat.text, OutputFormat.concise, OutputFormat.full):
+        run.fail(f"--statistics prints text or json, not {output_format.value}")
+    for line in report.statistics_lines(findings):
+        run.out.print(line)
 
 
-def _same_place(finding: Finding, others: list[Finding]) -> bool:
-    return any((finding.code, finding.line) == (other.code, other.line) for other in others)
+def _print_findings(run: Run, findings: list[Finding], output_format: OutputFormat,
+                    validation: Optional[ValidationRun]) -> None:
+    if output_format is OutputFormat.json:
+        run.out.print(report.to_json(findings, validation))
+    elif output_format is OutputFormat.json_lines:
+        for line in report.to_json_lines(findings):
+            run.out.print(line)
+    elif output_format is OutputFormat.sarif:
+        run.out.print(report.to_sarif(findings))
+    elif output_format is OutputFormat.junit:
+        run.out.print(report.to_junit(findings))
+    elif output_format is OutputFormat.gitlab:
+        run.out.print(report.to_gitlab(findings))
+    elif output_format is OutputFormat.markdown:
+        run.out.print(report.to_markdown(findings, validation), end="")
+    elif output_format is OutputFormat.github:
+        for finding in findings:
+            run.out.print(report.github_line(finding))
+    elif output_format is OutputFormat.full:
+        sources: dict[str, list[str]] = {}
+        for finding in findings:
+            if finding.path not in sources:
+                sources[finding.path] = _source_lines(finding.path)
+            run.out.print(report.full_text(finding, sources[finding.path]))
+    else:
+        for finding in findings:
+            run.out.print(report.text_line(finding))
+
+
+def _source_lines(path: str) -> list[str]:
+    try:
+        return read_source(path).text.splitlines(keepends=True)
+    except InputError:
+        return []  # stdin, or gone since: the finding is shown without its source
 
 
 def _check_summary(run: Run, findings: list[Finding], failed: int) -> None:
@@ -395,74 +551,93 @@ def _check_summary(run: Run, findings: list[Finding], failed: int) -> None:
     if fixable:
         line += f"; {fixable} fixable with `jitfix fix`"
     if hidden:
-        line += f"; {report.plural(hidden, 'more fix')} with `jitfix fix --unsafe-fixes`"
+        line += f"; {report.plural(hidden, 'hidden fix')} can be enabled with `--unsafe-fixes`"
     run.out.print(line + unchecked + ".", style="bold")
 
 
+# -- fix ----------------------------------------------------------------------------------------
+
+UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")]
+
+
 @app.command()
+@with_options(Shared, Validation)
 def fix(
     paths: Paths,
+    shared: Shared,
+    validation_options: Validation,
     unsafe_fixes: UnsafeFixes = False,
-    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
-    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
-    validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
-    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
+    show_fixes: Annotated[bool, typer.Option(
+        "--show-fixes", help="List what was fixed, per file and rule.")] = False,
+    exit_non_zero_on_fix: Annotated[bool, typer.Option(
+        "--exit-non-zero-on-fix", help="Exit 1 when anything was fixed, even if nothing is left.")] = False,
 ) -> None:
     """Rewrite files in place (stdin to stdout for -). Exit 1 when findings are left or a
     validation failed."""
-    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
-    run.use_cache = not no_cache
+    run = _prepare(paths, shared)
+    run.ask_validation(validation_options)
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
-    results = _results(run, options)
+    results = _process(run, options)
     validation = _run_validation(run, results, options)
     stdin = results.stdin
     if stdin is not None and stdin.source is not None:
         sys.stdout.write(stdin.new_text if stdin.new_text is not None else stdin.source.text)
-    fixed_files = write_failures = 0
-    cleaned: set[Path] = set()
-    for result in results.files:
-        if not result.changed:
-            continue
-        folder = Path(result.path).resolve().parent
-        if folder not in cleaned:
-            remove_stale_temporaries(folder)
-            cleaned.add(folder)
-        try:
-            write_source(result.source, result.new_text)
-        except InputError as error:
-            _report_error(run, error)
-            write_failures += 1
-            continue
-        fixed_files += 1
-        if not run.quiet:
-            codes = ", ".join(sorted({finding.code for finding in result.fixed}))
-            run.err.print(Text("fixed ", style="green") + Text(f"{result.path} ({report.plural(len(result.fixed), 'fix')}: {codes})"))
-    left = results.findings()
-    for finding in left:
-        if not run.quiet:
-            run.err.print(report.text_line(finding))
-    failed = results.failed + write_failures
+    written = api.write_fixes(results)
+    for error in written.errors:
+        _report_error(run, error)
     if not run.quiet:
-        summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left"
-        if left:
-            summary += f": {_left_kinds(left, validation is not None, options.unsafe_fixes)}"
-        if failed:
-            summary += f", {report.plural(failed, 'file')} failed"
-        run.err.print(summary, style="bold")
-    _write_report(run, report_file, results, validation, applied=True)
+        for result in written.files:
+            codes = ", ".join(sorted({finding.code for finding in result.fixed}))
+            run.err.print(Text("fixed ", style="green") + Text(
+                f"{result.path} ({report.plural(len(result.fixed), 'fix')}: {codes})"))
+    if show_fixes:
+        _show_fixes(run, written.files + ([stdin] if stdin is not None and stdin.changed else []))
+    left = results.findings()
+    if not run.quiet:
+        for finding in left:
+            run.err.print(report.text_line(finding))
+    failed = results.failed + len(written.errors)
+    if not run.quiet:
+        run.err.print(_fix_summary(len(written.files), left, failed, validation is not None, unsafe_fixes),
+                      style="bold")
+    _write_report(run, validation_options.report_file, results, validation, applied=True)
     if failed:
-        raise typer.Exit(results.error_exit)
-    raise typer.Exit(EXIT_FINDINGS if left or (validation and validation.failed) else EXIT_CLEAN)
+        raise typer.Exit(_error_exit(results))
+    fixed_any = bool(written.files) or (stdin is not None and stdin.changed)
+    raise typer.Exit(EXIT_FINDINGS if left or (validation and validation.failed) or (exit_non_zero_on_fix and fixed_any)
+                     else EXIT_CLEAN)
+
+
+def _show_fixes(run: Run, fixed: list[FileResult]) -> None:
+    """Per file, each rule and how many of its findings were fixed (ruff's --show-fixes)."""
+    if not fixed:
+        run.err.print("No fixes applied.")
+        return
+    total = sum(len(result.fixed) for result in fixed)
+    run.err.print(f"Fixed {report.plural(total, 'finding')}:")
+    for result in fixed:
+        run.err.print(f"- {result.path}:")
+        counts: dict[str, list[Finding]] = {}
+        for finding in result.fixed:
+            counts.setdefault(finding.code, []).append(finding)
+        for code, found in sorted(counts.items()):
+            run.err.print(f"    {len(found)} \u00d7 {code} ({found[0].name})")
+
+
+def _fix_summary(fixed_files: int, left: list[Finding], failed: int, validated: bool, unsafe_applied: bool) -> str:
+    if not fixed_files and not left and not failed:
+        return "No findings."
+    summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left"
+    if left:
+        summary += f": {_left_kinds(left, validated, unsafe_applied)}"
+    if failed:
+        summary += f", {report.plural(failed, 'file')} failed"
+    return summary
 
 
 def _left_kinds(left: list[Finding], validated: bool, unsafe_applied: bool) -> str:
     """What the findings a fix left are: no fix, an unsafe one not asked for, or a fix that
     was asked for and held back."""
-    from jitfix.findings import Safety
-
     unsafe = 0 if unsafe_applied else sum(1 for f in left if f.fix is not None and f.fix.safety is not Safety.SAFE)
     held = sum(1 for f in left if f.fix is not None) - unsafe
     parts = [f"{len(left) - unsafe - held} not auto-fixable"] if len(left) - unsafe - held else []
@@ -473,26 +648,24 @@ def _left_kinds(left: list[Finding], validated: bool, unsafe_applied: bool) -> s
     return ", ".join(parts)
 
 
+# -- diff ---------------------------------------------------------------------------------------
+
 @app.command()
+@with_options(Shared, Validation)
 def diff(
     paths: Paths,
+    shared: Shared,
+    validation_options: Validation,
     stat: Annotated[bool, typer.Option("--stat", help="Per-file counts of changed lines instead of the diff.")] = False,
     unsafe_fixes: UnsafeFixes = False,
-    select: Select = None, ignore: Ignore = None, exclude: Exclude = None, jobs: Jobs = None,
-    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False,
-    stdin_filename: StdinName = None, config: Config = None, no_cache: NoCache = False,
-    validate: Validate = False, examples: Examples = None, record: Record = None,
-    validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
-    allow_unvalidated: AllowUnvalidated = False, report_file: ReportFile = None,
 ) -> None:
     """Show the fixes as a unified diff; write nothing. Exit 1 when there is a change."""
-    run = _prepare(paths, select, ignore, exclude, jobs, quiet, verbose, no_color, stdin_filename, config)
-    run.ask_validation(validate, examples, record, validate_timeout, pass_env, allow_unvalidated)
-    run.use_cache = not no_cache
+    run = _prepare(paths, shared)
+    run.ask_validation(validation_options)
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
-    results = _results(run, options)
+    results = _process(run, options)
     validation = _run_validation(run, results, options)
-    changed = [result for result in results.all if result.changed]
+    changed = results.changed()
     for result in changed:
         # A notebook reads best as its cells in Python on a terminal; redirected, the diff is
         # of the notebook's JSON, so that `git apply` takes the patch.
@@ -500,8 +673,7 @@ def diff(
         old, new = review or (result.source.text, result.new_text)
         patch = report.annotated_diff(unified_diff(result.path, old, new), [] if review else result.fixed)
         if stat:
-            added = sum(1 for line in patch.split("\n") if line.startswith("+") and not line.startswith("+++"))
-            removed = sum(1 for line in patch.split("\n") if line.startswith("-") and not line.startswith("---"))
+            added, removed = api.diff_stat(patch)
             run.out.print(f"{result.path} | +{added} -{removed}")
         else:
             _print_diff(run, patch)
@@ -511,9 +683,9 @@ def diff(
     if not run.quiet:
         for finding in left:
             run.err.print(report.text_line(finding))
-    _write_report(run, report_file, results, validation, applied=False)
+    _write_report(run, validation_options.report_file, results, validation, applied=False)
     if results.failed:
-        raise typer.Exit(results.error_exit)
+        raise typer.Exit(_error_exit(results))
     raise typer.Exit(EXIT_FINDINGS if changed or left or (validation and validation.failed) else EXIT_CLEAN)
 
 
@@ -533,39 +705,55 @@ def _print_diff(run: Run, patch: str) -> None:
         run.out.print(Text(line, style=style))
 
 
+# -- validate -----------------------------------------------------------------------------------
+
 @app.command("validate")
 def validate_command(
     old: Annotated[Path, typer.Argument(help="The original module.", show_default=False, metavar="OLD")],
     new: Annotated[Path, typer.Argument(help="The rewritten module (by hand, by a colleague, by jitfix).",
                                         show_default=False, metavar="NEW")],
-    output_format: Annotated[ReportFormat, typer.Option("--output-format", help="How to print results.")] = ReportFormat.text,
-    examples: Examples = None, record: Record = None, validate_timeout: ValidateTimeout = None, pass_env: PassEnv = None,
-    allow_unvalidated: AllowUnvalidated = False,
-    quiet: Quiet = False, verbose: Verbose = False, no_color: NoColor = False, config: Config = None,
+    output_format: Annotated[ListFormat, typer.Option("--output-format", help="How to print results.")] = ListFormat.text,
+    examples: Annotated[Optional[Path], typer.Option("--examples", metavar="FILE", help="Inputs: a Python file "
+                                                     "defining EXAMPLES (see `jitfix fix --help`).")] = None,
+    record: Annotated[Optional[str], typer.Option("--record", metavar="COMMAND",
+                                                  help="Inputs: the calls COMMAND makes.")] = None,
+    validate_timeout: Annotated[Optional[float], typer.Option("--validate-timeout", metavar="SECONDS", min=1,
+                                                              help="Time limit for the module.")] = None,
+    pass_env: Annotated[CodeList, typer.Option("--pass-env", metavar="NAME",
+                                               help="Pass this environment variable on (repeatable).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only failures.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print the evidence of each function.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
+    config: Annotated[CodeList, typer.Option("--config", metavar="PYPROJECT|KEY=VALUE",
+                                             help="As for check (repeatable).")] = None,
 ) -> None:
     """Compare two versions of a module: every function that differs runs as OLD eagerly and
-    as NEW under jax.jit, on the same inputs. IMPORTS AND RUNS BOTH. Exit 1 when one fails."""
-    run = _prepare([str(old)], None, None, None, None, quiet, verbose, no_color, None, config)
-    run.ask_validation(True, examples, record, validate_timeout, pass_env, allow_unvalidated)
+    as NEW under jax.jit, on the same inputs. IMPORTS AND RUNS BOTH. Exit 1 when one fails,
+    2 when either file cannot be read or parsed."""
+    shared = Shared(quiet=quiet, verbose=verbose, no_color=no_color, config=config)
+    run = _prepare([str(old)], shared)
+    run.ask_validation(Validation(examples=examples, record=record, validate_timeout=validate_timeout,
+                                  pass_env=pass_env), force=True)
     texts = []
     for path in (old, new):
         try:
-            texts.append(read_source(str(path)).text)
+            source = read_source(str(path))
+            ast.parse(source.text, filename=str(path))
         except InputError as error:
             _report_error(run, error)
             raise typer.Exit(EXIT_ERROR)
+        except (SyntaxError, ValueError) as error:
+            where = f"{path}:{error.lineno}" if isinstance(error, SyntaxError) and error.lineno else str(path)
+            message = error.msg if isinstance(error, SyntaxError) else str(error)
+            _report_error(run, InputError(where, f"syntax error: {message}"))
+            raise typer.Exit(EXIT_ERROR)
+        texts.append(source.text)
     try:
-        findings, _ = analyse(str(old), texts[0], run.settings)
+        validation = api.validate_versions(str(old), texts[0], texts[1], run.settings, run.validation, run.record)
     except InputError as error:
         _report_error(run, error)
         raise typer.Exit(EXIT_ERROR)
-    from jitfix.validate.runner import ModuleJob
-
-    job = ModuleJob(str(old), texts[0], texts[1], {finding.line: finding.code for finding in findings})
-    from jitfix.validate.session import validate_jobs
-
-    validation = validate_jobs([job], run.validation, run.record)
-    if output_format is ReportFormat.json:
+    if output_format is ListFormat.json:
         run.out.print(json.dumps({"modules": [module.to_json() for module in validation.modules],
                                   "seconds": round(validation.seconds, 3)}, indent=2))
     else:
@@ -575,19 +763,22 @@ def validate_command(
     raise typer.Exit(EXIT_FINDINGS if validation.failed else EXIT_CLEAN)
 
 
+# -- rules, why, explain ------------------------------------------------------------------------
+
 @app.command()
 def rules(
-    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="text or json.")] = OutputFormat.text,
+    output_format: Annotated[ListFormat, typer.Option("--output-format", help="text or json.")] = ListFormat.text,
 ) -> None:
     """List every rule: code, name, whether it is fixable, and what it finds."""
     from jitfix.rules import ALL_RULES
 
-    if output_format is OutputFormat.json:
+    if output_format is ListFormat.json:
         typer.echo(json.dumps([{"code": r.code, "name": r.name, "fixable": r.fixable, "summary": r.summary}
                                for r in ALL_RULES], indent=2))
         return
+    width = max(len(rule.name) for rule in ALL_RULES)
     for rule in ALL_RULES:
-        typer.echo(f"{rule.code}  {rule.name:<24} fixable: {rule.fixable:<9} {rule.summary}")
+        typer.echo(f"{rule.code}  {rule.name:<{width}}  fixable: {rule.fixable:<9}  {rule.summary}")
 
 
 @app.command()
@@ -615,29 +806,41 @@ def why(
 
 
 @app.command()
-def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. JF401.")]) -> None:
+def explain(
+    rule_name: Annotated[str, typer.Argument(metavar="RULE", help="A rule's code or name: JF401, print-in-traced-code.")],
+    output_format: Annotated[ListFormat, typer.Option("--output-format", help="text or json.")] = ListFormat.text,
+) -> None:
     """Print a rule's documentation."""
-    from jitfix.rules import RULES_BY_CODE
+    from jitfix.rules import find_rule
 
-    rule = RULES_BY_CODE.get(code.upper())
+    rule = find_rule(rule_name)
     if rule is None:
-        typer.echo(f"jitfix: unknown rule {code!r}; `jitfix rules` lists them.", err=True)
+        import difflib
+
+        from jitfix.rules import ALL_RULES
+
+        near = difflib.get_close_matches(rule_name, [r.code for r in ALL_RULES] + [r.name for r in ALL_RULES], n=3,
+                                         cutoff=0.5)
+        hint = f" Did you mean {' or '.join(near)}?" if near else " `jitfix rules` lists them."
+        typer.echo(f"jitfix: unknown rule {rule_name!r}.{hint}", err=True)
         raise typer.Exit(EXIT_ERROR)
-    doc = rule.doc
-    sections = [
-        f"{rule.code} ({rule.name})",
-        f"Fixable: {rule.fixable}",
-        f"## What it does\n{doc.what}",
-        f"## Why it breaks under jit\n{doc.why}",
-        f"## Example\n{_indent(doc.example)}",
-        f"## Fixed\n{_indent(doc.fixed)}",
-        f"## Fix safety\n{doc.safety}",
-    ]
-    typer.echo("\n\n".join(sections))
+    if output_format is ListFormat.json:
+        typer.echo(json.dumps({"code": rule.code, "name": rule.name, "fixable": rule.fixable, "summary": rule.summary,
+                               "what": rule.doc.what, "why": rule.doc.why, "example": rule.doc.example,
+                               "fixed": rule.doc.fixed, "safety": rule.doc.safety}, indent=2))
+        return
+    typer.echo(rule.explanation())
 
 
-def _indent(code: str) -> str:
-    return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").splitlines())
+# -- server -------------------------------------------------------------------------------------
+
+@app.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (for editors: diagnostics, quick fixes, fix
+    all, hover). Settings come from [tool.jitfix] and the client's initializationOptions."""
+    from jitfix.server import serve
+
+    serve()
 
 
 def main() -> None:

@@ -1,11 +1,15 @@
-"""Settings: ``[tool.jitfix]`` in the nearest pyproject.toml, then command-line flags.
+"""Settings: ``[tool.jitfix]`` in the nearest pyproject.toml, then command-line flags (and
+``--config "key = value"``, which takes any option below).
 
 ```toml
 [tool.jitfix]
-select = ["JF"]              # codes or prefixes to report
-ignore = ["JF401"]           # codes or prefixes to skip
-exclude = ["legacy/*"]       # extra paths (glob) not to walk into
+select = ["JF"]              # codes or prefixes to report (extend-select adds to it)
+ignore = ["JF401"]           # codes or prefixes to skip (extend-ignore adds to it)
+exclude = ["legacy/*"]       # extra paths (glob) not to walk into (extend-exclude adds to it)
 per-file-ignores = { "tests/*" = ["JF4"] }
+respect-gitignore = true     # walking a folder skips what git ignores
+force-exclude = false        # exclude also files named on the command line (pre-commit, editors)
+target-version = "py311"     # the Python the code runs on (named when it cannot be parsed)
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
 scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
@@ -20,7 +24,9 @@ timeout = 300                # seconds per module
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +40,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 
 LOOP_STRATEGIES = ("auto", "lax", "static")
+KNOWN_OPTIONS = frozenset({
+    "select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "per-file-ignores",
+    "respect-gitignore", "force-exclude", "target-version", "loop-strategy", "scan-static-loops", "validate",
+    "max-file-size"})
 DEFAULT_VALIDATE_TIMEOUT = 300.0  # seconds per module
 
 
@@ -55,6 +65,9 @@ class Settings:
     validate_record: str | None = None
     validate_timeout: float | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    respect_gitignore: bool = True  # walking a folder skips what git ignores
+    force_exclude: bool = False  # exclude applies to files named on the command line too
+    target_version: tuple[int, int] | None = None  # the Python the code runs on
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""
@@ -95,14 +108,14 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def _string_list(table: dict, key: str, path: Path) -> tuple[str, ...] | None:
+def _string_list(table: dict, key: str, where: str) -> tuple[str, ...] | None:
     if key not in table:
         return None
     value = table[key]
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{path}: [tool.jitfix] {key} must be a list of strings")
+        raise ConfigError(f"{where}: [tool.jitfix] {key} must be a list of strings")
     return tuple(value)
 
 
@@ -119,63 +132,100 @@ def load_settings(start: Path) -> Settings:
     table = tool.get("jitfix", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
-    known = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "loop-strategy",
-             "scan-static-loops", "validate", "max-file-size"}
-    unknown = sorted(set(table) - known)
+    base = Settings(config_path=str(pyproject), root=str(pyproject.parent))
+    return with_table(base, table, str(pyproject), pyproject.parent)
+
+
+def with_override(settings: Settings, assignment: str) -> Settings:
+    """``--config "KEY = VALUE"``: one [tool.jitfix] option in TOML, over what the file says."""
+    try:
+        table = tomllib.loads(assignment)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"--config {assignment!r}: not a TOML `key = value` ({error})") from None
+    return with_table(settings, table, f"--config {assignment!r}", Path(settings.root))
+
+
+def with_table(settings: Settings, table: dict, where: str, folder: Path) -> Settings:
+    """``settings`` with the options of a [tool.jitfix] table (read from ``where``) over them."""
+    unknown = sorted(set(table) - KNOWN_OPTIONS)
     if unknown:
-        raise ConfigError(f"{pyproject}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
-    per_file = table.get("per-file-ignores", {})
-    if not isinstance(per_file, dict):
-        raise ConfigError(f"{pyproject}: [tool.jitfix] per-file-ignores must be a table")
-    per_file_ignores = tuple(
-        (pattern, _string_list(per_file, pattern, pyproject) or ()) for pattern in per_file
-    )
-    excludes = (_string_list(table, "exclude", pyproject) or ()) + (
-        _string_list(table, "extend-exclude", pyproject) or ()
-    )
-    strategy = table.get("loop-strategy", "auto")
-    if strategy not in LOOP_STRATEGIES:
-        raise ConfigError(f"{pyproject}: [tool.jitfix] loop-strategy must be one of {', '.join(LOOP_STRATEGIES)}")
-    scan = table.get("scan-static-loops", False)
-    if not isinstance(scan, bool):
-        raise ConfigError(f"{pyproject}: [tool.jitfix] scan-static-loops must be true or false")
-    max_bytes = table.get("max-file-size", DEFAULT_MAX_FILE_BYTES)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise ConfigError(f"{pyproject}: [tool.jitfix] max-file-size must be a positive number of bytes")
-    examples, record, timeout = _validate_table(table.get("validate", {}), pyproject)
-    settings = Settings(
-        validate_examples=examples,
-        validate_record=record,
-        validate_timeout=timeout,
-        loop_strategy=strategy,
-        scan_static_loops=scan,
-        max_file_bytes=max_bytes,
-        exclude=excludes,
-        per_file_ignores=per_file_ignores,
-        config_path=str(pyproject),
-        root=str(pyproject.parent),
-    )
-    return settings.with_overrides(
-        select=_string_list(table, "select", pyproject),
-        ignore=_string_list(table, "ignore", pyproject),
-    )
+        raise ConfigError(f"{where}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
+    changes: dict[str, object] = {}
+    per_file = table.get("per-file-ignores")
+    if per_file is not None:
+        if not isinstance(per_file, dict):
+            raise ConfigError(f"{where}: [tool.jitfix] per-file-ignores must be a table")
+        changes["per_file_ignores"] = tuple(
+            (pattern, _string_list(per_file, pattern, where) or ()) for pattern in per_file)
+    for key, attribute in (("select", "select"), ("ignore", "ignore"), ("exclude", "exclude")):
+        value = _string_list(table, key, where)
+        if value is not None:
+            changes[attribute] = value
+    for key, attribute in (("extend-select", "select"), ("extend-ignore", "ignore"), ("extend-exclude", "exclude")):
+        value = _string_list(table, key, where)
+        if value is not None:
+            changes[attribute] = changes.get(attribute, getattr(settings, attribute)) + value
+    if "loop-strategy" in table:
+        if table["loop-strategy"] not in LOOP_STRATEGIES:
+            raise ConfigError(f"{where}: [tool.jitfix] loop-strategy must be one of {', '.join(LOOP_STRATEGIES)}")
+        changes["loop_strategy"] = table["loop-strategy"]
+    for key in ("scan-static-loops", "respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: [tool.jitfix] {key} must be true or false")
+            changes[key.replace("-", "_")] = table[key]
+    if "max-file-size" in table:
+        max_bytes = table["max-file-size"]
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ConfigError(f"{where}: [tool.jitfix] max-file-size must be a positive number of bytes")
+        changes["max_file_bytes"] = max_bytes
+    if "target-version" in table:
+        changes["target_version"] = parse_target_version(table["target-version"], where)
+    if "validate" in table:
+        examples, record, timeout = _validate_table(table["validate"], where, folder)
+        changes.update(validate_examples=examples, validate_record=record, validate_timeout=timeout)
+    for selector in changes.get("select", ()) + changes.get("ignore", ()):  # type: ignore[operator]
+        check_selector(selector, where)
+    return replace(settings, **changes)
 
 
-def _validate_table(table: object, path: Path) -> tuple[str | None, str | None, float | None]:
+def parse_target_version(value: object, where: str) -> tuple[int, int]:
+    """``"py311"`` -> (3, 11)."""
+    match = re.fullmatch(r"py3(\d{1,2})", value) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(f"{where}: target-version must be written like \"py311\", not {value!r}")
+    return 3, int(match[1])
+
+
+def check_selector(selector: str, where: str) -> None:
+    """A rule code or a prefix of one (``JF``, ``JF4``, ``JF401``); else the error names the
+    nearest codes."""
+    from jitfix.rules import ALL_RULES
+
+    codes = [rule.code for rule in ALL_RULES]
+    if any(code.startswith(selector) for code in codes):
+        return
+    near = difflib.get_close_matches(selector, codes, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(near)}?" if near else \
+        f"; the codes run from {min(codes)} to {max(codes)} (`jitfix rules` lists them)"
+    raise ConfigError(f"{where}: {selector!r} is not a rule code or the prefix of one{hint}")
+
+
+def _validate_table(table: object, where: str, folder: Path) -> tuple[str | None, str | None, float | None]:
     """[tool.jitfix.validate]: (examples file, resolved against the pyproject's folder;
     record command; timeout in seconds)."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.jitfix.validate] must be a table")
+        raise ConfigError(f"{where}: [tool.jitfix.validate] must be a table")
     unknown = sorted(set(table) - {"examples", "record", "timeout"})
     if unknown:
-        raise ConfigError(f"{path}: unknown [tool.jitfix.validate] option(s): {', '.join(unknown)}")
+        raise ConfigError(f"{where}: unknown [tool.jitfix.validate] option(s): {', '.join(unknown)}")
     examples, record, timeout = table.get("examples"), table.get("record"), table.get("timeout")
     for key, value in (("examples", examples), ("record", record)):
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{path}: [tool.jitfix.validate] {key} must be a string")
+            raise ConfigError(f"{where}: [tool.jitfix.validate] {key} must be a string")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
                                 or not 0 < timeout < float("inf")):
-        raise ConfigError(f"{path}: [tool.jitfix.validate] timeout must be a positive number of seconds")
+        raise ConfigError(f"{where}: [tool.jitfix.validate] timeout must be a positive number of seconds")
     if examples is not None:
-        examples = str(path.parent / examples)
+        examples = str(folder / examples)
     return examples, record, float(timeout) if timeout is not None else None

@@ -19,7 +19,7 @@ import os
 import symtable
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -110,7 +110,21 @@ def analyse(path: str, text: str, settings: Settings,
             project: Project | None = None) -> tuple[list[Finding], ast.Module | None]:
     """Findings for one module's text (suppressions applied); with the run's ``project``,
     calls into its other modules are summarised from their source. Raises InputError on bad
-    syntax."""
+    syntax (saying so when the code's target Python is newer than the one running)."""
+    try:
+        return _analysed(path, text, settings, project)
+    except InputError as error:
+        target = settings.target_version
+        if target is None or target <= sys.version_info[:2] or not error.message.startswith("syntax error"):
+            raise
+        running = "{}.{}".format(*sys.version_info[:2])
+        raise InputError(error.path, f"{error.message} (the code targets Python {target[0]}.{target[1]}; jitfix "
+                         f"runs on Python {running}, whose parser cannot read newer syntax: run jitfix with "
+                         f"Python {target[0]}.{target[1]})", line=error.line, col=error.col) from None
+
+
+def _analysed(path: str, text: str, settings: Settings,
+              project: Project | None) -> tuple[list[Finding], ast.Module | None]:
     if not _mentions_jax(text):
         return [], None
     if not _mentions_a_transform(text):
@@ -397,16 +411,20 @@ def run_paths(
     options: Options,
     jobs: int | None = None,
     cache: Cache | None = None,
+    finished: Callable[[FileResult], None] | None = None,
 ) -> Iterator[FileResult]:
     """Process files, yielding results in the order of ``paths``; in parallel when there are
     enough to pay for the workers. Files the cache answers are not sent to a worker at all;
-    what the workers find is added to the cache, which is saved at the end."""
+    what the workers find is added to the cache, which is saved at the end. ``finished``
+    hears of each file as it is done (a progress bar), in whatever order that is."""
     hits = {}
     if cache is not None:
         for path in paths:
             findings = cache.lookup(path)
             if findings is not None:
                 hits[path] = FileResult(path=path, findings=findings, cached=True)
+                if finished is not None:
+                    finished(hits[path])
     misses = _processed([path for path in paths if path not in hits], settings, options, jobs, paths)
     waiting: dict[str, FileResult] = {}
     for path in paths:
@@ -415,6 +433,8 @@ def run_paths(
             continue
         while path not in waiting:
             result = next(misses)
+            if finished is not None:
+                finished(result)
             if cache is not None and _cacheable(result):
                 cache.remember(result.path, result.stamp, result.findings, result.dependencies)
             waiting[result.path] = result

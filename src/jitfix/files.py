@@ -14,6 +14,7 @@ import hashlib
 import io
 import os
 import stat
+import subprocess
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -105,11 +106,13 @@ def _excluded(path: Path, excludes: tuple[str, ...]) -> bool:
     )
 
 
-def discover(paths: list[str], excludes: tuple[str, ...] = ()) -> tuple[list[str], list[InputError]]:
+def discover(paths: list[str], excludes: tuple[str, ...] = (), respect_gitignore: bool = False,
+             force_exclude: bool = False) -> tuple[list[str], list[InputError]]:
     """Expand files and folders into the Python files to process, in a stable order.
 
-    Files named explicitly are always taken (as ruff and black do); folders are walked,
-    skipping VCS and cache folders, virtualenvs, build output and configured excludes.
+    Files named explicitly are always taken (as ruff and black do) unless ``force_exclude``;
+    folders are walked, skipping VCS and cache folders, virtualenvs, build output, configured
+    excludes and (with ``respect_gitignore``) what git ignores there.
     """
     found: list[str] = []
     errors: list[InputError] = []
@@ -118,12 +121,16 @@ def discover(paths: list[str], excludes: tuple[str, ...] = ()) -> tuple[list[str
         if path.is_symlink() and not path.exists():
             errors.append(InputError(raw, "broken symbolic link"))
         elif path.is_file():
-            found.append(raw)
+            if not (force_exclude and _excluded(path, excludes)):
+                found.append(raw)
         elif path.is_dir():
-            before = len(found)
-            found.extend(_walk(path, excludes, errors))
-            if len(found) == before:
+            walked = _walk(path, excludes, errors)
+            if respect_gitignore:
+                ignored = git_ignored(path, walked)
+                walked = [file for file in walked if file not in ignored]
+            if not walked:
                 errors.append(InputError(raw, "no Python files found in this folder"))
+            found.extend(walked)
         elif path.exists():
             errors.append(InputError(raw, "not a regular file (a FIFO, socket or device is never read)"))
         else:
@@ -131,6 +138,28 @@ def discover(paths: list[str], excludes: tuple[str, ...] = ()) -> tuple[list[str
     # One entry per file, however it was named (`a.py`, `./a.py`, a folder holding it).
     unique = list({os.path.realpath(path): path for path in reversed(found)}.values())[::-1]
     return unique, errors
+
+
+GIT_TIMEOUT = 30  # seconds; a git that does not answer is as good as no git
+
+
+def git_ignored(folder: Path, files: list[str]) -> set[str]:
+    """Which of ``files`` (inside ``folder``) git ignores there (``.gitignore``,
+    ``.git/info/exclude``, the global excludes). Outside a git work tree, or without git,
+    nothing is ignored."""
+    if not files:
+        return set()
+    try:
+        answer = subprocess.run(["git", "-C", str(folder), "check-ignore", "--stdin", "-z"],
+                                input="\0".join(os.path.relpath(file, folder) for file in files).encode(),
+                                capture_output=True, timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if answer.returncode not in (0, 1):  # 128: not a git work tree
+        return set()
+    by_relative = {os.path.relpath(file, folder): file for file in files}
+    return {by_relative[name] for name in answer.stdout.decode(errors="surrogateescape").split("\0")
+            if name in by_relative}
 
 
 def _walk(root: Path, excludes: tuple[str, ...], errors: list[InputError]) -> list[str]:

@@ -1,11 +1,14 @@
-"""Findings as text, JSON, GitHub workflow commands, SARIF 2.1.0 and statistics."""
+"""Findings as text (concise or full), JSON and JSON lines, GitHub workflow commands, SARIF
+2.1.0, JUnit XML, GitLab code quality, markdown, and statistics."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 from jitfix import __version__
 from jitfix.findings import Finding
@@ -34,13 +37,24 @@ def annotated_diff(patch: str, fixed: list[Finding]) -> str:
         start = int(match["start"])
         end = start + max(int(match["count"] if match["count"] is not None else 1), 1)
         inside = [f for f in fixed if start <= f.line < end]
-        labels = list(dict.fromkeys(
-            f"{f.code} {f.name}: {f.fix.description if f.fix else f.message}" for f in inside))
-        if not labels and fixed and _only_adds_imports(lines[index + 1:]):
-            labels = ["imports the fixes below use"]
-        if labels:
-            lines[index] = match.group(0) + " " + "; ".join(labels) + line[match.end():].rstrip("\r\n") + "\n"
+        label = hunk_label(inside)
+        if not label and fixed and _only_adds_imports(lines[index + 1:]):
+            label = "imports the fixes below use"
+        if label:
+            lines[index] = match.group(0) + " " + label + line[match.end():].rstrip("\r\n") + "\n"
     return "".join(lines)
+
+
+def hunk_label(fixed: list[Finding]) -> str:
+    """One rule's fix says what it does (``JF401 print-in-traced-code: replace with
+    jax.debug.print``); several are listed by code (``JF202, JF602 ×3``)."""
+    if not fixed:
+        return ""
+    descriptions = {f"{f.code} {f.name}: {f.fix.description if f.fix else f.message}" for f in fixed}
+    if len(descriptions) == 1:
+        return descriptions.pop()
+    counts = Counter(finding.code for finding in fixed)
+    return ", ".join(code if count == 1 else f"{code} \u00d7{count}" for code, count in sorted(counts.items()))
 
 
 def _only_adds_imports(hunk: list[str]) -> bool:
@@ -54,9 +68,42 @@ def _only_adds_imports(hunk: list[str]) -> bool:
         ("import ", "from "))) for line in changed)
 
 
+def full_text(finding: Finding, lines: list[str]) -> str:
+    """The finding, the source line(s) it is on with its columns underlined, and its fix
+    (what it does, how safe, and the diff) -- ruff's ``full`` format."""
+    header = text_line(finding)
+    if not lines or finding.cell is not None or not 0 < finding.line <= len(lines):
+        return header
+    last = min(finding.end_line, finding.line + 3, len(lines))
+    width = len(str(last))
+    gutter = " " * width + " |"
+    shown = [header, gutter]
+    for number in range(finding.line, last + 1):
+        text = lines[number - 1].rstrip("\r\n")
+        shown.append(f"{number:>{width}} | {text}")
+        first = finding.col - 1 if number == finding.line else len(text) - len(text.lstrip())
+        end = finding.end_col - 1 if number == finding.end_line else len(text)
+        shown.append(f"{gutter} {' ' * first}{'^' * max(1, end - first)}")
+    if finding.fix is not None:
+        shown.append(f"{gutter}")
+        shown.append(f"{' ' * width} = help: {finding.fix.description} ({finding.fix.safety.value} fix)")
+        if finding.fix.diff:
+            shown += ["    " + line for line in finding.fix.diff.rstrip("\n").split("\n")]
+    return "\n".join(shown) + "\n"
+
+
 def to_json(findings: list[Finding], validation=None) -> str:
     """Findings as JSON; with a validation run, each finding of a validated function carries
     that function's validation result."""
+    return json.dumps(json_records(findings, validation), indent=2)
+
+
+def to_json_lines(findings: list[Finding]) -> list[str]:
+    """One JSON object per finding, one per line."""
+    return [json.dumps(record) for record in json_records(findings)]
+
+
+def json_records(findings: list[Finding], validation=None) -> list[dict]:
     records = []
     for finding in findings:
         fix = None
@@ -84,6 +131,53 @@ def to_json(findings: list[Finding], validation=None) -> str:
         )
         if validation is not None:
             records[-1]["validation"] = _validation_of(validation, finding)
+    return records
+
+
+def to_junit(findings: list[Finding]) -> str:
+    """JUnit XML: one test suite per file, one failed test case per finding (CI systems
+    that read test reports show them)."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuites name="jitfix" tests="{max(len(findings), 1)}" failures="{len(findings)}">']
+    if not findings:
+        lines += ['  <testsuite name="jitfix" tests="1" failures="0">',
+                  '    <testcase name="No findings" classname="jitfix"/>', "  </testsuite>"]
+    for path, found in by_path.items():
+        lines.append(f'  <testsuite name={quoteattr(path)} tests="{len(found)}" failures="{len(found)}">')
+        for finding in found:
+            name = f"{finding.code} at {finding.where}"
+            lines += [f"    <testcase name={quoteattr(name)} classname={quoteattr(path)} line=\"{finding.line}\">",
+                      f"      <failure message={quoteattr(finding.message)}>{_xml_text(text_line(finding))}</failure>",
+                      "    </testcase>"]
+        lines.append("  </testsuite>")
+    lines.append("</testsuites>")
+    return "\n".join(lines)
+
+
+def _xml_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_gitlab(findings: list[Finding]) -> str:
+    """GitLab's code quality report. A fingerprint names the finding, not its line, so a
+    finding moved by an edit above it is still the same one."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    records = []
+    for finding in findings:
+        key = (finding.path, finding.code, finding.message)
+        seen[key] += 1
+        fingerprint = hashlib.sha256("\0".join((*key, str(seen[key]))).encode()).hexdigest()[:32]
+        records.append({
+            "description": f"{finding.code} {finding.message}",
+            "check_name": f"{finding.code} {finding.name}",
+            "fingerprint": fingerprint,
+            "severity": "major",
+            "location": {"path": _artifact_uri(finding.path),
+                         "lines": {"begin": finding.line, "end": finding.end_line}},
+        })
     return json.dumps(records, indent=2)
 
 
@@ -192,17 +286,22 @@ def to_sarif(findings: list[Finding]) -> str:
     return json.dumps(document, indent=2)
 
 
-def statistics(findings: list[Finding]) -> list[str]:
+def statistics(findings: list[Finding]) -> list[dict]:
+    """Per rule, most found first: code, name, count, and how many ``fix`` fixes."""
     from jitfix.rules import RULES_BY_CODE
 
     counts = Counter(finding.code for finding in findings)
     fixable = Counter(finding.code for finding in findings if finding.fixable)
+    return [{"code": code, "name": RULES_BY_CODE[code].name if code in RULES_BY_CODE else "", "count": count,
+             "fixable": fixable[code]}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def statistics_lines(findings: list[Finding]) -> list[str]:
     lines = []
-    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        rule = RULES_BY_CODE.get(code)
-        name = rule.name if rule else ""
-        mark = f" ({fixable[code]} fixable)" if fixable[code] else ""
-        lines.append(f"{count:5d}  {code}  {name}{mark}")
+    for row in statistics(findings):
+        mark = f" ({row['fixable']} fixable)" if row["fixable"] else ""
+        lines.append(f"{row['count']:5d}  {row['code']}  {row['name']}{mark}")
     return lines
 
 

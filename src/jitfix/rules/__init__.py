@@ -35,5 +35,11 @@ ALL_RULES: tuple[Rule, ...] = (
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
 
+def find_rule(code_or_name: str) -> Rule | None:
+    """A rule by its code (any case) or its name."""
+    wanted = code_or_name.strip()
+    return RULES_BY_CODE.get(wanted.upper()) or next((rule for rule in ALL_RULES if rule.name == wanted.lower()), None)
+
+
 def selected_rules(is_enabled) -> list[Rule]:
     return [rule for rule in ALL_RULES if is_enabled(rule.code)]

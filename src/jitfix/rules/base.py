@@ -71,6 +71,19 @@ class Rule:
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         raise NotImplementedError
 
+    def explanation(self) -> str:
+        """The rule's documentation as ``jitfix explain`` and an editor's hover show it."""
+        doc = self.doc
+        return "\n\n".join([
+            f"{self.code} ({self.name})",
+            f"Fixable: {self.fixable}",
+            f"## What it does\n{doc.what}",
+            f"## Why it breaks under jit\n{doc.why}",
+            f"## Example\n{_indented(doc.example)}",
+            f"## Fixed\n{_indented(doc.fixed)}",
+            f"## Fix safety\n{doc.safety}",
+        ])
+
     def finding(self, module: ModuleContext, node: ast.AST, message: str, fix: Fix | None = None,
                 function: TracedFunction | None = None, end: ast.AST | None = None) -> Finding:
         """A finding spanning ``node`` (or from ``node`` to the end of ``end``)."""
@@ -90,3 +103,7 @@ class Rule:
             fix=fix,
             function=function.qualname if function else None,
         )
+
+
+def _indented(code: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").splitlines())
