@@ -340,3 +340,183 @@ def test_a_hunk_that_only_adds_imports_says_so(tmp_path: Path) -> None:
     headers = [line for line in invoke("diff", str(module)).stdout.splitlines() if line.startswith("@@")]
     assert headers == ["@@ -1,4 +1,5 @@ imports the fixes below use",
                        "@@ -9,6 +10,9 @@ JF101 traced-if: rewrite with lax.cond"]
+
+
+# -- what a ruff user expects (issue 18's list) ------------------------------------------------
+
+
+def test_a_missing_path_is_an_error_never_next_to_all_checks_passed(project: Path) -> None:
+    result = invoke("check", str(project / "clean.py"), str(project / "nonexist.py"))
+    assert result.exit_code == 2 and "no such file or folder" in result.stderr
+    assert "All checks passed" not in result.stdout and "No findings; 1 file could not be checked" in result.stdout
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select", "--extend-ignore"])
+def test_an_unknown_code_is_a_usage_error_naming_the_nearest(project: Path, option: str) -> None:
+    result = invoke("check", option, "JF410", str(project / "broken.py"))
+    assert result.exit_code == 2 and "'JF410' is not a rule code" in result.stderr and "JF401" in result.stderr
+    result = invoke("check", option, "JF999", str(project / "broken.py"))
+    assert result.exit_code == 2 and "the codes run from JF101 to JF604" in result.stderr
+    assert invoke("check", "--per-file-ignores", "*.py:JF9", str(project / "broken.py")).exit_code == 2
+
+
+def test_extend_select_extend_ignore_and_per_file_ignores(project: Path) -> None:
+    broken = str(project / "broken.py")
+    assert invoke("check", "--select", "JF1", "--extend-select", "JF401", broken).exit_code == 1
+    assert invoke("check", "--extend-ignore", "JF401", broken).exit_code == 0
+    assert invoke("check", "--per-file-ignores", "broken.py:JF4", broken).exit_code == 0
+    assert invoke("check", "--per-file-ignores", "other.py:JF4", broken).exit_code == 1
+    assert invoke("check", "--per-file-ignores", "JF4", broken).exit_code == 2  # no GLOB:
+
+
+def test_config_key_value_overrides_the_file_and_show_settings_says_so(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.jitfix]\nignore = ["JF602"]\n')
+    shown = invoke("check", "--show-settings", "--config", 'ignore = ["JF4"]', "--config", 'target-version = "py312"',
+                   str(project))
+    assert shown.exit_code == 0
+    assert f"# configuration: {project / 'pyproject.toml'}" in shown.stdout
+    assert 'ignore = ["JF4"]' in shown.stdout and 'target-version = "py312"' in shown.stdout
+    assert invoke("check", "--config", 'ignore = ["JF4"]', str(project / "broken.py")).exit_code == 0
+    bad = invoke("check", "--config", "loop-strategy = 'sideways'", str(project))
+    assert bad.exit_code == 2 and "loop-strategy must be one of" in bad.stderr
+    assert invoke("check", "--config", "colour = true", str(project)).exit_code == 2
+
+
+def test_show_files_respects_gitignore_and_force_exclude(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text("manual.py\n")
+    listed = invoke("check", "--show-files", str(project)).stdout.split()
+    assert sorted(Path(path).name for path in listed) == ["broken.py", "clean.py"]
+    everything = invoke("check", "--show-files", "--no-respect-gitignore", str(project)).stdout.split()
+    assert len(everything) == 3
+    named = str(project / "broken.py")
+    assert invoke("check", "--show-files", "--exclude", "broken.py", named).stdout.split() == [named]
+    assert invoke("check", "--show-files", "--exclude", "broken.py", "--force-exclude", named).stdout == ""
+
+
+def test_target_version_names_syntax_the_running_python_cannot_read(tmp_path: Path) -> None:
+    path = tmp_path / "generic.py"
+    path.write_text("import jax\n\n\ndef first[T](xs: list[T]) -> T:\n    return jax.jit(lambda: xs[0])()\n")
+    result = invoke("check", "--target-version", "py314", str(path))
+    if sys.version_info >= (3, 12):
+        assert result.exit_code in (0, 1)
+    else:
+        assert result.exit_code == 2 and f"{path}:4" in result.stderr
+        assert "the code targets Python 3.14; jitfix runs on Python 3." in result.stderr
+
+
+def test_statistics_and_rules_honour_json_and_refuse_what_they_cannot_print(project: Path) -> None:
+    stats = invoke("check", "--statistics", "--output-format", "json", str(project / "broken.py"))
+    assert json.loads(stats.stdout) == [{"code": "JF401", "name": "print-in-traced-code", "count": 1, "fixable": 1}]
+    refused = invoke("rules", "--output-format", "sarif")
+    assert refused.exit_code == 2 and "'sarif' is not one of" in refused.stderr
+    assert invoke("check", "--statistics", "--output-format", "sarif", str(project / "broken.py")).exit_code == 2
+    assert json.loads(invoke("explain", "print-in-traced-code", "--output-format", "json").stdout)["code"] == "JF401"
+    assert invoke("explain", "JF401").stdout == invoke("explain", "print-in-traced-code").stdout
+    unknown = invoke("explain", "print-in-traced")
+    assert unknown.exit_code == 2 and "Did you mean print-in-traced-code?" in unknown.stderr
+
+
+def test_more_output_formats(project: Path) -> None:
+    broken = str(project / "broken.py")
+    concise = invoke("check", "--output-format", "concise", broken).stdout
+    assert concise.splitlines() == [f"{broken}:6:5: JF401 [*] " + concise.split(" [*] ", 1)[1].splitlines()[0]]
+    full = invoke("check", "--output-format", "full", broken).stdout
+    assert '6 |     print(f"x = {x}")\n  |     ^^^^^^^^^^^^^^^^^\n' in full
+    assert "= help: replace with jax.debug.print (safe fix)" in full and '+    jax.debug.print("x = {x}", x=x)' in full
+    [line] = invoke("check", "--output-format", "json-lines", broken).stdout.splitlines()
+    assert json.loads(line)["code"] == "JF401"
+    import xml.etree.ElementTree as ElementTree
+
+    junit = ElementTree.fromstring(invoke("check", "--output-format", "junit", broken).stdout)
+    assert junit.get("failures") == "1" and junit.find("testsuite/testcase/failure") is not None
+    clean = ElementTree.fromstring(invoke("check", "--output-format", "junit", str(project / "clean.py")).stdout)
+    assert clean.get("failures") == "0"
+    [issue] = json.loads(invoke("check", "--output-format", "gitlab", broken).stdout)
+    assert issue["check_name"] == "JF401 print-in-traced-code" and issue["location"]["lines"]["begin"] == 6
+    assert len(issue["fingerprint"]) == 32
+
+
+def test_no_color_drops_every_escape_and_wins_over_force_color(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(BROKEN)
+    env = {**__import__("os").environ, "FORCE_COLOR": "1", "NO_COLOR": "1"}
+    result = subprocess.run([sys.executable, "-m", "jitfix", "check", str(path)], capture_output=True, text=True,
+                            env=env)
+    assert "\x1b[" not in result.stdout + result.stderr and "Found 1 finding" in result.stdout
+    env.pop("NO_COLOR")
+    result = subprocess.run([sys.executable, "-m", "jitfix", "check", str(path)], capture_output=True, text=True,
+                            env=env)
+    assert "\x1b[1mFound 1 finding" in result.stdout  # bold, forced though not a terminal
+
+
+def test_progress_advances_as_files_finish_not_in_path_order(tmp_path: Path) -> None:
+    """Files are processed largest first; the bar hears of each as it finishes. The first
+    file in path order is the smallest, so most files are done before it is."""
+    from jitfix import api
+    from jitfix.config import Settings
+    from jitfix.engine import Options
+
+    (tmp_path / "a.py").write_bytes(BROKEN)
+    big = BROKEN + b"".join(b"\n\n@jax.jit\ndef g%d(x):\n    print(x)\n    return x\n" % n for n in range(300))
+    for name in "bcdef":
+        (tmp_path / f"{name}.py").write_bytes(big)
+    done: list[str] = []
+    seen_at_first_result: list[int] = []
+    from jitfix import engine
+
+    original = engine.run_paths
+
+    def run_paths(*args, **kwargs):
+        for result in original(*args, **kwargs):
+            seen_at_first_result.append(len(done))
+            yield result
+
+    engine_run_paths, api.run_paths = api.run_paths, run_paths
+    try:
+        results = api.process([str(tmp_path)], Settings(), Options(), jobs=2, use_cache=False,
+                              finished=lambda result: done.append(result.path))
+    finally:
+        api.run_paths = engine_run_paths
+    assert len(done) == 6 and len(results.files) == 6
+    assert seen_at_first_result[0] >= 3
+
+
+def test_verbose_says_what_fix_did_to_each_file(project: Path) -> None:
+    result = invoke("fix", "-v", "--no-cache", str(project / "broken.py"), str(project / "clean.py"))
+    assert f"{project / 'broken.py'}: parsed, 1 fix, 0 findings left" in result.stderr
+    assert "0 finding(s)" not in result.stderr
+
+
+def test_nothing_found_reads_no_findings(project: Path) -> None:
+    result = invoke("fix", str(project / "clean.py"))
+    assert result.exit_code == 0 and result.stderr == "No findings.\n"
+
+
+def test_show_fixes_and_exit_non_zero_on_fix(project: Path) -> None:
+    result = invoke("fix", "--show-fixes", "--exit-non-zero-on-fix", str(project / "broken.py"))
+    assert result.exit_code == 1 and "Fixed 1 finding:" in result.stderr
+    assert "1 \u00d7 JF401 (print-in-traced-code)" in result.stderr
+    again = invoke("fix", "--show-fixes", "--exit-non-zero-on-fix", str(project / "broken.py"))
+    assert again.exit_code == 0 and "No fixes applied." in again.stderr
+
+
+def test_a_hunk_with_several_fixes_lists_their_codes(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("import jax\nimport numpy as np\n\n\n@jax.jit\ndef f(x):\n    print(x)\n    print(x)\n"
+                    "    return np.abs(x) + np.sin(x)\n")
+    headers = [line for line in invoke("diff", "--no-color", str(path)).stdout.splitlines() if line.startswith("@@")]
+    assert headers == ["@@ -1,9 +1,9 @@ JF401 \u00d72, JF602 \u00d72"]
+
+
+def test_validate_names_the_file_it_cannot_parse_and_exits_2(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.py", tmp_path / "broken.py"
+    old.write_bytes(BROKEN)
+    new.write_text("import jax\n\ndef f(x:\n")
+    result = invoke("validate", str(old), str(new))
+    assert result.exit_code == 2 and f"{new}:3: syntax error" in result.stderr and str(old) not in result.stderr
+
+
+def test_short_version_and_shell_completion() -> None:
+    assert invoke("-V").stdout.startswith("jitfix ")
+    assert "--install-completion" in invoke("--help").stdout

@@ -4,6 +4,7 @@ first-run command shows fixes for the examples."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from helpers import invoke
@@ -105,3 +106,27 @@ def test_the_ci_workflow_runs_real_commands(tmp_path: Path) -> None:
     for command in commands:
         outcome = _shell(command, project)
         assert outcome.returncode in (0, 1), (command, outcome.stderr)
+
+
+def test_the_ci_workflow_installs_jitfix_from_its_repository() -> None:
+    """Every `pip install` of docs/jitfix.yml names the user's project (`.`) or the checkout
+    of jitfix's repository, which is this repository: installable as `jitfix`."""
+    import yaml
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    steps = yaml.safe_load((ROOT / "docs" / "jitfix.yml").read_text())["jobs"]["jitfix"]["steps"]
+    checkouts = [step["with"]["path"] for step in steps
+                 if step.get("uses", "").startswith("actions/checkout") and "repository" in step.get("with", {})]
+    assert checkouts == [".jitfix"]
+    installs = [line.split("#")[0].split()[2:] for step in steps for line in step.get("run", "").splitlines()
+                if line.strip().startswith("pip install")]
+    assert installs, "the workflow installs nothing"
+    for arguments in installs:
+        targets = [argument for argument in arguments if not argument.startswith("-")]
+        assert targets and all(target == "." or target.rstrip("/") in ("./.jitfix", ".jitfix") for target in targets), \
+            targets
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "jitfix" and project["scripts"]["jitfix"] == "jitfix.cli:main"

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from jitfix.cache import Cache
 from jitfix.config import Settings
 from jitfix.engine import FileResult, Options, analyse, process_bytes, process_source, run_paths
-from jitfix.files import InputError, decode_source, discover, read_source, remove_stale_temporaries, write_source
+from jitfix.analysis.project import Project
+from jitfix.files import InputError, SourceFile, discover, read_source, remove_stale_temporaries, write_source
 from jitfix.findings import Finding
 from jitfix.suppress import add_ignores
 
@@ -164,16 +165,22 @@ def validate_versions(old_path: str, old_text: str, new_text: str, settings: Set
     return validate_jobs([job], validation, record)
 
 
-def check_document(path: str, text: str, settings: Settings) -> FileResult:
+def check_document(path: str, text: str, settings: Settings, project: Project | None = None) -> FileResult:
     """One document's findings (an editor's view of a file it holds, saved or not), each
-    with its own fix as text replacements."""
-    return process_source(decode_source(text.encode("utf-8"), path), settings, Options(fix_diffs=True))
+    with its own fix as text replacements; calls into the other files of ``project`` are
+    followed."""
+    return process_source(_document(path, text), settings, Options(fix_diffs=True), project)
 
 
-def fix_document(path: str, text: str, settings: Settings, unsafe_fixes: bool = False) -> FileResult:
+def fix_document(path: str, text: str, settings: Settings, unsafe_fixes: bool = False,
+                 project: Project | None = None) -> FileResult:
     """One document with every fix applied (``new_text``) and the findings left in it."""
     options = Options(apply_fixes=True, unsafe_fixes=unsafe_fixes)
-    return process_source(decode_source(text.encode("utf-8"), path), settings, options)
+    return process_source(_document(path, text), settings, options, project)
+
+
+def _document(path: str, text: str) -> SourceFile:
+    return SourceFile(path=path, text=text, encoding="utf-8", bom=False, digest="")  # never written
 
 
 def diff_stat(patch: str) -> tuple[int, int]:

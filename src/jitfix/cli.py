@@ -815,12 +815,9 @@ def explain(
 
     rule = find_rule(rule_name)
     if rule is None:
-        import difflib
+        from jitfix.rules import ALL_RULES, nearest
 
-        from jitfix.rules import ALL_RULES
-
-        near = difflib.get_close_matches(rule_name, [r.code for r in ALL_RULES] + [r.name for r in ALL_RULES], n=3,
-                                         cutoff=0.5)
+        near = nearest(rule_name, [r.code for r in ALL_RULES] + [r.name for r in ALL_RULES])
         hint = f" Did you mean {' or '.join(near)}?" if near else " `jitfix rules` lists them."
         typer.echo(f"jitfix: unknown rule {rule_name!r}.{hint}", err=True)
         raise typer.Exit(EXIT_ERROR)

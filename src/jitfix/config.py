@@ -24,7 +24,6 @@ timeout = 300                # seconds per module
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 import sys
@@ -200,12 +199,12 @@ def parse_target_version(value: object, where: str) -> tuple[int, int]:
 def check_selector(selector: str, where: str) -> None:
     """A rule code or a prefix of one (``JF``, ``JF4``, ``JF401``); else the error names the
     nearest codes."""
-    from jitfix.rules import ALL_RULES
+    from jitfix.rules import ALL_RULES, nearest
 
     codes = [rule.code for rule in ALL_RULES]
     if any(code.startswith(selector) for code in codes):
         return
-    near = difflib.get_close_matches(selector, codes, n=3, cutoff=0.6)
+    near = nearest(selector, codes)
     hint = f"; did you mean {' or '.join(near)}?" if near else \
         f"; the codes run from {min(codes)} to {max(codes)} (`jitfix rules` lists them)"
     raise ConfigError(f"{where}: {selector!r} is not a rule code or the prefix of one{hint}")

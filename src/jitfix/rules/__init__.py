@@ -41,5 +41,15 @@ def find_rule(code_or_name: str) -> Rule | None:
     return RULES_BY_CODE.get(wanted.upper()) or next((rule for rule in ALL_RULES if rule.name == wanted.lower()), None)
 
 
+def nearest(word: str, candidates: list[str]) -> list[str]:
+    """The candidates most like ``word`` (a typo's correction), all of them if tied; none when
+    nothing is close."""
+    import difflib
+
+    scored = [(difflib.SequenceMatcher(None, word, candidate).ratio(), candidate) for candidate in candidates]
+    best = max((score for score, _ in scored), default=0.0)
+    return sorted(candidate for score, candidate in scored if score == best) if best >= 0.6 else []
+
+
 def selected_rules(is_enabled) -> list[Rule]:
     return [rule for rule in ALL_RULES if is_enabled(rule.code)]
