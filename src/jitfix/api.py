@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jitfix.analysis.project import Project
 from jitfix.cache import Cache
 from jitfix.config import Settings
 from jitfix.engine import FileResult, Options, analyse, process_bytes, process_source, run_paths
-from jitfix.analysis.project import Project
 from jitfix.files import InputError, SourceFile, discover, read_source, remove_stale_temporaries, write_source
 from jitfix.findings import Finding
 from jitfix.suppress import add_ignores
@@ -151,6 +151,15 @@ def validate(results: Results, settings: Settings, options: Options, validation:
     from jitfix.validate.session import validate_results
 
     return validate_results(results.files, settings, options, validation, record)
+
+
+def validate_paths(paths: list[str], settings: Settings, validation: ValidationOptions, record: str | None, *,
+                   jobs: int | None = None, use_cache: bool = True) -> ValidationRun:
+    """What ``check --validate`` proves without writing: the fixes ``fix`` would make to
+    ``paths``, each rewritten function run before and after."""
+    options = Options(apply_fixes=True)
+    return validate(process(paths, settings, options, jobs=jobs, use_cache=use_cache), settings, options,
+                    validation, record)
 
 
 def validate_versions(old_path: str, old_text: str, new_text: str, settings: Settings,
