@@ -167,11 +167,16 @@ def _prepare(paths: list[str], shared: Shared) -> Run:
     return run
 
 
+# Settings fields as [tool.jitfix] spells them, where the two differ.
+CONFIG_KEYS = {"max_file_bytes": "max-file-size", "validate_examples": "validate.examples",
+               "validate_record": "validate.record", "validate_timeout": "validate.timeout"}
+
+
 def _settings_lines(settings: Settings) -> list[str]:
     lines = [f"# configuration: {settings.config_path or 'none found (defaults)'}"]
     for item in fields(settings):
         value = getattr(settings, item.name)
-        if item.name in ("config_path",):
+        if item.name == "config_path":
             continue
         if item.name == "target_version" and value is not None:
             value = f"py{value[0]}{value[1]}"
@@ -179,7 +184,8 @@ def _settings_lines(settings: Settings) -> list[str]:
             value = {pattern: list(codes) for pattern, codes in value}
         elif isinstance(value, tuple):
             value = list(value)
-        lines.append(f"{item.name.replace('_', '-')} = {json.dumps(value)}")
+        key = CONFIG_KEYS.get(item.name, item.name.replace("_", "-"))
+        lines.append(f"{key} = {json.dumps(value)}" + ("  # the folder relative paths start from" if key == "root" else ""))
     return lines
 
 
@@ -313,7 +319,7 @@ def check(
         _print_statistics(run, findings, output_format)
     else:
         _print_findings(run, findings, output_format, validation)
-        if output_format in (OutputFormat.text, OutputFormat.full) and not run.quiet:
+        if output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.full) and not run.quiet:
             _check_summary(run, findings, results.failed)
     if results.failed:
         raise typer.Exit(_error_exit(results))

@@ -203,10 +203,16 @@ def quick_fixes(document: TextDocument, uri: str, result: FileResult, wanted: ty
             continue
         safe = finding.fix.safety is Safety.SAFE
         actions.append(types.CodeAction(
-            title=f"Fix {finding.code}: {finding.fix.description}" + ("" if safe else " (unsafe fix)"),
+            title=f"Fix {finding.code}: {finding.fix.description}" + _unsafe_mark(finding),
             kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(document, finding)], is_preferred=safe,
             edit=types.WorkspaceEdit(changes={uri: text_edits(document, finding.fix.replacements)})))
     return actions
+
+
+def _unsafe_mark(finding: Finding) -> str:
+    if finding.fix is None or finding.fix.safety is Safety.SAFE or "unsafe" in finding.fix.description:
+        return ""
+    return " (unsafe fix)"
 
 
 server = JitfixServer()
