@@ -420,7 +420,8 @@ def test_statistics_and_rules_honour_json_and_refuse_what_they_cannot_print(proj
 def test_more_output_formats(project: Path) -> None:
     broken = str(project / "broken.py")
     concise = invoke("check", "--output-format", "concise", broken).stdout
-    assert concise.splitlines() == [f"{broken}:6:5: JF401 [*] " + concise.split(" [*] ", 1)[1].splitlines()[0]]
+    assert concise.splitlines() == [f"{broken}:6:5: JF401 [*] " + concise.split(" [*] ", 1)[1].splitlines()[0],
+                                    "Found 1 finding; 1 fixable with `jitfix fix`."]
     full = invoke("check", "--output-format", "full", broken).stdout
     assert '6 |     print(f"x = {x}")\n  |     ^^^^^^^^^^^^^^^^^\n' in full
     assert "= help: replace with jax.debug.print (safe fix)" in full and '+    jax.debug.print("x = {x}", x=x)' in full
