@@ -196,10 +196,9 @@ class LoopPlanning:
                                           "a fixed shape: preallocate it and write with `.at[i].set(...)`", where)
         if flag and flag not in carry:
             carry.append(flag)
+        # A guard whose test is static in the body function (every carried name is a tracer
+        # there) has the same value on every pass: lax.cond takes it as a Python bool.
         inside = self.carried | set(carry) | ({target} if target else set())
-        for guard in guards:  # in the body function every carried name is a tracer
-            if not self.flow.at(guard.node, frozenset(inside)).is_traced(guard.node.test):
-                return self._report(node, f"`{guard.kind}` on a condition that is not traced", guard.node)
         if isinstance(node, ast.For):
             plan = self._fori_plan(node, carry, target)  # type: ignore[arg-type]
             if plan is None:
