@@ -10,7 +10,7 @@ and whether it holds something a branch function cannot hold (``yield``, ``globa
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from jitfix.analysis.catalogue import MUTATING_METHODS
 
@@ -271,13 +271,18 @@ def contains_return(statements: list[ast.stmt]) -> bool:
     return any(isinstance(node, ast.Return) for node in _own_nodes(statements))
 
 
-def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str]) -> Iterator[tuple[ast.AST, str]]:
+def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
+              read_after: Callable[[str], bool] = lambda name: True) -> Iterator[tuple[ast.AST, str]]:
     """(node, reason) for each thing in the statements that a branch function cannot hold.
 
-    ``modules`` are the module's import names: ``jnp.append(x, v)`` changes nothing.
+    ``modules`` are the module's import names: ``jnp.append(x, v)`` changes nothing. A
+    function or class defined in them is a temporary of the branch function unless its name
+    is ``read_after`` the statement (a function cannot be a branch's output).
     """
     for statement in statements:
         for node in _own_nodes([statement]):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not read_after(node.name):
+                continue
             reason = _obstacle(node, allow_return, modules)
             if reason:
                 yield node, reason

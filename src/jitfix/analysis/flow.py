@@ -159,7 +159,10 @@ class FlowAnalysis:
         state = self.before.get(id(statement), self.entry)
         if also_traced:
             carried = Verdict(TRACED_KIND, "carried by the lax loop this loop becomes")
-            state = {**state, **dict.fromkeys(also_traced, carried)}
+            # A carried array is still one array (what proved it holds of every value that
+            # flows into the name); anything else is a tracer of unknown form.
+            state = {**state, **{name: as_array(carried, name in state and state[name].array)
+                                 for name in also_traced}}
         return self._view(state)
 
     def summary(self) -> ValueAnalysis:

@@ -34,6 +34,7 @@ from jitfix.analysis.blocks import (
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence
+from jitfix.rules.jump_lowering import checking_lowered
 from jitfix.rules.loop_plans import LoopPlan, LoopPlanning
 from jitfix.rules.naming import branch_name, unique_name
 from jitfix.rules.result_types import arms_to_cast
@@ -88,6 +89,8 @@ class Problem:
     statement: ast.If | ast.For | ast.While  # the statement left as it is
     reason: str
     kind: str = ""  # "scan" for loops that could not become a lax.scan
+    # A loop held back only by a break/continue inside a block of its body (see jump_lowering).
+    nested_jump: bool = False
 
 
 class FunctionPlanner(LoopPlanning, ScanPlanning):
@@ -107,6 +110,8 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         self.plans: dict[ast.stmt, IfPlan | LoopPlan] = {}
         self.forced_ifs: set[ast.If] = set()
         self.carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
+        # Operands of the planned ifs being walked: tracers inside their branch functions.
+        self.operands: frozenset[str] = frozenset()
         self.options = options or PlanningOptions()
         self.static_requests: dict[ast.For, list[str]] = {}  # loops left as they are, bounds made static
         # statement -> the carried names traced around it, for the expression rules
@@ -147,11 +152,35 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         if node in self.forced_ifs:  # made from a traced break/continue guard
             return True
         values = self.values_at(node)
-        return values.is_traced(node.test) and self.arrays.certain_truth(node.test, values)
+        if not values.is_traced(node.test):
+            return False
+        if self.arrays.certain_truth(node.test, values):
+            return True
+        if checking_lowered.get():  # left as it is, but a lowering must not count on it
+            self._report(node, "the test is traced but not certainly one array")
+        return False
 
     def values_at(self, node: ast.stmt):
         """Traced/static at a statement, the carry of the loops being rewritten around it traced."""
-        return self.flow.at(node, self.carried)
+        return self.flow.at(node, self.traced_here)
+
+    @property
+    def traced_here(self) -> frozenset[str]:
+        """Names that are tracers where the walk is, whatever the code says: the carry of the
+        loops and the operands of the ifs being rewritten around it."""
+        return self.carried | self.operands
+
+    def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int) -> None:
+        outer = self.operands
+        self.operands = outer | set(operands)
+        try:
+            for branch in branches:
+                for node in ast.walk(ast.Module(body=branch.statements, type_ignores=[])):
+                    if isinstance(node, ast.stmt):
+                        self.carried_at[id(node)] = self.traced_here
+                self._block(branch.statements, set(operands), tail=tail, loops=loops)
+        finally:
+            self.operands = outer
 
     def _block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
         bound = set(bound)
@@ -193,8 +222,8 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
                 self._block(block, bound, False, loops)
 
     def _report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
-                kind: str = "") -> bool:
-        self.problems.append(Problem(where or node, node, reason, kind))
+                kind: str = "", nested_jump: bool = False) -> bool:
+        self.problems.append(Problem(where or node, node, reason, kind, nested_jump))
         return False
 
     # -- one if ----------------------------------------------------------------------------
@@ -210,9 +239,10 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
             return self._plan_return(node, rest, bound, tail)
         return self._plan_assign(node, bound, loops, values)
 
-    def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool) -> bool:
+    def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool,
+                        read_after=lambda name: False) -> bool:
         for block in blocks:
-            for where, reason in obstacles(block, allow_return, self._module_names()):
+            for where, reason in obstacles(block, allow_return, self._module_names(), read_after):
                 self._report(node, reason, where)
                 return True
         return False
@@ -221,7 +251,8 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         return set(self.imports.aliases)
 
     def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> bool:
-        if self._first_obstacle(node, [node.body, node.orelse], allow_return=False):
+        if self._first_obstacle(node, [node.body, node.orelse], allow_return=False,
+                                read_after=lambda name: self._live_after(name, node, loops)):
             return False
         branches = [node.body, node.orelse]
         assigned = assigned_names(node.body) | assigned_names(node.orelse)
@@ -248,8 +279,7 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         plan = IfPlan(node, "assign", true, false, operands, outputs)
         self._plan_casts_assign(plan, values)
         self.plans[node] = plan
-        for branch in (true, false):
-            self._block(branch.statements, set(operands), tail=False, loops=loops)
+        self._walk_branches([true, false], operands, tail=False, loops=loops)
         return False
 
     def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool) -> bool:
@@ -280,8 +310,7 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
         plan = IfPlan(node, "return", true, false, operands, [])
         self._plan_casts_return(plan)
         self.plans[node] = plan
-        for branch in (true, false):
-            self._block(branch.statements, set(operands), tail=True, loops=0)
+        self._walk_branches([true, false], operands, tail=True, loops=0)
         return True
 
     # -- names -----------------------------------------------------------------------------

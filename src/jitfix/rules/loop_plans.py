@@ -119,6 +119,19 @@ def _loop_obstacle(statements: list[ast.stmt]) -> tuple[ast.AST, str] | None:
     return None
 
 
+def _ifs_holding_jumps(statements: list[ast.stmt]) -> Iterator[ast.If]:
+    """The ifs of a loop body (at any depth, not in a nested loop or function) that hold a
+    break/continue of this loop."""
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            blocks = (statement.body, statement.orelse)
+            if any(_loop_obstacle(block) and isinstance(_loop_obstacle(block)[0], ast.Break | ast.Continue)
+                   for block in blocks):
+                yield statement
+            for block in blocks:
+                yield from _ifs_holding_jumps(block)
+
+
 class LoopPlanning:
     """The loop half of the control-flow planner (mixed into FunctionPlanner)."""
 
@@ -140,7 +153,10 @@ class LoopPlanning:
         if not (isinstance(node, ast.While) or (isinstance(node, ast.For) and _is_range(node.iter, self.imports))):
             return False
         _, guards = split_guards(node.body)
-        return any(self.values_at(guard.node).is_traced(guard.node.test) for guard in guards)
+        if any(self.values_at(guard.node).is_traced(guard.node.test) for guard in guards):
+            return True
+        # A jump inside an `if` of the body (lowered to a flag, see jump_lowering) on a traced test.
+        return any(self.values_at(test).is_traced(test.test) for test in _ifs_holding_jumps(node.body))
 
     def _plan_loop(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
         if node.orelse:
@@ -151,8 +167,8 @@ class LoopPlanning:
         unguarded = [statement for segment in segments for statement in segment]
         found = _loop_obstacle(unguarded)
         if found:
-            return self._report(node, found[1], found[0])
-        for where, reason in self._obstacles_of(unguarded):
+            return self._report(node, found[1], found[0], nested_jump=isinstance(found[0], ast.Break | ast.Continue))
+        for where, reason in self._obstacles_of(unguarded, node, loops):
             return self._report(node, reason, where)
         for guard in guards:
             guard.boolean = is_boolean_valued(guard.node.test, self.imports)
@@ -198,7 +214,7 @@ class LoopPlanning:
             carry.append(flag)
         # A guard whose test is static in the body function (every carried name is a tracer
         # there) has the same value on every pass: lax.cond takes it as a Python bool.
-        inside = self.carried | set(carry) | ({target} if target else set())
+        inside = self.traced_here | set(carry) | ({target} if target else set())
         if isinstance(node, ast.For):
             plan = self._fori_plan(node, carry, target)  # type: ignore[arg-type]
             if plan is None:
@@ -221,10 +237,10 @@ class LoopPlanning:
         self.plans[node] = plan  # type: ignore[index]
         # In the body function, the carry and the loop variable are its own names, and tracers.
         outer = self.carried
-        self.carried = frozenset(inside)
+        self.carried = frozenset(self.carried | set(carry) | ({target} if target else set()))
         for statement in ast.walk(ast.Module(body=body, type_ignores=[])):
             if isinstance(statement, ast.stmt):
-                self.carried_at[id(statement)] = self.carried
+                self.carried_at[id(statement)] = self.traced_here
         self._rewritten_loop_levels.append((len(self._rests), loops + 1))
         try:
             self._block(body, set(carry) | ({target} if target else set()), tail=False, loops=loops + 1)
@@ -314,8 +330,12 @@ class LoopPlanning:
         return LoopPlan(node, "fori", name, carry, node.body, lower=lower, upper=_without_int(upper), step=step,
                         target=target, truncate_upper=truncate)
 
-    def _obstacles_of(self, statements: list[ast.stmt]) -> Iterator[tuple[ast.AST, str]]:
-        for where, reason in obstacles(statements, False, set(self.imports.aliases)):
+    def _obstacles_of(self, statements: list[ast.stmt], node: ast.For | ast.While,
+                      loops: int) -> Iterator[tuple[ast.AST, str]]:
+        """What a body function cannot hold (a function the body defines is its temporary,
+        unless code after the loop reads it)."""
+        read_after = lambda name: self._live_after(name, node, loops)  # noqa: E731
+        for where, reason in obstacles(statements, False, set(self.imports.aliases), read_after):
             if isinstance(where, ast.Break | ast.Continue | ast.Return):
                 continue  # reported above with the loop's own reason
             yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")

@@ -12,9 +12,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.findings import Finding, Fix, Safety
+import libcst as cst
+
+from jitfix.findings import Edit, EditError, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
+from jitfix.rules.jump_lowering import JumpLowering, checking_lowered
 from jitfix.rules.loop_plans import LoopPlan
 from jitfix.rules.static_arguments import static_argnames_edit
 
@@ -45,9 +48,50 @@ class _LoopRule(Rule):
                 if (problem.kind == "scan") != (self.primitive == "scan"):
                     continue
                 statement = problem.statement
+                fix = self._lowering_fix(module, function, statement) if problem.nested_jump else None
+                if fix is not None:
+                    message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
+                               "as a lax loop (its nested `break`/`continue` first becomes a flag)")
+                    yield self.finding(module, statement, message, fix, function=function,
+                                       end=self._header_end(statement))
+                    continue
                 where = f" (line {problem.node.lineno})" if problem.node.lineno != statement.lineno else ""
                 message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
+
+    def _lowering_fix(self, module: ModuleContext, function, loop: ast.For | ast.While) -> Fix | None:
+        """Turn the loop's nested jumps into flags (see jump_lowering), when the rounds of
+        safe fixes that follow then rewrite the lowered loop: checked by running them on the
+        lowered text (no flag guard may be left). The rewrite itself is those next rounds."""
+        if checking_lowered.get():
+            return None
+        from jitfix.engine import InternalError, Options, apply_edits, process_text  # the engine drives the rules
+        from jitfix.files import InputError
+
+        lowering: list[JumpLowering] = []
+
+        def lower(node: cst.CSTNode, context) -> cst.CSTNode:
+            lowering.append(JumpLowering(function.node, node))  # type: ignore[arg-type]
+            lowered = lowering[-1].loop(node)  # type: ignore[arg-type]
+            if lowered is None:
+                raise EditError("a jump sits in a block the lowering does not reach")
+            return lowered
+
+        edit = Edit(module.start_of(loop), cst.For if isinstance(loop, ast.For) else cst.While, lower)
+        token = checking_lowered.set(True)
+        try:
+            lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
+            result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
+        except (InternalError, InputError):
+            return None
+        finally:
+            checking_lowered.reset(token)
+        if result.new_text is None or _flag_guards_left(result.new_text, set(lowering[0].flags.values())):
+            return None
+        qualname = function.qualname
+        if any(f.function == qualname or (f.function or "").startswith(qualname + ".") for f in result.findings):
+            return None  # anything left undone in the function: the loop is not lowered either
+        return Fix(Safety.SAFE, "turn the nested break/continue into flags, then rewrite as a lax loop", [edit])
 
     def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
         """Loops the strategy keeps: their bounds become static arguments of the jit."""
@@ -79,6 +123,13 @@ class _LoopRule(Rule):
     @staticmethod
     def _header_end(node: ast.stmt) -> ast.AST:
         return node.iter if isinstance(node, ast.For) else node.test  # type: ignore[attr-defined]
+
+
+def _flag_guards_left(text: str, flags: set[str]) -> bool:
+    """Whether ``text`` still holds an ``if <flag>: break`` (or ``continue``) of the lowering."""
+    return any(isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags
+               and len(node.body) == 1 and isinstance(node.body[0], ast.Break | ast.Continue)
+               for node in ast.walk(ast.parse(text)))
 
 
 class TracedRangeLoop(_LoopRule):

@@ -99,7 +99,7 @@ class ScanPlanning:
             return self._report_scan(node, outputs)
         appends = {id(output.append) for output in outputs}
         body = [statement for statement in node.body if id(statement) not in appends]
-        for where, reason in self._obstacles_of(body):
+        for where, reason in self._obstacles_of(body, node, loops):
             return self._report_scan(node, reason, where)
         if any(self._live_after(name, node, loops) for name in names):
             return self._report_scan(node, "the loop variable is read after the loop")

@@ -1,0 +1,161 @@
+"""A loop whose ``break``/``continue`` sits inside an ``if`` of its body, rewritten so that
+every jump is a top-level guard (``if breaking: break``), the form the loop rewrite takes.
+
+Inside the body a jump becomes a flag (``breaking = True``; ``breaking = c`` for a simple
+``if c: break`` with a boolean test), and what follows it in each enclosing block runs only
+while the flag is down (``if not breaking:``). After the statement that holds the jump, at the
+top of the body, ``if breaking: break`` leaves the loop as the jump did. The flags are reset
+at the top of every pass. This is plain Python with the original's meaning; it is offered only
+when the loop rewrite then takes the loop (the caller checks that on the lowered text), so a
+loop is never left half-done.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+from collections.abc import Sequence
+
+import libcst as cst
+
+from jitfix.rules.naming import unique_name
+
+# Set while a lowered text is analysed to check it: no lowering is planned inside that.
+checking_lowered = contextvars.ContextVar("checking_lowered", default=False)
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_LOOPS = (cst.For, cst.While)
+
+
+def _jumps(node: cst.CSTNode) -> set[type]:
+    """The kinds of jump (Break, Continue) in ``node`` that leave the loop around it."""
+    found: set[type] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Break | cst.Continue):
+            found.add(type(current))
+        elif current is node or not isinstance(current, _SCOPES + _LOOPS):
+            stack.extend(current.children)
+    return found
+
+
+def _is_guard(statement: cst.BaseStatement) -> bool:
+    """``if c: break`` / ``if c: continue`` -- already the form the loop rewrite takes."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None:
+        return False
+    body = statement.body.body
+    if isinstance(statement.body, cst.IndentedBlock):
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+            return False
+        body = body[0].body
+    return len(body) == 1 and isinstance(body[0], cst.Break | cst.Continue)
+
+
+def _is_boolean(test: cst.BaseExpression) -> bool:
+    """A test whose value is a boolean by its form (a comparison, ``not``, and/or of those)."""
+    if isinstance(test, cst.Comparison):
+        return True
+    if isinstance(test, cst.UnaryOperation):
+        return isinstance(test.operator, cst.Not)
+    if isinstance(test, cst.BooleanOperation):
+        return _is_boolean(test.left) and _is_boolean(test.right)
+    return False
+
+
+class JumpLowering:
+    def __init__(self, function: ast.AST, loop: cst.For | cst.While):
+        taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+        taken |= {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+        kinds = set().union(*(_jumps(statement) for statement in loop.body.body if not _is_guard(statement)))
+        self.flags = {}
+        if cst.Break in kinds:
+            self.flags[cst.Break] = unique_name("breaking", taken)
+        if cst.Continue in kinds:
+            self.flags[cst.Continue] = unique_name("skipping", taken)
+
+    def loop(self, loop: cst.For | cst.While) -> cst.For | cst.While | None:
+        """The loop with every jump a top-level guard, or None when a jump sits where this
+        cannot reach it (in a ``with``, ``try`` or ``match`` block)."""
+        if not isinstance(loop.body, cst.IndentedBlock) or not self.flags:
+            return None
+        body: list[cst.BaseStatement] = [cst.parse_statement(f"{flag} = False\n") for flag in self.flags.values()]
+        for statement in loop.body.body:
+            kinds = _jumps(statement)
+            if not kinds or _is_guard(statement):
+                body.append(statement)
+                continue
+            if not isinstance(statement, cst.If):
+                return None  # a bare jump, or one in a with/try/match block
+            lowered = self._if(statement)
+            if lowered is None:
+                return None
+            body.append(lowered)
+            for kind in (cst.Break, cst.Continue):
+                if kind in kinds:
+                    word = "break" if kind is cst.Break else "continue"
+                    body.append(cst.parse_statement(f"if {self.flags[kind]}:\n    {word}\n"))
+        return loop.with_changes(body=loop.body.with_changes(body=body))
+
+    def _if(self, statement: cst.If) -> cst.If | None:
+        body = self._block(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else None
+        if body is None:
+            return None
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            orelse = self._if(orelse)
+        elif isinstance(orelse, cst.Else):
+            block = self._block(orelse.body.body) if isinstance(orelse.body, cst.IndentedBlock) else None
+            orelse = None if block is None else orelse.with_changes(body=orelse.body.with_changes(body=block))
+        if statement.orelse is not None and orelse is None:
+            return None
+        return statement.with_changes(body=statement.body.with_changes(body=body), orelse=orelse)
+
+    def _block(self, statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
+        """A nested block: a jump sets its flag (what follows it is dead), and what follows a
+        statement that may jump runs only while the flags it may set are down."""
+        result: list[cst.BaseStatement] = []
+        for index, statement in enumerate(statements):
+            kinds = _jumps(statement)
+            if not kinds:
+                result.append(statement)
+                continue
+            if isinstance(statement, cst.SimpleStatementLine):
+                return result + [self._jump_line(statement)]
+            if _is_guard(statement) and _is_boolean(statement.test):  # `if c: break` -> `breaking = c`
+                kind = type(self._first_jump(statement))
+                lowered: cst.BaseStatement = cst.parse_statement(
+                    f"{self.flags[kind]} = {cst.Module([]).code_for_node(statement.test)}\n").with_changes(
+                        leading_lines=statement.leading_lines)
+            elif isinstance(statement, cst.If):
+                lowered = self._if(statement)
+                if lowered is None:
+                    return None
+            else:
+                return None
+            result.append(lowered)
+            rest = statements[index + 1:]
+            if not rest:
+                return result
+            inner = self._block(rest)
+            if inner is None:
+                return None
+            for kind in (cst.Continue, cst.Break):
+                if kind in kinds:
+                    inner = [cst.parse_statement(f"if not {self.flags[kind]}:\n    pass\n").with_changes(
+                        body=cst.IndentedBlock(body=inner))]
+            return result + inner
+        return result
+
+    def _jump_line(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """``a = 1; break`` -> ``a = 1; breaking = True`` (what follows a jump never runs)."""
+        small = list(line.body)
+        at = next(index for index, part in enumerate(small) if isinstance(part, cst.Break | cst.Continue))
+        flag = cst.parse_statement(f"{self.flags[type(small[at])]} = True\n").body[0]
+        return line.with_changes(body=[*small[:at], flag])
+
+    @staticmethod
+    def _first_jump(statement: cst.If) -> cst.Break | cst.Continue:
+        body = statement.body.body
+        part = body[0].body[0] if isinstance(statement.body, cst.IndentedBlock) else body[0]
+        return part
