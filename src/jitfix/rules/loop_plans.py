@@ -178,9 +178,6 @@ class LoopPlanning:
                 return self._report(node, "the loop variable is not a single name")
             target = node.target.id
         flag = unique_name("stopped", self.taken) if any(g.kind == "break" for g in guards) else None
-        if flag and target and self._live_after(target, node, loops):
-            return self._report(node, f"`break`, and `{target}` is read after the loop; bind the value "
-                                      "you need to another name inside the loop")
         body, synthetic_ifs = self._nested_body(segments, guards, flag)
         assigned = assigned_names(body)
         test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
@@ -230,7 +227,11 @@ class LoopPlanning:
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
         if "_" in (target, *carry):
             plan.placeholder = unique_name("_unused", self.taken)
-        if flag and target and plan.kind == "fori" and target in assigned_names(node.body):
+        # The passes of a range loop that can break are counted in a name of their own when the
+        # loop variable is rebound in the body (Python's next pass takes it from the range
+        # whatever the body did) or read after the loop (it keeps the value of the pass that
+        # broke, one behind the count).
+        if flag and target and plan.kind == "fori" and (target in assigned_names(node.body) or target in carry):
             plan.counter = unique_name(f"{target}_pass", self.taken)
         if flag and plan.kind == "fori":
             plan.cond_name = unique_name(f"_{target}_loop_continues", self.taken)

@@ -204,8 +204,11 @@ class LoopRendering:
         context = self.context  # type: ignore[attr-defined]
         prefix = f"{', '.join(names)} = "
         context.column = self.base_column + depth * 4 + len(prefix)  # type: ignore[attr-defined]
+        # The loop variable read after the loop starts as its value before it, if it has one
+        # (else it is read only when the loop ran: any start will do).
+        initial = [lower if name == plan.target and not plan.target_bound else name for name in plan.carry]
         call = context.call_source(f"{context.name('jax.lax')}.while_loop",
-                                   [plan.cond_name, plan.body_name, f"({', '.join([lower, *plan.carry])})"])
+                                   [plan.cond_name, plan.body_name, f"({', '.join([lower, *initial])})"])
         return [start, cond, body, cst.parse_statement(prefix + call + "\n")]
 
     # -- scan ---------------------------------------------------------------------------------

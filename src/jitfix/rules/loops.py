@@ -155,10 +155,15 @@ class TracedRangeLoop(_LoopRule):
         "that runs zero times leaves them as they were. The loop variable, when read after the "
         "loop, is carried and keeps its last value. `range(a, b, step)` with a literal step counts "
         "iterations (negative steps too); `range(int(n))` casts `n` with `jnp`. A Python `0` that "
-        "accumulates floats is fine: `fori_loop` promotes a weakly typed start. Reported, not "
-        "fixed: `break`/`continue`/`return` in the body, an `else:` clause, a step that is not a "
-        "literal, a name first bound in the body and read after the loop, and anything a body "
-        "function cannot hold (writes into outer objects, `global`, `yield`). Note that "
+        "accumulates floats is fine: `fori_loop` promotes a weakly typed start. `break` and "
+        "`continue` are rewritten: the loop becomes a `lax.while_loop` whose carry holds a stop "
+        "flag, and what follows a jump runs only while it has not fired; a jump inside an `if` of "
+        "the body first becomes a flag (`breaking = True`, reset on every pass), offered only "
+        "when the loop is then rewritten. Reported, not fixed: `return` in the body, an `else:` "
+        "clause, a jump inside a `with`/`try` block, a `break` when the loop variable is read "
+        "after the loop, a step that is not a literal, a name first bound in the body and read "
+        "after the loop, and anything a body function cannot hold (writes into outer objects, "
+        "`global`, `yield`). Note that "
         "`fori_loop` with traced bounds is not reverse-mode differentiable; when a gradient is "
         "taken, make the bound a static argument instead.",
     )
@@ -221,8 +226,10 @@ class TracedWhileLoop(_LoopRule):
         "    x, steps = lax.while_loop(_while_x_gt_1, _while_x_gt_1_body, (x, steps))\n    return steps\n",
         safety="Safe. The carry is what the body changes that the test, the next iteration or later "
         "code reads. `and`/`or`/`not` in the test become `jnp.logical_*`; a test that is not a "
-        "boolean (`while n:`) is compared with zero. Reported, not fixed: `break`/`continue`/"
-        "`return` in the body, an `else:` clause, a body that changes nothing the test reads. "
+        "boolean (`while n:`) is compared with zero. `break`/`continue` are rewritten as for "
+        "JF201 (a stop flag in the carry; a jump inside an `if` of the body first becomes a flag). "
+        "Reported, not fixed: `return` in the body, an `else:` clause, a body that changes nothing "
+        "the test reads. "
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 
