@@ -6,7 +6,8 @@ Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int)
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
 tuple assignments, ``+=``/``-=``/``*=``, an int counter and a bool flag carried through
-branches and loops, and calls of a module-level helper. The eager original (under
+branches and loops, calls of a module-level helper, and prints of carried and branch values
+(what each call prints is compared line by line, numbers within float32's precision). The eager original (under
 ``jax.disable_jit()``) is the reference. Every program is classified:
 
 - *fixed*: ``jitfix fix`` changed it, and the rewrite equals the reference on every input
@@ -32,7 +33,10 @@ internal I, not idempotent X``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import random
+import re
 import signal
 import sys
 import types
@@ -74,7 +78,7 @@ class ProgramGenerator:
         return [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
 
     def statement(self, depth: int, in_loop: bool) -> str:
-        choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper"]
+        choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper", "print"]
         if depth > 0:
             choices += ["if", "if", "static_if", "for", "while", "elif_chain"]
         if in_loop:
@@ -95,6 +99,10 @@ class ProgramGenerator:
             return self.rng.choice(["ok = ok and a > 0", "ok = not ok", f"ok = {self.condition()}"])
         if kind == "helper":
             return f"{self.rng.choice(NAMES)} = scaled({self.atom()}, {self.atom()})"
+        if kind == "print":  # of carried and branch values: stdout is compared number by number
+            name = self.rng.choice([*NAMES, "k"])
+            return self.rng.choice([f'print(f"{name}={{{name}}}")', f'print("{name}", {name})',
+                                    f'print("{name} and k:", {name}, k)'])
         if kind == "guard":
             return f"if {self.condition()}:\n    {self.rng.choice(['break', 'continue'])}"
         if kind == "static_if":
@@ -218,7 +226,37 @@ def _same(want, got) -> bool:
 
 
 def _run(module: types.ModuleType) -> list:
-    return [module.f(jnp.float32(x), jnp.float32(y), n, m) for x, y, n, m in INPUTS]
+    """Each input's result, and what the call printed (jax.debug.print's callbacks included)."""
+    results = []
+    for x, y, n, m in INPUTS:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            result = module.f(jnp.float32(x), jnp.float32(y), n, m)
+            jax.block_until_ready(result)
+            jax.effects_barrier()
+        results.append((result, printed.getvalue()))
+    return results
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)")
+
+
+def _same_output(want: str, got: str) -> bool:
+    """The same lines, words equal and numbers within float32's precision."""
+    want_lines, got_lines = want.splitlines(), got.splitlines()
+    if len(want_lines) != len(got_lines):
+        return False
+    for wanted, line in zip(want_lines, got_lines):
+        if NUMBER.sub("#", wanted) != NUMBER.sub("#", line):
+            return False
+        numbers = zip(NUMBER.findall(wanted), NUMBER.findall(line))
+        if not all(np.isclose(float(a), float(b), rtol=1e-5, atol=1e-5, equal_nan=True) for a, b in numbers):
+            return False
+    return True
+
+
+def _same_run(want, got) -> bool:
+    return _same(want[0], got[0]) and _same_output(want[1], got[1])
 
 
 class _TimedOut(BaseException):  # not caught by the programs' own `except Exception`
@@ -264,7 +302,7 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         except Exception as error:  # noqa: BLE001
             tally.add("silent", features, f"no finding, but under jit: {type(error).__name__}: {error}\n{code}")
             return
-        same = all(_same(want, got) for want, got in zip(reference, as_is))
+        same = all(_same_run(want, got) for want, got in zip(reference, as_is))
         tally.add("unchanged" if same else "silent", features, None if same else f"differs under jit\n{code}")
         return
     try:
@@ -276,7 +314,7 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         tally.add("broken", features, f"rewrite raised {type(error).__name__}: {error}\n{code}\n{new_text}")
         return
     for inputs, want, got, again in zip(INPUTS, reference, jitted, eager):
-        if not (_same(want, got) and _same(want, again)):
+        if not (_same_run(want, got) and _same_run(want, again)):
             tally.add("miscompiled", features, f"inputs {inputs}: eager {want} != rewrite {got} (jit), "
                                                f"{again} (eager)\n{code}\n{new_text}")
             return

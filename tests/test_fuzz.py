@@ -19,7 +19,7 @@ def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
     assert tally.failed == 0, "\n\n".join(tally.failures[:2])
     assert tally.counts["fixed"] >= 15  # the generator exercises the rewrites, not only the refusals
     every_feature = {"augmented", "counter", "elif_chain", "flag", "for", "guard", "helper", "int_argument",
-                     "loop_variable_after", "static_if", "ternary", "tuple", "underscore_loop", "while"}
+                     "loop_variable_after", "print", "static_if", "ternary", "tuple", "underscore_loop", "while"}
     assert every_feature <= set(tally.by_feature), every_feature - set(tally.by_feature)
 
 

@@ -77,7 +77,7 @@ def test_fix_changes_only_the_fixed_cells(tmp_path: Path) -> None:
         assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
     assert "".join(new["cells"][1]["source"]).endswith("import jax.numpy as jnp\nfrom jax import lax")
     assert "lax.cond(x.sum() > 0" in "".join(new["cells"][2]["source"])
-    assert "jax.debug.print('y = {y}', y=y)  # trace-time only" in "".join(new["cells"][5]["source"])
+    assert "jax.debug.print('y = {y!s}', y=y)  # trace-time only" in "".join(new["cells"][5]["source"])
     # Byte for byte, only lines of those cells' sources differ.
     changed_lines = [line for line in difflib.ndiff(before.decode().splitlines(), after.decode().splitlines())
                      if line.startswith(("+ ", "- "))]

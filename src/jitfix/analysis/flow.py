@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable
 
-from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.blocks import assigned_names, target_names, walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     COMPREHENSIONS,
@@ -277,6 +277,16 @@ class FlowAnalysis:
             if isinstance(node, ast.NamedExpr):
                 state[node.target.id] = self._verdict(node.value, state)
 
+    def _traced_array(self, test: ast.AST, state: State) -> bool:
+        """Whether ``test`` is certainly a traced array (or and/or/not of one): control flow
+        on it becomes lax's."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._traced_array(test.operand, state)
+        if isinstance(test, ast.BoolOp):
+            return any(self._traced_array(value, state) for value in test.values)
+        found = self._verdict(test, state)
+        return found.traced and (found.array or isinstance(test, ast.Compare))
+
     def _block(self, body: list[ast.stmt], state: State) -> State:
         for statement in body:
             self.before[id(statement)] = dict(state)
@@ -363,13 +373,26 @@ class FlowAnalysis:
         elif isinstance(node, ast.If):
             self._walrus(node.test, state)
             body, orelse = self._guarded(node.test, state)
+            chooses = self._traced_array(node.test, state)
             state = _join(self._block(node.body, body), self._block(node.orelse, orelse))
+            if chooses:
+                _made_traced(assigned_names(node.body) | assigned_names(node.orelse), state,
+                             "chosen by a traced `if` (`lax.cond` returns tracers)")
         elif isinstance(node, ast.For | ast.AsyncFor):
+            traced_range = _is_range_call(node.iter) and any(
+                self._verdict(arg, state).traced for arg in node.iter.args)  # type: ignore[attr-defined]
             head = self._loop(node.body, state, lambda entry: self._bind_iteration(node.target, node.iter, entry))
+            if traced_range:
+                _made_traced(assigned_names(node.body) | set(target_names(node.target)), head,
+                             "carried by a loop with a traced trip count (`lax` loops return tracers)")
             state = self._block(node.orelse, head)
         elif isinstance(node, ast.While):
             self._walrus(node.test, state)
+            traced_test = self._traced_array(node.test, state)
             head = self._loop(node.body, state)
+            if traced_test:
+                _made_traced(assigned_names(node.body), head,
+                             "carried by a loop on a traced test (`lax.while_loop` returns tracers)")
             state = self._block(node.orelse, head)
         elif isinstance(node, ast.With | ast.AsyncWith):
             inner = dict(state)
@@ -424,3 +447,18 @@ class FlowAnalysis:
         else:
             self._walrus(node, state)
         return state
+
+
+def _is_range_call(iterable: ast.AST) -> bool:
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+            and not iterable.keywords and 1 <= len(iterable.args) <= 3)
+
+
+def _made_traced(names: Iterable[str], state: State, why: str) -> None:
+    """After control flow that lax runs (a traced ``if`` or trip count), what it binds is
+    a tracer: whatever the code assigns there comes back out of ``lax.cond``/the lax loop."""
+    for name in names:
+        known = state.get(name)
+        if known is None or known.traced:
+            continue
+        state[name] = Verdict(TRACED_KIND, why, known)

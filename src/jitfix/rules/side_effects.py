@@ -44,7 +44,9 @@ class PrintInTracedCode(Rule):
         fixed="@jax.jit\ndef step(x):\n    jax.debug.print(\"x = {x}\", x=x)\n    return x * 2\n",
         safety="Safe when the printed values are traced: `jax.debug.print` prints them on every "
         "call, as the code does without jit. f-string fields become keyword arguments; format "
-        "specs and conversions are kept; literal braces are escaped; values known at trace time "
+        "specs and conversions are kept; a positional argument prints with `!s`, as `print` "
+        "writes `str(x)` (a float32 scalar shows the same shortest digits, `0.1`, not the float64 "
+        "`0.10000000149011612` a plain field would); literal braces are escaped; values known at trace time "
         "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
         "exactly as before. Unsafe when no printed value is certainly traced: such a print may be "
         "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`. "
@@ -259,7 +261,11 @@ class _FormatBuilder:
             for part in _string_parts(expression):
                 self.add_argument(part)
         else:
-            self.add_field(expression)
+            # `print(x)` writes str(x): for a float32 scalar the shortest digits (0.1), where
+            # a plain field would format the float64 it converts to (0.10000000149011612).
+            parsed = self._classify(_code(expression).strip())
+            traced = parsed is not None and not isinstance(parsed, ast.Constant) and not self.values.is_static(parsed)
+            self.add_field(expression, "s" if traced else None)
 
     def _add_fstring(self, string: cst.FormattedString) -> None:
         prefix = string.start[: -len(string.end)].lower().replace("f", "")
