@@ -89,8 +89,9 @@ class Problem:
     statement: ast.If | ast.For | ast.While  # the statement left as it is
     reason: str
     kind: str = ""  # "scan" for loops that could not become a lax.scan
-    # A loop held back only by a break/continue inside a block of its body (see jump_lowering).
-    nested_jump: bool = False
+    # A loop held back by a break/continue inside a block of its body or an `else:` clause:
+    # restructured first (see jump_lowering).
+    lowerable: bool = False
 
 
 class FunctionPlanner(LoopPlanning, ScanPlanning):
@@ -222,8 +223,8 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
                 self._block(block, bound, False, loops)
 
     def _report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
-                kind: str = "", nested_jump: bool = False) -> bool:
-        self.problems.append(Problem(where or node, node, reason, kind, nested_jump))
+                kind: str = "", lowerable: bool = False) -> bool:
+        self.problems.append(Problem(where or node, node, reason, kind, lowerable))
         return False
 
     # -- one if ----------------------------------------------------------------------------

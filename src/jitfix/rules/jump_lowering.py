@@ -1,5 +1,7 @@
-"""A loop whose ``break``/``continue`` sits inside an ``if`` of its body, rewritten so that
-every jump is a top-level guard (``if breaking: break``), the form the loop rewrite takes.
+"""A loop whose ``break``/``continue`` sits inside an ``if`` of its body, or that has an
+``else:``, rewritten so that every jump is a top-level guard (``if breaking: break``), the
+form the loop rewrite takes, and the ``else:`` follows the loop (``if not breaking:``; as it
+is when nothing breaks).
 
 Inside the body a jump becomes a flag (``breaking = True``; ``breaking = c`` for a simple
 ``if c: break`` with a boolean test), and what follows it in each enclosing block runs only
@@ -67,27 +69,54 @@ class JumpLowering:
     def __init__(self, function: ast.AST, loop: cst.For | cst.While):
         taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
         taken |= {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
-        kinds = set().union(*(_jumps(statement) for statement in loop.body.body if not _is_guard(statement)))
+        # With an `else:`, every break goes through the flag: after the loop it says whether
+        # the loop broke (then it is set once, before the loop, not on every pass).
+        self.has_else = loop.orelse is not None
+        kinds = set().union(*(_jumps(statement) for statement in loop.body.body if not self._kept(statement)))
         self.flags = {}
         if cst.Break in kinds:
             self.flags[cst.Break] = unique_name("breaking", taken)
         if cst.Continue in kinds:
             self.flags[cst.Continue] = unique_name("skipping", taken)
 
-    def loop(self, loop: cst.For | cst.While) -> cst.For | cst.While | None:
-        """The loop with every jump a top-level guard, or None when a jump sits where this
-        cannot reach it (in a ``with``, ``try`` or ``match`` block)."""
-        if not isinstance(loop.body, cst.IndentedBlock) or not self.flags:
+    def _kept(self, statement: cst.BaseStatement) -> bool:
+        """A top-level guard the loop rewrite takes as it is."""
+        return _is_guard(statement) and not (self.has_else and cst.Break in _jumps(statement))
+
+    def loop(self, loop: cst.For | cst.While) -> cst.BaseStatement | cst.FlattenSentinel | None:
+        """The loop with every jump a top-level guard (and its ``else:`` after it, run when
+        no break fired), or None when a jump sits where this cannot reach it (in a ``with``,
+        ``try`` or ``match`` block)."""
+        if not isinstance(loop.body, cst.IndentedBlock) or not (self.flags or self.has_else):
             return None
-        body: list[cst.BaseStatement] = [cst.parse_statement(f"{flag} = False\n") for flag in self.flags.values()]
-        for statement in loop.body.body:
+        body = self._body(loop.body.body)
+        if body is None:
+            return None
+        lowered = loop.with_changes(body=loop.body.with_changes(body=body), orelse=None)
+        if not self.has_else:
+            return lowered
+        orelse = list(loop.orelse.body.body) if isinstance(loop.orelse.body, cst.IndentedBlock) else None
+        if orelse is None:
+            return None
+        breaking = self.flags.get(cst.Break)
+        if breaking is None:  # nothing breaks: the `else:` always runs
+            return cst.FlattenSentinel([lowered, *orelse])
+        start = cst.parse_statement(f"{breaking} = False\n").with_changes(leading_lines=loop.leading_lines)
+        after = cst.parse_statement(f"if not {breaking}:\n    pass\n").with_changes(
+            body=cst.IndentedBlock(body=orelse))
+        return cst.FlattenSentinel([start, lowered.with_changes(leading_lines=[]), after])
+
+    def _body(self, statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
+        reset = [flag for kind, flag in self.flags.items() if not (kind is cst.Break and self.has_else)]
+        body: list[cst.BaseStatement] = [cst.parse_statement(f"{flag} = False\n") for flag in reset]
+        for statement in statements:
             kinds = _jumps(statement)
-            if not kinds or _is_guard(statement):
+            if not kinds or self._kept(statement):
                 body.append(statement)
                 continue
             if not isinstance(statement, cst.If):
                 return None  # a bare jump, or one in a with/try/match block
-            lowered = self._if(statement)
+            lowered = self._if(statement) if not _is_guard(statement) else self._guard(statement)
             if lowered is None:
                 return None
             body.append(lowered)
@@ -95,7 +124,12 @@ class JumpLowering:
                 if kind in kinds:
                     word = "break" if kind is cst.Break else "continue"
                     body.append(cst.parse_statement(f"if {self.flags[kind]}:\n    {word}\n"))
-        return loop.with_changes(body=loop.body.with_changes(body=body))
+        return body
+
+    def _guard(self, statement: cst.If) -> cst.BaseStatement:
+        """A top-level ``if c: break`` of a loop with ``else:``: the flag records the break."""
+        lowered = self._block([statement])
+        return lowered[0] if lowered and len(lowered) == 1 else statement
 
     def _if(self, statement: cst.If) -> cst.If | None:
         body = self._block(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else None

@@ -160,14 +160,14 @@ class LoopPlanning:
 
     def _plan_loop(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
         if node.orelse:
-            return self._report(node, "the loop has an `else:` clause")
+            return self._report(node, "the loop has an `else:` clause", lowerable=True)
         segments, guards = split_guards(node.body)
         if not guards and self._chose_static(node, bound, loops):
             return None
         unguarded = [statement for segment in segments for statement in segment]
         found = _loop_obstacle(unguarded)
         if found:
-            return self._report(node, found[1], found[0], nested_jump=isinstance(found[0], ast.Break | ast.Continue))
+            return self._report(node, found[1], found[0], lowerable=isinstance(found[0], ast.Break | ast.Continue))
         for where, reason in self._obstacles_of(unguarded, node, loops):
             return self._report(node, reason, where)
         for guard in guards:
@@ -211,7 +211,6 @@ class LoopPlanning:
             carry.append(flag)
         # A guard whose test is static in the body function (every carried name is a tracer
         # there) has the same value on every pass: lax.cond takes it as a Python bool.
-        inside = self.traced_here | set(carry) | ({target} if target else set())
         if isinstance(node, ast.For):
             plan = self._fori_plan(node, carry, target)  # type: ignore[arg-type]
             if plan is None:

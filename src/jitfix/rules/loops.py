@@ -48,10 +48,11 @@ class _LoopRule(Rule):
                 if (problem.kind == "scan") != (self.primitive == "scan"):
                     continue
                 statement = problem.statement
-                fix = self._lowering_fix(module, function, statement) if problem.nested_jump else None
+                fix = self._lowering_fix(module, function, statement) if problem.lowerable else None
                 if fix is not None:
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
-                               "as a lax loop (its nested `break`/`continue` first becomes a flag)")
+                               "as a lax loop (its `break`/`continue` nested in an `if`, or its `else:`, first "
+                               "restructured with a flag)")
                     yield self.finding(module, statement, message, fix, function=function,
                                        end=self._header_end(statement))
                     continue
@@ -159,8 +160,9 @@ class TracedRangeLoop(_LoopRule):
         "`continue` are rewritten: the loop becomes a `lax.while_loop` whose carry holds a stop "
         "flag, and what follows a jump runs only while it has not fired; a jump inside an `if` of "
         "the body first becomes a flag (`breaking = True`, reset on every pass), offered only "
-        "when the loop is then rewritten. Reported, not fixed: `return` in the body, an `else:` "
-        "clause, a jump inside a `with`/`try` block, a `break` when the loop variable is read "
+        "when the loop is then rewritten; an `else:` clause moves after the loop (under `if not "
+        "breaking:` when the loop can break). Reported, not fixed: `return` in the body, a jump "
+        "inside a `with`/`try` block, a `break` when the loop variable is read "
         "after the loop, a step that is not a literal, a name first bound in the body and read "
         "after the loop, and anything a body function cannot hold (writes into outer objects, "
         "`global`, `yield`). Note that "
@@ -228,8 +230,8 @@ class TracedWhileLoop(_LoopRule):
         "code reads. `and`/`or`/`not` in the test become `jnp.logical_*`; a test that is not a "
         "boolean (`while n:`) is compared with zero. `break`/`continue` are rewritten as for "
         "JF201 (a stop flag in the carry; a jump inside an `if` of the body first becomes a flag). "
-        "Reported, not fixed: `return` in the body, an `else:` clause, a body that changes nothing "
-        "the test reads. "
+        "An `else:` clause moves after the loop as for JF201. Reported, not fixed: `return` in "
+        "the body, a body that changes nothing the test reads. "
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 
