@@ -145,21 +145,23 @@ GIT_TIMEOUT = 30  # seconds; a git that does not answer is as good as no git
 
 def git_ignored(folder: Path, files: list[str]) -> set[str]:
     """Which of ``files`` (inside ``folder``) git ignores there (``.gitignore``,
-    ``.git/info/exclude``, the global excludes). Outside a git work tree, or without git,
-    nothing is ignored."""
+    ``.git/info/exclude``, the global excludes). Outside a git work tree, without git, or in a
+    folder that git ignores as a whole (named on the command line, so wanted), nothing is."""
     if not files:
         return set()
+    names = [os.path.relpath(file, folder) for file in files]
     try:
         answer = subprocess.run(["git", "-C", str(folder), "check-ignore", "--stdin", "-z"],
-                                input="\0".join(os.path.relpath(file, folder) for file in files).encode(),
+                                input="\0".join([".", *names]).encode(),
                                 capture_output=True, timeout=GIT_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return set()
     if answer.returncode not in (0, 1):  # 128: not a git work tree
         return set()
-    by_relative = {os.path.relpath(file, folder): file for file in files}
-    return {by_relative[name] for name in answer.stdout.decode(errors="surrogateescape").split("\0")
-            if name in by_relative}
+    ignored = set(answer.stdout.decode(errors="surrogateescape").split("\0"))
+    if "." in ignored:
+        return set()  # the folder named is itself ignored: it was asked for, so all of it is read
+    return {file for file, name in zip(files, names) if name in ignored}
 
 
 def _walk(root: Path, excludes: tuple[str, ...], errors: list[InputError]) -> list[str]:

@@ -8,7 +8,6 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 from jitfix import __version__
 from jitfix.findings import Finding
@@ -159,6 +158,12 @@ def to_junit(findings: list[Finding]) -> str:
 
 def _xml_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value in double quotes (xml.sax.saxutils' own would import urllib)."""
+    escaped = _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;")
+    return f'"{escaped.replace(chr(9), "&#9;")}"'
 
 
 def to_gitlab(findings: list[Finding]) -> str:

@@ -18,6 +18,7 @@ objects) is reported with the reason, and the code is left as it is.
 from __future__ import annotations
 
 import ast
+import contextvars
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -34,7 +35,6 @@ from jitfix.analysis.blocks import (
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence
-from jitfix.rules.jump_lowering import checking_lowered
 from jitfix.rules.loop_plans import LoopPlan, LoopPlanning
 from jitfix.rules.naming import branch_name, unique_name
 from jitfix.rules.result_types import arms_to_cast
@@ -81,6 +81,12 @@ class PlanningOptions:
     scan_static_loops: bool = False
     differentiated: bool = False  # reverse-mode: lax loops with traced trip counts cannot be
     staticable: frozenset[str] = frozenset()  # parameters a jit site of the function can make static
+
+
+# Set while the text a restructured loop would have is analysed to check it (see
+# rules/jump_lowering.py): no restructuring is proposed inside that, and a traced test the
+# planner cannot prove one array is a problem (the check must not count on it).
+checking_lowered: contextvars.ContextVar[bool] = contextvars.ContextVar("checking_lowered", default=False)
 
 
 @dataclass

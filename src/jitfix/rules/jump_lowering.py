@@ -15,15 +15,11 @@ loop is never left half-done.
 from __future__ import annotations
 
 import ast
-import contextvars
 from collections.abc import Sequence
 
 import libcst as cst
 
 from jitfix.rules.naming import unique_name
-
-# Set while a lowered text is analysed to check it: no lowering is planned inside that.
-checking_lowered = contextvars.ContextVar("checking_lowered", default=False)
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)

@@ -12,12 +12,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
 from jitfix.findings import Edit, EditError, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
-from jitfix.rules.jump_lowering import JumpLowering, checking_lowered
+from jitfix.rules.if_plans import checking_lowered
 from jitfix.rules.loop_plans import LoopPlan
 from jitfix.rules.static_arguments import static_argnames_edit
 
@@ -66,12 +64,15 @@ class _LoopRule(Rule):
         lowered text (no flag guard may be left). The rewrite itself is those next rounds."""
         if checking_lowered.get():
             return None
+        import libcst as cst  # loaded only when a loop is to be restructured
+
         from jitfix.engine import InternalError, Options, apply_edits, process_text  # the engine drives the rules
         from jitfix.files import InputError
+        from jitfix.rules.jump_lowering import JumpLowering
 
         lowering: list[JumpLowering] = []
 
-        def lower(node: cst.CSTNode, context) -> cst.CSTNode:
+        def lower(node, context):
             lowering.append(JumpLowering(function.node, node))  # type: ignore[arg-type]
             lowered = lowering[-1].loop(node)  # type: ignore[arg-type]
             if lowered is None:
