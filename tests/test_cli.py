@@ -527,11 +527,3 @@ def test_short_version_and_shell_completion() -> None:
     assert invoke("-V").stdout.startswith("jitfix ")
     assert "--install-completion" in invoke("--help").stdout
 
-
-def test_checking_loads_no_libcst(project: Path) -> None:
-    """libcst costs a fifth of a check's time to import: it loads only when code is rewritten."""
-    code = ("import sys\nfrom jitfix import api\nfrom jitfix.config import Settings\nfrom jitfix.engine import Options\n"
-            f"results = api.process([{str(project)!r}], Settings(), Options(), jobs=1, use_cache=False)\n"
-            "assert results.findings(), 'the project has findings'\nprint('libcst' in sys.modules)\n")
-    outcome = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert outcome.stdout.strip() == "False"
