@@ -517,6 +517,27 @@ def _names_an_array_type(annotation: ast.AST | None) -> bool:
     return name in {"Array", "ndarray", "ArrayLike"}
 
 
+SCALAR_TYPES = frozenset({"bool", "int", "float", "complex"})
+
+
+def _scalar_parameters(arguments: ast.arguments) -> set[str]:
+    """Parameters declared a Python scalar -- annotated ``bool``/``int``/``float`` or given a
+    literal number or bool as default: traced (not static), such an argument arrives as one
+    0-d array (the truth of a tuple would need a tuple, against the declaration)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: dict[str, ast.expr | None] = dict(zip([arg.arg for arg in positional][::-1], arguments.defaults[::-1]))
+    defaults.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults))
+    found = set()
+    for arg in (*positional, *arguments.kwonlyargs):
+        annotation, default = arg.annotation, defaults.get(arg.arg)
+        if isinstance(annotation, ast.Name) and annotation.id in SCALAR_TYPES:
+            found.add(arg.arg)
+        elif annotation is None and isinstance(default, ast.Constant) \
+                and isinstance(default.value, bool | int | float | complex):
+            found.add(arg.arg)
+    return found
+
+
 class ArrayEvidence:
     """Whether a traced expression is certainly an array rather than a container of arrays.
 
@@ -564,6 +585,7 @@ class ArrayEvidence:
             self._array_params.update(arg.arg for arg in (*arguments.posonlyargs, *arguments.args,
                                                           *arguments.kwonlyargs)
                                       if _names_an_array_type(arg.annotation))
+            self._array_params.update(_scalar_parameters(arguments))
         return self._array_params
 
     def _collect(self) -> None:
