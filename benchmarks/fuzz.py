@@ -1,7 +1,7 @@
 """Fuzz jitfix's rewrites: generated JAX functions, eager original vs jitted rewrite.
 
-Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int) and ``m``
-(an int that is not a trip count) with a random nesting of traced and static
+Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int), ``m``
+(an int that is not a trip count) and ``flag: bool`` with a random nesting of traced and static
 ``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
@@ -49,8 +49,8 @@ import numpy as np
 from jitfix.config import Settings
 from jitfix.engine import InternalError, Options, process_text
 
-INPUTS = [(x, y, n, m) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3) for m in (2,)] \
-    + [(0.5, -1.0, 2, -1), (-0.25, 1.5, 3, 0)]
+INPUTS = [(x, y, n, m, flag) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3) for m in (2,)
+          for flag in (n != 1,)] + [(0.5, -1.0, 2, -1, True), (-0.25, 1.5, 3, 0, False)]
 NAMES = ("a", "b", "c")
 HELPER = """
 
@@ -72,7 +72,7 @@ class ProgramGenerator:
         body.append("return a, b, c, k, jnp.asarray(ok, jnp.float32)")
         lines = "\n".join("    " + line for statement in body for line in statement.split("\n"))
         helper = HELPER if "helper" in self.features else ""
-        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m):\n{lines}\n"
+        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m, flag: bool):\n{lines}\n"
 
     def block(self, depth: int, in_loop: bool) -> list[str]:
         return [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
@@ -144,7 +144,7 @@ class ProgramGenerator:
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
 
     def condition(self) -> str:
-        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag"])
+        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag", "bool_argument"])
         if kind == "compare":
             return f"{self.atom()} {self.rng.choice(['>', '<', '>=', '<='])} {self.atom()}"
         if kind == "and":
@@ -159,6 +159,9 @@ class ProgramGenerator:
         if kind == "flag":
             self.features.add("flag")
             return self.rng.choice(["ok", "not ok", "ok and a > 0"])
+        if kind == "bool_argument":  # a traced bool parameter (`flag: bool`)
+            self.features.add("bool_argument")
+            return self.rng.choice(["flag", "not flag", "flag and a > 0", "b > 0 or flag"])
         return f"-1 < {self.atom()} < 1"
 
     def expression(self) -> str:
@@ -228,10 +231,10 @@ def _same(want, got) -> bool:
 def _run(module: types.ModuleType) -> list:
     """Each input's result, and what the call printed (jax.debug.print's callbacks included)."""
     results = []
-    for x, y, n, m in INPUTS:
+    for x, y, n, m, flag in INPUTS:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            result = module.f(jnp.float32(x), jnp.float32(y), n, m)
+            result = module.f(jnp.float32(x), jnp.float32(y), n, m, flag)
             jax.block_until_ready(result)
             jax.effects_barrier()
         results.append((result, printed.getvalue()))

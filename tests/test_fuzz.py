@@ -18,7 +18,7 @@ def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
     tally = fuzz.fuzz(count=60, seed=7)
     assert tally.failed == 0, "\n\n".join(tally.failures[:2])
     assert tally.counts["fixed"] >= 15  # the generator exercises the rewrites, not only the refusals
-    every_feature = {"augmented", "counter", "elif_chain", "flag", "for", "guard", "helper", "int_argument",
+    every_feature = {"augmented", "bool_argument", "counter", "elif_chain", "flag", "for", "guard", "helper", "int_argument",
                      "loop_variable_after", "print", "static_if", "ternary", "tuple", "underscore_loop", "while"}
     assert every_feature <= set(tally.by_feature), every_feature - set(tally.by_feature)
 
@@ -26,4 +26,4 @@ def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
 def test_the_generator_makes_programs_that_run_eagerly() -> None:
     code = fuzz.ProgramGenerator(random.Random(3)).program()
     compile(code, "<fuzzed>", "exec")
-    assert "def f(x, y, n, m):" in code and "return a, b, c, k" in code
+    assert "def f(x, y, n, m, flag: bool):" in code and "return a, b, c, k" in code

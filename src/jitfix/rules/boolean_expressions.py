@@ -181,7 +181,8 @@ def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
 
 
 def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[str]:
-    """Local names every binding of which is a boolean expression (parameters excluded)."""
+    """Local names every binding of which is a boolean expression (parameters excluded, but
+    for those annotated ``bool``)."""
     bindings: dict[str, list[ast.AST | None]] = {}
     for node in walk_body(function):
         if isinstance(node, ast.Assign):
@@ -196,12 +197,18 @@ def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> 
                 if isinstance(name, ast.Name):
                     bindings.setdefault(name.id, []).append(None)
     params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    # A parameter annotated `bool` comes in a boolean; it stays one if the body binds it so.
+    declared_bool = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)
+                     and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "bool"}
     declared = {name for node in walk_body(function) if isinstance(node, ast.Global | ast.Nonlocal)
                 for name in node.names}
+    for name in declared_bool:
+        bindings.setdefault(name, [])
     # The greatest set whose every binding is boolean given the others are: `ok = ok and x > 0`
     # keeps `ok` boolean (a local is never read before its first binding).
     known = {name for name, values in bindings.items()
-             if name not in params and name not in declared and all(value is not None for value in values)}
+             if (name not in params or name in declared_bool) and name not in declared
+             and all(value is not None for value in values)}
     changed = True
     while changed:
         changed = False
