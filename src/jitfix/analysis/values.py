@@ -114,6 +114,23 @@ def as_array(found: Verdict, array: bool) -> Verdict:
 UNKNOWN_VALUE = Verdict(UNKNOWN_KIND, "not known")
 
 
+def _lax_result(returned: list[Verdict], where: str) -> Verdict | None:
+    """What a lax primitive gives back for branches returning ``returned``: tracers, in the
+    branches' structure (a tuple slot by slot); one array where every branch returns one."""
+    if all(found.elements is not None for found in returned):
+        sizes = {len(found.elements) for found in returned}  # type: ignore[arg-type]
+        if len(sizes) != 1:
+            return None
+        slots = tuple(_lax_result([found.elements[index] for found in returned], where)  # type: ignore[index]
+                      for index in range(sizes.pop()))
+        if any(slot is None for slot in slots):
+            return None
+        return Verdict(TRACED_KIND, f"returned by {where}", elements=slots)  # type: ignore[arg-type]
+    if any(found.elements is not None for found in returned):
+        return None
+    return Verdict(TRACED_KIND, f"returned by {where}", array=all(found.array for found in returned))
+
+
 def _strongest(verdicts: list[Verdict], why: Callable[[Verdict], str]) -> Verdict:
     """Traced if any part is (that part is the evidence), static if all are, else unknown."""
     if not verdicts:
@@ -416,6 +433,10 @@ class ValueAnalysis:
         if isinstance(func, ast.Call):
             return self._transformed_call(func, arguments)
         name = self.imports.resolve(func)
+        if name == "jax.lax.cond":
+            chosen = self._cond_result(call)
+            if chosen is not None:
+                return chosen
         if name in RESULT_PARTS:
             parts = tuple(self._catalogued(name, part, arguments) for part in RESULT_PARTS[name])
             strongest = max(parts, key=lambda part: part.kind)
@@ -431,6 +452,31 @@ class ValueAnalysis:
         if isinstance(func, ast.Attribute) and self.imports.resolve_relative(func) is None:
             return self._method_call(call, func, arguments)
         return self._summary(call) or Verdict(UNKNOWN_KIND, f"`{_callee_name(func)}()` is a call jitfix cannot see into")
+
+    def _cond_result(self, call: ast.Call) -> Verdict | None:
+        """``lax.cond(pred, f, g, *operands)``: what both branches return when called with the
+        operands (lambdas and functions the program can see), as the arrays lax makes of it --
+        a slot is one array when both branches return one there. None when not known."""
+        if len(call.args) < 3 or call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+            return None
+        operands = call.args[3:]
+        returned = []
+        for branch in call.args[1:3]:
+            if isinstance(branch, ast.Lambda):
+                params = [arg.arg for arg in branch.args.args]
+                if branch.args.posonlyargs or branch.args.vararg or branch.args.kwonlyargs \
+                        or len(params) != len(operands):
+                    return None
+                view = ValueAnalysis(self.imports, {name: self._raw(operand) for name, operand in
+                                                    zip(params, operands)}, staged=self.staged,
+                                     program=self.program, scope=self.scope)
+                returned.append(view.verdict(branch.body))
+            else:
+                found = self._summary(ast.copy_location(ast.Call(func=branch, args=list(operands), keywords=[]), call))
+                if found is None or not found.traced and not found.static:
+                    return None
+                returned.append(found)
+        return _lax_result(returned, f"`lax.cond` at line {call.lineno}")
 
     def _summary(self, call: ast.Call) -> Verdict | None:
         """What the program around the function knows the call returns."""
