@@ -334,3 +334,10 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
         return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
                 "time, so the change would happen whichever branch is taken")
     return None
+
+
+def is_range_call(iterable: ast.AST, imports) -> bool:
+    """``range(...)`` with one to three positional arguments, the builtin (not a name the
+    module imports as ``range``)."""
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+            and "range" not in imports.aliases and not iterable.keywords and 1 <= len(iterable.args) <= 3)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable
 
-from jitfix.analysis.blocks import assigned_names, target_names, walk_body
+from jitfix.analysis.blocks import assigned_names, is_range_call, target_names, walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     COMPREHENSIONS,
@@ -379,7 +379,7 @@ class FlowAnalysis:
                 _made_traced(assigned_names(node.body) | assigned_names(node.orelse), state,
                              "chosen by a traced `if` (`lax.cond` returns tracers)")
         elif isinstance(node, ast.For | ast.AsyncFor):
-            traced_range = _is_range_call(node.iter) and any(
+            traced_range = is_range_call(node.iter, self.imports) and any(
                 self._verdict(arg, state).traced for arg in node.iter.args)  # type: ignore[attr-defined]
             head = self._loop(node.body, state, lambda entry: self._bind_iteration(node.target, node.iter, entry))
             if traced_range:
@@ -447,11 +447,6 @@ class FlowAnalysis:
         else:
             self._walrus(node, state)
         return state
-
-
-def _is_range_call(iterable: ast.AST) -> bool:
-    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
-            and not iterable.keywords and 1 <= len(iterable.args) <= 3)
 
 
 def _made_traced(names: Iterable[str], state: State, why: str) -> None:

@@ -18,7 +18,15 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, literal_int, loaded_names, obstacles, target_names, upward_exposed
+from jitfix.analysis.blocks import (
+    assigned_names,
+    is_range_call,
+    literal_int,
+    loaded_names,
+    obstacles,
+    target_names,
+    upward_exposed,
+)
 from jitfix.rules.boolean_expressions import is_boolean_valued
 from jitfix.rules.naming import branch_name, unique_name
 
@@ -136,7 +144,7 @@ class LoopPlanning:
     """The loop half of the control-flow planner (mixed into FunctionPlanner)."""
 
     def is_traced_range(self, node: ast.AST) -> bool:
-        if not (isinstance(node, ast.For) and _is_range(node.iter, self.imports)):
+        if not (isinstance(node, ast.For) and is_range_call(node.iter, self.imports)):
             return False
         values = self.values_at(node)
         return any(values.is_traced(_without_int(arg)) for arg in node.iter.args)
@@ -150,7 +158,7 @@ class LoopPlanning:
     def has_traced_guard(self, node: ast.AST) -> bool:
         """A static range or while loop that breaks or continues on a traced condition: it
         must become a lax loop too."""
-        if not (isinstance(node, ast.While) or (isinstance(node, ast.For) and _is_range(node.iter, self.imports))):
+        if not (isinstance(node, ast.While) or (isinstance(node, ast.For) and is_range_call(node.iter, self.imports))):
             return False
         _, guards = split_guards(node.body)
         if any(self.values_at(guard.node).is_traced(guard.node.test) for guard in guards):
@@ -374,11 +382,6 @@ def _shape_change(name: str, body: list[ast.stmt], imports) -> tuple[ast.AST, st
                 and isinstance(value.right, ast.List | ast.Tuple):
             return node, "a Python sequence that grows"
     return None
-
-
-def _is_range(iterable: ast.AST, imports) -> bool:
-    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
-            and "range" not in imports.aliases and not iterable.keywords and 1 <= len(iterable.args) <= 3)
 
 
 def _without_int(expr: ast.expr) -> ast.expr:
