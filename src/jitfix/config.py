@@ -13,6 +13,8 @@ target-version = "py311"     # the Python the code runs on (named when it cannot
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
 scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
+stale-global-fix = "auto"    # JF301: "parameter" (passed at every call), "wrapper" (same-signature
+                             # wrapper), "auto" (parameter in scripts, notebooks and private names)
 max-file-size = 33554432     # bytes; larger files are named and skipped
 
 [tool.jitfix.validate]       # used by --validate (which runs your code)
@@ -39,10 +41,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 
 LOOP_STRATEGIES = ("auto", "lax", "static")
+STALE_GLOBAL_FIXES = ("auto", "parameter", "wrapper")
 KNOWN_OPTIONS = frozenset({
     "select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "per-file-ignores",
     "respect-gitignore", "force-exclude", "target-version", "loop-strategy", "scan-static-loops", "validate",
-    "max-file-size"})
+    "max-file-size", "stale-global-fix"})
 DEFAULT_VALIDATE_TIMEOUT = 300.0  # seconds per module
 
 
@@ -59,6 +62,7 @@ class Settings:
     config_path: str | None = None
     root: str = "."
     loop_strategy: str = "auto"
+    stale_global_fix: str = "auto"
     scan_static_loops: bool = False
     validate_examples: str | None = None
     validate_record: str | None = None
@@ -168,6 +172,10 @@ def with_table(settings: Settings, table: dict, where: str, folder: Path) -> Set
         if table["loop-strategy"] not in LOOP_STRATEGIES:
             raise ConfigError(f"{where}: [tool.jitfix] loop-strategy must be one of {', '.join(LOOP_STRATEGIES)}")
         changes["loop_strategy"] = table["loop-strategy"]
+    if "stale-global-fix" in table:
+        if table["stale-global-fix"] not in STALE_GLOBAL_FIXES:
+            raise ConfigError(f"{where}: [tool.jitfix] stale-global-fix must be one of {', '.join(STALE_GLOBAL_FIXES)}")
+        changes["stale_global_fix"] = table["stale-global-fix"]
     for key in ("scan-static-loops", "respect-gitignore", "force-exclude"):
         if key in table:
             if not isinstance(table[key], bool):

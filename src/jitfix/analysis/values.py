@@ -40,6 +40,7 @@ from jitfix.analysis.catalogue import (
 )
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
 
 if TYPE_CHECKING:
     from jitfix.analysis.pytrees import PytreeIndex
@@ -50,6 +51,8 @@ STATIC_KIND, UNKNOWN_KIND, TRACED_KIND = 0, 1, 2
 UNCERTAIN = "<uncertain>"
 KIND_NAMES = ("static", "unknown", "traced")
 STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
+# Built-ins that turn a number into a Python number (of a tracer: they raise under jit).
+PYTHON_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 
 
 @dataclass(frozen=True)
@@ -423,10 +426,13 @@ class ValueAnalysis:
     def _Call(self, call: ast.Call) -> Verdict:
         arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
         func = call.func
-        if isinstance(func, ast.Name) and func.id not in self.state and func.id not in self.imports.aliases \
-                and func.id not in self.imports.relative and not self._defined(func.id):
+        if isinstance(func, ast.Name) and self._builtin(func.id):
             if func.id in STATIC_BUILTINS:
                 return Verdict(STATIC_KIND, f"`{func.id}()` returns a Python value")
+            if func.id in PYTHON_CONVERSIONS and len(call.args) == 1 and not call.keywords \
+                    and arguments[0].traced and self.python_spelling(call.args[0]) is not None:
+                return Verdict(STATIC_KIND, f"`{func.id}()` of arithmetic on Python values, written with jnp "
+                                            "(JF601 writes it in Python)")
             if func.id in ARGUMENT_BUILTINS:
                 return _strongest(arguments, lambda v: f"`{func.id}()` of a tracer" if v.traced
                                   else f"`{func.id}()` of its arguments")
@@ -452,6 +458,16 @@ class ValueAnalysis:
         if isinstance(func, ast.Attribute) and self.imports.resolve_relative(func) is None:
             return self._method_call(call, func, arguments)
         return self._summary(call) or Verdict(UNKNOWN_KIND, f"`{_callee_name(func)}()` is a call jitfix cannot see into")
+
+    def python_spelling(self, expr: ast.AST) -> PythonSpelling | None:
+        """How to write ``expr`` in Python if it is arithmetic on static values that uses
+        jnp (staged under jit, so a tracer): ``jnp.ceil(n / k)`` is ``math.ceil(n / k)``."""
+        return python_spelling(expr, self._raw, self.imports.resolve, self._builtin)
+
+    def _builtin(self, name: str) -> bool:
+        """Whether ``name`` is the built-in here (no local, import or definition rebinds it)."""
+        return name not in self.state and name not in self.imports.aliases \
+            and name not in self.imports.relative and not self._defined(name)
 
     def _cond_result(self, call: ast.Call) -> Verdict | None:
         """``lax.cond(pred, f, g, *operands)``: what both branches return when called with the

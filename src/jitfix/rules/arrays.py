@@ -1,7 +1,8 @@
 """JF6xx — Python and NumPy operations on tracers, and in-place updates of JAX arrays.
 
 JF601 ``float(x)``, ``int(x)``, ``bool(x)``, ``x.item()`` on a traced value used as a number
-      -> ``jnp.asarray(x, dtype=float)`` ..., ``lax.stop_gradient(x.reshape(()))``.
+      -> ``jnp.asarray(x, dtype=float)`` ..., ``lax.stop_gradient(x.reshape(()))``; of jnp
+      arithmetic on static values (``int(jnp.ceil(n / 2))``) -> the same in Python.
 JF602 ``np.mean(x)`` and other NumPy functions on tracers -> the ``jnp`` function of that name.
 JF603 ``x[i] = v``, ``x[i] += v`` on a JAX array -> ``x = x.at[i].set(v)`` / ``.add(v)`` ...
 JF604 ``min``, ``max``, ``any``, ``all``, ``sorted`` of tracers (Python compares or tests them)
@@ -14,11 +15,12 @@ import ast
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import span
-from jitfix.rules.conditionals import conditionals
+from jitfix.rules.conditionals import FunctionConditionals, conditionals
 from jitfix.rules.cst_text import code, cst
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
@@ -67,7 +69,15 @@ class Concretization(Rule):
         "value is the same, held as a 0-d array of JAX's default type for that kind. `int()` of a "
         "float truncates toward zero, as `astype` does. `x.item()` becomes "
         "`lax.stop_gradient(x.reshape(()))`: like `.item()` it fails for arrays of more than one "
-        "element, and like the Python number `.item()` returns it is a constant to `jax.grad`. Not fixed: a conversion feeding a "
+        "element, and like the Python number `.item()` returns it is a constant to `jax.grad`. "
+        "Arithmetic on static values written with jnp (`int(jnp.ceil(n / 2))`, "
+        "`int(jnp.prod(x.shape))` of a static `n` or a shape) is a tracer under jit only because jnp "
+        "stages it: it is written in Python (`int(math.ceil(n / 2))`, `math.prod`, `round`, `max`), "
+        "a number known at trace time, also where a shape or `range` needs one. Safe for `round`, "
+        "`floor`, `ceil`, `trunc`, `abs`, `maximum`, `minimum` and the reductions `prod`, `sum`, "
+        "`max`, `min` of a shape or a tuple; Python computes in double precision where jnp uses "
+        "float32. Unsafe for `sqrt`, `exp`, `log` and the rest of `math`: they raise where jnp "
+        "gives nan or inf. Not fixed: a conversion of a traced value feeding a "
         "shape, `range`, or string formatting (a Python value is really needed there; see JF5xx "
         "and JF401), and `.tolist()` (a list is not an array).",
     )
@@ -83,6 +93,10 @@ class Concretization(Rule):
                 values = entry.values_at(statement)
                 if not values.is_traced(operand):
                     continue
+                spelling = values.python_spelling(operand) if not _is_tolist(node) else None
+                if spelling is not None:
+                    yield self._python_arithmetic(module, entry, node, operand, spelling)
+                    continue
                 parents = parents or _parents(function)
                 where = f"`{module.segment(node)}` on a traced value in `{entry.traced.qualname}`"
                 needs_python = _needs_python_value(node, parents)
@@ -90,13 +104,68 @@ class Concretization(Rule):
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
                                                      f"{needs_python}", function=entry.traced)
                     continue
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tolist":
+                if _is_tolist(node):
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: a Python "
                                                      "list is not an array; keep the array", function=entry.traced)
                     continue
                 fix = Fix(Safety.SAFE, "convert with jax.numpy", [_conversion_edit(module, node)])
                 yield self.finding(module, node, f"{where} raises under jit; convert with `jnp`", fix,
                                    function=entry.traced)
+
+
+    def _python_arithmetic(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Call, operand: ast.AST,
+                           spelling: PythonSpelling) -> Finding:
+        """``int(jnp.ceil(n / k))`` of Python values: jnp stages it (a tracer under jit); the
+        same arithmetic in Python is a number known at trace time."""
+        functions = {module.segment(call.func): spelling.calls[id(call)] for call in ast.walk(operand)
+                     if isinstance(call, ast.Call) and id(call) in spelling.calls}
+        named = sorted({f"`{python}`" for python in functions.values() if python})
+        message = (f"`{module.segment(node)}` in `{entry.traced.qualname}` raises under jit: jnp stages arithmetic "
+                   f"on Python values; compute it in Python ({', '.join(named) or 'without jnp'})")
+        if spelling.exact:
+            safety, description = Safety.SAFE, "write the arithmetic in Python"
+        else:
+            safety = Safety.UNSAFE
+            description = "write the arithmetic in Python (unsafe: math raises where jnp gives nan or inf)"
+        fix = Fix(safety, description, [_python_arithmetic_edit(module, node, functions)])
+        return self.finding(module, node, message, fix, function=entry.traced)
+
+
+def _is_tolist(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"
+
+
+def _python_arithmetic_edit(module: ModuleContext, node: ast.Call, functions: dict[str, str | None]) -> Edit:
+    """Each jnp call of the conversion's operand spelled as the Python function named
+    (``None``: the call is left out, its argument kept); ``x.item()`` of it is the number."""
+    start, end = span(module, node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        in_python = _InPython(functions, context)
+        if isinstance(updated.func, cst.Attribute):  # x.item() -> the Python number itself
+            return updated.func.value.visit(in_python)
+        return updated.with_changes(args=[argument.visit(in_python) for argument in updated.args])
+
+    needed = ("math",) if any(python and python.startswith("math.") for python in functions.values()) else ()
+    return Edit(start, cst.Call, replace, imports=needed, end=end)
+
+
+class _InPython(cst.CSTTransformer):
+    def __init__(self, functions: dict[str, str | None], context: EditContext):
+        super().__init__()
+        self.functions, self.context = functions, context
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        source = code(original.func)
+        if source not in self.functions:
+            return updated
+        python = self.functions[source]
+        if python is None:
+            return updated.args[0].value
+        module, _, function = python.rpartition(".")
+        name = f"{self.context.name(module)}.{function}" if module else function
+        return updated.with_changes(func=cst.parse_expression(name))
 
 
 def _converted(node: ast.AST) -> ast.AST | None:

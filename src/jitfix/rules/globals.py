@@ -3,26 +3,30 @@
 JF301 a module-level name read by a jitted function and rebound or mutated elsewhere in the
 module: the compiled function keeps the value it had when traced.
 
-The fix keeps the function's signature for every caller, in this module or not: the jitted
-body moves to ``_name`` and takes the global as an explicit keyword-only parameter, and
-``name`` -- same parameters as before -- calls it with the global's current value. Callers
-need no change, and each call sees the value the global has then, as the eager code does.
+Where every caller is in the module (a script, a notebook, a private name), the global
+becomes a keyword-only parameter of the jitted function and every call passes it: the
+function stays jitted. Elsewhere the fix keeps the function's signature for every caller, in
+this module or not: the jitted body moves to ``_name`` and takes the global as an explicit
+keyword-only parameter, and ``name`` -- same parameters as before -- calls it with the
+global's current value. Either way each call sees the value the global has then, as the
+eager code does. ``stale-global-fix`` chooses one of the two for every function.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.traced import Change, TracedFunction
-from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
 from jitfix.rules.cst_text import code, cst
 from jitfix.rules.naming import unique_name
-from jitfix.rules.static_arguments import names_source
+from jitfix.rules.static_arguments import names_source, static_argnames_edit
 
 
 def changing_globals(tree: ast.Module, candidates: set[str], changes: list[Change],
@@ -130,12 +134,19 @@ class StaleGlobal(Rule):
         fixed="SCALE = 1.0\n\n@jax.jit\ndef _scaled(x, *, SCALE):\n    return x * SCALE\n\n\ndef scaled(x):\n"
         "    return _scaled(x, SCALE=SCALE)\n\ndef set_scale(value):\n    global SCALE\n    SCALE = value\n",
         safety="Safe: `scaled` keeps its parameters, so no caller anywhere changes, and it reads the "
-        "global at each call, as the eager code does. A number or array is passed traced; a "
+        "global at each call, as the eager code does. Where every caller is in the module (a "
+        "script with `if __name__ == \"__main__\":`, a notebook, a private `_name`), the global "
+        "instead becomes a keyword-only parameter of the jitted function itself (`def "
+        "scaled(x, *, SCALE)`) and every call passes it (`scaled(x, SCALE=SCALE)`), also for "
+        "functions jitted by assignment (`f = jax.jit(_f)`, `jax.jit(jax.grad(_f))`); "
+        "`stale-global-fix = \"parameter\"` or `\"wrapper\"` chooses one way everywhere. A call "
+        "where the global's name is a local, or a use of the function other than a call, keeps "
+        "the wrapper (or the finding). A number or array is passed traced; a "
         "string, bool or tuple (configuration that picks code paths) is passed as a static "
         "argument (one compilation per value). Names that never change (constants, modules, "
         "functions) are left alone. Not fixed, with a finding: helpers that are not jitted "
-        "themselves, functions with `*args`/`**kwargs` or other decorators, and globals the "
-        "function also writes.",
+        "themselves, a function jitted by assignment whose name other modules may call, "
+        "`*args`/`**kwargs` behind a wrapper, other decorators, and globals the function also writes.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -182,6 +193,25 @@ class StaleGlobal(Rule):
                                    "it computes instead", function=traced)
                 continue
             static = [name for name in stale if _is_config(module.tree, name)]
+            callers = _callers(module, traced, stale)
+            if isinstance(callers, _Callers) and _passes_parameters(module, callers):
+                edits = _parameter_edits(module, traced, callers, stale, static)
+                if edits is not None:
+                    count = len(callers.calls)
+                    parameters = "parameters" if len(stale) > 1 else "a parameter"
+                    fix = Fix(Safety.SAFE, f"make {listed} {parameters} of `{traced.node.name}`, passed at "
+                              f"{'its call' if count == 1 else f'each of its {count} calls'}", edits)
+                    yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
+                                       fix, function=traced)
+                    continue
+            no_wrapper = _why_no_wrapper(traced)
+            if no_wrapper:
+                reason = callers if isinstance(callers, str) else (
+                    f"{' and '.join(f'`{name}`' for name in sorted(callers.names))} may be called by other modules "
+                    "(stale-global-fix = \"parameter\" passes it at every call in this module)"
+                    if callers.calls else no_wrapper)
+                yield self.finding(module, first_read, f"{where}; not auto-fixable: {reason}", function=traced)
+                continue
             edit = _split_edit(module, traced, stale, static)
             fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
             yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
@@ -225,18 +255,187 @@ def _used_as_registry(function: ast.FunctionDef | ast.AsyncFunctionDef, name: st
 
 
 def _why_not_fixable(traced: TracedFunction, tree: ast.Module) -> str | None:
+    """Why neither fix applies, whoever calls the function."""
     function = traced.node
     if function not in tree.body:
-        return "only a module-level function is split into a jitted body and a wrapper"
-    if len(traced.jit_sites) != 1 or traced.jit_sites[0] not in function.decorator_list:
-        return "the function is not jitted by its own decorator here; pass the value as an argument"
-    if len(function.decorator_list) != 1:
-        return "other decorators would have to be split between two functions"
-    if function.args.vararg or function.args.kwarg:
-        return "`*args`/`**kwargs` cannot be forwarded faithfully by a generated wrapper"
+        return "only a module-level function is given the global as a parameter"
+    if function.decorator_list and (len(function.decorator_list) != 1 or len(traced.jit_sites) != 1):
+        return "other decorators or jits would have to be split between two functions"
     if any(isinstance(node, ast.Global) for node in walk_body(function)):
         return "the function writes the global too"
     return None
+
+
+def _why_no_wrapper(traced: TracedFunction) -> str | None:
+    """Why the body cannot move to a jitted ``_f`` behind a same-signature wrapper ``f``."""
+    function = traced.node
+    if not function.decorator_list:
+        return "the function is not jitted by its own decorator here; pass the value as an argument"
+    if function.args.vararg or function.args.kwarg:
+        return "`*args`/`**kwargs` cannot be forwarded faithfully by a generated wrapper"
+    return None
+
+
+# -- the seed's fix: the global becomes a parameter, passed at every call ---------------------
+
+# Transforms a jitted function may be wrapped in before jit (`jax.jit(jax.grad(loss))`) that
+# pass keyword arguments through untouched (vmap would map them over an axis).
+KEYWORD_TRANSPARENT = frozenset({"jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat"})
+
+
+@dataclass
+class _Callers:
+    """The names a jitted function is called by in its module (its own, and the one its jit is
+    assigned to), and every call of them."""
+
+    names: set[str]
+    calls: list[ast.Call]
+
+
+def _callers(module: ModuleContext, traced: TracedFunction, stale: list[str]) -> _Callers | str:
+    """Every call of the jitted function in the module, or why they cannot all be changed:
+    the name is used as a value (passed, stored, rebound), or a global is a local name where
+    a call is made (the call would pass the local)."""
+    function = traced.node
+    if not traced.jit_sites:  # a helper of traced code: it may also build closures run later
+        return "the function is not jitted itself here; pass the value as an argument"
+    names, wrapped, assigned = {function.name}, set(), set()
+    for site in traced.jit_sites:
+        if site in function.decorator_list:
+            continue
+        target = _assigned_to(module.tree, site)
+        inner = _through_transparent_transforms(module, site.args[0]) if isinstance(site, ast.Call) and site.args \
+            else None
+        if target is None or not (isinstance(inner, ast.Name) and inner.id == function.name):
+            return "the function is jitted inside an expression whose callers jitfix cannot follow"
+        names.add(target.id)
+        wrapped.add(id(inner))
+        assigned.add(id(target))
+    parents = {id(child): node for node in ast.walk(module.tree) for child in ast.iter_child_nodes(node)}
+    calls = []
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Name) or node.id not in names or id(node) in wrapped | assigned:
+            continue
+        parent = parents.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            return f"`{node.id}` is rebound at line {node.lineno}"
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            return f"`{node.id}` is used as a value at line {node.lineno}, not only called"
+        shadowed = _local_where(parent, stale, parents)
+        if shadowed:
+            return f"`{shadowed}` is a local name where `{node.id}` is called at line {node.lineno}"
+        calls.append(parent)
+    return _Callers(names, calls)
+
+
+def _assigned_to(tree: ast.Module, value: ast.AST) -> ast.Name | None:
+    """The name a module-level ``name = value`` binds."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and statement.value is value and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            return statement.targets[0]
+    return None
+
+
+def _through_transparent_transforms(module: ModuleContext, node: ast.AST) -> ast.AST:
+    """``jax.grad(loss)`` -> ``loss``: what the transforms that keep keyword arguments wrap."""
+    while isinstance(node, ast.Call) and node.args and module.imports.resolve(node.func) in KEYWORD_TRANSPARENT:
+        node = node.args[0]
+    return node
+
+
+def _local_where(call: ast.Call, names: list[str], parents: dict[int, ast.AST]) -> str | None:
+    """One of ``names`` that a scope around ``call`` binds (so it is not the global there)."""
+    scope = parents.get(id(call))
+    while scope is not None:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            declared = {name for node in walk_body(scope) if isinstance(node, ast.Global) for name in node.names}
+            bound = (_local_names(scope) - declared) & set(names)
+            if bound:
+                return sorted(bound)[0]
+        elif isinstance(scope, ast.ClassDef):
+            bound = assigned_names(scope.body) & set(names)
+            if bound:
+                return sorted(bound)[0]
+        elif isinstance(scope, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            bound = {node.id for generator in scope.generators for node in ast.walk(generator.target)
+                     if isinstance(node, ast.Name)} & set(names)
+            if bound:
+                return sorted(bound)[0]
+        scope = parents.get(id(scope))
+    return None
+
+
+def _passes_parameters(module: ModuleContext, callers: _Callers) -> bool:
+    """Whether the global becomes a parameter passed by the callers (else a same-signature
+    wrapper passes it): chosen by ``stale-global-fix``; by default where every caller is in
+    this module -- a script, a notebook, or names private to the module."""
+    choice = module.settings.stale_global_fix
+    if choice != "auto":
+        return choice == "parameter"
+    return _is_script(module) or all(name.startswith("_") for name in callers.names)
+
+
+def _is_script(module: ModuleContext) -> bool:
+    """A notebook, or a module that runs as a program (``if __name__ == "__main__":``)."""
+    if module.path.endswith(".ipynb"):
+        return True
+    return any(isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare)
+               and isinstance(statement.test.left, ast.Name) and statement.test.left.id == "__name__"
+               for statement in module.tree.body)
+
+
+def _parameter_edits(module: ModuleContext, traced: TracedFunction, callers: _Callers, stale: list[str],
+                     static: list[str]) -> list[Edit] | None:
+    """``def f(x)`` -> ``def f(x, *, G)`` (static at its jit where ``G`` is configuration),
+    and every call ``f(a)`` -> ``f(a, G=G)``. None where the jit's static arguments cannot
+    be added to."""
+    function = traced.node
+    edits = [Edit(name_position(module, function), cst.FunctionDef, _WithKeywordParameters(stale))]
+    for site in traced.jit_sites if static else ():
+        static_edit = static_argnames_edit(module, site, static, function)
+        if static_edit is None:
+            return None
+        edits.append(static_edit)
+    for call in callers.calls:
+        end = Position(call.end_lineno, module.char_col(call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+        edits.append(Edit(module.start_of(call), cst.Call, _WithKeywordArguments(stale), end=end))
+    return edits
+
+
+class _WithKeywordParameters:
+    """``def f(a, b=1)`` -> ``def f(a, b=1, *, G)``."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        params = node.params
+        star = params.star_arg if isinstance(params.star_arg, cst.Param | cst.ParamStar) else cst.ParamStar()
+        extra = [cst.Param(name=cst.Name(name)) for name in self.names]
+        return node.with_changes(params=params.with_changes(star_arg=star,
+                                                            kwonly_params=[*params.kwonly_params, *extra]))
+
+
+class _WithKeywordArguments:
+    """``f(a)`` -> ``f(a, G=G)``."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args = list(node.args)
+        if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        keywords = [cst.Arg(value=cst.Name(name), keyword=cst.Name(name),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace("")),
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    for name in self.names]
+        keywords[-1] = keywords[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(args=[*args, *keywords])
 
 
 def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:

@@ -147,7 +147,8 @@ class LoopPlanning:
         if not (isinstance(node, ast.For) and is_range_call(node.iter, self.imports)):
             return False
         values = self.values_at(node)
-        return any(values.is_traced(_without_int(arg)) for arg in node.iter.args)
+        # `int(jnp.ceil(n / 2))` of static `n` is static: JF601 writes it in Python.
+        return any(values.is_traced(_without_int(arg)) and not values.is_static(arg) for arg in node.iter.args)
 
     def is_traced_while(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.While):

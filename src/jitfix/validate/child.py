@@ -17,6 +17,7 @@ runs reach is measured by tracing the original's lines.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import signal
@@ -219,6 +220,16 @@ def _jitted(function, static: list[str]):
     return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
 
 
+def _passing_globals(function, module: types.ModuleType, names: list[str]):
+    """The rewritten function called as its module's callers call it: with the current value
+    of each global it now takes as a keyword parameter."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        return function(*args, **kwargs, **{name: module.__dict__[name] for name in names})
+
+    return call
+
+
 def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, filename: str,
                     given: list[Input], seed: int) -> dict:
     result = {"function": target["name"], "line": target["line"], "tolerances": {"rtol": RTOL, "atol": ATOL}}
@@ -230,6 +241,8 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
         after_function = _jitted(new_function, target["after_static"])
     else:
         before_function, after_function = old_function, new_function
+    if target["passed_globals"]:  # read at each call, outside the compiled function
+        after_function = _passing_globals(after_function, new, target["passed_globals"])
     reference = Runner(old_function, old, target["globals"])
     inputs, first_error = _choose_inputs(target, reference, filename, given, seed)
     wanted = all_labels(target["sites"])

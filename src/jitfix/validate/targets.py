@@ -18,6 +18,7 @@ from pathlib import Path
 from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import JIT_TRANSFORMS, TracedFunction, find_traced_functions
+from jitfix.analysis.values import parameter_names
 from jitfix.config import Settings
 
 # The rules whose rewrites have branches or loop bodies worth covering.
@@ -60,6 +61,8 @@ class Target:
     after_static: list[str] = field(default_factory=list)
     constants: list[float] = field(default_factory=list)
     globals: list[str] = field(default_factory=list)  # module globals it reads that the module changes
+    # Globals the rewrite made keyword parameters (JF301): each call passes their current value.
+    passed_globals: list[str] = field(default_factory=list)
     compare_stdout: bool = False  # its prints were rewritten
     sites: list[dict] = field(default_factory=list)  # branches and loops, for coverage
     spans: dict[int, int] = field(default_factory=dict)  # statement first line -> last line, watched
@@ -359,6 +362,8 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
         target.constants = _constants(old)
         reads = _reads(old) & module_names
         target.globals = sorted(changing_globals(old_tree, reads, old_traced.changes_of(reads))) if reads else []
+        added = {arg.arg for arg in new.args.kwonlyargs} - set(parameter_names(old))
+        target.passed_globals = sorted(added & module_names)
         target.compare_stdout = bool(_print_calls(old)) and _print_calls(old) != _print_calls(new)
         target.sites = _sites(old, finding_lines)
         target.spans = _watched_spans(target.sites)

@@ -1,0 +1,105 @@
+"""Arithmetic on Python values written with ``jax.numpy``: ``int(jnp.ceil(n / k))``.
+
+Under ``jax.jit`` every ``jnp`` call is staged, even on Python numbers, so
+``jnp.round(t1 / dt)`` of two static arguments is a tracer and ``int()`` of it raises.
+The same arithmetic written with Python's built-ins and ``math`` gives a Python number,
+known at trace time -- what a loop bound or a shape needs. This module says when an
+expression is such arithmetic (every leaf static, every ``jnp`` call one with a Python
+equivalent) and what each call becomes; the values analysis then treats the conversion of it
+as static, and JF601 writes it in Python.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from jitfix.analysis.values import Verdict
+
+# jnp function -> (Python function, how many arguments, whether it is exact). Exact: the
+# same number on every input (jnp.round rounds half to even, as round does). Not exact:
+# math raises where jnp gives nan or inf (`math.sqrt(-1)`, `math.exp(1000)`); the same on
+# every input jnp gives a finite value for.
+_EXACT = {"round": "round", "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "abs": "abs",
+          "absolute": "abs", "maximum": "max", "minimum": "min"}
+_MATH = {"sqrt": "sqrt", "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
+         "log1p": "log1p", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
+         "tanh": "tanh", "hypot": "hypot", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+         "arctan2": "atan2", "deg2rad": "radians", "rad2deg": "degrees"}
+_BINARY = frozenset({"maximum", "minimum", "hypot", "arctan2"})
+PYTHON_FUNCTIONS: dict[str, tuple[str, int, bool]] = {
+    **{function: (python, 2 if function in _BINARY else 1, True) for function, python in _EXACT.items()},
+    **{function: (f"math.{python}", 2 if function in _BINARY else 1, False) for function, python in _MATH.items()},
+}
+# Reductions of one sequence of Python numbers (`jnp.prod(x.shape)`).
+REDUCTIONS = {"prod": "math.prod", "sum": "sum", "max": "max", "amax": "max", "min": "min", "amin": "min"}
+ARRAY_MAKERS = frozenset({"array", "asarray"})  # around a sequence a reduction reads: the sequence
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+@dataclass(frozen=True)
+class PythonSpelling:
+    """How to write an expression in Python: each jnp call (by node id) becomes the Python
+    function named (dotted: ``math.floor``), or its argument where it is ``None``."""
+
+    calls: dict[int, str | None]
+    exact: bool  # False where math's domain differs (math.sqrt(-1) raises, jnp gives nan)
+
+
+def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolve: Callable[[ast.AST], str | None],
+                    builtin: Callable[[str], bool]) -> PythonSpelling | None:
+    """The Python spelling of ``expr`` if it is arithmetic on static values with at least one
+    jnp call, every call having a Python equivalent (``builtin(name)``: the built-in is not
+    rebound where the expression is); None otherwise."""
+    calls: dict[int, str | None] = {}
+    exact = [True]
+
+    def spelled(node: ast.AST) -> bool:
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, _OPERATORS) and spelled(node.left) and spelled(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub | ast.UAdd) and spelled(node.operand)
+        if isinstance(node, ast.Call):
+            return call(node)
+        return verdict(node).static
+
+    def call(node: ast.Call) -> bool:
+        function = _jnp_function(node, resolve)
+        if function is None:
+            return verdict(node).static
+        if function in REDUCTIONS and len(node.args) == 1:
+            return named(node, REDUCTIONS[function]) and sequence(node.args[0])
+        python, arity, is_exact = PYTHON_FUNCTIONS.get(function, ("", 0, True))
+        if arity != len(node.args) or not named(node, python):
+            return False
+        exact[0] = exact[0] and is_exact
+        return all(spelled(argument) for argument in node.args)
+
+    def named(node: ast.Call, python: str) -> bool:
+        calls[id(node)] = python
+        return "." in python or builtin(python)
+
+    def sequence(node: ast.AST) -> bool:
+        """A sequence of Python numbers a reduction can read."""
+        if isinstance(node, ast.Call) and _jnp_function(node, resolve) in ARRAY_MAKERS and len(node.args) == 1:
+            calls[id(node)] = None
+            return sequence(node.args[0])
+        if isinstance(node, ast.List | ast.Tuple):
+            return all(spelled(element) for element in node.elts)
+        found = verdict(node)
+        return found.static and (found.elements is not None
+                                 or isinstance(node, ast.Attribute) and node.attr == "shape")
+
+    if not spelled(expr) or not calls:
+        return None
+    return PythonSpelling(calls, exact[0])
+
+
+def _jnp_function(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> str | None:
+    """``round`` for ``jnp.round(...)`` called with plain positional arguments, else None."""
+    name = resolve(node.func) or ""
+    if not name.startswith("jax.numpy.") or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    return name.removeprefix("jax.numpy.")
