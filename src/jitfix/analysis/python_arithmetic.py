@@ -42,7 +42,8 @@ _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Po
 @dataclass(frozen=True)
 class PythonSpelling:
     """How to write an expression in Python: each jnp call (by node id) becomes the Python
-    function named (dotted: ``math.floor``), or its argument where it is ``None``."""
+    function named (dotted: ``math.floor``), or its argument where it is ``None``; a
+    reduction method (``jnp.array(s).prod()``) becomes the function of the array it reduces."""
 
     calls: dict[int, str | None]
     exact: bool  # False where math's domain differs (math.sqrt(-1) raises, jnp gives nan)
@@ -66,6 +67,8 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         return verdict(node).static
 
     def call(node: ast.Call) -> bool:
+        if _array_reduction(node, resolve):  # jnp.array(x.shape).prod(): math.prod(x.shape)
+            return named(node, REDUCTIONS[node.func.attr]) and sequence(node.func.value)  # type: ignore[attr-defined]
         function = _jnp_function(node, resolve)
         if function is None:
             return verdict(node).static
@@ -95,6 +98,14 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
     if not spelled(expr) or not calls:
         return None
     return PythonSpelling(calls, exact[0])
+
+
+def _array_reduction(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> bool:
+    """``jnp.array(seq).prod()`` and the like: a reduction method, without arguments, of an
+    array jnp makes from a sequence."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr in REDUCTIONS and not node.args and not node.keywords \
+        and isinstance(func.value, ast.Call) and _jnp_function(func.value, resolve) in ARRAY_MAKERS
 
 
 def _jnp_function(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> str | None:

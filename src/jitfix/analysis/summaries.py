@@ -145,7 +145,7 @@ class ModuleProgram(Program):
     def _resolve(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> tuple[FunctionNode | None, Verdict | None]:
         func = call.func
         if isinstance(func, ast.Name):
-            return self.scopes.lookup(scope, func.id), None
+            return self.scopes.lookup(scope, func.id, call.lineno), None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}:
             method = self.scopes.method(scope, func.attr)
             if method is not None and not any(isinstance(d, ast.Name) and d.id == "property"

@@ -397,6 +397,9 @@ class _Scopes:
     def __init__(self, tree: ast.Module, text: str | None = None, aliases: Iterable[str] = ()):
         self.parent: dict[ast.AST, ast.AST] = {}
         self.defs: dict[ast.AST, dict[str, FunctionNode]] = {}
+        # (scope, name) -> every def of a name defined more than once there, in source order.
+        self.redefined: dict[tuple[ast.AST, str], list[FunctionNode]] = {}
+        self._parameters: dict[ast.AST, frozenset[str]] = {}
         self.qualnames: dict[FunctionNode, str] = {}
         self.functions: list[FunctionNode] = []
         self.calls: list[tuple[ast.AST, ast.Call]] = []  # (scope, call) of possible transforms
@@ -430,7 +433,10 @@ class _Scopes:
             node, scope, prefix = stack.pop()
             kind = type(node)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                self.defs.setdefault(scope, {})[node.name] = node
+                defined = self.defs.setdefault(scope, {})
+                if node.name in defined:
+                    self.redefined.setdefault((scope, node.name), [defined[node.name]]).append(node)
+                defined[node.name] = node
                 self.parent[node] = scope
                 self.qualnames[node] = prefix + node.name
                 self.functions.append(node)
@@ -540,18 +546,35 @@ class _Scopes:
         earlier = [(at, value) for at, value in self.assignments.get((scope, name), []) if at < line]
         return max(earlier, key=lambda item: item[0])[1] if earlier else None
 
-    def lookup(self, scope: ast.AST, name: str) -> FunctionNode | None:
-        """Resolve a bare name as Python would from code in scope (class bodies are skipped)."""
+    def lookup(self, scope: ast.AST, name: str, line: int | None = None) -> FunctionNode | None:
+        """Resolve a bare name as Python would from code in scope (class bodies are skipped).
+        A name defined more than once (a notebook's cells, a script) is, for code at ``line``
+        of the scope that defines it, the last def before that line: code there runs in order.
+        Code in a function that runs later sees the last def."""
         current: ast.AST | None = scope
         first = True
         while current is not None:
             if first or not isinstance(current, ast.ClassDef):
                 found = self.defs.get(current, {}).get(name)
                 if found is not None:
+                    if first and line is not None and (current, name) in self.redefined:
+                        before = [node for node in self.redefined[current, name] if node.lineno <= line]
+                        return before[-1] if before else found
                     return found
+                if self._binds_otherwise(current, name):
+                    return None  # `def hessian(f): ... jit(f)`: the parameter, not a module's `f`
             first = False
             current = self.parent.get(current)
         return None
+
+    def _binds_otherwise(self, scope: ast.AST, name: str) -> bool:
+        """Whether a function binds ``name`` as a parameter or by assignment (not a def)."""
+        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return False
+        params = self._parameters.get(scope)
+        if params is None:
+            params = self._parameters[scope] = frozenset(parameter_names(scope))  # type: ignore[arg-type]
+        return name in params or (scope, name) in self.assignments
 
     def lookup_class(self, scope: ast.AST, name: str) -> ast.ClassDef | None:
         current: ast.AST | None = scope
@@ -705,7 +728,7 @@ class TracedFinder:
                 if isinstance(rebound, ast.Call):  # layer = Layer(...); body = make_body(...)
                     return self._made_by(scope, rebound, depth)
                 return None
-            found = self.scopes.lookup(scope, expr.id)
+            found = self.scopes.lookup(scope, expr.id, line)
             return _Bound(found) if found else None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             found = self.scopes.method(scope, expr.attr)

@@ -117,38 +117,50 @@ class Concretization(Rule):
                            spelling: PythonSpelling) -> Finding:
         """``int(jnp.ceil(n / k))`` of Python values: jnp stages it (a tracer under jit); the
         same arithmetic in Python is a number known at trace time."""
-        functions = {module.segment(call.func): spelling.calls[id(call)] for call in ast.walk(operand)
-                     if isinstance(call, ast.Call) and id(call) in spelling.calls}
-        named = sorted({f"`{python}`" for python in functions.values() if python})
+        fix, functions = python_arithmetic_fix(module, node, operand, spelling)
         message = (f"`{module.segment(node)}` in `{entry.traced.qualname}` raises under jit: jnp stages arithmetic "
-                   f"on Python values; compute it in Python ({', '.join(named) or 'without jnp'})")
-        if spelling.exact:
-            safety, description = Safety.SAFE, "write the arithmetic in Python"
-        else:
-            safety = Safety.UNSAFE
-            description = "write the arithmetic in Python (unsafe: math raises where jnp gives nan or inf)"
-        fix = Fix(safety, description, [_python_arithmetic_edit(module, node, functions)])
+                   f"on Python values; compute it in Python ({functions})")
         return self.finding(module, node, message, fix, function=entry.traced)
+
+
+def python_arithmetic_fix(module: ModuleContext, node: ast.AST, operand: ast.AST,
+                          spelling: PythonSpelling) -> tuple[Fix, str]:
+    """The fix writing ``operand`` (``node`` itself, or the operand of the conversion or
+    ``.item()`` that ``node`` is) in Python, and the Python functions it uses, for messages."""
+    functions = {module.segment(call.func): spelling.calls[id(call)] for call in ast.walk(operand)
+                 if isinstance(call, ast.Call) and id(call) in spelling.calls}
+    named = ", ".join(sorted({f"`{python}`" for python in functions.values() if python})) or "without jnp"
+    if spelling.exact:
+        safety, description = Safety.SAFE, "write the arithmetic in Python"
+    else:
+        safety = Safety.UNSAFE
+        description = "write the arithmetic in Python (unsafe: math raises where jnp gives nan or inf)"
+    return Fix(safety, description, [_python_arithmetic_edit(module, node, functions)]), named
 
 
 def _is_tolist(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"
 
 
-def _python_arithmetic_edit(module: ModuleContext, node: ast.Call, functions: dict[str, str | None]) -> Edit:
-    """Each jnp call of the conversion's operand spelled as the Python function named
-    (``None``: the call is left out, its argument kept); ``x.item()`` of it is the number."""
+# The libcst node of an expression the Python spelling replaces.
+_CST_EXPRESSIONS = {ast.Call: cst.Call, ast.BinOp: cst.BinaryOperation, ast.UnaryOp: cst.UnaryOperation}
+PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
+
+
+def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dict[str, str | None]) -> Edit:
+    """Each jnp call in ``node`` spelled as the Python function named (``None``: the call is
+    left out, its argument kept); ``x.item()`` of it is the number itself."""
     start, end = span(module, node)
+    item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        assert isinstance(updated, cst.Call)
         in_python = _InPython(functions, context)
-        if isinstance(updated.func, cst.Attribute):  # x.item() -> the Python number itself
-            return updated.func.value.visit(in_python)
-        return updated.with_changes(args=[argument.visit(in_python) for argument in updated.args])
+        if item:  # x.item() -> the Python number itself
+            return updated.func.value.visit(in_python)  # type: ignore[attr-defined]
+        return updated.visit(in_python)
 
     needed = ("math",) if any(python and python.startswith("math.") for python in functions.values()) else ()
-    return Edit(start, cst.Call, replace, imports=needed, end=end)
+    return Edit(start, _CST_EXPRESSIONS[type(node)], replace, imports=needed, end=end)
 
 
 class _InPython(cst.CSTTransformer):
@@ -164,8 +176,10 @@ class _InPython(cst.CSTTransformer):
         if python is None:
             return updated.args[0].value
         module, _, function = python.rpartition(".")
-        name = f"{self.context.name(module)}.{function}" if module else function
-        return updated.with_changes(func=cst.parse_expression(name))
+        name = cst.parse_expression(f"{self.context.name(module)}.{function}" if module else function)
+        if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
+            return cst.Call(func=name, args=[cst.Arg(updated.func.value)])
+        return updated.with_changes(func=name)
 
 
 def _converted(node: ast.AST) -> ast.AST | None:

@@ -299,20 +299,26 @@ def _callers(module: ModuleContext, traced: TracedFunction, stale: list[str]) ->
     function = traced.node
     if not traced.jit_sites:  # a helper of traced code: it may also build closures run later
         return "the function is not jitted itself here; pass the value as an argument"
+    parents = {id(child): node for node in ast.walk(module.tree) for child in ast.iter_child_nodes(node)}
     names, wrapped, assigned = {function.name}, set(), set()
+    calls: list[ast.Call] = []
     for site in traced.jit_sites:
         if site in function.decorator_list:
             continue
         target = _assigned_to(module.tree, site)
         inner = _through_transparent_transforms(module, site.args[0]) if isinstance(site, ast.Call) and site.args \
             else None
-        if target is None or not (isinstance(inner, ast.Name) and inner.id == function.name):
+        called = parents.get(id(site))
+        if not (isinstance(inner, ast.Name) and inner.id == function.name):
             return "the function is jitted inside an expression whose callers jitfix cannot follow"
-        names.add(target.id)
+        if target is not None:  # step = jax.jit(_step)
+            names.add(target.id)
+            assigned.add(id(target))
+        elif isinstance(called, ast.Call) and called.func is site:  # jax.jit(f)(x)
+            calls.append(called)
+        else:
+            return "the function is jitted inside an expression whose callers jitfix cannot follow"
         wrapped.add(id(inner))
-        assigned.add(id(target))
-    parents = {id(child): node for node in ast.walk(module.tree) for child in ast.iter_child_nodes(node)}
-    calls = []
     for node in ast.walk(module.tree):
         if not isinstance(node, ast.Name) or node.id not in names or id(node) in wrapped | assigned:
             continue
@@ -321,10 +327,11 @@ def _callers(module: ModuleContext, traced: TracedFunction, stale: list[str]) ->
             return f"`{node.id}` is rebound at line {node.lineno}"
         if not (isinstance(parent, ast.Call) and parent.func is node):
             return f"`{node.id}` is used as a value at line {node.lineno}, not only called"
-        shadowed = _local_where(parent, stale, parents)
-        if shadowed:
-            return f"`{shadowed}` is a local name where `{node.id}` is called at line {node.lineno}"
         calls.append(parent)
+    for call in calls:
+        shadowed = _local_where(call, stale, parents)
+        if shadowed:
+            return f"`{shadowed}` is a local name where `{function.name}` is called at line {call.lineno}"
     return _Callers(names, calls)
 
 

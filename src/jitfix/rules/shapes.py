@@ -13,6 +13,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import own_expressions
 from jitfix.analysis.catalogue import shape_parameters
 from jitfix.findings import Finding, Fix, Safety
+from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals
 from jitfix.rules.static_arguments import static_argnames_edit
@@ -39,7 +40,10 @@ class ShapeArgument(Rule):
         safety="Safe: every call that passed such an argument failed before. Each new value of a "
         "static argument compiles the function again, and static arguments must be hashable "
         "Python values (an `int`, not an array); the finding says so. `@jax.jit` becomes "
-        "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. Not "
+        "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. A shape "
+        "computed with jnp from static values (`jnp.array(x.shape).prod()`, `jnp.maximum(4 - n, 0)`) "
+        "is traced only because jnp stages it: it is written in Python instead (`math.prod(x.shape)`, "
+        "`max(4 - n, 0)`; see JF601). Not "
         "fixed: a shape computed from array values (no static form exists), and helpers whose "
         "jit is elsewhere.",
     )
@@ -58,8 +62,14 @@ class ShapeArgument(Rule):
                     if not values.is_traced(expr):
                         continue
                     reported.add(id(expr))
-                    names = _parameter_names(expr, params, values)
                     where = f"{place} in `{traced.qualname}` needs a Python value, but `{module.segment(expr)}` is traced"
+                    spelling = values.python_spelling(expr) if type(expr) in PYTHON_SPELLABLE else None
+                    if spelling is not None:
+                        fix, functions = python_arithmetic_fix(module, expr, expr, spelling)
+                        yield self.finding(module, expr, f"{where}: jnp stages arithmetic on Python values; compute "
+                                                         f"it in Python ({functions})", fix, function=traced)
+                        continue
+                    names = _parameter_names(expr, params, values)
                     if names is None and not arrays.certain(expr):
                         continue  # e.g. `arr.n_sparse`: a pytree's metadata may well be static
                     if names is None:
