@@ -143,6 +143,9 @@ class TracedFunction:
     # Where jit is applied to this function in the module: a decorator expression or a
     # `jax.jit(f, ...)` call, where static arguments can be added.
     jit_sites: list[ast.AST] = field(default_factory=list)
+    # `jax.jit(self.method)`: jitted as a bound method, so `self` is a Python object fixed
+    # when the method is traced.
+    bound_jit_sites: list[ast.Call] = field(default_factory=list)
     # Reverse-mode differentiated (jax.grad, or called from a differentiated function).
     differentiated: bool = False
     # Staged into a jaxpr (jit, pmap, a lax body, or called from one): every JAX operation
@@ -796,6 +799,9 @@ class TracedFinder:
         self._mark(function, transform, how, called_as if outer is None else None)
         if transform.name == "jax.jit" and outer is None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(call)
+        elif transform.name in JIT_TRANSFORMS - FILTERED_TRANSFORMS and resolved.positional == 1 \
+                and isinstance(target, ast.Attribute):  # equinox's filter_jit traces a Module's self
+            self.traced[function].bound_jit_sites.append(call)
         elif outer_call is not None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(outer_call)  # jax.jit(jax.grad(f)) keeps f's signature
         if outer is not None:

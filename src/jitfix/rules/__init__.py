@@ -10,7 +10,7 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
-from jitfix.rules.globals import StaleGlobal
+from jitfix.rules.globals import StaleAttribute, StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
@@ -24,6 +24,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedWhileLoop(),
     ScannableLoop(),
     StaleGlobal(),
+    StaleAttribute(),
     PrintInTracedCode(),
     TraceTimeSideEffect(),
     ShapeArgument(),
