@@ -22,12 +22,24 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from jitfix.analysis.blocks import non_leaf_children, walk_body
-from jitfix.analysis.catalogue import MUTATING_METHODS, is_array_annotation
+from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
-from jitfix.analysis.values import STATIC_KIND, TRACED_KIND, UNKNOWN_KIND, Program, ValueAnalysis, Verdict, \
-    parameter_names
+from jitfix.analysis.values import (
+    LOOP_CARRIES,
+    SCANNED,
+    STATIC_KIND,
+    TRACED_KIND,
+    UNKNOWN_KIND,
+    UNKNOWN_VALUE,
+    Program,
+    ValueAnalysis,
+    Verdict,
+    carried,
+    lax_operand,
+    parameter_names,
+)
 from jitfix.analysis.words import LineIndex, spells_a_word
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -157,6 +169,11 @@ class TracedFunction:
     program: Program | None = None
     # Pytree class of a parameter, where its annotation (or `self`) names one.
     param_classes: dict[str, str] = field(default_factory=dict)
+    # A lax body's parameters as the primitive passes them: the carry in its initial value's
+    # pytree structure, every leaf one array (None: bodies of calls that disagree). Used only
+    # while no other call reaches the function (``reached_otherwise``).
+    param_shapes: dict[str, Verdict | None] = field(default_factory=dict)
+    reached_otherwise: bool = False
     _flow: FlowAnalysis | None = None
     _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
@@ -180,8 +197,10 @@ class TracedFunction:
         for name in parameter_names(self.node):
             klass = self.param_classes.get(name)
             if name in self.traced_params:
-                verdicts[name] = Verdict(TRACED_KIND, f"`{name}` is a traced argument of `{self.qualname}` "
-                                                      f"({self.how})", klass=klass)
+                shape = None if self.reached_otherwise else self.param_shapes.get(name)
+                why = f"`{name}` is a traced argument of `{self.qualname}` ({self.how})"
+                verdicts[name] = Verdict(TRACED_KIND, why, klass=klass) if shape is None else \
+                    Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass, array=shape.array)
             elif name in self.static_params:
                 verdicts[name] = Verdict(STATIC_KIND, f"`{name}` is a static argument of `{self.qualname}`")
             else:
@@ -234,6 +253,13 @@ class _Bound:
     def free_positional(self) -> list[str]:
         names = [arg.arg for arg in (*self.function.args.posonlyargs, *self.function.args.args)]
         return [name for name in names[self.positional:] if name not in self.keywords]
+
+
+def _form(verdict: Verdict) -> object:
+    """A verdict's pytree structure, for comparing what two lax calls pass one body."""
+    if verdict.elements is not None:
+        return tuple(_form(element) for element in verdict.elements)
+    return (verdict.array, verdict.klass)
 
 
 def _literal_strings(node: ast.AST) -> list[str]:
@@ -704,13 +730,20 @@ class TracedFinder:
                 return is_array_annotation(self.imports.resolve(annotation))
         return False
 
-    def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str) -> None:
+    def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str,
+                     shapes: dict[str, Verdict] | None = None) -> None:
+        """Mark parameters traced or static; ``shapes``: what a lax primitive passes them."""
         entry = self.traced.get(function)
         if entry is None:
             entry = TracedFunction(function, self.scopes.qualnames[function], how)
             self.traced[function] = entry
         entry.static_params = entry.static_params | static
         entry.traced_params = (entry.traced_params | traced) - entry.static_params
+        if shapes is None:
+            entry.reached_otherwise = True
+        for name, shape in shapes.items() if shapes else ():
+            seen = entry.param_shapes.get(name, shape)
+            entry.param_shapes[name] = shape if seen is not None and _form(seen) == _form(shape) else None
 
     def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None,
                            depth: int = 0) -> _Bound | None:
@@ -857,10 +890,29 @@ class TracedFinder:
                 vararg = resolved.function.args.vararg
                 if vararg is not None and count > len(free):
                     traced.add(vararg.arg)
-                self._mark_params(resolved.function, frozenset(traced), frozenset(),
-                                  f"body of {primitive} at line {call.lineno}")
+                how = f"body of {primitive} at line {call.lineno}"
+                shapes = dict(zip(free, self._body_shapes(primitive, call, how)))
+                self._mark_params(resolved.function, frozenset(traced), frozenset(), how, shapes)
                 self.traced[resolved.function].is_lax_body = True
                 self.traced[resolved.function].staged = True
+
+    def _body_shapes(self, primitive: str, call: ast.Call, how: str) -> list[Verdict]:
+        """What a lax loop passes its body, parameter by parameter, where the call shows it:
+        fori_loop ``(index, carry)``, while_loop ``(carry)``, scan ``(carry, row of xs)``. A
+        leaf is one array where the call's own expression shows it (a number, a jnp array)."""
+        if primitive not in LOOP_CARRIES:
+            return []
+
+        def shown(expr: ast.AST) -> Verdict:
+            category = function_category(self.imports.resolve(expr.func)) if isinstance(expr, ast.Call) else None
+            return Verdict(TRACED_KIND, how, array=True) if category == ONE_ARRAY else UNKNOWN_VALUE
+
+        carry = carried(lax_operand(call, *LOOP_CARRIES[primitive]), shown, how)
+        if primitive == "jax.lax.fori_loop":
+            return [Verdict(TRACED_KIND, how, array=True), carry]
+        if primitive == "jax.lax.scan":
+            return [carry, carried(lax_operand(call, *SCANNED), shown, how)]
+        return [carry]
 
     # -- the passes ---------------------------------------------------------------------------
 
@@ -933,6 +985,10 @@ class TracedFinder:
                 changed.add(callee)
             if staged and not entry.staged:
                 entry.staged = True
+                entry.forget_analysis()
+                changed.add(callee)
+            if not entry.reached_otherwise:  # a lax body called directly too: its shapes do not hold
+                entry.reached_otherwise = True
                 entry.forget_analysis()
                 changed.add(callee)
             if new != entry.traced_params:

@@ -134,6 +134,38 @@ def _lax_result(returned: list[Verdict], where: str) -> Verdict | None:
     return Verdict(TRACED_KIND, f"returned by {where}", array=all(found.array for found in returned))
 
 
+# Where each lax loop takes its carry (position, keyword), and for scan the rows it scans.
+LOOP_CARRIES = {"jax.lax.fori_loop": (3, "init_val"), "jax.lax.while_loop": (2, "init_val"),
+                "jax.lax.scan": (1, "init")}
+SCANNED = (2, "xs")
+
+
+def lax_operand(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    """The argument of a lax call at ``position`` or by ``keyword`` (None if not plainly given)."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if position < len(call.args):
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def carried(init: ast.AST | None, verdict: Callable[[ast.AST], Verdict], why: str) -> Verdict:
+    """What a lax loop holds where its carry started as ``init``: tracers in init's pytree
+    structure, every leaf one array (lax makes an array of each leaf, Python numbers too).
+    The rows of a scanned ``xs`` have that form as well."""
+    if isinstance(init, ast.Tuple | ast.List) and not any(isinstance(e, ast.Starred) for e in init.elts):
+        return Verdict(TRACED_KIND, why, elements=tuple(carried(element, verdict, why) for element in init.elts))
+    if isinstance(init, ast.Constant) and isinstance(init.value, int | float | complex):
+        return Verdict(TRACED_KIND, why, array=True)
+    return _carried_leaves(verdict(init), why) if init is not None else Verdict(TRACED_KIND, why)
+
+
+def _carried_leaves(found: Verdict, why: str) -> Verdict:
+    if found.elements is not None:
+        return Verdict(TRACED_KIND, why, found, elements=tuple(_carried_leaves(e, why) for e in found.elements))
+    return Verdict(TRACED_KIND, why, found, klass=found.klass, array=found.array)
+
+
 def _strongest(verdicts: list[Verdict], why: Callable[[Verdict], str]) -> Verdict:
     """Traced if any part is (that part is the evidence), static if all are, else unknown."""
     if not verdicts:
@@ -443,6 +475,8 @@ class ValueAnalysis:
             chosen = self._cond_result(call)
             if chosen is not None:
                 return chosen
+        if name in LOOP_CARRIES and self.staged:
+            return self._loop_result(name, call)
         if name in RESULT_PARTS:
             parts = tuple(self._catalogued(name, part, arguments) for part in RESULT_PARTS[name])
             strongest = max(parts, key=lambda part: part.kind)
@@ -493,6 +527,16 @@ class ValueAnalysis:
                     return None
                 returned.append(found)
         return _lax_result(returned, f"`lax.cond` at line {call.lineno}")
+
+    def _loop_result(self, name: str, call: ast.Call) -> Verdict:
+        """A lax loop returns its final carry (scan: and the stacked outputs), shaped as the
+        carry it was given."""
+        why = f"carried by `{name.replace('jax.lax.', 'lax.')}` at line {call.lineno}"
+        carry = carried(lax_operand(call, *LOOP_CARRIES[name]), self._raw, why)
+        if name == "jax.lax.scan":
+            return Verdict(TRACED_KIND, why, elements=(carry, Verdict(TRACED_KIND, f"stacked by `lax.scan` at line "
+                                                                                  f"{call.lineno}")))
+        return carry
 
     def _summary(self, call: ast.Call) -> Verdict | None:
         """What the program around the function knows the call returns."""
