@@ -49,7 +49,9 @@ class PrintInTracedCode(Rule):
         "`0.10000000149011612` a plain field would); literal braces are escaped; values known at trace time "
         "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
         "exactly as before. Unsafe when no printed value is certainly traced: such a print may be "
-        "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`. "
+        "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`; "
+        "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
+        "print is a trace-time message and is not reported. "
         "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
         "nested format specs: `jax.debug.print` always writes one line to stdout.",
     )
@@ -67,8 +69,11 @@ class PrintInTracedCode(Rule):
         # which runs many times), keep the program's order.
         several = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
         for call, traced in prints:
+            values = traced.values(module.imports)
+            if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
+                continue  # a helper's message about Python values: a trace-time log, as a library means it
             ordered = several or traced.is_lax_body
-            yield self._finding(module, call, traced.values(module.imports), traced, ordered)
+            yield self._finding(module, call, values, traced, ordered)
 
     def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
                  ordered: bool) -> Finding:
@@ -79,7 +84,7 @@ class PrintInTracedCode(Rule):
             return self.finding(module, call, message, function=traced)
         # Safe only when a printed value is certainly a tracer: a print of Python values
         # (or of values the analysis cannot place) may be meant to run once per trace.
-        prints_tracer = not call.args or any(_is_traced_argument(arg, values) for arg in call.args)
+        prints_tracer = _prints_tracer(call, values)
         safety = Safety.SAFE if prints_tracer else Safety.UNSAFE
         description = "replace with jax.debug.print"
         if not prints_tracer:
@@ -92,6 +97,17 @@ class PrintInTracedCode(Rule):
         )
         message = f"{where} runs only at trace time and prints tracers; use `jax.debug.print`"
         return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
+
+
+def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
+    """A printed value is certainly traced (or nothing is printed: a bare line per call)."""
+    return not call.args or any(_is_traced_argument(arg, values) for arg in call.args)
+
+
+def _reached_by_calls_only(traced) -> bool:
+    """A helper traced only because traced code calls it (not jitted, mapped or a lax body
+    itself): what it prints about Python values is a trace-time message of its own."""
+    return traced.how.startswith("called from ") and not traced.how.startswith("called from a lambda")
 
 
 def _is_traced_argument(arg: ast.AST, values: ValueAnalysis) -> bool:
