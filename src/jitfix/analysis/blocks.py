@@ -291,6 +291,26 @@ def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
                 yield node, f"`{word}` leaves the loop from inside the branch"
 
 
+# Libraries whose modules (classes: `nn.Dense`, `hk.Linear`) keep state outside JAX's view:
+# made or called inside a lax.cond branch or loop body they fail (flax and haiku have their
+# own `nn.cond`/`hk.cond`). equinox modules are pytrees and work anywhere.
+STATEFUL_MODULE_LIBRARIES = ("flax.", "haiku.")
+
+
+def framework_obstacles(statements: list[ast.stmt],
+                        resolve: Callable[[ast.AST], str | None]) -> Iterator[tuple[ast.AST, str]]:
+    """(node, reason) for each flax or haiku module made in the statements."""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                name = resolve(node.func) or ""
+                if name.startswith(STATEFUL_MODULE_LIBRARIES) and name.rpartition(".")[2][:1].isupper():
+                    library = name.partition(".")[0]
+                    yield node, (f"a {library} module (`{name.rpartition('.')[2]}`) is made inside; lax "
+                                 f"primitives cannot hold it (use {library}'s own "
+                                 f"`{'nn' if library == 'flax' else 'hk'}.cond`/loops)")
+
+
 def _inside_loop(root: ast.AST, target: ast.AST) -> bool:
     """Whether target sits inside a loop nested in root."""
     for node in ast.walk(root):

@@ -111,6 +111,10 @@ BODY_TRACED_COUNT: dict[str, int | None] = {
     SWITCH: None,
 }
 PARTIAL = "functools.partial"
+# flax.linen: `model.apply(variables, *args, method=..., mutable=..., rngs=...)` runs a method.
+FLAX_MODULES = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
+FLAX_APPLY_METHODS = frozenset({"apply", "init", "init_with_output"})
+FLAX_APPLY_OPTIONS = frozenset({"method", "mutable", "rngs", "capture_intermediates"})
 
 
 # The last part of every name that can trace a function passed to it: a cheap filter
@@ -249,6 +253,9 @@ class _Bound:
     function: FunctionNode
     positional: int = 0
     keywords: frozenset[str] = frozenset()
+    # Leading arguments of the call that do not reach the function (flax's
+    # `model.apply(variables, x)`: `x` is `__call__`'s first argument after `self`).
+    skipped: int = 0
 
     def free_positional(self) -> list[str]:
         names = [arg.arg for arg in (*self.function.args.posonlyargs, *self.function.args.args)]
@@ -969,10 +976,13 @@ class TracedFinder:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
         for call in calls:
-            resolved = self._callee(scope, call)
+            resolved = self._callee(scope, call) or self._called_instance(scope, call, values)
             if resolved is None:
                 continue
             callee = resolved.function
+            if resolved.skipped:
+                call = ast.Call(func=call.func, args=call.args[resolved.skipped:],
+                                keywords=[k for k in call.keywords if k.arg not in FLAX_APPLY_OPTIONS])
             traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
             entry = self.traced.get(callee)
             if entry is None:
@@ -1019,7 +1029,37 @@ class TracedFinder:
             if klass is not None:  # Layer(x): its __init__ runs, with x
                 init = self.scopes.defs.get(klass, {}).get("__init__")
                 return _Bound(init, 1) if init is not None else None
+        if isinstance(func, ast.Attribute) and func.attr in FLAX_APPLY_METHODS:
+            return self._flax_apply(scope, func.value, call)
         return self._function_argument(scope, func, call.lineno)
+
+    def _flax_apply(self, scope: ast.AST, model: ast.AST, call: ast.Call) -> _Bound | None:
+        """``MLP(...).apply(variables, x)`` (or ``model.apply`` of ``model = MLP(...)``, and
+        ``init(rng, x)``) of a flax linen module of this module: its ``__call__`` (or the
+        ``method=`` named) runs with ``x``."""
+        if isinstance(model, ast.Name):
+            model = self.scopes.assignment_before(scope, model.id, call.lineno) or \
+                self.scopes.assignment_before(self.tree, model.id, 10**9)  # type: ignore[assignment]
+        if not (isinstance(model, ast.Call) and isinstance(model.func, ast.Name)):
+            return None
+        klass = self.scopes.lookup_class(scope, model.func.id)
+        if klass is None or not any(self.imports.resolve(base) in FLAX_MODULES for base in klass.bases):
+            return None
+        chosen = next((k.value for k in call.keywords if k.arg == "method"), None)
+        name = chosen.value if isinstance(chosen, ast.Constant) and isinstance(chosen.value, str) else \
+            chosen.attr if isinstance(chosen, ast.Attribute) else "__call__" if chosen is None else None
+        method = self.scopes.defs.get(klass, {}).get(name) if name else None
+        return _Bound(method, 1, skipped=1) if method is not None else None
+
+    def _called_instance(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> _Bound | None:
+        """``net(x)`` of a value whose class the analysis knows (an annotated parameter, a
+        pytree made here): that class's ``__call__`` runs with ``x``."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        klass_name = values.verdict(call.func).klass
+        klass = self.scopes.lookup_class(scope, klass_name) if klass_name else None
+        method = self.scopes.defs.get(klass, {}).get("__call__") if klass is not None else None
+        return _Bound(method, 1) if method is not None else None
 
     @staticmethod
     def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextvars
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable
 
 from jitfix.analysis.blocks import (
@@ -27,6 +28,7 @@ from jitfix.analysis.blocks import (
     assigned_names,
     contains_return,
     definitely_assigned,
+    framework_obstacles,
     loaded_names,
     obstacles,
     target_names,
@@ -249,7 +251,9 @@ class FunctionPlanner(LoopPlanning, ScanPlanning):
     def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool,
                         read_after=lambda name: False) -> bool:
         for block in blocks:
-            for where, reason in obstacles(block, allow_return, self._module_names(), read_after):
+            found = chain(obstacles(block, allow_return, self._module_names(), read_after),
+                          framework_obstacles(block, self.imports.resolve))
+            for where, reason in found:
                 self._report(node, reason, where)
                 return True
         return False

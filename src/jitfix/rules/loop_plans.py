@@ -20,6 +20,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import (
     assigned_names,
+    framework_obstacles,
     is_range_call,
     literal_int,
     loaded_names,
@@ -348,6 +349,7 @@ class LoopPlanning:
             if isinstance(where, ast.Break | ast.Continue | ast.Return):
                 continue  # reported above with the loop's own reason
             yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
+        yield from framework_obstacles(statements, self.imports.resolve)
 
     @staticmethod
     def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
