@@ -138,7 +138,7 @@ def _analysed(path: str, text: str, settings: Settings,
     from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
 
     traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None)
-    if not traced:
+    if not traced and not traced.traces_lambdas:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed
     from jitfix.rules.base import ModuleContext

@@ -1137,6 +1137,7 @@ class TracedFunctions(dict):
     changes_of: Callable[[Iterable[str]], list[Change]] = staticmethod(lambda names: [])  # type: ignore[assignment]
     parents: dict[ast.AST, ast.AST] = {}
     functions: list[FunctionNode] = []  # every def of the module
+    traces_lambdas: bool = False  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
@@ -1151,4 +1152,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     found.changes_of = finder.scopes.changes_of
     found.parents = finder.scopes.parent
     found.functions = finder.scopes.functions
+    found.traces_lambdas = bool(finder.lambdas)
     return found

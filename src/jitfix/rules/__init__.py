@@ -12,6 +12,7 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleAttribute, StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
+from jitfix.rules.recompilation import JitRebuiltInLoop
 from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
 
@@ -28,6 +29,7 @@ ALL_RULES: tuple[Rule, ...] = (
     PrintInTracedCode(),
     TraceTimeSideEffect(),
     ShapeArgument(),
+    JitRebuiltInLoop(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

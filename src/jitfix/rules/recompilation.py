@@ -1,0 +1,215 @@
+"""JF5xx — code that makes jit trace and compile again and again.
+
+JF502 a jitted function made inside a loop from a callable made in the same pass
+(``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on the
+function object, and each pass makes a new one, so every pass traces and compiles again
+-> made once, before the loop, when nothing it captures changes in the loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+from jitfix.analysis.blocks import assigned_names
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.boolean_expressions import span
+from jitfix.rules.cst_text import cst
+from jitfix.rules.naming import unique_name
+
+# Transforms whose compiled functions are cached by the function object they wrap.
+CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit",
+                          "equinox.filter_pmap"})
+PARTIAL = "functools.partial"
+_LOOPS = (ast.For, ast.While)
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class _Rebuilt:
+    """One ``jax.jit(<callable made here>)`` in a loop, and how its result is used."""
+
+    loop: ast.For | ast.While
+    call: ast.Call  # the jit call
+    made: ast.AST  # the lambda or partial(...) it wraps
+    assignment: ast.Assign | None  # `g = jax.jit(...)` directly in the loop's body, then `g(...)`
+
+
+class JitRebuiltInLoop(Rule):
+    code = "JF502"
+    name = "jit-rebuilt-in-loop"
+    summary = "`jax.jit(lambda ...)` or `jax.jit(partial(...))` inside a loop compiles on every pass; jit it once"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds `jax.jit` (and `pmap`, `equinox.filter_jit`) applied inside a loop to a callable "
+        "made in the same pass -- a `lambda` or `functools.partial(...)` -- and called there; moves "
+        "the jitted function before the loop.",
+        why="jit caches what it compiled by the function object it wraps. A lambda or a partial "
+        "made on each pass is a new object each time, so every pass traces and compiles again: "
+        "a jitted loop slower than plain Python. (`jax.jit(f)` of a function defined once is "
+        "cached and is not reported.)",
+        example="for x in batches:\n    y = jax.jit(lambda v: v * 2.0)(x)\n",
+        fixed="jitted = jax.jit(lambda v: v * 2.0)\nfor x in batches:\n    y = jitted(x)\n",
+        safety="Safe when nothing the callable captures changes in the loop: the lambda's free "
+        "names and the partial's arguments (names, attributes and literals only) are not "
+        "assigned in the loop, so the function made once computes what each pass's did. "
+        "`g = jax.jit(...)` in the loop moves before it as it is. Reported, not fixed: a "
+        "callable that captures a value the loop changes (pass it as an argument of the "
+        "jitted function instead, so one compilation serves every pass), and partial "
+        "arguments that call something.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
+        for found in _rebuilt_jits(module):
+            changing = sorted(_captured(found.made) & _changed_in(found.loop))
+            what = "a lambda" if isinstance(found.made, ast.Lambda) else "a `partial`"
+            where = (f"`{module.segment(found.call.func)}` of {what} made in the loop at line {found.loop.lineno} "
+                     "traces and compiles again on every pass")
+            if changing:
+                listed = ", ".join(f"`{name}`" for name in changing)
+                functions = _functions_made_in(found.loop) & set(changing)
+                advice = ("functions the loop makes on each pass close over that pass's values: pass those values "
+                          "as arguments of one jitted function instead") if functions else \
+                    "pass it as an argument of the jitted function instead, so one compilation serves every pass"
+                yield self.finding(module, found.call, f"{where}; not auto-fixable: it captures {listed}, which the "
+                                   f"loop changes; {advice}")
+                continue
+            if isinstance(found.made, ast.Call) and not _plain_arguments(found.made):
+                yield self.finding(module, found.call, f"{where}; not auto-fixable: the `partial` arguments call "
+                                   "something, which would then run before the loop")
+                continue
+            if isinstance(found.made, ast.Call) and not _on_every_pass(found.call, found.loop):
+                yield self.finding(module, found.call, f"{where}; not auto-fixable: it is made only on some "
+                                   "passes, and the `partial` arguments may not exist before the loop")
+                continue
+            fix = Fix(Safety.SAFE, "jit it once, before the loop", _hoist_edits(module, found, taken))
+            yield self.finding(module, found.call, f"{where}; jit it once, before the loop", fix)
+
+
+def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
+    """Every jit of a lambda or partial in a loop whose result the loop calls (each reported
+    for the innermost loop holding it)."""
+    for loop in (node for node in ast.walk(module.tree) if isinstance(node, _LOOPS)):
+        nodes = list(_own_nodes(loop.body))
+        called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+        called_names = {node.func.id for node in nodes
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assignments = {id(statement.value): statement for statement in loop.body
+                       if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                       and isinstance(statement.targets[0], ast.Name)}
+        for node in nodes:
+            if not (isinstance(node, ast.Call) and node.args and module.imports.resolve(node.func) in CACHING_JITS):
+                continue
+            made = node.args[0]
+            if not (isinstance(made, ast.Lambda) or isinstance(made, ast.Call)
+                    and module.imports.resolve(made.func) == PARTIAL):
+                continue
+            assignment = assignments.get(id(node))
+            if id(node) in called:
+                yield _Rebuilt(loop, node, made, None)
+            elif assignment is not None and assignment.targets[0].id in called_names:  # type: ignore[attr-defined]
+                yield _Rebuilt(loop, node, made, assignment)
+
+
+def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes a loop's body evaluates on each pass itself: not those of nested loops
+    (reported for them), nor the bodies of functions, classes and lambdas it defines."""
+    stack: list[ast.AST] = list(reversed(statements))
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            if isinstance(child, _LOOPS) or isinstance(node, _NEW_SCOPES):
+                continue
+            stack.append(child)
+
+
+def _changed_in(loop: ast.For | ast.While) -> set[str]:
+    names = assigned_names(loop.body)
+    if isinstance(loop, ast.For):
+        names |= {node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name)}
+    return names
+
+
+def _functions_made_in(loop: ast.For | ast.While) -> set[str]:
+    """Names the loop's body binds to a def or a lambda."""
+    names = set()
+    for node in _own_nodes(loop.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def _captured(made: ast.AST) -> set[str]:
+    """The names a lambda reads from around it, or a partial's arguments read."""
+    if isinstance(made, ast.Lambda):
+        params = {arg.arg for arg in ast.walk(made.args) if isinstance(arg, ast.arg)}
+        return {node.id for node in ast.walk(made.body) if isinstance(node, ast.Name)} - params
+    return {node.id for node in ast.walk(made) if isinstance(node, ast.Name)}
+
+
+def _on_every_pass(call: ast.Call, loop: ast.For | ast.While) -> bool:
+    """Whether the call sits in a simple statement of the loop's body (not under an `if`,
+    `try` or `with` there): made on every pass, from names bound before the loop."""
+    return any(not hasattr(statement, "body") and any(node is call for node in ast.walk(statement))
+               for statement in loop.body)
+
+
+def _plain_arguments(partial: ast.Call) -> bool:
+    """A partial whose arguments are names, attributes, literals and operators of them."""
+    return not any(isinstance(node, ast.Call | ast.Await | ast.Yield | ast.NamedExpr)
+                   for argument in [*partial.args[1:], *(k.value for k in partial.keywords)]
+                   for node in ast.walk(argument))
+
+
+def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> list[Edit]:
+    """The statement made before the loop, and the loop's use of its name."""
+    if found.assignment is not None:  # `g = jax.jit(...)` moves out as it is
+        moved = module.segment(found.assignment)
+        return [_insert_before(module, found.loop, moved),
+                Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
+    name = unique_name(_name_for(found.made), taken)
+    start, end = span(module, found.call)
+    use = Edit(start, cst.Call, lambda node, context: cst.Name(name), end=end)
+    return [_insert_before(module, found.loop, f"{name} = {module.segment(found.call)}"), use]
+
+
+def _name_for(made: ast.AST) -> str:
+    """``step_jit`` for ``partial(step, ...)``; ``jitted`` for a lambda."""
+    if isinstance(made, ast.Call) and made.args and isinstance(made.args[0], ast.Name | ast.Attribute):
+        inner = made.args[0]
+        return f"{inner.id if isinstance(inner, ast.Name) else inner.attr}_jit"
+    return "jitted"
+
+
+def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
+    return cst.RemovalSentinel.REMOVE
+
+
+def _insert_before(module: ModuleContext, loop: ast.For | ast.While, statement: str) -> Edit:
+    node_type = cst.For if isinstance(loop, ast.For) else cst.While
+
+    def merge(edits: list[Edit]) -> Edit:
+        statements = [line for edit in edits for line in edit.replace.statements]  # type: ignore[attr-defined]
+        return Edit(module.start_of(loop), node_type, _InsertBefore(statements), merge=merge)
+
+    return Edit(module.start_of(loop), node_type, _InsertBefore([statement]), merge=merge)
+
+
+class _InsertBefore:
+    """A loop with statements put before it (its leading comments and blank lines first)."""
+
+    def __init__(self, statements: list[str]):
+        self.statements = statements
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.For | cst.While)
+        made = [cst.parse_statement(statement + "\n") for statement in self.statements]
+        made[0] = made[0].with_changes(leading_lines=node.leading_lines)
+        return cst.FlattenSentinel([*made, node.with_changes(leading_lines=[])])  # type: ignore[return-value]
+
