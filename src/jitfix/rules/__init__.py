@@ -12,7 +12,7 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleAttribute, StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
-from jitfix.rules.recompilation import JitRebuiltInLoop
+from jitfix.rules.recompilation import JitRebuiltInLoop, StaticArgumentPerPass
 from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
 
@@ -30,6 +30,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TraceTimeSideEffect(),
     ShapeArgument(),
     JitRebuiltInLoop(),
+    StaticArgumentPerPass(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

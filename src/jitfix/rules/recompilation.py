@@ -4,6 +4,8 @@ JF502 a jitted function made inside a loop from a callable made in the same pass
 (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on the
 function object, and each pass makes a new one, so every pass traces and compiles again
 -> made once, before the loop, when nothing it captures changes in the loop.
+JF503 a jitted function called in a loop with a static argument the loop changes: one trace
+and compilation per value -> reported, with the alternatives.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names
+from jitfix.analysis.blocks import assigned_names, literal_int
+from jitfix.analysis.traced import TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.boolean_expressions import span
@@ -213,3 +216,107 @@ class _InsertBefore:
         made[0] = made[0].with_changes(leading_lines=node.leading_lines)
         return cst.FlattenSentinel([*made, node.with_changes(leading_lines=[])])  # type: ignore[return-value]
 
+
+
+# A literal range of at most this many values compiles a handful of variants: intended.
+FEW_VALUES = 8
+
+
+class StaticArgumentPerPass(Rule):
+    code = "JF503"
+    name = "static-argument-per-pass"
+    summary = "a static argument that changes on every pass of a loop compiles the jitted function again each time"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds calls, inside a loop, of a function jitted with `static_argnames`/`static_argnums` "
+        "whose static argument the loop changes on each pass (`step(x, i)` with `i` the loop "
+        "index and static).",
+        why="jit compiles once per distinct value of a static argument: a static loop index "
+        "traces and compiles the function on every pass, which can cost more than the work.",
+        example="def shift(x, k):\n    return x + k\n\nfast_shift = jax.jit(shift, static_argnames=(\"k\",))\n\n"
+        "def run(x, n):\n    for k in range(n):\n        x = fast_shift(x, k)\n    return x\n",
+        fixed="def shift(x, k):\n    return x + k\n\nfast_shift = jax.jit(shift)\n\n"
+        "def run(x, n):\n    for k in range(n):\n        x = fast_shift(x, k)\n    return x\n",
+        safety="Reported, not fixed: whether the argument may be traced depends on what the "
+        "function does with it. If it does not set a shape, a `range` or a Python branch, drop "
+        "it from the static arguments (one compilation serves every value); otherwise keep its "
+        "values few (round up to a bucket, pad) or move the loop inside the jitted function. "
+        "Only loop counters are reported (the index of `range` or `enumerate`, what a `while` "
+        "loop steps): a loop over configurations (`for n in (8, 16, 32)`, `for cfg in sweep`) "
+        "compiles one variant per value on purpose, as does a literal `range` of a few values.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        jitted = _jitted_with_static(module)
+        if not jitted:
+            return
+        for loop in (node for node in ast.walk(module.tree) if isinstance(node, _LOOPS)):
+            changed = _counters(loop)
+            if not changed:
+                continue
+            for call in _own_nodes(loop.body):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+                    continue
+                traced = jitted[call.func.id]
+                for param, argument in _static_arguments(traced, call):
+                    moving = sorted({n.id for n in ast.walk(argument) if isinstance(n, ast.Name)} & changed)
+                    if moving:
+                        yield self.finding(
+                            module, argument, f"`{call.func.id}` is called with its static argument `{param}` "
+                            f"= `{module.segment(argument)}`, which the loop at line {loop.lineno} changes: it traces "
+                            "and compiles again for every new value; not auto-fixable: if it sets no shape, `range` "
+                            "or Python branch, drop it from the static arguments, else keep its values few",
+                            function=traced)
+
+
+def _jitted_with_static(module: ModuleContext) -> dict[str, TracedFunction]:
+    """Names that call a function jitted with static arguments: a decorated def's own name,
+    and ``g`` of a module-level ``g = jax.jit(f, static_argnums=...)``."""
+    found: dict[str, TracedFunction] = {}
+    for traced in module.traced.values():
+        if not traced.static_params or not traced.jit_sites:
+            continue
+        for site in traced.jit_sites:
+            if site in getattr(traced.node, "decorator_list", ()):
+                found[traced.node.name] = traced
+        for statement in module.tree.body:
+            if isinstance(statement, ast.Assign) and statement.value in traced.jit_sites \
+                    and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                found[statement.targets[0].id] = traced
+    return found
+
+
+def _static_arguments(traced: TracedFunction, call: ast.Call) -> Iterator[tuple[str, ast.AST]]:
+    """(parameter, argument) for each static parameter the call passes."""
+    positional = [arg.arg for arg in (*traced.node.args.posonlyargs, *traced.node.args.args)]
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return
+        if index < len(positional) and positional[index] in traced.static_params:
+            yield positional[index], argument
+    for keyword in call.keywords:
+        if keyword.arg in traced.static_params:
+            yield keyword.arg, keyword.value
+
+
+def _counters(loop: ast.For | ast.While) -> set[str]:
+    """The names that take a new value on every pass: the index of ``for i in range(n)``
+    (unless a literal range has a few values) or of ``enumerate``, and what a ``while`` loop
+    steps (``i += 1``, ``i = i + 1``). A loop over configurations (``for n in sizes``) picks
+    its values on purpose: compiling one variant per value is what it asks for."""
+    if isinstance(loop, ast.While):
+        return {node.target.id for node in _own_nodes(loop.body) if isinstance(node, ast.AugAssign)
+                and isinstance(node.target, ast.Name)} | {
+            node.targets[0].id for node in _own_nodes(loop.body) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.left, ast.Name) and node.value.left.id == node.targets[0].id}
+    iterable, target = loop.iter, loop.target
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args):
+        return set()
+    if iterable.func.id == "range" and isinstance(target, ast.Name):
+        bounds = [literal_int(argument) for argument in iterable.args]
+        few = None not in bounds and len(range(*bounds)) <= FEW_VALUES  # type: ignore[arg-type]
+        return set() if few else {target.id}
+    if iterable.func.id == "enumerate" and isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name):
+        return {target.elts[0].id}
+    return set()
