@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+import snapshots
+from fixture_support import FIXTURES as FIXTURE_FOLDER
 from fixture_support import Fixture, all_fixtures, assert_same_results, exec_module, run_samples
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
@@ -30,6 +32,26 @@ def test_fix_matches_expected_output(fixture: Fixture) -> None:
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_fix_is_idempotent(fixture: Fixture) -> None:
     assert fix(fixture.expected, fixture.settings).new_text == fixture.expected
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+def test_findings_are_pinned(fixture: Fixture, request: pytest.FixtureRequest) -> None:
+    """What `jitfix check` says on the fixture -- positions and messages -- is what its
+    folder's findings.snap pins (`pytest --update-snapshots` rewrites it)."""
+    found = snapshots.render(process_text("fixture.py", fixture.source, fixture.settings, Options()).findings)
+    if request.config.getoption("--update-snapshots"):
+        snapshots.write(fixture.path.parent, fixture.path.stem, found)
+        return
+    pinned = snapshots.read(fixture.path.parent).get(fixture.path.stem)
+    assert pinned is not None, f"{fixture.id} has no pinned findings: run pytest --update-snapshots"
+    assert found == pinned
+
+
+def test_every_pinned_section_has_its_fixture() -> None:
+    names = {(f.path.parent.name, f.path.stem) for f in FIXTURES}
+    for folder in sorted(path for path in FIXTURE_FOLDER.iterdir() if path.is_dir()):
+        stale = [name for name in snapshots.read(folder) if (folder.name, name) not in names]
+        assert not stale, f"{folder.name}/{snapshots.SNAPSHOT_NAME} pins fixtures that do not exist: {stale}"
 
 
 RUNNABLE = [f for f in FIXTURES if "\nSAMPLES = " in f.source]
