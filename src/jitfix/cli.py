@@ -1,4 +1,4 @@
-"""The ``jitfix`` command line: check, fix, diff, validate, rules, why, explain, server.
+"""The ``jitfix`` command line: check, fix, diff, validate, run, rules, why, explain, server.
 
 Exit codes: 0 clean / success; 1 findings remain (``check``; ``fix`` when something is
 not auto-fixable, or anything was fixed with ``--exit-non-zero-on-fix``; ``diff`` when it
@@ -45,8 +45,9 @@ app = typer.Typer(
     "  jitfix fix src/      rewrite in place\n\n"
     "  jitfix check src/    report findings for CI (exit 1 when any)\n\n"
     "  jitfix fix --validate src/   also run each rewritten function before and after\n\n"
+    "  jitfix run -- python train.py   fix what a run shows failing under jit, and rerun\n\n"
     "  jitfix server        the language server, for editors\n\n"
-    "--validate, --record and `jitfix validate` import and run your code; nothing else does.",
+    "--validate, --record, `jitfix validate` and `jitfix run` import and run your code; nothing else does.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
@@ -599,6 +600,84 @@ def validate_command(
         if not validation.modules[0].functions and not validation.modules[0].error and not run.quiet:
             run.out.print("No function differs between the two versions.")
     raise typer.Exit(EXIT_FINDINGS if validation.failed else EXIT_CLEAN)
+
+
+# -- run ----------------------------------------------------------------------------------------
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    write: Annotated[bool, typer.Option("--write", help="Write the fixes to the project's files.")] = False,
+    max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Runs of the command at most.")] = 10,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds each run of the command may take.")] = 600.0,
+    root: Annotated[Path, typer.Option("--root", help="The project folder: the command runs in (a copy of) it, "
+                                                      "and only its files change.")] = Path("."),
+    pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME",
+                                                          help="An environment variable the command needs.")] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
+) -> None:
+    """Run a command (`jitfix run -- python train.py`), fix the jit failures it shows, and run
+    it again until it exits as it does with jit disabled. Runs your code; writes nothing
+    without --write."""
+    from jitfix.config import load_settings
+    from jitfix.run import run_and_fix
+
+    out, err = _consoles(no_color)
+    command = list(ctx.args)
+    if not command:
+        err.print("jitfix: give the command after --, e.g. jitfix run -- python train.py")
+        raise typer.Exit(EXIT_ERROR)
+    if not root.is_dir():
+        err.print(f"jitfix: --root {root}: not a folder")
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        settings = load_settings(root)
+    except ConfigError as error:
+        err.print(f"jitfix: {error}")
+        raise typer.Exit(EXIT_ERROR)
+    result = run_and_fix(command, str(root), settings, max_rounds=max_rounds, timeout=timeout,
+                         pass_env=tuple(pass_env or ()))
+    err.print(f"reference (JAX_DISABLE_JIT=1): exit {result.reference}")
+    for current in result.rounds:
+        err.print(f"round {current.number}: exit {current.returncode}")
+        for seen in current.failures:
+            where = f"{_relative(seen.path, root)}:{current.original_lines.get(seen, seen.line)}"
+            done = ", ".join(sorted(set(current.fixed.get(_relative(seen.path, root), [])))) or "no fix"
+            err.print(f"  {where} {seen.error} in {seen.function} -> {done}")
+    for relative, (old, new) in sorted(result.changed.items()):
+        _print_diff(Run([], settings, Shared(), out, err), unified_diff(relative, old, new))
+    verdict = "exits as with jit disabled" if result.agrees else "still exits differently from the reference"
+    err.print(f"{len(result.changed)} file(s) fixed; the command {verdict} (exit {result.final}).")
+    printed = result.stdout_difference()
+    if printed:
+        err.print(f"its output differs from the run with jit disabled, first at {printed}")
+    if write and result.changed:
+        _write_run_fixes(root, result.changed, err)
+    raise typer.Exit(EXIT_CLEAN if result.agrees else EXIT_FINDINGS)
+
+
+def _relative(path: str, root: Path) -> str:
+    """A scratch path as the project's relative path (the copy keeps the folder's layout)."""
+    parts = Path(path).parts
+    name = root.resolve().name
+    return str(Path(*parts[parts.index(name) + 1:])) if name in parts else Path(path).name
+
+
+def _write_run_fixes(root: Path, changed: dict[str, tuple[str, str]], err: Console) -> None:
+    """Each fixed file written atomically in its own encoding, unless it changed meanwhile."""
+    from jitfix.files import write_source
+
+    for relative, (old, new) in sorted(changed.items()):
+        path = root / relative
+        try:
+            source = read_source(str(path))
+            if source.text != old:
+                err.print(f"jitfix: {path}: changed since the run read it; not written")
+                continue
+            write_source(source, new)
+            err.print(f"wrote {path}")
+        except InputError as error:
+            err.print(f"jitfix: {error.describe()}")
 
 
 # -- rules, why, explain ------------------------------------------------------------------------

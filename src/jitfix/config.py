@@ -71,6 +71,8 @@ class Settings:
     respect_gitignore: bool = True  # walking a folder skips what git ignores
     force_exclude: bool = False  # exclude applies to files named on the command line too
     target_version: tuple[int, int] | None = None  # the Python the code runs on
+    # What `jitfix run` saw traced (jitfix.analysis.traced.Observation), as evidence.
+    observed: tuple = ()
 
     def with_overrides(self, **overrides: object) -> Settings:
         """Command-line values win over the file; None means "not given"."""

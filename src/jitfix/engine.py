@@ -127,7 +127,7 @@ def _analysed(path: str, text: str, settings: Settings,
               project: Project | None) -> tuple[list[Finding], ast.Module | None]:
     if not _mentions_jax(text):
         return [], None
-    if not _mentions_a_transform(text):
+    if not _mentions_a_transform(text) and not settings.observed:  # a run's evidence needs no transform here
         _syntax_checked(path, text)
         return [], None
     loaded = project.loaded(path, text) if project is not None else None
@@ -137,7 +137,9 @@ def _analysed(path: str, text: str, settings: Settings,
         return [], tree
     from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
 
-    traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None)
+    real = os.path.realpath(path) if settings.observed else path
+    traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None,
+                                   [seen for seen in settings.observed if seen.path == real])
     if not traced and not traced.traces_lambdas:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed

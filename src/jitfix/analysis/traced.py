@@ -144,6 +144,19 @@ def _may_trace(call: ast.Call) -> bool:
     return name in TRACING_CALL_NAMES
 
 
+@dataclass(frozen=True)
+class Observation:
+    """A run showed this function traced (``jitfix run``): where a JAX error of a traced
+    value was raised in it, and which of its local names held tracers then."""
+
+    path: str  # real path of the module
+    function: str
+    first_line: int  # of the code object: the def, or its first decorator
+    line: int
+    error: str
+    traced: tuple[str, ...]
+
+
 @dataclass
 class TracedFunction:
     node: FunctionNode
@@ -923,6 +936,17 @@ class TracedFinder:
 
     # -- the passes ---------------------------------------------------------------------------
 
+    def _seed_observed(self, observed: Iterable[Observation]) -> None:
+        """Functions a run saw traced: their parameters that held tracers are traced."""
+        for seen in observed:
+            for function in self.scopes.functions:
+                lines = {function.lineno, *(decorator.lineno for decorator in function.decorator_list)}
+                if function.name == seen.function and seen.first_line in lines:
+                    params = set(parameter_names(function))
+                    self._mark_params(function, frozenset(params & set(seen.traced)), frozenset(),
+                                      f"seen traced by `jitfix run` ({seen.error} at line {seen.line})")
+                    self.traced[function].staged = True
+
     def _seed(self) -> None:
         for function in self.scopes.functions:
             for decorator in function.decorator_list:
@@ -1086,7 +1110,8 @@ class TracedFinder:
                     traced.add(callee.args.kwarg.arg)
         return frozenset(traced)
 
-    def run(self) -> dict[FunctionNode, TracedFunction]:
+    def run(self, observed: Iterable[Observation] = ()) -> dict[FunctionNode, TracedFunction]:
+        self._seed_observed(observed)
         self._seed()
         self._link_scopes()
         self._propagate()
@@ -1142,13 +1167,14 @@ class TracedFunctions(dict):
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
                           path: str | None = None, project: Project | None = None,
-                          scopes: _Scopes | None = None) -> TracedFunctions:
+                          scopes: _Scopes | None = None, observed: Iterable[Observation] = ()) -> TracedFunctions:
     """Every traced function of the module, keyed by its def node. With the module's
     ``text``, only the expressions whose lines name a transform are walked (faster); with its
     ``path`` and the run's ``project``, calls into the run's other modules are summarised
-    (``scopes``: the module's index, when the project already built it)."""
+    (``scopes``: the module's index, when the project already built it); ``observed``: what a
+    run saw traced in this module."""
     finder = TracedFinder(tree, imports, text, path, project, scopes)
-    found = TracedFunctions(finder.run())
+    found = TracedFunctions(finder.run(observed))
     found.changes_of = finder.scopes.changes_of
     found.parents = finder.scopes.parent
     found.functions = finder.scopes.functions

@@ -1,0 +1,91 @@
+"""`jitfix run -- COMMAND`: failures a run shows are fixed, also where the static analysis
+alone cannot prove the values traced, and the command is run again to prove it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from jitfix.cli import app
+
+MODEL = '''import jax.numpy as jnp
+
+
+def relu_or_leak(x, slope):
+    if x.mean() > 0:
+        return jnp.maximum(x, 0.0)
+    return x * slope
+
+
+def count_steps(x):
+    n = 0
+    while x.sum() > 1.0:
+        x = x / 2
+        n += 1
+    return n
+'''
+# The jit is applied through a dict lookup: no analysis of the source can tell what it traces.
+MAIN = '''import jax
+import jax.numpy as jnp
+
+import model
+
+REGISTRY = {"act": model.relu_or_leak, "steps": model.count_steps}
+
+
+def compiled(name):
+    return jax.jit(REGISTRY[name])
+
+
+if __name__ == "__main__":
+    x = jnp.array([1.0, -2.0, 3.0])
+    print(compiled("act")(x, 0.1))
+    print(compiled("act")(-x, 0.1))
+    print(compiled("steps")(x * 8))
+'''
+
+
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "main.py").write_text(MAIN)
+    return tmp_path
+
+
+def test_failures_seen_in_a_run_are_fixed_and_the_run_then_agrees(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert CliRunner().invoke(app, ["check", "--no-cache", str(root)]).exit_code == 0  # nothing provable
+
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(root), "--", sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "model.py:5 TracerBoolConversionError in relu_or_leak -> JF101" in result.stderr
+    assert "model.py:12 TracerBoolConversionError in count_steps -> JF202" in result.stderr
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "+    return lax.cond(x.mean() > 0" in result.stdout
+    assert (root / "model.py").read_text() == MODEL  # nothing written without --write
+
+
+def test_write_puts_the_proven_fixes_in_place(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 0, result.output
+    fixed = (root / "model.py").read_text()
+    assert "lax.while_loop" in fixed and "lax.cond" in fixed
+    namespace: dict = {}
+    exec(compile(fixed, "model.py", "exec"), namespace)
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.array([1.0, -2.0, 3.0])
+    assert float(jax.jit(namespace["count_steps"])(x * 8)) == 4
+
+
+def test_a_command_that_fails_for_other_reasons_is_reported_not_fixed(tmp_path: Path) -> None:
+    (tmp_path / "boom.py").write_text("raise SystemExit(3)\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "boom.py"])
+    assert result.exit_code == 0  # it exits as it does with jit disabled: nothing to fix
+    assert "reference (JAX_DISABLE_JIT=1): exit 3" in result.stderr
+    assert "0 file(s) fixed" in result.stderr
+    assert CliRunner().invoke(app, ["run", "--root", str(tmp_path)]).exit_code == 2  # no command
