@@ -82,6 +82,20 @@ def test_write_puts_the_proven_fixes_in_place(tmp_path: Path) -> None:
     assert float(jax.jit(namespace["count_steps"])(x * 8)) == 4
 
 
+def test_an_in_place_update_seen_in_a_run_is_fixed_with_unsafe_fixes(tmp_path: Path) -> None:
+    (tmp_path / "bump.py").write_text("def bump(x, i):\n    x[i] = x[i] + 1.0\n    return x\n")
+    (tmp_path / "main.py").write_text("import jax\nimport jax.numpy as jnp\n\nimport bump\n\n"
+                                      "f = {'bump': bump.bump}['bump']\nprint(jax.jit(f)(jnp.ones(3), 1))\n")
+    arguments = ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "main.py"]
+    safe_only = CliRunner().invoke(app, arguments)
+    assert "bump.py:2 TypeError (JAX arrays are immutable) in bump -> no fix" in safe_only.stderr
+    assert safe_only.exit_code == 1
+    result = CliRunner().invoke(app, [arguments[0], "--unsafe-fixes", *arguments[1:]])
+    assert "-> JF603" in result.stderr and "now succeeds" in result.stderr, result.output
+    assert "+    x = x.at[i].set(x[i] + 1.0)" in result.stdout
+    assert result.exit_code == 0
+
+
 def test_a_command_that_fails_for_other_reasons_is_reported_not_fixed(tmp_path: Path) -> None:
     (tmp_path / "boom.py").write_text("raise SystemExit(3)\n")
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "boom.py"])

@@ -608,6 +608,7 @@ def validate_command(
 def run(
     ctx: typer.Context,
     write: Annotated[bool, typer.Option("--write", help="Write the fixes to the project's files.")] = False,
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")] = False,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Runs of the command at most.")] = 10,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each run of the command may take.")] = 600.0,
     root: Annotated[Path, typer.Option("--root", help="The project folder: the command runs in (a copy of) it, "
@@ -636,7 +637,7 @@ def run(
         err.print(f"jitfix: {error}")
         raise typer.Exit(EXIT_ERROR)
     result = run_and_fix(command, str(root), settings, max_rounds=max_rounds, timeout=timeout,
-                         pass_env=tuple(pass_env or ()))
+                         pass_env=tuple(pass_env or ()), unsafe_fixes=unsafe_fixes)
     err.print(f"reference (JAX_DISABLE_JIT=1): exit {result.reference}")
     for current in result.rounds:
         err.print(f"round {current.number}: exit {current.returncode}")
@@ -646,14 +647,18 @@ def run(
             err.print(f"  {where} {seen.error} in {seen.function} -> {done}")
     for relative, (old, new) in sorted(result.changed.items()):
         _print_diff(Run([], settings, Shared(), out, err), unified_diff(relative, old, new))
-    verdict = "exits as with jit disabled" if result.agrees else "still exits differently from the reference"
+    verdict = ("exits as with jit disabled" if result.final == result.reference else
+               "now succeeds (the original fails with jit disabled too)" if result.agrees else
+               "still exits differently from the reference")
     err.print(f"{len(result.changed)} file(s) fixed; the command {verdict} (exit {result.final}).")
     printed = result.stdout_difference()
     if printed:
         err.print(f"its output differs from the run with jit disabled, first at {printed}")
+    if result.unfixed:
+        err.print(f"{len(result.unfixed)} failure(s) seen have no fix (see above)")
     if write and result.changed:
         _write_run_fixes(root, result.changed, err)
-    raise typer.Exit(EXIT_CLEAN if result.agrees else EXIT_FINDINGS)
+    raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed else EXIT_FINDINGS)
 
 
 def _relative(path: str, root: Path) -> str:

@@ -125,21 +125,22 @@ def analyse(path: str, text: str, settings: Settings,
 
 def _analysed(path: str, text: str, settings: Settings,
               project: Project | None) -> tuple[list[Finding], ast.Module | None]:
-    if not _mentions_jax(text):
+    real = os.path.realpath(path) if settings.observed else path
+    observed = [seen for seen in settings.observed if seen.path == real]  # what a run saw traced here
+    if not observed and not _mentions_jax(text):
         return [], None
-    if not _mentions_a_transform(text) and not settings.observed:  # a run's evidence needs no transform here
+    if not observed and not _mentions_a_transform(text):
         _syntax_checked(path, text)
         return [], None
     loaded = project.loaded(path, text) if project is not None else None
     tree = loaded.tree if loaded is not None else _parsed(path, text)
     imports = loaded.imports if loaded is not None else ImportTable(tree, text)
-    if not (imports.mentions("jax") or imports.mentions("equinox")):
+    if not observed and not (imports.mentions("jax") or imports.mentions("equinox")):
         return [], tree
     from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
 
-    real = os.path.realpath(path) if settings.observed else path
     traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None,
-                                   [seen for seen in settings.observed if seen.path == real])
+                                   observed)
     if not traced and not traced.traces_lambdas:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed

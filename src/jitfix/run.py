@@ -57,7 +57,15 @@ class RunResult:
 
     @property
     def agrees(self) -> bool:
-        return self.final == self.reference
+        """The last run exits as the reference does -- or succeeds where even the reference
+        failed (code that fails without jit too, such as `x[i] = v` on a JAX array)."""
+        return self.final == self.reference or self.final == 0
+
+    @property
+    def unfixed(self) -> list[Observation]:
+        """Failures the last run showed that no fix removed."""
+        last = self.rounds[-1] if self.rounds else None
+        return last.failures if last is not None and not last.fixed else []
 
     def stdout_difference(self) -> str | None:
         """The first line where the last run printed otherwise than the eager run."""
@@ -71,7 +79,7 @@ class RunResult:
 
 
 def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds: int = 10,
-                timeout: float = 600.0, pass_env: tuple[str, ...] = ()) -> RunResult:
+                timeout: float = 600.0, pass_env: tuple[str, ...] = (), unsafe_fixes: bool = False) -> RunResult:
     """Run ``command`` in a scratch copy of ``root`` until its jit failures are fixed."""
     root_path = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="jitfix-run-") as scratch_name:
@@ -94,10 +102,11 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             current = Round(number, outcome.returncode, failures,
                             original_lines={seen: _original_line(scratch, seen, originals) for seen in failures})
             rounds.append(current)
-            if outcome.returncode == reference or not failures:
+            if not failures:  # nothing more to learn (the exit status is judged against the reference)
                 break
             evidence += failures
-            current.fixed = _fix(scratch, settings, evidence, {seen.path for seen in failures}, originals)
+            current.fixed = _fix(scratch, settings, evidence, {seen.path for seen in failures}, originals,
+                                 Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
             if not current.fixed:
                 break  # the failures seen have no fix: running again would show them again
         changed = {}
@@ -149,7 +158,7 @@ def _read_log(log: Path, scratch: Path) -> list[Observation]:
 
 
 def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: set[str],
-         originals: dict[str, str]) -> dict[str, list[str]]:
+         originals: dict[str, str], options: Options) -> dict[str, list[str]]:
     """Fix the modules the failures were in, with all the evidence so far; what was fixed."""
     fixed: dict[str, list[str]] = {}
     with_evidence = replace(settings, observed=tuple(evidence))
@@ -159,7 +168,7 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
             source = read_source(path)
         except InputError:
             continue
-        result = process_text(path, source.text, with_evidence, Options(apply_fixes=True))
+        result = process_text(path, source.text, with_evidence, options)
         if result.new_text is not None and result.new_text != source.text:
             originals.setdefault(relative, source.text)
             Path(path).write_text(result.new_text, encoding="utf-8")

@@ -41,7 +41,23 @@ class _Recorder:
         except Exception:  # recording is best effort
             pass
 
+    def patch_setitem(self, tracer_class):
+        """``x[i] = v`` on a tracer raises TypeError (JAX arrays are immutable): recorded too."""
+        original = tracer_class.__setitem__
+        if getattr(original, "_jitfix_recorded", False):
+            return
+
+        def setitem(this, index, value, _original=original):
+            self.record("TypeError (JAX arrays are immutable)")
+            return _original(this, index, value)
+
+        setitem._jitfix_recorded = True
+        tracer_class.__setitem__ = setitem
+
     def patch(self, errors):
+        core = sys.modules.get("jax.core")
+        if core is not None and hasattr(core, "Tracer"):
+            self.patch_setitem(core.Tracer)
         for name in RECORDED_ERRORS:
             cls = getattr(errors, name, None)
             if cls is None or cls.__dict__.get("_jitfix_recorded"):
@@ -65,11 +81,16 @@ def _install():
     import builtins
 
     original_import = builtins.__import__
+    depth = [0]
 
     def watching_import(name, *args, **kwargs):
-        module = original_import(name, *args, **kwargs)
+        depth[0] += 1
+        try:
+            module = original_import(name, *args, **kwargs)
+        finally:
+            depth[0] -= 1
         errors = sys.modules.get("jax.errors")
-        if errors is not None:
+        if errors is not None and depth[0] == 0:  # jax's own imports done: its classes are final
             recorder.patch(errors)
             builtins.__import__ = original_import  # patched once: stop watching
         return module

@@ -191,6 +191,8 @@ class TracedFunction:
     # while no other call reaches the function (``reached_otherwise``).
     param_shapes: dict[str, Verdict | None] = field(default_factory=dict)
     reached_otherwise: bool = False
+    # Parameters a run saw holding tracers (`jitfix run`): each is one array.
+    observed_arrays: frozenset[str] = frozenset()
     _flow: FlowAnalysis | None = None
     _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
@@ -943,9 +945,12 @@ class TracedFinder:
                 lines = {function.lineno, *(decorator.lineno for decorator in function.decorator_list)}
                 if function.name == seen.function and seen.first_line in lines:
                     params = set(parameter_names(function))
-                    self._mark_params(function, frozenset(params & set(seen.traced)), frozenset(),
+                    held = frozenset(params & set(seen.traced))
+                    self._mark_params(function, held, frozenset(),
                                       f"seen traced by `jitfix run` ({seen.error} at line {seen.line})")
-                    self.traced[function].staged = True
+                    entry = self.traced[function]
+                    entry.staged = True
+                    entry.observed_arrays = entry.observed_arrays | held
 
     def _seed(self) -> None:
         for function in self.scopes.functions:

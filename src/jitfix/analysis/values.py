@@ -652,10 +652,12 @@ class ArrayEvidence:
     (a pytree of arrays is a common argument), so its bare truth is left alone.
     """
 
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: ArrayEvidence | None = None):
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: ArrayEvidence | None = None,
+                 observed: frozenset[str] = frozenset()):
         self.function = function
         self.outer = outer  # the enclosing function's evidence, for the names it closes over
         self.params = set(parameter_names(function))
+        self.observed = observed  # parameters a run saw holding tracers (`jitfix run`)
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
         self._declared: set[str] | None = None
@@ -692,6 +694,7 @@ class ArrayEvidence:
                                                           *arguments.kwonlyargs)
                                       if _names_an_array_type(arg.annotation))
             self._array_params.update(_scalar_parameters(arguments))
+            self._array_params.update(self.observed & self.params)
         return self._array_params
 
     def _collect(self) -> None:

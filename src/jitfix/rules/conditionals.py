@@ -114,7 +114,7 @@ def array_evidence(traced: TracedFunction) -> ArrayEvidence:
     """What the function's own bindings, and those of the traced functions around it (for
     the names it closes over), prove to be arrays."""
     outer = array_evidence(traced.enclosing) if traced.enclosing is not None else None
-    return ArrayEvidence(traced.node, outer)
+    return ArrayEvidence(traced.node, outer, traced.observed_arrays)
 
 
 class FunctionConditionals:
