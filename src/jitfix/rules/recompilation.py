@@ -27,7 +27,10 @@ CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "
                           "equinox.filter_pmap"})
 PARTIAL = "functools.partial"
 _LOOPS = (ast.For, ast.While)
-_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Scopes of their own: a comprehension's targets are not the loop's names (a lambda made in
+# one may capture them), so what is made inside one is left alone.
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+               ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
 
 def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes a loop's body evaluates on each pass itself: not those of nested loops
-    (reported for them), nor the bodies of functions, classes and lambdas it defines."""
+    (reported for them), nor those inside the functions, classes, lambdas and comprehensions
+    it makes."""
     stack: list[ast.AST] = list(reversed(statements))
     while stack:
         node = stack.pop()
