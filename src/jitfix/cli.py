@@ -604,7 +604,8 @@ def validate_command(
 
 # -- run ----------------------------------------------------------------------------------------
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             options_metavar="[OPTIONS] -- COMMAND [ARGS]...")
 def run(
     ctx: typer.Context,
     write: Annotated[bool, typer.Option("--write", help="Write the fixes to the project's files.")] = False,
