@@ -1026,10 +1026,11 @@ class TracedFinder:
                 entry.staged = True
                 entry.forget_analysis()
                 changed.add(callee)
-            if not entry.reached_otherwise:  # a lax body called directly too: its shapes do not hold
+            if not entry.reached_otherwise:
                 entry.reached_otherwise = True
-                entry.forget_analysis()
-                changed.add(callee)
+                if entry.param_shapes:  # a lax body called directly too: its shapes do not hold
+                    entry.forget_analysis()
+                    changed.add(callee)
             if new != entry.traced_params:
                 entry.traced_params = new
                 entry.forget_analysis()

@@ -249,12 +249,15 @@ class StaleAttribute(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        receivers = [(traced, receiver) for traced in module.traced.values()
+                     if (receiver := _fixed_receiver(traced)) is not None]
+        if not receivers:
+            return
         classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
                    for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
-        for traced in module.traced.values():
+        for traced, receiver in receivers:
             klass = classes.get(id(traced.node))
-            receiver = _fixed_receiver(traced)
-            if klass is None or receiver is None:
+            if klass is None:
                 continue
             changed = _changed_attributes(klass, traced.node)
             reads = [node for node in walk_body(traced.node) if isinstance(node, ast.Attribute)

@@ -68,7 +68,7 @@ class JitRebuiltInLoop(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
+        taken: set[str] | None = None
         for found in _rebuilt_jits(module):
             changing = sorted(_captured(found.made) & _changed_in(found.loop))
             what = "a lambda" if isinstance(found.made, ast.Lambda) else "a `partial`"
@@ -91,14 +91,33 @@ class JitRebuiltInLoop(Rule):
                 yield self.finding(module, found.call, f"{where}; not auto-fixable: it is made only on some "
                                    "passes, and the `partial` arguments may not exist before the loop")
                 continue
+            if taken is None:
+                taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
             fix = Fix(Safety.SAFE, "jit it once, before the loop", _hoist_edits(module, found, taken))
             yield self.finding(module, found.call, f"{where}; jit it once, before the loop", fix)
+
+
+def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
+    """The module's loops whose source spells one of ``words`` (a cheap test on the text
+    first: most loops call no jitted function), found by walking statements only."""
+    stack: list[ast.AST] = list(module.tree.body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, _LOOPS):
+            text = "\n".join(module.lines[statement.lineno - 1:statement.end_lineno])
+            if any(word in text for word in words):
+                yield statement
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(statement, name, None)
+            if isinstance(block, list):
+                stack.extend(child for child in block if isinstance(child, ast.stmt | ast.excepthandler
+                                                                    | ast.match_case))
 
 
 def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
     """Every jit of a lambda or partial in a loop whose result the loop calls (each reported
     for the innermost loop holding it)."""
-    for loop in (node for node in ast.walk(module.tree) if isinstance(node, _LOOPS)):
+    for loop in _loops(module, ("jit", "pmap")):
         nodes = list(_own_nodes(loop.body))
         called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
         called_names = {node.func.id for node in nodes
@@ -254,7 +273,7 @@ class StaticArgumentPerPass(Rule):
         jitted = _jitted_with_static(module)
         if not jitted:
             return
-        for loop in (node for node in ast.walk(module.tree) if isinstance(node, _LOOPS)):
+        for loop in _loops(module, tuple(jitted)):
             changed = _counters(loop)
             if not changed:
                 continue
