@@ -55,5 +55,12 @@ def nearest(word: str, candidates: list[str]) -> list[str]:
     return sorted(candidate for score, candidate in scored if score == best) if best >= 0.6 else []
 
 
+def readme_table() -> str:
+    """The README's rule table, made from the rules themselves (`tools/update_readme.py`
+    writes it; a test fails when the README's copy is stale)."""
+    rows = [f"| {rule.code} | {rule.name} | {rule.fixable} | {rule.summary} |" for rule in ALL_RULES]
+    return "\n".join(["| code | name | fixable | finds |", "|---|---|---|---|", *rows]) + "\n"
+
+
 def selected_rules(is_enabled) -> list[Rule]:
     return [rule for rule in ALL_RULES if is_enabled(rule.code)]
