@@ -25,6 +25,18 @@ def code(node: cst.CSTNode) -> str:
     return _empty_module().code_for_node(node)
 
 
+def with_keywords(call: cst.Call, keywords: list[tuple[str, cst.BaseExpression]]) -> cst.Call:
+    """``call`` with ``name=value`` arguments added after its own: ``f(a)`` -> ``f(a, k=v)``."""
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    added = [cst.Arg(value=value, keyword=cst.Name(name), equal=equal,
+                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for name, value in keywords]
+    added[-1] = added[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=[*args, *added])
+
+
 def blank_line() -> cst.EmptyLine:
     return cst.EmptyLine(indent=False)
 

@@ -26,7 +26,7 @@ from jitfix.analysis.traced import Change, TracedFunction
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
-from jitfix.rules.cst_text import code, cst
+from jitfix.rules.cst_text import code, cst, with_keywords
 from jitfix.rules.naming import unique_name
 from jitfix.rules.static_arguments import names_source, static_argnames_edit
 
@@ -541,16 +541,7 @@ class _WithKeywordArguments:
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
-        args = list(node.args)
-        if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        keywords = [cst.Arg(value=cst.Name(name), keyword=cst.Name(name),
-                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                  whitespace_after=cst.SimpleWhitespace("")),
-                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                    for name in self.names]
-        keywords[-1] = keywords[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return node.with_changes(args=[*args, *keywords])
+        return with_keywords(node, [(name, cst.Name(name)) for name in self.names])
 
 
 def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:

@@ -95,7 +95,8 @@ class PrintInTracedCode(Rule):
             replace=lambda node, context: debug_print_call(node, context, values, ordered),
             imports=("jax.debug.print",),
         )
-        message = f"{where} runs only at trace time and prints tracers; use `jax.debug.print`"
+        shows = "and prints tracers" if prints_tracer and call.args else "(once per compilation, not per call)"
+        message = f"{where} runs only at trace time {shows}; use `jax.debug.print`"
         return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
 
 

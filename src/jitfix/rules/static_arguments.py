@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from jitfix.findings import Edit, EditContext, Position
-from jitfix.rules.cst_text import code, cst
+from jitfix.rules.cst_text import code, cst, with_keywords
 
 
 def names_source(names: list[str]) -> str:
@@ -69,14 +69,7 @@ def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -
             merged = existing + [name for name in names if name not in existing]
             args[index] = arg.with_changes(value=cst.parse_expression(names_source(merged)))
             return call.with_changes(args=args)
-    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
-        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    keyword = cst.Arg(
-        value=cst.parse_expression(names_source(names)),
-        keyword=cst.Name("static_argnames"),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    return call.with_changes(args=[*args, keyword])
+    return with_keywords(call.with_changes(args=args), [("static_argnames", cst.parse_expression(names_source(names)))])
 
 
 def static_argnames_edit(module, site: ast.AST, names: list[str], function: ast.FunctionDef) -> Edit | None:
