@@ -19,11 +19,6 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from jitfix.analysis.imports import ImportTable
 from jitfix.findings import Edit, EditContext, EditError, Position
 
-
-class EditFailed(Exception):
-    """The edits could not be applied; the message says where."""
-
-
 # How a missing import is added, for paths that read better imported by name.
 PREFERRED_IMPORTS = {
     "jax.lax": ("jax", "lax"),
@@ -193,13 +188,13 @@ def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext) ->
     try:
         module = wrapper.visit(transformer)
     except EditError as error:
-        raise EditFailed(f"could not apply a fix: {error}") from None
+        raise EditError(f"could not apply a fix: {error}") from None
     except Exception as error:  # a bug in a rule's rendering: the file is left as it was, the rest go on
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise EditFailed(f"a fix failed to render ({type(error).__name__}: {message})") from None
+        raise EditError(f"a fix failed to render ({type(error).__name__}: {message})") from None
     if transformer.pending:
         missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
-        raise EditFailed(f"could not locate the code to edit at {missing}")
+        raise EditError(f"could not locate the code to edit at {missing}")
     return module
 
 

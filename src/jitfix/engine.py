@@ -26,7 +26,7 @@ from jitfix.analysis.project import Project
 from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
-from jitfix.findings import Finding, Replacement, Safety
+from jitfix.findings import EditError, Finding, Replacement, Safety
 from jitfix.suppress import filter_suppressed
 
 # Words a file must contain to possibly hold traced code.
@@ -173,11 +173,11 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
 
 
 def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:
-    from jitfix.edits import EditFailed, apply  # libcst loads only when code changes
+    from jitfix.edits import apply  # libcst loads only when code changes
 
     try:
         return apply(text, edits, imports, tree)
-    except EditFailed as error:
+    except EditError as error:
         raise InternalError(str(error)) from None
 
 

@@ -47,7 +47,8 @@ class Edit:
 
 
 class EditError(Exception):
-    """An edit could not be applied to the tree it was given; the file is left alone."""
+    """A fix could not be applied (a rule's replacement did not fit the tree it was given,
+    or its node was not found); the file is left alone, the message says why."""
 
 
 MAX_LINE_LENGTH = 88  # black's default: where a generated call is split over lines

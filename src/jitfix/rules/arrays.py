@@ -17,11 +17,10 @@ from typing import Iterator
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
+from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.boolean_expressions import span
 from jitfix.rules.conditionals import FunctionConditionals, conditionals
-from jitfix.rules.cst_text import code, cst
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
 JNP_FUNCTIONS = frozenset(
@@ -150,7 +149,7 @@ PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dict[str, str | None]) -> Edit:
     """Each jnp call in ``node`` spelled as the Python function named (``None``: the call is
     left out, its argument kept); ``x.item()`` of it is the number itself."""
-    start, end = span(module, node)
+    start, end = module.span_of(node)
     item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
@@ -208,7 +207,7 @@ def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST]) -> str | Non
 
 
 def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
-    start, end = span(module, node)
+    start, end = module.span_of(node)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Call)
@@ -391,7 +390,7 @@ def _module_bindings(module: ModuleContext) -> set[str]:
 
 
 def _builtin_edit(module: ModuleContext, node: ast.Call) -> Edit:
-    start, end = span(module, node)
+    start, end = module.span_of(node)
     name = node.func.id  # type: ignore[attr-defined]
     reduction, elementwise = BUILTIN_REDUCTIONS[name]
     choice = _as_choice(node)
@@ -421,7 +420,7 @@ def _builtin_edit(module: ModuleContext, node: ast.Call) -> Edit:
 
 
 def _numpy_edit(module: ModuleContext, func: ast.AST, function: str) -> Edit:
-    start, end = span(module, func)
+    start, end = module.span_of(func)
     node_type = cst.Attribute
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:

@@ -56,6 +56,11 @@ class ModuleContext:
     def start_of(self, node: ast.AST) -> Position:
         return Position(node.lineno, self.char_col(node.lineno, node.col_offset))
 
+    def span_of(self, node: ast.AST) -> tuple[Position, Position]:
+        """Where the node starts and ends, in characters."""
+        end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
+        return self.start_of(node), Position(end_line, self.char_col(end_line, end_col))
+
     def segment(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.text, node) or ""
 

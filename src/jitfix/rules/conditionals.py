@@ -16,9 +16,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import own_expressions
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
-from jitfix.findings import Edit, Finding, Fix, Position, Safety
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.boolean_expressions import (
+from jitfix.control_flow.boolean_expressions import (
     boolean_names,
     boolop_edit,
     chain_edit,
@@ -26,10 +24,11 @@ from jitfix.rules.boolean_expressions import (
     not_edit,
     ternary_edit,
 )
-from jitfix.rules.cst_text import cst
-from jitfix.rules.if_plans import FunctionPlanner, IfPlan, PlanningOptions
-from jitfix.rules.if_render import FunctionRewriter
-from jitfix.rules.loop_plans import LoopPlan
+from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
+from jitfix.control_flow.plans import LoopPlan, Plan, PlanningOptions
+from jitfix.cst_text import cst
+from jitfix.findings import Edit, Finding, Fix, Position, Safety
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 
 SHARED_KEY = "conditionals"
 
@@ -137,12 +136,11 @@ class FunctionConditionals:
             differentiated=traced.differentiated,
             staticable=traced.traced_params if traced.jit_sites else frozenset(),
         )
-        self.planner = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options)
-        self.planner.run()
+        self.planned = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options).run()
         self._boolean_names: frozenset[str] | None = None
         self._imports = module.imports
         self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
-        self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planner.non_scalar)
+        self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planned.non_scalar)
         self.booleans: list[BooleanSite] = []
         self._flow = flow
         for node, statement in own_expressions(function):
@@ -150,7 +148,7 @@ class FunctionConditionals:
                 continue  # the only expressions JF102 and JF103 rewrite
             values = self.values_at(statement)
             if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
-                size = self.planner.sizes.size(node.test)
+                size = self.planned.sizes.size(node.test)
                 if size is not None and size > 1:
                     self.non_scalar.append((node, size))
                 else:
@@ -170,17 +168,18 @@ class FunctionConditionals:
     def values_at(self, statement: ast.stmt) -> ValueAnalysis:
         """Traced/static at a statement, as the rewrite will see it (inside a loop that becomes
         a lax loop, its carried names are tracers)."""
-        return self._flow.at(statement, self.planner.carried_at.get(id(statement), frozenset()))
+        return self._flow.at(statement, self.planned.carried_at.get(id(statement), frozenset()))
 
     def _owners(self) -> dict[ast.AST, ast.AST]:
         """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""
         owner: dict[ast.AST, ast.AST] = {}
         tests: list[tuple[ast.AST, ast.AST]] = [
-            (node.test, node) for node in self.planner.plans
-            if isinstance(node, ast.If | ast.While) and node not in self.planner.forced_ifs
+            (node.test, node) for node in self.planned.plans
+            if isinstance(node, ast.If | ast.While) and node not in self.planned.forced_ifs
         ]
-        for node, plan in self.planner.plans.items():  # break/continue guards go with their loop
-            tests += [(guard.node.test, node) for guard in getattr(plan, "guards", [])]
+        for node, plan in self.planned.plans.items():  # break/continue guards go with their loop
+            if isinstance(plan, LoopPlan):
+                tests += [(guard.node.test, node) for guard in plan.guards]
         tests += [(node.test, node) for node, _ in self.ternaries]
         for test, holder in tests:
             for child in ast.walk(test):
@@ -233,7 +232,7 @@ def name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
     return Position(function.lineno, index)
 
 
-def function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.stmt, IfPlan | LoopPlan],
+def function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.stmt, Plan],
                   enabled: frozenset[ast.stmt]) -> Edit:
     """The edit that rewrites the ``enabled`` planned statements of one function; the edits of
     several findings in one function merge into one."""
@@ -291,18 +290,18 @@ class TracedIf(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for entry in conditionals(module):
-            planner = entry.planner
+            planned = entry.planned
             function = entry.traced
-            for node, plan in planner.plans.items():
-                if not isinstance(node, ast.If) or node in planner.forced_ifs:
+            for node, plan in planned.plans.items():
+                if not isinstance(node, ast.If) or node in planned.forced_ifs:
                     continue
-                edits = [function_edit(module, function.node, planner.plans, frozenset({node}))]  # type: ignore[arg-type]
+                edits = [function_edit(module, function.node, planned.plans, frozenset({node}))]  # type: ignore[arg-type]
                 edits += entry.edits_in(module, node)
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
                 message = (f"`if {source_excerpt(module, node.test)}` tests a traced value in `{function.qualname}` "
                            f"({function.how}): raises under jit; rewrite with `lax.cond`")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
-            for problem in planner.problems:
+            for problem in planned.problems:
                 if not isinstance(problem.statement, ast.If):
                     continue
                 where = f" (line {problem.node.lineno})" if problem.node.lineno != problem.statement.lineno else ""

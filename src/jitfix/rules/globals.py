@@ -23,11 +23,11 @@ from typing import Iterator
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.traced import Change, TracedFunction
+from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
+from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
-from jitfix.rules.cst_text import code, cst, with_keywords
-from jitfix.rules.naming import unique_name
 from jitfix.rules.static_arguments import names_source, static_argnames_edit
 
 

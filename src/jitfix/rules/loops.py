@@ -12,38 +12,38 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from jitfix.control_flow.context import checking_lowered
+from jitfix.control_flow.plans import LoopKind, LoopPlan
 from jitfix.findings import Edit, EditError, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
-from jitfix.rules.if_plans import checking_lowered
-from jitfix.rules.loop_plans import LoopPlan
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
 class _LoopRule(Rule):
     loop_type: type[ast.stmt]
-    primitive: str
+    kind: LoopKind  # the lax loop it rewrites to
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for entry in conditionals(module):
-            planner = entry.planner
+            planned = entry.planned
             function = entry.traced
-            for node, plan in planner.plans.items():
+            for node, plan in planned.plans.items():
                 if not isinstance(plan, LoopPlan) or not isinstance(node, self.loop_type):
                     continue
-                if (plan.kind == "scan") != (self.primitive == "scan"):
+                if (plan.kind is LoopKind.SCAN) != (self.kind is LoopKind.SCAN):
                     continue
-                edits = [function_edit(module, function.node, planner.plans, frozenset({node})),  # type: ignore[arg-type]
+                edits = [function_edit(module, function.node, planned.plans, frozenset({node})),  # type: ignore[arg-type]
                          *entry.edits_in(module, node)]
-                fix = Fix(Safety.SAFE, f"rewrite with lax.{self.primitive}", edits)
-                message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.primitive}`"
+                fix = Fix(Safety.SAFE, f"rewrite with lax.{self.kind.value}", edits)
+                message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.kind.value}`"
                 yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
-            if self.primitive == "fori_loop":
+            if self.kind is LoopKind.FORI:
                 yield from self._static_findings(module, entry)
-            for problem in planner.problems:
+            for problem in planned.problems:
                 if not isinstance(problem.statement, self.loop_type):
                     continue
-                if (problem.kind == "scan") != (self.primitive == "scan"):
+                if problem.scan != (self.kind is LoopKind.SCAN):
                     continue
                 statement = problem.statement
                 fix = self._lowering_fix(module, function, statement) if problem.lowerable else None
@@ -66,9 +66,9 @@ class _LoopRule(Rule):
             return None
         import libcst as cst  # loaded only when a loop is to be restructured
 
+        from jitfix.control_flow.jump_lowering import JumpLowering
         from jitfix.engine import InternalError, Options, apply_edits, process_text  # the engine drives the rules
         from jitfix.files import InputError
-        from jitfix.rules.jump_lowering import JumpLowering
 
         lowering: list[JumpLowering] = []
 
@@ -98,7 +98,7 @@ class _LoopRule(Rule):
     def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
         """Loops the strategy keeps: their bounds become static arguments of the jit."""
         function = entry.traced
-        for node, names in entry.planner.static_requests.items():
+        for node, names in entry.planned.static_requests.items():
             if not isinstance(node, self.loop_type):
                 continue
             edits = [static_argnames_edit(module, site, names, function.node) for site in function.jit_sites]
@@ -140,7 +140,7 @@ class TracedRangeLoop(_LoopRule):
     summary = "`for i in range(n)` with a traced `n` raises under jit; use `lax.fori_loop`"
     fixable = "sometimes"
     loop_type = ast.For
-    primitive = "fori_loop"
+    kind = LoopKind.FORI
     doc = RuleDoc(
         what="Finds `for` loops over `range(...)` whose bounds are traced values (a jit argument, "
         "even a Python int passed to the jitted function, or something computed from one), and "
@@ -181,7 +181,7 @@ class ScannableLoop(_LoopRule):
     summary = "a loop over the rows of an array unrolls at trace time; `lax.scan` compiles it once"
     fixable = "sometimes"
     loop_type = ast.For
-    primitive = "scan"
+    kind = LoopKind.SCAN
     doc = RuleDoc(
         what="With `scan-static-loops = true`: finds `for x in xs` (and `enumerate(xs)`, "
         "`zip(xs, ys)`) over traced arrays and rewrites them with `lax.scan`, lists built with "
@@ -215,7 +215,7 @@ class TracedWhileLoop(_LoopRule):
     summary = "`while` on a traced condition raises under jit; use `lax.while_loop`"
     fixable = "sometimes"
     loop_type = ast.While
-    primitive = "while_loop"
+    kind = LoopKind.WHILE
     doc = RuleDoc(
         what="Finds `while` loops whose condition is a traced value and rewrites them with "
         "`lax.while_loop`: a condition function and a body function over the loop's carry.",

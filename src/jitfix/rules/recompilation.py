@@ -16,11 +16,10 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, literal_int
 from jitfix.analysis.traced import TracedFunction
+from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.boolean_expressions import span
-from jitfix.rules.cst_text import cst
-from jitfix.rules.naming import unique_name
 
 # Transforms whose compiled functions are cached by the function object they wrap.
 CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit",
@@ -200,7 +199,7 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
         return [_insert_before(module, found.loop, moved),
                 Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
     name = unique_name(_name_for(found.made), taken)
-    start, end = span(module, found.call)
+    start, end = module.span_of(found.call)
     use = Edit(start, cst.Call, lambda node, context: cst.Name(name), end=end)
     return [_insert_before(module, found.loop, f"{name} = {module.segment(found.call)}"), use]
 

@@ -14,9 +14,9 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.values import ValueAnalysis
+from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.cst_text import cst
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
 DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})

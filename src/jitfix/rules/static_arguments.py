@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Position
-from jitfix.rules.cst_text import code, cst, with_keywords
 
 
 def names_source(names: list[str]) -> str:

@@ -63,10 +63,6 @@ def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
     return laid_out
 
 
-class RewriteMismatch(EditError):
-    """The libcst tree does not line up with the ast the plans were made on."""
-
-
 def pair_statements(statements: Sequence[cst.BaseStatement],
                     nodes: list[ast.stmt]) -> Iterator[tuple[cst.BaseStatement, list[ast.stmt]]]:
     """Each libcst statement with its ast statements (``a = 1; b = 2`` is one line, two nodes)."""
@@ -76,4 +72,5 @@ def pair_statements(statements: Sequence[cst.BaseStatement],
         yield statement, nodes[index:index + count]
         index += count
     if index != len(nodes):
-        raise RewriteMismatch(f"{index} statements found where {len(nodes)} were analysed")
+        raise EditError(f"{index} statements found where {len(nodes)} were analysed: the libcst tree does not "
+                        "line up with the ast the plans were made on")

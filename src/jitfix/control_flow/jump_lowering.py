@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from jitfix.rules.naming import unique_name
+from jitfix.naming import unique_name
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)

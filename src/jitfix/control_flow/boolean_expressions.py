@@ -16,11 +16,16 @@ that call raises. The edits here replace exactly those places:
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from jitfix.analysis.blocks import walk_body
-from jitfix.findings import Edit, EditContext, Position
-from jitfix.rules.cst_text import code, cst
-from jitfix.rules.result_types import arms_to_cast
+from jitfix.analysis.imports import ImportTable
+from jitfix.control_flow.result_types import arms_to_cast
+from jitfix.cst_text import code, cst
+from jitfix.findings import Edit, EditContext
+
+if TYPE_CHECKING:
+    from jitfix.rules.base import ModuleContext
 
 # jax.numpy functions whose result is a boolean array.
 BOOLEAN_FUNCTIONS = frozenset(
@@ -55,7 +60,7 @@ def _fold(context: EditContext, function: str, operands: list[str]) -> str:
     return folded
 
 
-def is_boolean_valued(expr: ast.AST, imports, boolean_names: frozenset[str] = frozenset()) -> bool:
+def is_boolean_valued(expr: ast.AST, imports: ImportTable, boolean_names: frozenset[str] = frozenset()) -> bool:
     """The expression is certainly a boolean, so ``and``/``or`` of it is ``logical_and/or``.
 
     ``boolean_names`` are local names only ever bound to booleans (``ok = x > 0``).
@@ -79,13 +84,7 @@ def is_boolean_valued(expr: ast.AST, imports, boolean_names: frozenset[str] = fr
     return False
 
 
-def span(module, node: ast.AST) -> tuple[Position, Position]:
-    start = module.start_of(node)
-    end = Position(node.end_lineno, module.char_col(node.end_lineno, node.end_col_offset))
-    return start, end
-
-
-def _nested_column(module, node: ast.AST) -> int:
+def _nested_column(module: ModuleContext, node: ast.AST) -> int:
     """Where the replacement will most likely sit: as written, or, inside a test that becomes
     a ``lax.cond`` argument, two levels in from the statement's indentation."""
     line = module.lines[node.lineno - 1]
@@ -97,8 +96,8 @@ def _at_most(context: EditContext, column: int) -> EditContext:
     return context
 
 
-def not_edit(module, node: ast.UnaryOp) -> Edit:
-    start, end = span(module, node)
+def not_edit(module: ModuleContext, node: ast.UnaryOp) -> Edit:
+    start, end = module.span_of(node)
 
     column = _nested_column(module, node)
 
@@ -111,8 +110,8 @@ def not_edit(module, node: ast.UnaryOp) -> Edit:
     return Edit(start, cst.UnaryOperation, replace, imports=("jax.numpy",), end=end)
 
 
-def chain_edit(module, node: ast.Compare) -> Edit:
-    start, end = span(module, node)
+def chain_edit(module: ModuleContext, node: ast.Compare) -> Edit:
+    start, end = module.span_of(node)
 
     column = _nested_column(module, node)
 
@@ -129,9 +128,9 @@ def chain_edit(module, node: ast.Compare) -> Edit:
     return Edit(start, cst.Comparison, replace, imports=("jax.numpy",), end=end)
 
 
-def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
+def boolop_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int) -> Edit:
     """Operands before ``first_traced`` keep Python's short-circuit; the rest are folded."""
-    start, end = span(module, node)
+    start, end = module.span_of(node)
     count = len(node.values)
     word = "and" if isinstance(node.op, ast.And) else "or"
 
@@ -155,10 +154,10 @@ def boolop_edit(module, node: ast.BoolOp, first_traced: int) -> Edit:
     return Edit(start, cst.BooleanOperation, replace, imports=("jax.numpy",), end=end)
 
 
-def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
+def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edit:
     """``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``; arms of different result
     types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``."""
-    start, end = span(module, node)
+    start, end = module.span_of(node)
     to_cast = arms_to_cast([node.body, node.orelse]) if cast_arms else []
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
@@ -180,7 +179,7 @@ def ternary_edit(module, node: ast.IfExp, cast_arms: bool) -> Edit:
     return Edit(start, cst.IfExp, replace, imports=imports, end=end)
 
 
-def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[str]:
+def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> frozenset[str]:
     """Local names every binding of which is a boolean expression (parameters excluded, but
     for those annotated ``bool``)."""
     bindings: dict[str, list[ast.AST | None]] = {}

@@ -11,6 +11,7 @@ the one type the compiled code can return.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from enum import Enum
 
 # jax.numpy functions whose result is inexact for any input.
@@ -62,7 +63,7 @@ def kind_of(expr: ast.AST) -> Kind:
     return Kind.OTHER
 
 
-def arms_to_cast(arms: list[ast.AST]) -> list[int]:
+def arms_to_cast(arms: Sequence[ast.AST]) -> list[int]:
     """Indices of the arms to cast to the common result type (empty: they already agree).
 
     Arms of one kind agree (two literals of a kind, or values whose dtype follows the same

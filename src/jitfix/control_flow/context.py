@@ -1,0 +1,137 @@
+"""The state the parts of the planner share while one function is walked, and the facts
+about names that the ``if``, loop and scan planners all ask for."""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+from dataclasses import dataclass, field
+from typing import Callable
+
+from jitfix.analysis.blocks import definitely_assigned, loaded_names, target_names, upward_exposed
+from jitfix.analysis.flow import FlowAnalysis
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis
+from jitfix.control_flow.plans import Plan, PlanningOptions, Problem
+
+# Walks a block of statements: (statements, names bound before it, whether the block ends
+# the function, how many Python loops enclose it).
+BlockWalker = Callable[[list[ast.stmt], set[str], bool, int], None]
+
+# Set while the text a restructured loop would have is analysed to check it (see
+# jump_lowering.py): no restructuring is proposed inside that, and a traced test the
+# planner cannot prove one array is a problem (the check must not count on it).
+checking_lowered: contextvars.ContextVar[bool] = contextvars.ContextVar("checking_lowered", default=False)
+
+
+@dataclass
+class PlanContext:
+    """One function being planned: its analysis, what has been decided, and where the walk is."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    flow: FlowAnalysis
+    imports: ImportTable
+    text: str
+    arrays: ArrayEvidence
+    options: PlanningOptions
+    taken_names: Callable[[], set[str]]  # names generated helpers must not shadow, on demand
+    # -- what the walk decides
+    plans: dict[ast.stmt, Plan] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    forced_ifs: set[ast.If] = field(default_factory=set)  # made from a traced break/continue guard
+    static_requests: dict[ast.For, list[str]] = field(default_factory=dict)  # loops kept, bounds made static
+    carried_at: dict[int, frozenset[str]] = field(default_factory=dict)  # statement -> names traced around it
+    non_scalar: list[tuple[ast.If, int]] = field(default_factory=list)  # tests on arrays of that many elements
+    # -- where the walk is
+    carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
+    operands: frozenset[str] = frozenset()  # operands of the planned ifs being walked
+    # The statements after the one being walked, in each enclosing block, innermost last;
+    # and where in that stack the body of each loop being rewritten starts.
+    rests: list[list[ast.stmt]] = field(default_factory=list)
+    rewritten_loop_levels: list[tuple[int, int]] = field(default_factory=list)  # (level in rests, loop depth)
+    _taken: set[str] | None = None
+    _loads: list[ast.Name] | None = None
+
+    def __post_init__(self) -> None:
+        self.sizes = SizeEvidence(self.arrays, self.imports)
+
+    @property
+    def taken(self) -> set[str]:
+        """Names in use, computed when the first helper is named (most functions need none)."""
+        if self._taken is None:
+            self._taken = self.taken_names()
+        return self._taken
+
+    @property
+    def loads(self) -> list[ast.Name]:
+        """Every read of a name in the function (``k += 1`` reads ``k``)."""
+        if self._loads is None:
+            self._loads = [
+                node.target if isinstance(node, ast.AugAssign) else node  # type: ignore[misc]
+                for node in ast.walk(self.function)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+            ]
+        return self._loads
+
+    @property
+    def traced_here(self) -> frozenset[str]:
+        """Names that are tracers where the walk is, whatever the code says: the carry of the
+        loops and the operands of the ifs being rewritten around it."""
+        return self.carried | self.operands
+
+    def values_at(self, node: ast.stmt) -> ValueAnalysis:
+        """Traced/static at a statement, the carry of the loops being rewritten around it traced."""
+        return self.flow.at(node, self.traced_here)
+
+    def mark_traced_inside(self, statements: list[ast.stmt]) -> None:
+        """Record, for the expression rules, what is traced at each statement of a body
+        that becomes a helper function."""
+        for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+            if isinstance(node, ast.stmt):
+                self.carried_at[id(node)] = self.traced_here
+
+    def report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
+               scan: bool = False, lowerable: bool = False) -> None:
+        self.problems.append(Problem(where or node, node, reason, scan, lowerable))
+
+    # -- names -----------------------------------------------------------------------------
+
+    @staticmethod
+    def ordered(names: set[str], node: ast.AST) -> list[str]:
+        """In order of first appearance in ``node``, so operands and carries read like the code."""
+        order: list[str] = []
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and child.id in names and child.id not in order:
+                order.append(child.id)
+        order.extend(sorted(names - set(order)))
+        return order
+
+    def live_after(self, name: str, node: ast.If | ast.For | ast.While, loops: int) -> bool:
+        """Whether code that runs after ``node`` (``loops`` Python loops deep) may read ``name``."""
+        if name in self.carried:
+            return True  # the body of a loop being rewritten returns its whole carry
+        inside = {id(child) for child in ast.walk(node)}
+        if not any(load.id == name and id(load) not in inside for load in self.loads):
+            return False if not loops else _read_next_iteration(name, node)
+        innermost = self.rewritten_loop_levels[-1] if self.rewritten_loop_levels else (0, 0)
+        if loops > innermost[1]:
+            return True  # inside a Python loop: a read elsewhere in it may come on its next pass
+        # What follows the statement decides, block by block outwards: a read before any
+        # certain rebinding makes it live; `k = 0` before every read, dead. Inside a loop being
+        # rewritten, only the rest of its body counts: what the next pass or the code after
+        # the loop reads is in its carry, checked above.
+        for rest in reversed(self.rests[innermost[0]:] if loops else self.rests):
+            if name in upward_exposed(rest):
+                return True
+            if name in definitely_assigned(rest):
+                return False
+        return False
+
+
+def _read_next_iteration(name: str, node: ast.If | ast.For | ast.While) -> bool:
+    """Inside a loop, whether the next pass of ``node`` reads what this one leaves."""
+    if isinstance(node, ast.For):  # rebound from the iterable on every pass
+        return name not in target_names(node.target) and name in upward_exposed(node.body)
+    return name in loaded_names([node.test]) or any(
+        name in upward_exposed(block) for block in (node.body, node.orelse))

@@ -1,0 +1,374 @@
+"""An ``if`` on a traced value as branch functions and a ``lax.cond``: the plan, and the code.
+
+Two forms:
+
+* **assign**: the branches bind names. Each branch becomes a function that returns the
+  names bound in either branch and read afterwards (the *outputs*); the names a branch
+  needs from before the ``if`` -- read before it binds them, or kept unchanged because the
+  branch does not bind them -- are passed in (the *operands*). A name bound in one branch
+  only, with no value before the ``if``, cannot be returned by the other branch: reported.
+* **return**: a branch returns. When the ``if`` is the function's last word (every later
+  statement is part of what it decides), the rest of the function joins the branch that
+  falls through, each branch returns, and the function returns the ``lax.cond``.
+
+Anything a branch function cannot hold (``yield``, ``global``, ``raise``, writes into outer
+objects) is reported with the reason, and the code is left as it is. The branch bodies are
+the user's own statements (comments, blank lines and formatting kept); only the ``def``
+lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
+"""
+
+from __future__ import annotations
+
+import ast
+from itertools import chain
+
+from jitfix.analysis.blocks import (
+    always_leaves,
+    assigned_names,
+    contains_return,
+    definitely_assigned,
+    framework_obstacles,
+    loaded_names,
+    obstacles,
+    target_names,
+    upward_exposed,
+)
+from jitfix.control_flow.context import BlockWalker, PlanContext, checking_lowered
+from jitfix.control_flow.plans import Branch, IfForm, IfPlan
+from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
+from jitfix.control_flow.result_types import arms_to_cast
+from jitfix.cst_text import code, cst, lay_out
+from jitfix.findings import EditError
+from jitfix.naming import branch_name, unique_name
+
+# Statements of the rest of a function that may be copied into both branches.
+MAX_DUPLICATED_REST = 2
+
+
+class IfPlanner:
+    """Plans the traced ifs of one function."""
+
+    def __init__(self, context: PlanContext, walk: BlockWalker):
+        self.context = context
+        self.walk = walk
+
+    def is_traced(self, node: ast.If) -> bool:
+        context = self.context
+        if node in context.forced_ifs:  # made from a traced break/continue guard
+            return True
+        values = context.values_at(node)
+        if not values.is_traced(node.test):
+            return False
+        if context.arrays.certain_truth(node.test, values):
+            return True
+        if checking_lowered.get():  # left as it is, but a lowering must not count on it
+            context.report(node, "the test is traced but not certainly one array")
+        return False
+
+    def plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int,
+             values: dict[str, ast.expr]) -> bool:
+        """Plan one traced if; True when it absorbs the rest of the block."""
+        size = self.context.sizes.size(node.test)
+        if size is not None and size > 1:
+            self.context.non_scalar.append((node, size))
+            return False
+        if contains_return(node.body) or contains_return(node.orelse):
+            return self._plan_return(node, rest, bound, tail)
+        self._plan_assign(node, bound, loops, values)
+        return False
+
+    def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int) -> None:
+        context = self.context
+        outer = context.operands
+        context.operands = outer | set(operands)
+        try:
+            for branch in branches:
+                context.mark_traced_inside(branch.statements)
+                self.walk(branch.statements, set(operands), tail, loops)
+        finally:
+            context.operands = outer
+
+    def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool,
+                        read_after=lambda name: False) -> bool:
+        imports = self.context.imports
+        for block in blocks:
+            found = chain(obstacles(block, allow_return, set(imports.aliases), read_after),
+                          framework_obstacles(block, imports.resolve))
+            for where, reason in found:
+                self.context.report(node, reason, where)
+                return True
+        return False
+
+    def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
+        context = self.context
+        if self._first_obstacle(node, [node.body, node.orelse], allow_return=False,
+                                read_after=lambda name: context.live_after(name, node, loops)):
+            return
+        branches = [node.body, node.orelse]
+        assigned = assigned_names(node.body) | assigned_names(node.orelse)
+        outputs = [name for name in context.ordered(assigned, node) if context.live_after(name, node, loops)]
+        needed: set[str] = set()
+        for name in outputs:
+            for block in branches:
+                if name not in definitely_assigned(block):
+                    if name not in bound:
+                        where = "when the condition is false" if block is node.orelse else "when the condition is true"
+                        return context.report(
+                            node, f"`{name}` has no value {where}: it is bound in one branch only and "
+                            "not before the `if`, so the other branch has nothing to return")
+                    needed.add(name)
+        for block in branches:
+            needed |= upward_exposed(block, set(outputs)) & assigned_names(block) & bound
+        for name in outputs:
+            if _static_non_numeric(name, branches):
+                return context.report(node, f"`{name}` is set to a Python value that is not a number; "
+                                            "`lax.cond` can only choose between arrays")
+        operands = context.ordered(needed, node)
+        true = Branch(branch_name(node.test, False, context.taken), node.body, False)
+        false = Branch(branch_name(node.test, True, context.taken), node.orelse, False)
+        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs)
+        self._plan_casts_assign(plan, values)
+        context.plans[node] = plan
+        self._walk_branches([true, false], operands, tail=False, loops=loops)
+
+    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool) -> bool:
+        context = self.context
+        if not tail:
+            context.report(node, "a branch returns, but the `if` is inside a loop or block with more code "
+                                 "after it; only an `if` whose branches end the function becomes a `lax.cond`")
+            return False
+        true_falls = not always_leaves(node.body)
+        false_falls = not always_leaves(node.orelse)
+        if true_falls and false_falls and rest:
+            if len(rest) > MAX_DUPLICATED_REST or any(not _is_simple(s) for s in rest):
+                context.report(node, "both branches can fall through to the code after the `if` "
+                                     "as well as return; restructure so one branch returns")
+                return False
+        true_statements = node.body + (rest if true_falls else [])
+        false_statements = node.orelse + (rest if false_falls else [])
+        for statements, label in ((true_statements, "true"), (false_statements, "false")):
+            if not always_leaves(statements):
+                context.report(node, f"the function returns nothing when the condition is {label}; "
+                                     "`lax.cond` needs a value from each branch")
+                return False
+        if self._first_obstacle(node, [true_statements, false_statements], allow_return=True):
+            return False
+        needed: set[str] = set()
+        for statements in (true_statements, false_statements):
+            needed |= upward_exposed(statements) & assigned_names(statements) & bound
+        operands = context.ordered(needed, node)
+        true = Branch(branch_name(node.test, False, context.taken), true_statements, true_falls and bool(rest))
+        false = Branch(branch_name(node.test, True, context.taken), false_statements, false_falls and bool(rest))
+        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [])
+        self._plan_casts_return(plan)
+        context.plans[node] = plan
+        self._walk_branches([true, false], operands, tail=True, loops=0)
+        return True
+
+    # -- result types ----------------------------------------------------------------------
+
+    def _plan_casts_assign(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
+        for name in plan.outputs:
+            final = [self._final_value(branch.statements, name) for branch in (plan.true, plan.false)]
+            arms = [arm for arm in final if arm is not None]
+            if len(arms) != len(final):
+                continue
+            # A name passed through has the type of the value it was given before the if.
+            kinds = [values.get(name, arm) if isinstance(arm, ast.Name) and arm.id == name else arm for arm in arms]
+            self._plan_cast(plan, name, arms, kinds, f"{name}_dtype")
+
+    def _plan_casts_return(self, plan: IfPlan) -> None:
+        final = [self._final_return(branch.statements) for branch in (plan.true, plan.false)]
+        arms = [arm for arm in final if arm is not None]
+        if len(arms) == len(final):
+            self._plan_cast(plan, "return", arms, arms, "result_dtype")
+
+    def _plan_cast(self, plan: IfPlan, key: str, arms: list[ast.expr], kinds: list[ast.expr], dtype_name: str) -> None:
+        """``arms`` are evaluated (before the if) for their common type; ``kinds`` decide
+        which need a cast."""
+        to_cast = arms_to_cast(kinds)
+        if not to_cast or any(isinstance(node, ast.NamedExpr) for node in ast.walk(plan.node.test)):
+            return  # (a name the condition binds would be read before it is bound)
+        sources: list[str] = []
+        for arm in arms:
+            source = ast.get_source_segment(self.context.text, arm) or ast.unparse(arm)
+            if source not in sources:
+                sources.append(source)
+        plan.dtypes[key] = (unique_name(dtype_name, self.context.taken), sources)
+        branches = (plan.true, plan.false)
+        for index in to_cast:
+            branches[index].casts[key] = arms[index]
+
+    def _final_value(self, statements: list[ast.stmt], name: str) -> ast.expr | None:
+        """The expression a branch leaves in ``name``, if it can be evaluated before the if
+        (it reads nothing the branch changed before binding it): used only for its type."""
+        if name not in definitely_assigned(statements):
+            return ast.Name(id=name, ctx=ast.Load())  # passed through unchanged
+        for index in range(len(statements) - 1, -1, -1):
+            statement = statements[index]
+            if name not in assigned_names([statement]):
+                continue
+            value: ast.expr | None = None
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name):
+                value = statement.value
+            elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+                # `k += m` leaves `k + m`. The node spans no source of its own (the statement's
+                # text is `k += m`, not an expression): it is written out from the tree.
+                value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
+            if value is None or not self._evaluable_before(value, statements[:index]):
+                return None
+            return value
+        return None
+
+    def _final_return(self, statements: list[ast.stmt]) -> ast.expr | None:
+        last = statements[-1] if statements else None
+        returns = [node for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
+                   if isinstance(node, ast.Return)]
+        if not isinstance(last, ast.Return) or last.value is None or len(returns) != 1:
+            return None
+        return last.value if self._evaluable_before(last.value, statements[:-1]) else None
+
+    def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
+        if loaded_names([value]) & assigned_names(earlier):
+            return False
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                function = self.context.imports.resolve(node.func) or ""
+                if not (function.startswith("jax.") or isinstance(node.func, ast.Attribute)):
+                    return False  # a user function would run twice
+            if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield):
+                return False
+            # Python takes a truth here (`1.0 if ok else 0.5`, `a and b`, `not a`, `a < b < c`):
+            # of a tracer, that raises outside the branch, where the rewrite cannot reach it.
+            if isinstance(node, ast.IfExp | ast.BoolOp) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+                    or isinstance(node, ast.Compare) and len(node.ops) > 1:
+                return False
+        return True
+
+
+def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
+    for block in branches:
+        for statement in block:
+            if isinstance(statement, ast.Assign) and name in {n for t in statement.targets for n in target_names(t)}:
+                value = statement.value
+                if isinstance(value, ast.Constant) and not isinstance(value.value, bool | int | float | complex):
+                    return True
+    return False
+
+
+def _is_simple(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Return | ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)
+
+
+def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
+    """Track the literal each name was last given (for result types); a compound statement
+    may rebind anything, so after one nothing is known."""
+    if isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            for name in target_names(target):
+                values.pop(name, None)
+        if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            values[statement.targets[0].id] = statement.value
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
+        for name in target_names(statement.target):
+            values.pop(name, None)
+    elif not isinstance(statement, ast.Expr | ast.Pass | ast.Return):
+        values.clear()
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+class IfRenderer:
+    """Writes planned ifs; the statements inside the branches through ``block``."""
+
+    def __init__(self, context: RenderContext, block: BlockRenderer):
+        self.context = context
+        self.block = block
+
+    def render(self, plan: IfPlan, statement: cst.If, rest: StatementPairs, depth: int,
+               after_code: bool) -> list[cst.BaseStatement]:
+        rest_statements = [pair[0] for pair in rest]
+        true_block = statement.body
+        own_true = list(true_block.body) if plan.node.body else []  # a guard's if has an empty branch
+        true_statements = [*own_true, *(rest_statements if plan.true.with_rest else [])]
+        orelse = statement.orelse
+        false_block: cst.BaseSuite | None = orelse.body if isinstance(orelse, cst.Else) else None
+        own_false = list(false_block.body) if false_block is not None else [orelse] if isinstance(orelse, cst.If) else []
+        false_statements = [*own_false, *(rest_statements if plan.false.with_rest else [])]
+
+        generated: list[cst.BaseStatement] = []
+        for dtype_name, sources in plan.dtypes.values():
+            generated.append(cst.parse_statement(
+                f"{dtype_name} = {self.context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
+
+        if not true_statements and _is_identity(plan, plan.true):  # a break/continue guard's if
+            true_function = self._identity_lambda(plan, plan.true)
+        else:
+            generated.append(self._branch_def(plan, plan.true, true_block, true_statements, depth))
+            true_function = plan.true.name
+        if not false_statements and _is_identity(plan, plan.false):
+            false_function = self._identity_lambda(plan, plan.false)
+        else:
+            false_def = self._branch_def(plan, plan.false, false_block, false_statements, depth)
+            if isinstance(orelse, cst.Else):  # comments above `else:` go above its function
+                false_def = false_def.with_changes(leading_lines=orelse.leading_lines)
+            generated.append(false_def)
+            false_function = plan.false.name
+
+        arguments = [code(statement.test), true_function, false_function, *plan.operands]
+        if plan.form is IfForm.RETURN:
+            prefix = "return "
+        elif plan.outputs:
+            prefix = ", ".join(plan.outputs) + " = "
+        else:
+            prefix = ""
+        generated.append(self.context.call(prefix, f"{self.context.name('jax.lax')}.cond", arguments, depth))
+        return lay_out(generated, statement, after_code)
+
+    def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,
+                    statements: list[cst.BaseStatement], depth: int) -> cst.FunctionDef:
+        body = self.block(statements, branch.statements, depth + 1)
+        if plan.form is IfForm.ASSIGN and plan.outputs:
+            body.append(cst.parse_statement(f"return {self._outputs(plan, branch)}\n"))
+        elif plan.form is IfForm.RETURN and "return" in branch.casts:
+            body[-1] = self._cast_return(body[-1], plan)
+        if not body:
+            body = [cst.parse_statement("return None\n")]
+        template = cst.parse_statement(f"def {branch.name}({', '.join(plan.operands)}):\n    pass\n")
+        assert isinstance(template, cst.FunctionDef)
+        if isinstance(block, cst.IndentedBlock):
+            new_block = block.with_changes(body=body)
+        else:
+            new_block = cst.IndentedBlock(body=body)
+        return template.with_changes(body=new_block)
+
+    def _outputs(self, plan: IfPlan, branch: Branch) -> str:
+        return ", ".join(self._cast(name, plan, branch) for name in plan.outputs)
+
+    def _cast(self, name: str, plan: IfPlan, branch: Branch) -> str:
+        if name not in branch.casts:
+            return name
+        dtype_name = plan.dtypes[name][0]
+        return f"{self.context.name('jax.numpy')}.asarray({name}, {dtype_name})"
+
+    def _identity_lambda(self, plan: IfPlan, branch: Branch) -> str:
+        values = self._outputs(plan, branch)
+        body = f"({values})" if len(plan.outputs) > 1 else values or "None"  # no results: like the branch def
+        parameters = " " + ", ".join(plan.operands) if plan.operands else ""
+        return f"lambda{parameters}: {body}"
+
+    def _cast_return(self, statement: cst.BaseStatement, plan: IfPlan) -> cst.BaseStatement:
+        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)):
+            raise EditError("expected a return statement to cast")
+        returned = statement.body[-1]
+        assert returned.value is not None
+        value = code(returned.value.with_changes(lpar=[], rpar=[]))
+        dtype_name = plan.dtypes["return"][0]
+        cast = cst.parse_expression(f"{self.context.name('jax.numpy')}.asarray({value}, {dtype_name})")
+        return statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=cast)])
+
+
+def _is_identity(plan: IfPlan, branch: Branch) -> bool:
+    return plan.form is IfForm.ASSIGN and plan.operands == plan.outputs and "return" not in branch.casts

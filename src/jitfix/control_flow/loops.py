@@ -1,0 +1,621 @@
+"""A loop jit cannot run as ``lax.fori_loop`` / ``lax.while_loop``: the plan, and the code.
+
+* ``for i in range(...)`` whose bounds are traced -> ``lax.fori_loop``; a step other than 1
+  must be a literal (the trip count is computed from it);
+* ``while`` on a traced condition -> ``lax.while_loop``.
+
+The *carry* is every name the body binds that has a value before the loop and that the body
+reads before binding it, the loop test reads, or code after the loop reads. A name the body
+binds with no value before the loop and that is read afterwards is reported: a loop that runs
+zero times would leave it unbound. The loop variable, when read after the loop, is carried
+too, so it holds its last value. ``if c: break`` / ``if c: continue`` directly in the body
+become a carried flag and nested ifs; ``return``, ``else:`` and anything a body function
+cannot hold are reported with the reason.
+
+The body function keeps the user's statements and comments; it unpacks the carry first and
+returns it last. ``range(a, b, 2)`` counts iterations (``(b - a + 1) // 2``) and computes the
+loop variable from the count, so a loop that runs zero times leaves the carry as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Iterator, Sequence, TypeVar
+
+from jitfix.analysis.blocks import (
+    assigned_names,
+    framework_obstacles,
+    is_range_call,
+    literal_int,
+    loaded_names,
+    obstacles,
+    target_names,
+    upward_exposed,
+)
+from jitfix.control_flow.boolean_expressions import is_boolean_valued
+from jitfix.control_flow.context import BlockWalker, PlanContext
+from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan
+from jitfix.control_flow.render_context import BlockRenderer, RenderContext
+from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
+from jitfix.naming import branch_name, unique_name
+
+Statement = TypeVar("Statement")
+
+
+def split_guards(body: list[ast.stmt]) -> tuple[list[list[ast.stmt]], list[Guard]]:
+    """The body cut at its top-level ``if c: break``/``if c: continue`` statements:
+    segments S0..Sk around guards g1..gk."""
+    segments: list[list[ast.stmt]] = [[]]
+    guards: list[Guard] = []
+    for statement in body:
+        if (isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1
+                and isinstance(statement.body[0], ast.Break | ast.Continue)):
+            kind = JumpKind.BREAK if isinstance(statement.body[0], ast.Break) else JumpKind.CONTINUE
+            guards.append(Guard(statement, kind))
+            segments.append([])
+        else:
+            segments[-1].append(statement)
+    return segments, guards
+
+
+def nest_guards(segments: Sequence[list[Statement]], guards: list[Guard], flag: str | None,
+                make_if: Callable[[Guard, bool, list[Statement]], Statement],
+                make_flag: Callable[[Guard], Statement]) -> list[Statement]:
+    """S0; [flag = c1;] if <c1 or flag>: (nothing) else: (S1; ...): the statements after a
+    guard run only when it does not fire. ``make_if(guard, test_is_flag, inner)`` and
+    ``make_flag(guard)`` build the nodes (ast at planning time, libcst when writing)."""
+    result = list(segments[0])
+    if not guards:
+        return result
+    guard = guards[0]
+    inner = nest_guards(segments[1:], guards[1:], flag, make_if, make_flag)
+    if guard.kind is JumpKind.BREAK:
+        result.append(make_flag(guard))
+    if inner:
+        result.append(make_if(guard, guard.kind is JumpKind.BREAK, inner))
+    return result
+
+
+def loop_obstacle(statements: list[ast.stmt]) -> tuple[ast.AST, str] | None:
+    """break/continue/return that leave this loop's body (not a nested loop's)."""
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in statements]
+    while stack:
+        node, nested_loop = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            return node, "`return` inside the loop body"
+        if isinstance(node, ast.Break | ast.Continue) and not nested_loop:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            return node, (f"`{word}` inside a nested block of the loop body; only `if c: {word}` "
+                          "directly in the body is rewritten")
+        inner = nested_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return None
+
+
+def _holds_jump(block: list[ast.stmt]) -> bool:
+    found = loop_obstacle(block)
+    return found is not None and isinstance(found[0], ast.Break | ast.Continue)
+
+
+def _ifs_holding_jumps(statements: list[ast.stmt]) -> Iterator[ast.If]:
+    """The ifs of a loop body (at any depth, not in a nested loop or function) that hold a
+    break/continue of this loop."""
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            blocks = (statement.body, statement.orelse)
+            if any(_holds_jump(block) for block in blocks):
+                yield statement
+            for block in blocks:
+                yield from _ifs_holding_jumps(block)
+
+
+def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.For | ast.While,
+                   loops: int) -> Iterator[tuple[ast.AST, str]]:
+    """What a loop's body function cannot hold (a function the body defines is its temporary,
+    unless code after the loop reads it)."""
+    read_after = lambda name: context.live_after(name, node, loops)  # noqa: E731
+    for where, reason in obstacles(statements, False, set(context.imports.aliases), read_after):
+        if isinstance(where, ast.Break | ast.Continue | ast.Return):
+            continue  # reported with the loop's own reason
+        yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
+    yield from framework_obstacles(statements, context.imports.resolve)
+
+
+class LoopPlanner:
+    """Plans the traced range and while loops of one function."""
+
+    def __init__(self, context: PlanContext, walk: BlockWalker):
+        self.context = context
+        self.walk = walk
+
+    def is_traced(self, node: ast.stmt) -> bool:
+        return self._is_traced_range(node) or self._is_traced_while(node) or self._has_traced_guard(node)
+
+    def _is_traced_range(self, node: ast.stmt) -> bool:
+        if not (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports)):
+            return False
+        values = self.context.values_at(node)
+        arguments = node.iter.args  # type: ignore[attr-defined]
+        # `int(jnp.ceil(n / 2))` of static `n` is static: JF601 writes it in Python.
+        return any(values.is_traced(_without_int(arg)) and not values.is_static(arg) for arg in arguments)
+
+    def _is_traced_while(self, node: ast.stmt) -> bool:
+        if not isinstance(node, ast.While):
+            return False
+        values = self.context.values_at(node)
+        return values.is_traced(node.test) and self.context.arrays.certain_truth(node.test, values)
+
+    def _has_traced_guard(self, node: ast.stmt) -> bool:
+        """A static range or while loop that breaks or continues on a traced condition: it
+        must become a lax loop too."""
+        if not (isinstance(node, ast.While)
+                or (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports))):
+            return False
+        _, guards = split_guards(node.body)
+        values_at = self.context.values_at
+        if any(values_at(guard.node).is_traced(guard.node.test) for guard in guards):
+            return True
+        # A jump inside an `if` of the body (lowered to a flag, see jump_lowering) on a traced test.
+        return any(values_at(test).is_traced(test.test) for test in _ifs_holding_jumps(node.body))
+
+    def plan(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
+        context = self.context
+        if node.orelse:
+            return context.report(node, "the loop has an `else:` clause", lowerable=True)
+        segments, guards = split_guards(node.body)
+        if not guards and self._chose_static(node, bound, loops):
+            return None
+        unguarded = [statement for segment in segments for statement in segment]
+        found = loop_obstacle(unguarded)
+        if found:
+            return context.report(node, found[1], found[0], lowerable=isinstance(found[0], ast.Break | ast.Continue))
+        for where, reason in body_obstacles(context, unguarded, node, loops):
+            return context.report(node, reason, where)
+        for guard in guards:
+            guard.boolean = is_boolean_valued(guard.node.test, context.imports)
+        target: str | None = None
+        if isinstance(node, ast.For):
+            if not isinstance(node.target, ast.Name):
+                return context.report(node, "the loop variable is not a single name")
+            target = node.target.id
+        flag = unique_name("stopped", context.taken) if any(g.kind is JumpKind.BREAK for g in guards) else None
+        body, synthetic_ifs = self._nested_body(segments, guards, flag)
+        carry = self._carry(node, body, target, flag, bound, loops)
+        if carry is None:
+            return None
+        plan: LoopPlan | None
+        if isinstance(node, ast.For):
+            assert target is not None
+            plan = self._fori_plan(node, carry, target)
+            if plan is None:
+                return None
+            plan.target_bound = target in bound
+            plan.statements = body
+        else:
+            if not carry:
+                return context.report(node, "the body changes nothing the loop test reads")
+            name = branch_name(node.test, False, context.taken).replace("_if_", "_while_", 1)
+            plan = LoopPlan(node, LoopKind.WHILE, unique_name(name + "_body", context.taken), carry, body,
+                            cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports))
+        plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
+        if "_" in (target, *carry):
+            plan.placeholder = unique_name("_unused", context.taken)
+        # The passes of a range loop that can break are counted in a name of their own when the
+        # loop variable is rebound in the body (Python's next pass takes it from the range
+        # whatever the body did) or read after the loop (it keeps the value of the pass that
+        # broke, one behind the count).
+        if flag and target and plan.kind is LoopKind.FORI:
+            if target in assigned_names(node.body) or target in carry:
+                plan.counter = unique_name(f"{target}_pass", context.taken)
+            plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
+        context.plans[node] = plan
+        self.walk_body(body, set(carry) | ({target} if target else set()), loops, mark=True)
+        return None
+
+    def walk_body(self, body: list[ast.stmt], names: set[str], loops: int, mark: bool) -> None:
+        """Plan inside a body that becomes a function: its carry and loop variables are its
+        own names there, and tracers."""
+        context = self.context
+        outer = context.carried
+        context.carried = frozenset(outer | names)
+        if mark:
+            context.mark_traced_inside(body)
+        context.rewritten_loop_levels.append((len(context.rests), loops + 1))
+        try:
+            self.walk(body, names, False, loops + 1)
+        finally:
+            context.rewritten_loop_levels.pop()
+            context.carried = outer
+
+    def _carry(self, node: ast.For | ast.While, body: list[ast.stmt], target: str | None, flag: str | None,
+               bound: set[str], loops: int) -> list[str] | None:
+        """The names the body function takes and returns (None: reported why there are none)."""
+        context = self.context
+        assigned = assigned_names(body)
+        test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
+        live_after = {name for name in assigned if context.live_after(name, node, loops)}
+        exposed = upward_exposed(body, live_after | test_reads | ({flag} if flag else set()))
+        if flag:
+            bound = bound | {flag}
+        carry: list[str] = []
+        for name in context.ordered(assigned | ({target} if target else set()), node):
+            if name == target:
+                if context.live_after(name, node, loops):
+                    carry.append(name)
+                continue
+            if not (name in exposed or name in test_reads or name in live_after):
+                continue  # a temporary of one iteration
+            if name not in bound:
+                context.report(node, f"`{name}` is bound in the loop body but has no value before the loop, "
+                                     "and is read after it: a loop that runs zero times leaves it unbound")
+                return None
+            carry.append(name)
+        if _static_non_numeric_carry(carry, node.body):
+            context.report(node, "the loop carries a Python value that is not a number")
+            return None
+        for name in carry:
+            growth = _shape_change(name, node.body, context.imports)
+            if growth:
+                where, how = growth
+                context.report(node, f"`{name}` changes shape on every pass ({how}); a lax loop carries a "
+                                     "fixed shape: preallocate it and write with `.at[i].set(...)`", where)
+                return None
+        if flag and flag not in carry:
+            carry.append(flag)
+        return carry
+
+    def _chose_static(self, node: ast.For | ast.While, bound: set[str], loops: int) -> bool:
+        """Apply the loop strategy: True when the loop stays and its bound becomes static, or
+        is reported because a lax loop could not be differentiated."""
+        context = self.context
+        options = context.options
+        wants_static = options.loop_strategy == "static" or (options.loop_strategy == "auto" and options.differentiated)
+        if not wants_static:
+            return False
+        if isinstance(node, ast.While):
+            if options.differentiated:
+                context.report(node, "the function is differentiated, and `lax.while_loop` is not "
+                                     "reverse-mode differentiable; bound the loop with a static trip count")
+                return True
+            return False
+        names = self._static_bound_names(node)
+        if names:
+            context.static_requests[node] = names
+            target = node.target.id if isinstance(node.target, ast.Name) else None
+            self.walk(node.body, bound | ({target} if target else set()), False, loops + 1)
+            return True
+        if options.differentiated:
+            context.report(node, "the function is differentiated, and `lax.fori_loop` with a traced trip "
+                                 "count is not reverse-mode differentiable; make the bound a static argument")
+            return True
+        return False
+
+    def _static_bound_names(self, node: ast.For) -> list[str] | None:
+        """The parameters that set a range loop's trip count, when each is a parameter of a
+        jitted function used as it came in (so `static_argnames` can make it static)."""
+        context = self.context
+        values = context.values_at(node)
+        names: list[str] = []
+        for arg in node.iter.args:  # type: ignore[attr-defined]
+            bound = _without_int(arg)
+            if not values.is_traced(bound):
+                continue
+            if not (isinstance(bound, ast.Name) and bound.id in context.options.staticable):
+                return None
+            if bound.id in assigned_names(context.function.body):
+                return None  # rebound: its value at the loop is not the argument's
+            names.append(bound.id)
+        return names or None
+
+    def _nested_body(self, segments: list[list[ast.stmt]], guards: list[Guard],
+                     flag: str | None) -> tuple[list[ast.stmt], list[ast.If]]:
+        """The body as ifs: what follows a guard runs only when the guard does not fire."""
+        synthetic_ifs: list[ast.If] = []
+
+        def make_flag(guard: Guard) -> ast.stmt:
+            assign = ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())], value=guard.node.test)
+            return ast.copy_location(assign, guard.node)
+
+        def make_if(guard: Guard, test_is_flag: bool, inner: list[ast.stmt]) -> ast.stmt:
+            test = ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), guard.node) if test_is_flag else guard.node.test
+            synthetic = ast.copy_location(ast.If(test=test, body=[], orelse=inner), guard.node)
+            synthetic.end_lineno, synthetic.end_col_offset = guard.node.end_lineno, guard.node.end_col_offset
+            self.context.forced_ifs.add(synthetic)
+            synthetic_ifs.append(synthetic)
+            return synthetic
+
+        return nest_guards(segments, guards, flag, make_if, make_flag), synthetic_ifs
+
+    def _fori_plan(self, node: ast.For, carry: list[str], target: str) -> LoopPlan | None:
+        context = self.context
+        args = node.iter.args  # type: ignore[attr-defined]
+        step: int | None
+        if len(args) == 1:
+            lower, upper, step = None, args[0], 1
+        elif len(args) in (2, 3):
+            lower, upper = args[0], args[1]
+            step = 1 if len(args) == 2 else literal_int(args[2])
+            if step is None:
+                context.report(node, "the step of `range` is not a literal; the trip count needs it")
+                return None
+            if step == 0:
+                context.report(node, "`range` with step 0 raises")
+                return None
+        else:
+            context.report(node, "`range` called with an unexpected number of arguments")
+            return None
+        truncate = isinstance(upper, ast.Call) and isinstance(upper.func, ast.Name) and upper.func.id == "int"
+        name = unique_name(f"_{target}_loop_body", context.taken)
+        return LoopPlan(node, LoopKind.FORI, name, carry, node.body, lower=lower, upper=_without_int(upper),
+                        step=step, target=target, truncate_upper=truncate)
+
+
+def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and not isinstance(node.value.value, bool | int | float | complex):
+            if any(name in carry for target in node.targets for name in target_names(target)):
+                return True
+    return False
+
+
+# jax.numpy functions that make an array larger (or smaller) than their inputs.
+RESHAPING_FUNCTIONS = frozenset({"concatenate", "append", "stack", "hstack", "vstack", "dstack", "column_stack",
+                                 "pad", "tile", "repeat", "insert", "delete"})
+
+
+def _shape_change(name: str, body: list[ast.stmt], imports) -> tuple[ast.AST, str] | None:
+    """An assignment that gives ``name`` a shape built from its own (``x = jnp.append(x, v)``,
+    ``x = x[1:]``)."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not (isinstance(node, ast.Assign) and any(name in target_names(t) for t in node.targets)):
+            continue
+        value = node.value
+        reads_itself = name in loaded_names([value])
+        if isinstance(value, ast.Call) and reads_itself:
+            function = imports.resolve(value.func) or ""
+            if function.startswith("jax.numpy.") and function.rpartition(".")[2] in RESHAPING_FUNCTIONS:
+                return node, f"`{ast.unparse(value.func)}`"
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name \
+                and any(isinstance(part, ast.Slice) for part in ast.walk(value.slice)):
+            return node, "a slice of itself"
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and reads_itself \
+                and isinstance(value.right, ast.List | ast.Tuple):
+            return node, "a Python sequence that grows"
+    return None
+
+
+def _without_int(expr: ast.expr) -> ast.expr:
+    """``int(n)`` -> ``n``: a traced bound is made an integer by the rewrite instead."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "int" \
+            and len(expr.args) == 1 and not expr.keywords:
+        return expr.args[0]
+    return expr
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def _grouped(text: str) -> str:
+    """``text`` safe to use as an operand of ``-`` and ``//``."""
+    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
+
+
+def _difference(first: str, second: str) -> str:
+    """``first - second``, simplified when ``second`` is a literal."""
+    if second.lstrip("-").isdigit():
+        value = int(second)
+        if value == 0:
+            return first
+        return f"{_grouped(first)} {'-' if value > 0 else '+'} {abs(value)}"
+    return f"{_grouped(first)} - {_grouped(second)}"
+
+
+def _ceil_divide(span: str, step: int) -> str:
+    """The number of iterations of a span counted in steps: ``(span + step - 1) // step``."""
+    if step == 1:
+        return span
+    # Fold a literal at the end of the span into the rounding term: (n - 1 + 1) // 2 -> n // 2.
+    head, _, tail = span.rpartition(" ")
+    constant = step - 1
+    if head.endswith((" -", " +")) and tail.isdigit():
+        constant += int(tail) if head.endswith("+") else -int(tail)
+        span = head[:-2]
+    if constant == 0:
+        return f"{_grouped(span)} // {step}"
+    return f"({span} {'+' if constant > 0 else '-'} {abs(constant)}) // {step}"
+
+
+def carry_source(plan: LoopPlan) -> str:
+    """The carry as one expression: ``total`` or ``(total, count)``."""
+    if len(plan.carry) == 1:
+        return plan.carry[0]
+    return f"({', '.join(plan.carry)})" if plan.carry else "None"
+
+
+def carry_parameter(plan: LoopPlan) -> str:
+    return plan.carry[0] if len(plan.carry) == 1 else "carry"
+
+
+def unpack_carry(plan: LoopPlan, used: set[str] | None = None) -> list[cst.BaseStatement]:
+    """``a, b = carry`` (names a function does not read become ``_``)."""
+    if len(plan.carry) < 2:
+        return []
+    unused = plan.placeholder
+    names = [name if used is None or name in used else unused for name in plan.carry]
+    if plan.kind is LoopKind.FORI and plan.target in plan.carry:
+        names = [unused if name == plan.target else name for name in names]  # set from the index
+    return [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+
+
+def separate_first_def(prologue: list[cst.BaseStatement], body: list[cst.BaseStatement]) -> None:
+    """A def the body starts with gets a blank line after the generated unpacking."""
+    if prologue and body and isinstance(body[0], cst.FunctionDef) and not body[0].leading_lines:
+        body[0] = body[0].with_changes(leading_lines=[blank_line()])
+
+
+class LoopRenderer:
+    """Writes planned range and while loops; the statements of their bodies through ``block``."""
+
+    def __init__(self, context: RenderContext, block: BlockRenderer):
+        self.context = context
+        self.block = block
+
+    def render(self, plan: LoopPlan, statement: cst.For | cst.While, depth: int,
+               after_code: bool) -> list[cst.BaseStatement]:
+        if isinstance(statement, cst.For):
+            generated = self._render_fori(plan, statement, depth)
+        else:
+            generated = self._render_while(plan, statement, depth)
+        return lay_out(generated, statement, after_code)
+
+    def _restructured(self, plan: LoopPlan, statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """The libcst body cut at its break/continue guards and nested as the plan's ifs."""
+        if not plan.guards:
+            return list(statements)
+        by_guard = {id(guard.node): guard for guard in plan.guards}
+        segments: list[list[cst.BaseStatement]] = [[]]
+        guard_statements: dict[int, cst.If] = {}
+        for statement, analysed in pair_statements(statements, plan.node.body):
+            if analysed and id(analysed[0]) in by_guard and isinstance(statement, cst.If):
+                guard_statements[id(analysed[0])] = statement
+                segments.append([])
+            else:
+                segments[-1].append(statement)
+        jnp = self.context.name("jax.numpy")
+        flag = plan.flag or ""
+
+        def make_flag(guard: Guard) -> cst.BaseStatement:
+            written = guard_statements[id(guard.node)]
+            test = code(written.test.with_changes(lpar=[], rpar=[]) if written.test.lpar else written.test)
+            value = test if guard.boolean else f"{jnp}.asarray({test}, bool)"
+            assignment = cst.parse_statement(f"{flag} = {value}\n")
+            changes: dict[str, object] = {"leading_lines": written.leading_lines}
+            header = getattr(written.body, "header", None)
+            if header is not None and header.comment is not None:  # `if c:  # why` keeps its why
+                changes["trailing_whitespace"] = header
+            return assignment.with_changes(**changes)
+
+        def make_if(guard: Guard, test_is_flag: bool, inner: list[cst.BaseStatement]) -> cst.BaseStatement:
+            written = guard_statements[id(guard.node)]
+            test = cst.Name(flag) if test_is_flag else written.test
+            return cst.If(test=test, body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Pass()])]),
+                          orelse=cst.Else(body=cst.IndentedBlock(body=inner)),
+                          leading_lines=[] if test_is_flag else written.leading_lines)
+
+        return nest_guards(segments, plan.guards, plan.flag, make_if, make_flag)
+
+    def _body_def(self, name: str, parameters: str, block: cst.BaseSuite, prologue: list[cst.BaseStatement],
+                  plan: LoopPlan, depth: int, epilogue: list[cst.BaseStatement] | None = None,
+                  returned: str | None = None) -> cst.FunctionDef:
+        assert isinstance(block, cst.IndentedBlock)
+        body = self.block(self._restructured(plan, block.body), plan.statements, depth + 1)
+        body += epilogue or []
+        if returned is None:
+            returned = carry_source(plan) if plan.carry else "carry"
+            if len(plan.carry) > 1:
+                returned = returned[1:-1]
+        separate_first_def(prologue, body)
+        statements = [*prologue, *body, cst.parse_statement(f"return {returned}\n")]
+        template = cst.parse_statement(f"def {name}({parameters}):\n    pass\n")
+        assert isinstance(template, cst.FunctionDef)
+        return template.with_changes(body=block.with_changes(body=statements))
+
+    def _loop_call(self, plan: LoopPlan, function: str, arguments: list[str], depth: int) -> cst.BaseStatement:
+        prefix = f"{', '.join(plan.carry)} = " if plan.carry else ""
+        return self.context.call(prefix, function, arguments, depth)
+
+    # -- fori_loop ---------------------------------------------------------------------------
+
+    def _bound(self, node: ast.expr | None, truncate: bool, default: str) -> str:
+        text = self.context.source(node, default)
+        if truncate:
+            jnp = self.context.name("jax.numpy")
+            return f"{jnp}.asarray({text}).astype({jnp}.int32)"
+        return text
+
+    def _render_fori(self, plan: LoopPlan, statement: cst.For, depth: int) -> list[cst.BaseStatement]:
+        lower = self._bound(plan.lower, False, "0")
+        upper = self._bound(plan.upper, plan.truncate_upper, "0")
+        if plan.flag:
+            return self._render_range_with_break(plan, statement, depth, lower, upper)
+        index = plan.target or "i"
+        prologue = unpack_carry(plan)
+        start = lower
+        if plan.step != 1:
+            # Count iterations from 0; the loop variable is computed from the count.
+            step, counter = plan.step, "iteration"
+            offset = counter if abs(step) == 1 else f"{counter} * {abs(step)}"
+            sign = "+" if step > 0 else "-"
+            value = offset if lower == "0" and step > 0 else f"{lower} {sign} {offset}"
+            prologue = [*prologue, cst.parse_statement(f"{index} = {value}\n")]
+            first, last = (upper, lower) if step > 0 else (lower, upper)
+            upper = _ceil_divide(_difference(first, last), abs(step))
+            lower, index = "0", counter
+        parameters = f"{index}, {carry_parameter(plan)}"
+        body = self._body_def(plan.body_name, parameters, statement.body, prologue, plan, depth)
+        initial = carry_source(plan)
+        if plan.target in plan.carry and not plan.target_bound:
+            # Read after the loop only when it ran (eager Python raises otherwise): any start will do.
+            initial = ", ".join(start if name == plan.target else name for name in plan.carry)
+            initial = f"({initial})" if len(plan.carry) > 1 else initial
+        call = self._loop_call(plan, f"{self.context.name('jax.lax')}.fori_loop",
+                               [lower, upper, plan.body_name, initial], depth)
+        return [body, call]
+
+    def _render_range_with_break(self, plan: LoopPlan, statement: cst.For, depth: int, lower: str,
+                                 upper: str) -> list[cst.BaseStatement]:
+        """A range loop that can break: a while_loop over (index, carry..., stop flag)."""
+        jnp = self.context.name("jax.numpy")
+        index = plan.counter or plan.target or "i"
+        names = [index, *plan.carry]
+        compare = "<" if plan.step > 0 else ">"
+        cond_unpack = ", ".join(name if name in (index, plan.flag) else plan.placeholder for name in names)
+        cond = cst.parse_statement(
+            f"def {plan.cond_name}(carry):\n    {cond_unpack} = carry\n"
+            f"    return {jnp}.logical_and({index} {compare} {upper}, {jnp}.logical_not({plan.flag}))\n")
+        unpack = [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+        if plan.counter:
+            unpack.append(cst.parse_statement(f"{plan.target} = {plan.counter}\n"))
+        step = f"+ {plan.step}" if plan.step > 0 else f"- {-plan.step}"
+        epilogue = [cst.parse_statement(f"{index} = {index} {step}\n")]
+        body = self._body_def(plan.body_name, "carry", statement.body, unpack, plan, depth, epilogue,
+                              returned=", ".join(names))
+        start = cst.parse_statement(f"{plan.flag} = False\n")
+        # The loop variable read after the loop starts as its value before it, if it has one
+        # (else it is read only when the loop ran: any start will do).
+        initial = [lower if name == plan.target and not plan.target_bound else name for name in plan.carry]
+        call = self.context.call(f"{', '.join(names)} = ", f"{self.context.name('jax.lax')}.while_loop",
+                                 [plan.cond_name or "", plan.body_name, f"({', '.join([lower, *initial])})"], depth)
+        return [start, cond, body, call]
+
+    # -- while_loop --------------------------------------------------------------------------
+
+    def _render_while(self, plan: LoopPlan, statement: cst.While, depth: int) -> list[cst.BaseStatement]:
+        test = self._test_source(plan, statement)
+        start: list[cst.BaseStatement] = []
+        if plan.flag:  # a break ends the loop through the flag
+            jnp = self.context.name("jax.numpy")
+            test = f"{jnp}.logical_and({test}, {jnp}.logical_not({plan.flag}))"
+            start = [cst.parse_statement(f"{plan.flag} = False\n")]
+        test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)}
+        if plan.flag:
+            test_reads.add(plan.flag)
+        parameter = carry_parameter(plan)
+        cond_body = [*unpack_carry(plan, test_reads), cst.parse_statement(f"return {test}\n")]
+        cond_template = cst.parse_statement(f"def {plan.cond_name}({parameter}):\n    pass\n")
+        assert isinstance(cond_template, cst.FunctionDef)
+        cond = cond_template.with_changes(body=cond_template.body.with_changes(body=cond_body))
+        body = self._body_def(plan.body_name, parameter, statement.body, unpack_carry(plan), plan, depth)
+        call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",
+                               [plan.cond_name or "", plan.body_name, carry_source(plan)], depth)
+        return [*start, cond, body, call]
+
+    @staticmethod
+    def _test_source(plan: LoopPlan, statement: cst.While) -> str:
+        test = code(statement.test.with_changes(lpar=[], rpar=[])) if statement.test.lpar else code(statement.test)
+        if plan.boolean_test:
+            return test
+        return f"{_grouped(test)} != 0"

@@ -1,0 +1,159 @@
+"""What the planner decides for each traced ``if`` and loop: plain data, read by the
+renderers and by the rules that report them."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class IfForm(Enum):
+    ASSIGN = "assign"  # the branches bind names: `a, b = lax.cond(...)`
+    RETURN = "return"  # a branch returns: `return lax.cond(...)`, the rest of the function joins the branches
+
+
+class LoopKind(Enum):
+    FORI = "fori_loop"
+    WHILE = "while_loop"
+    SCAN = "scan"
+
+
+class JumpKind(Enum):
+    BREAK = "break"
+    CONTINUE = "continue"
+
+
+@dataclass(eq=False)
+class Branch:
+    name: str
+    statements: list[ast.stmt]  # the branch's own statements, then any absorbed rest
+    with_rest: bool
+    # (output or "return") -> the expression the branch ends with, to cast.
+    casts: dict[str, ast.expr] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class IfPlan:
+    node: ast.If
+    form: IfForm
+    true: Branch
+    false: Branch
+    operands: list[str]
+    outputs: list[str]
+    # output (or "return") -> (dtype variable name, source of jnp.result_type arguments)
+    dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+    @property
+    def absorbs_rest(self) -> bool:
+        return self.form is IfForm.RETURN
+
+    @property
+    def needs_numpy(self) -> bool:
+        return bool(self.dtypes)
+
+
+@dataclass(eq=False)
+class Guard:
+    """``if c: break`` / ``if c: continue`` at the top of a loop body's statements."""
+
+    node: ast.If
+    kind: JumpKind
+    boolean: bool = True  # the test is a boolean already (else the flag compares it with zero)
+
+
+@dataclass(eq=False)
+class LoopPlan:
+    node: ast.For | ast.While
+    kind: LoopKind
+    body_name: str
+    carry: list[str]
+    statements: list[ast.stmt]
+    # fori: bounds as written, and the step when it is not 1
+    lower: ast.expr | None = None
+    upper: ast.expr | None = None
+    step: int = 1
+    target: str | None = None
+    truncate_upper: bool = False  # range(int(n)): the bound is cast to an integer in jnp
+    target_bound: bool = False  # the loop variable has a value before the loop
+    # while: the name of the condition function, and whether the test is already a boolean
+    cond_name: str | None = None
+    boolean_test: bool = True
+    # break/continue: the guards, and the carried flag a break sets
+    guards: list[Guard] = field(default_factory=list)
+    flag: str | None = None
+    synthetic_ifs: list[ast.If] = field(default_factory=list)  # the ifs the guards became
+    # What an unpacking writes for a slot the function does not read: `_`, unless the loop
+    # itself names `_` (`for _ in range(n)`), which the placeholder must not overwrite.
+    placeholder: str = "_"
+    # A range loop that can break counts its passes in a name of its own when the body binds
+    # the loop variable itself (`for i in ...: ... for i in range(2)`): Python's next pass
+    # takes `i` from the range whatever the body did with it.
+    counter: str | None = None
+
+    @property
+    def needs_numpy(self) -> bool:
+        return self.truncate_upper or self.flag is not None
+
+    @property
+    def absorbs_rest(self) -> bool:
+        return False
+
+    @property
+    def dropped(self) -> list[ast.stmt]:
+        """Statements before the loop that its rewrite makes dead."""
+        return []
+
+
+@dataclass(eq=False)
+class Output:
+    """A list a scanned loop appends to, and the name of one step's value."""
+
+    name: str
+    item: str
+    append: ast.Expr
+    # The appended value is a name the body does not change afterwards: returned as it is,
+    # and the append statement simply goes.
+    direct: bool = False
+
+
+@dataclass(eq=False)
+class ScanPlan(LoopPlan):
+    sources: list[ast.expr] = field(default_factory=list)  # what is scanned (xs, or xs and ys)
+    targets: list[str] = field(default_factory=list)  # one name per scanned array
+    enumerated: bool = False  # enumerate(xs): the first target counts rows
+    outputs: list[Output] = field(default_factory=list)
+    # `ys = []` statements the scan's outputs replace (dropped with the loop)
+    initializers: list[ast.stmt] = field(default_factory=list)
+
+    @property
+    def needs_numpy(self) -> bool:
+        return self.enumerated
+
+    @property
+    def dropped(self) -> list[ast.stmt]:
+        return self.initializers
+
+
+Plan = IfPlan | LoopPlan
+
+
+@dataclass
+class Problem:
+    node: ast.AST  # what blocks the rewrite
+    statement: ast.If | ast.For | ast.While  # the statement left as it is
+    reason: str
+    scan: bool = False  # a loop that could not become a lax.scan (JF203's, not JF201's)
+    # A loop held back by a break/continue inside a block of its body or an `else:` clause:
+    # restructured first (see jump_lowering).
+    lowerable: bool = False
+
+
+@dataclass(frozen=True)
+class PlanningOptions:
+    """The settings and facts about the function that choose between loop rewrites."""
+
+    loop_strategy: str = "lax"  # see loops.LoopPlanner.chose_static
+    scan_static_loops: bool = False
+    differentiated: bool = False  # reverse-mode: lax loops with traced trip counts cannot be
+    staticable: frozenset[str] = frozenset()  # parameters a jit site of the function can make static

@@ -1,0 +1,41 @@
+"""What the renderers of ifs, loops and scans share while one function is written."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from jitfix.cst_text import cst
+from jitfix.findings import EditContext
+
+INDENT_WIDTH = 4
+
+# Writes a block of statements with the plans inside it: (libcst statements, the ast
+# statements they were analysed as, indentation depth) -> the new statements.
+BlockRenderer = Callable[[Sequence[cst.BaseStatement], list[ast.stmt], int], list[cst.BaseStatement]]
+StatementPairs = list[tuple[cst.BaseStatement, list[ast.stmt]]]
+
+
+@dataclass
+class RenderContext:
+    """The module's text and spellings, and where the function being rewritten starts."""
+
+    text: str  # the module's source, for expressions the plans hold as ast
+    edit: EditContext
+    base_column: int  # the column of the function's `def`
+
+    def name(self, dotted: str) -> str:
+        """How the module spells ``dotted`` (``jax.numpy`` may be ``jnp``)."""
+        return self.edit.name(dotted)
+
+    def source(self, node: ast.AST | None, default: str) -> str:
+        if node is None:
+            return default
+        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+
+    def call(self, prefix: str, function: str, arguments: list[str], depth: int) -> cst.BaseStatement:
+        """``prefix + function(arguments...)`` as a statement at ``depth``, split over lines
+        as black would when it does not fit."""
+        self.edit.column = self.base_column + depth * INDENT_WIDTH + len(prefix)
+        return cst.parse_statement(prefix + self.edit.call_source(function, arguments) + "\n")
