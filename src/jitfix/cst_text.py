@@ -37,8 +37,41 @@ def with_keywords(call: cst.Call, keywords: list[tuple[str, cst.BaseExpression]]
     return call.with_changes(args=[*args, *added])
 
 
+NOT_LITERAL = object()
+
+
+def literal_value(node: cst.BaseExpression) -> object:
+    """The value of a literal (``"n"``, ``3``, ``("a", "b")``), else ``NOT_LITERAL``."""
+    try:
+        return ast.literal_eval(code(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return NOT_LITERAL
+
+
+def small_statement(text: str) -> cst.BaseSmallStatement:
+    """One simple statement (``a = b``) parsed from its text."""
+    line = cst.parse_statement(text + "\n")
+    assert isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+    return line.body[0]
+
+
 def blank_line() -> cst.EmptyLine:
     return cst.EmptyLine(indent=False)
+
+
+def suite_statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block; those of a one-line block (``if c: a = 1``) as one line."""
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    assert isinstance(suite, cst.SimpleStatementSuite)
+    return [cst.SimpleStatementLine(body=suite.body)]
+
+
+def leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    """The comments and blank lines above a statement (every kind of statement has them;
+    libcst's base class does not say so)."""
+    assert isinstance(statement, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+    return statement.leading_lines
 
 
 def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
@@ -51,14 +84,14 @@ def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
     laid_out = []
     for index, statement in enumerate(generated):
         if index == 0:
-            leading = list(replaced.leading_lines)
+            leading = list(leading_lines(replaced))
             if after_code and isinstance(statement, cst.FunctionDef) \
                     and not any(line.comment is None for line in leading[:1]):
                 leading.insert(0, blank_line())
         elif isinstance(statement, cst.FunctionDef) or index == len(generated) - 1:
-            leading = [blank_line(), *statement.leading_lines]
+            leading = [blank_line(), *leading_lines(statement)]
         else:
-            leading = list(statement.leading_lines)
+            leading = list(leading_lines(statement))
         laid_out.append(statement.with_changes(leading_lines=leading))
     return laid_out
 

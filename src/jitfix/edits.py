@@ -161,7 +161,8 @@ def _applied(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Modul
     pieces: list[tuple[int, int, str]] = []  # (first line, last line, new text), 1-based, inclusive
     for (first, last), group in segments.items():
         original = "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")  # a last line may lack one
-        shifted = [replace(edit, start=_shift(edit.start, first), end=_shift(edit.end, first)) for edit in group]
+        shifted = [replace(edit, start=_shift(edit.start, first), end=edit.end and _shift(edit.end, first))
+                   for edit in group]
         pieces.append((first, last, _edited(cst.parse_module(original), shifted, edit_context).code))
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         header_end = _header_end(tree)  # type: ignore[arg-type]
@@ -198,8 +199,8 @@ def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext) ->
     return module
 
 
-def _shift(position: Position | None, first: int) -> Position | None:
-    return None if position is None else Position(position.line - first + 1, position.col)
+def _shift(position: Position, first: int) -> Position:
+    return Position(position.line - first + 1, position.col)
 
 
 def _statement_lines(statement: ast.stmt) -> tuple[int, int]:

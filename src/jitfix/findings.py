@@ -7,7 +7,12 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import libcst as cst
+
+    # What an edit's replacement gives for the node: a node, several statements, or nothing.
+    Replaced: TypeAlias = cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel
 
 
 class Safety(str, Enum):
@@ -37,7 +42,7 @@ class Edit:
 
     start: Position
     node_type: type[cst.CSTNode]
-    replace: Callable[[cst.CSTNode, "EditContext"], cst.CSTNode]
+    replace: Callable[[cst.CSTNode, "EditContext"], Replaced]
     # Import paths the replacement needs, e.g. ("jax",) or ("functools.partial",).
     imports: tuple[str, ...] = ()
     # Where the node ends, when nodes of one type start at the same place (`a and b and c`).

@@ -54,10 +54,10 @@ def _words(expr: ast.AST) -> list[str]:
         return [*_words(expr.left), *OPERATOR_WORDS.get(type(expr.op), []), *_words(expr.right)]
     if isinstance(expr, ast.BoolOp):
         joiner = "and" if isinstance(expr.op, ast.And) else "or"
-        words: list[str] = []
+        joined: list[str] = []
         for index, value in enumerate(expr.values):
-            words.extend(([joiner] if index else []) + describe(value))
-        return words
+            joined.extend(([joiner] if index else []) + describe(value))
+        return joined
     if isinstance(expr, ast.Compare):
         if len(expr.ops) == 1:
             return describe(expr)

@@ -209,8 +209,9 @@ def _certainly_iterates(iterable: ast.expr) -> bool:
         return bool(iterable.elts) and not any(isinstance(element, ast.Starred) for element in iterable.elts)
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
             and not iterable.keywords and 1 <= len(iterable.args) <= 3:
-        bounds = [literal_int(arg) for arg in iterable.args]
-        if any(bound is None for bound in bounds):
+        literal = [literal_int(arg) for arg in iterable.args]
+        bounds = [bound for bound in literal if bound is not None]
+        if len(bounds) != len(literal):
             return False
         if len(bounds) == 1:
             bounds = [0, *bounds]

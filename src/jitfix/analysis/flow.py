@@ -21,7 +21,7 @@ static in the ``if`` tests before that statement.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from jitfix.analysis.blocks import assigned_names, is_range_call, target_names, walk_body
 from jitfix.analysis.imports import ImportTable
@@ -315,7 +315,7 @@ class FlowAnalysis:
         self._narrow(test, state, body, orelse)
         return body, orelse
 
-    def _narrow(self, test: ast.AST, state: State, when_true: State, when_false: State) -> None:
+    def _narrow(self, test: ast.AST, state: Mapping[str, Verdict], when_true: State, when_false: State) -> None:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             self._narrow(test.operand, state, when_false, when_true)
             return

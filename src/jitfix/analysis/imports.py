@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Iterator, Sequence
 
 from jitfix.analysis.words import LineIndex
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements(body: list[ast.AST], import_lines: list[int] | None):
+def _statements(body: Sequence[ast.AST], import_lines: list[int] | None) -> Iterator[ast.AST]:
     """The statements that may be imports: blocks that span no line spelling ``import``
     hold none (with no text to read, every block is entered)."""
     stack = list(body)
@@ -20,7 +21,7 @@ def _statements(body: list[ast.AST], import_lines: list[int] | None):
         first = getattr(node, "lineno", None)  # a match case has none
         if import_lines is not None and first is not None and hasattr(node, "body"):
             at = bisect.bisect_left(import_lines, first)
-            if at == len(import_lines) or import_lines[at] > (node.end_lineno or first):
+            if at == len(import_lines) or import_lines[at] > (getattr(node, "end_lineno", None) or first):
                 continue
         for block in _BLOCKS:
             stack.extend(getattr(node, block, ()))

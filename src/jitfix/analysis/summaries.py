@@ -185,11 +185,11 @@ class ModuleProgram(Program):
                                              arguments.kwarg.arg if arguments.kwarg else "")
                 params[name] = unknown if starred or double_starred or not default_given \
                     else Verdict(STATIC_KIND, f"`{name}` keeps its default")
-        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-            klass = self.class_of_annotation(arg.annotation)
-            if klass is not None and params[arg.arg].klass is None:
-                found = params[arg.arg]
-                params[arg.arg] = Verdict(found.kind, found.why, found.via, found.elements, klass)
+        for parameter in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+            klass = self.class_of_annotation(parameter.annotation)
+            if klass is not None and params[parameter.arg].klass is None:
+                found = params[parameter.arg]
+                params[parameter.arg] = Verdict(found.kind, found.why, found.via, found.elements, klass)
         return params
 
     def _result(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
@@ -302,7 +302,7 @@ def _literal_ints(node: ast.AST) -> list[int]:
     return []
 
 
-def _static_params(function: FunctionNode, keywords: tuple[ast.keyword, ...],
+def _static_params(function: FunctionNode | ast.Lambda, keywords: tuple[ast.keyword, ...],
                    argnums: str = "static_argnums") -> frozenset[str]:
     positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
     static: set[str] = set()
@@ -338,7 +338,7 @@ def _readable_static_arguments(keywords: tuple[ast.keyword, ...]) -> bool:
     return True
 
 
-def _mapped_params(function: FunctionNode, transform: _Transform) -> frozenset[str]:
+def _mapped_params(function: FunctionNode | ast.Lambda, transform: _Transform) -> frozenset[str]:
     """Parameters vmap/pmap pass tracers to: those whose in_axes entry is not None.
 
     An in_axes the analysis cannot read (a variable, a dict) leaves every parameter unknown.
@@ -478,7 +478,9 @@ class _Scopes:
         """One pre-order walk of the module's statements (the hot loop of the analysis:
         written out by hand), entering the expressions of those that may hold a transform."""
         indexed = _Lines(self._lines.spelling(self._indexed_words))
-        stack: list[tuple[ast.AST, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
+        # (node, scope, qualname prefix); nodes are told apart by `type(node) is`, which is
+        # faster than isinstance here and which mypy does not narrow: they are `Any`.
+        stack: list[tuple[Any, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
         statements = self._statements
         while stack:
             node, scope, prefix = stack.pop()
@@ -525,19 +527,20 @@ class _Scopes:
             if name is not None:
                 self.assigned_to[id(node.value)] = name
 
-    def _index_store(self, target: ast.AST, scope: ast.AST) -> None:
-        """``name[...] = v`` and ``name.attr = v`` change ``name`` in place."""
+    def _index_store(self, target: Any, scope: ast.AST) -> None:
+        """``name[...] = v`` and ``name.attr = v`` change ``name`` in place (``target``: an
+        ast target, told apart by ``type(target) is``)."""
         kind = type(target)
         if kind is ast.Tuple or kind is ast.List:
-            for element in target.elts:  # type: ignore[attr-defined]
+            for element in target.elts:
                 self._index_store(element, scope)
         elif kind is ast.Starred:
-            self._index_store(target.value, scope)  # type: ignore[attr-defined]
-        elif (kind is ast.Subscript or kind is ast.Attribute) and type(target.value) is ast.Name:  # type: ignore[attr-defined]
-            attribute = target.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
+            self._index_store(target.value, scope)
+        elif (kind is ast.Subscript or kind is ast.Attribute) and type(target.value) is ast.Name:
+            attribute = target.attr if kind is ast.Attribute else None
             how = f"changed in place (`.{attribute} = ...`)" if attribute else "changed in place"
             self._changes.append(((target.lineno, target.col_offset),
-                                  (scope, target.value.id, how, attribute)))  # type: ignore[attr-defined]
+                                  (scope, target.value.id, how, attribute)))
 
     def _index_calls(self, statement: ast.AST, scope: ast.AST, indexed: _Lines) -> None:
         """The calls in a statement's own expressions that may trace a function, entering
@@ -624,7 +627,7 @@ class _Scopes:
             return False
         params = self._parameters.get(scope)
         if params is None:
-            params = self._parameters[scope] = frozenset(parameter_names(scope))  # type: ignore[arg-type]
+            params = self._parameters[scope] = frozenset(parameter_names(scope))
         return name in params or (scope, name) in self.assignments
 
     def lookup_class(self, scope: ast.AST, name: str) -> ast.ClassDef | None:
@@ -690,7 +693,7 @@ class TracedFinder:
         static: frozenset[str] = frozenset()
         unknown_why: dict[str, str] = {}
         if not _readable_static_arguments(transform.keywords):
-            traced = frozenset()  # static_argnums=some_variable: any parameter may be static
+            traced: frozenset[str] = frozenset()  # static_argnums=some_variable: any parameter may be static
             unknown_why = dict.fromkeys(params, "the static arguments are not literal, so any may be static")
         elif transform.name in FILTERED_TRANSFORMS:
             # equinox traces arrays and keeps every other argument static: only parameters
@@ -867,9 +870,9 @@ class TracedFinder:
         if transform.name in GRAD_TRANSFORMS or transform.name in FILTERED_TRANSFORMS \
                 or not _readable_static_arguments(transform.keywords):
             return  # nothing staged, or which parameters are traced is not known
-        static = _static_params(node, transform.keywords)  # type: ignore[arg-type]
+        static = _static_params(node, transform.keywords)
         traced = _mapped_params(node, transform) if transform.name in MAPPING_TRANSFORMS \
-            else frozenset(parameter_names(node))  # type: ignore[arg-type]
+            else frozenset(parameter_names(node))
         self.lambdas.append(_TracedLambda(scope, node, traced - static, f"called from a lambda wrapped by "
                                           f"{transform.name} at line {line}", transform.name in STAGING_TRANSFORMS))
 
@@ -976,7 +979,7 @@ class TracedFinder:
         while dirty:
             changed: set[FunctionNode] = set()
             for pending in self.lambdas:
-                enclosing = self.traced.get(pending.scope)  # type: ignore[arg-type]
+                enclosing = self._traced_at(pending.scope)
                 if not first and (enclosing is None or enclosing.node not in dirty):
                     continue
                 values = self._lambda_values(pending, enclosing)
@@ -994,7 +997,7 @@ class TracedFinder:
         """What a traced lambda's body sees: its traced parameters, and the names of the
         traced function around it as that function binds them."""
         state: State = dict(enclosing.flow(self.imports).merged_kinds()) if enclosing is not None else {}
-        for name in parameter_names(pending.node):  # type: ignore[arg-type]
+        for name in parameter_names(pending.node):
             state[name] = Verdict(TRACED_KIND, f"`{name}` is a traced argument of the lambda at line "
                                                f"{pending.node.lineno}") if name in pending.traced \
                 else Verdict(UNKNOWN_KIND, f"`{name}` of a lambda: not known to receive a tracer")
@@ -1135,7 +1138,7 @@ class TracedFinder:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
                                          dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
         for function, entry in self.traced.items():
-            enclosing = self.traced.get(self.scopes.parent.get(function))  # type: ignore[arg-type]
+            enclosing = self._traced_at(self.scopes.parent.get(function))
             classes = self._param_classes(function)
             if entry.enclosing is not enclosing or entry.program is not self.program \
                     or entry.imports is not self.imports or entry.module_static != module_static \
@@ -1144,6 +1147,10 @@ class TracedFinder:
                 entry.imports, entry.param_classes = self.imports, classes
                 entry.forget_analysis()
 
+    def _traced_at(self, node: ast.AST | None) -> TracedFunction | None:
+        """The traced function ``node`` is, if it is one."""
+        return self.traced.get(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
     def _param_classes(self, function: FunctionNode) -> dict[str, str]:
         """Parameters whose pytree class is known: ``self`` of a method, or an annotation."""
         assert self.program is not None
@@ -1151,6 +1158,7 @@ class TracedFinder:
         arguments = function.args
         positional = [*arguments.posonlyargs, *arguments.args]
         owner = self.scopes.parent.get(function)
+        assert self.program is not None  # made before the functions are analysed
         if isinstance(owner, ast.ClassDef) and positional and self.program.pytrees.get(owner.name) is not None \
                 and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list):
             classes[positional[0].arg] = owner.name
@@ -1161,14 +1169,17 @@ class TracedFinder:
         return classes
 
 
-class TracedFunctions(dict):
-    """Every traced function of a module, keyed by its def node; ``changes_of(names)`` says
-    where the module's code rebinds or mutates those names (see ``_Scopes.changes_of``)."""
+class TracedFunctions(dict[FunctionNode, TracedFunction]):
+    """Every traced function of a module, keyed by its def node, with what the walk that
+    found them learnt about the module."""
 
-    changes_of: Callable[[Iterable[str]], list[Change]] = staticmethod(lambda names: [])  # type: ignore[assignment]
-    parents: dict[ast.AST, ast.AST] = {}
-    functions: list[FunctionNode] = []  # every def of the module
-    traces_lambdas: bool = False  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
+    def __init__(self, traced: dict[FunctionNode, TracedFunction], scopes: _Scopes, traces_lambdas: bool):
+        super().__init__(traced)
+        # Where the module's code rebinds or mutates names (see ``_Scopes.changes_of``).
+        self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
+        self.functions: list[FunctionNode] = scopes.functions  # every def of the module
+        self.parents: dict[ast.AST, ast.AST] = scopes.parent  # the def or class each def and class is in
+        self.traces_lambdas = traces_lambdas  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
@@ -1180,9 +1191,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     (``scopes``: the module's index, when the project already built it); ``observed``: what a
     run saw traced in this module."""
     finder = TracedFinder(tree, imports, text, path, project, scopes)
-    found = TracedFunctions(finder.run(observed))
-    found.changes_of = finder.scopes.changes_of
-    found.parents = finder.scopes.parent
-    found.functions = finder.scopes.functions
-    found.traces_lambdas = bool(finder.lambdas)
-    return found
+    traced = finder.run(observed)
+    return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas))

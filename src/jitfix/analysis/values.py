@@ -80,7 +80,8 @@ class Verdict:
 
     def chain(self) -> list[str]:
         """The reasons, from this verdict down to the proof it rests on."""
-        reasons, current = [], self
+        reasons: list[str] = []
+        current: Verdict | None = self
         while current is not None and len(reasons) < 12:
             reasons.append(current.why)
             current = current.via
@@ -192,7 +193,7 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 BindIteration = Callable[[ast.AST, ast.AST, dict, Callable[[ast.AST], "Verdict"]], None]
 # Narrows the states where a test holds and where it does not (``p is None``,
 # ``isinstance(x, int)``): (test, state, when_true, when_false).
-Narrow = Callable[[ast.AST, Mapping[str, "Verdict"], dict, dict], None]
+Narrow = Callable[[ast.AST, Mapping[str, "Verdict"], dict[str, "Verdict"], dict[str, "Verdict"]], None]
 
 
 class ComprehensionScopes:
@@ -595,8 +596,11 @@ class Program:
     def summary(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
         raise NotImplementedError
 
+    def class_of_annotation(self, annotation: ast.AST | None) -> str | None:
+        raise NotImplementedError
 
-def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
     arguments = function.args
     names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
     if arguments.vararg:
@@ -705,10 +709,10 @@ class ArrayEvidence:
             elif isinstance(node, ast.AugAssign):
                 self._record(node.target, ast.BinOp(left=node.target, op=node.op, right=node.value))
             elif isinstance(node, ast.AnnAssign | ast.For | ast.NamedExpr | ast.withitem):
-                target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+                bound: ast.expr | None = getattr(node, "target", None) or getattr(node, "optional_vars", None)
                 value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
-                if target is not None:
-                    self._record(target, value)
+                if bound is not None:
+                    self._record(bound, value)
 
     def _record(self, target: ast.AST, value: ast.AST | None) -> None:
         assert self._bindings is not None
@@ -810,8 +814,8 @@ class SizeEvidence:
             return 1
         if isinstance(expr, ast.Name) and expr.id not in seen and expr.id not in self.arrays.params:
             values = self.arrays.bindings.get(expr.id, [])
-            sizes = {self.size(value, seen | {expr.id}) if value is not None else None for value in values}
-            return sizes.pop() if len(sizes) == 1 else None
+            found = {self.size(value, seen | {expr.id}) if value is not None else None for value in values}
+            return found.pop() if len(found) == 1 else None
         return None
 
     def _call_size(self, call: ast.Call) -> int | None:

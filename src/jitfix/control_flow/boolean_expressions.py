@@ -84,7 +84,7 @@ def is_boolean_valued(expr: ast.AST, imports: ImportTable, boolean_names: frozen
     return False
 
 
-def _nested_column(module: ModuleContext, node: ast.AST) -> int:
+def _nested_column(module: ModuleContext, node: ast.expr) -> int:
     """Where the replacement will most likely sit: as written, or, inside a test that becomes
     a ``lax.cond`` argument, two levels in from the statement's indentation."""
     line = module.lines[node.lineno - 1]
@@ -182,19 +182,19 @@ def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edi
 def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> frozenset[str]:
     """Local names every binding of which is a boolean expression (parameters excluded, but
     for those annotated ``bool``)."""
-    bindings: dict[str, list[ast.AST | None]] = {}
+    bindings: dict[str, list[ast.expr | None]] = {}
     for node in walk_body(function):
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
+                for bound in ast.walk(target):
+                    if isinstance(bound, ast.Name):
                         value = node.value if isinstance(target, ast.Name) else None
-                        bindings.setdefault(name.id, []).append(value)
+                        bindings.setdefault(bound.id, []).append(value)
         elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr | ast.withitem):
-            target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
-            for name in ast.walk(target) if target is not None else ():
-                if isinstance(name, ast.Name):
-                    bindings.setdefault(name.id, []).append(None)
+            other: ast.AST | None = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+            for bound in ast.walk(other) if other is not None else ():
+                if isinstance(bound, ast.Name):
+                    bindings.setdefault(bound.id, []).append(None)
     params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
     # A parameter annotated `bool` comes in a boolean; it stays one if the body binds it so.
     declared_bool = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)
@@ -212,7 +212,8 @@ def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Imp
     while changed:
         changed = False
         for name in sorted(known):
-            if not all(is_boolean_valued(value, imports, frozenset(known)) for value in bindings[name]):
+            if not all(value is not None and is_boolean_valued(value, imports, frozenset(known))
+                       for value in bindings[name]):
                 known.discard(name)
                 changed = True
     return frozenset(known)

@@ -19,9 +19,9 @@ from jitfix.control_flow.context import PlanContext
 from jitfix.control_flow.ifs import IfPlanner, IfRenderer, remember_values
 from jitfix.control_flow.loops import LoopPlanner, LoopRenderer
 from jitfix.control_flow.plans import IfPlan, LoopPlan, Plan, PlanningOptions, ScanPlan
-from jitfix.control_flow.render_context import RenderContext
+from jitfix.control_flow.render_context import RenderContext, StatementPairs
 from jitfix.control_flow.scans import ScanPlanner, ScanRenderer
-from jitfix.cst_text import cst, pair_statements
+from jitfix.cst_text import cst, leading_lines, pair_statements
 from jitfix.findings import EditContext, EditError
 
 
@@ -126,9 +126,9 @@ class FunctionRewriter:
             first = analysed[0] if analysed else None
             if len(analysed) == 1 and id(first) in self.dropped and isinstance(statement, cst.SimpleStatementLine):
                 if statement.leading_lines and index + 1 < len(pairs):  # keep its comments with the next line
-                    follower, rest = pairs[index + 1]
+                    follower, follower_nodes = pairs[index + 1]
                     pairs[index + 1] = (follower.with_changes(
-                        leading_lines=[*statement.leading_lines, *follower.leading_lines]), rest)
+                        leading_lines=[*statement.leading_lines, *leading_lines(follower)]), follower_nodes)
                 continue
             plan = self.plans.get(first) if first is not None and first in self.enabled else None
             after_code = bool(result)
@@ -137,7 +137,7 @@ class FunctionRewriter:
             elif isinstance(plan, LoopPlan) and isinstance(statement, cst.For | cst.While):
                 result.extend(self.loops.render(plan, statement, depth, after_code))
             elif isinstance(plan, IfPlan) and isinstance(statement, cst.If):
-                rest = pairs[index + 1:] if plan.absorbs_rest else []
+                rest: StatementPairs = pairs[index + 1:] if plan.absorbs_rest else []
                 result.extend(self.ifs.render(plan, statement, rest, depth, after_code))
                 if plan.absorbs_rest:
                     break

@@ -37,7 +37,7 @@ from jitfix.control_flow.context import BlockWalker, PlanContext, checking_lower
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import arms_to_cast
-from jitfix.cst_text import code, cst, lay_out
+from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import branch_name, unique_name
 
@@ -291,11 +291,12 @@ class IfRenderer:
                after_code: bool) -> list[cst.BaseStatement]:
         rest_statements = [pair[0] for pair in rest]
         true_block = statement.body
-        own_true = list(true_block.body) if plan.node.body else []  # a guard's if has an empty branch
+        own_true = suite_statements(true_block) if plan.node.body else []  # a guard's if has an empty branch
         true_statements = [*own_true, *(rest_statements if plan.true.with_rest else [])]
         orelse = statement.orelse
         false_block: cst.BaseSuite | None = orelse.body if isinstance(orelse, cst.Else) else None
-        own_false = list(false_block.body) if false_block is not None else [orelse] if isinstance(orelse, cst.If) else []
+        own_false: list[cst.BaseStatement] = (suite_statements(false_block) if false_block is not None
+                                              else [orelse] if isinstance(orelse, cst.If) else [])
         false_statements = [*own_false, *(rest_statements if plan.false.with_rest else [])]
 
         generated: list[cst.BaseStatement] = []

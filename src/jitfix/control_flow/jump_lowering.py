@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
+from jitfix.cst_text import code
 from jitfix.naming import unique_name
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -38,16 +40,24 @@ def _jumps(node: cst.CSTNode) -> set[type]:
     return found
 
 
-def _is_guard(statement: cst.BaseStatement) -> bool:
-    """``if c: break`` / ``if c: continue`` -- already the form the loop rewrite takes."""
+def _guard_jump(statement: cst.BaseStatement) -> cst.Break | cst.Continue | None:
+    """The jump of ``if c: break`` / ``if c: continue`` -- already the form the loop rewrite
+    takes -- or None for any other statement."""
     if not isinstance(statement, cst.If) or statement.orelse is not None:
-        return False
-    body = statement.body.body
-    if isinstance(statement.body, cst.IndentedBlock):
-        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
-            return False
-        body = body[0].body
-    return len(body) == 1 and isinstance(body[0], cst.Break | cst.Continue)
+        return None
+    suite = statement.body
+    if isinstance(suite, cst.IndentedBlock):
+        if len(suite.body) != 1 or not isinstance(suite.body[0], cst.SimpleStatementLine):
+            return None
+        small = suite.body[0].body
+    else:
+        assert isinstance(suite, cst.SimpleStatementSuite)
+        small = suite.body
+    return small[0] if len(small) == 1 and isinstance(small[0], cst.Break | cst.Continue) else None
+
+
+def _is_guard(statement: cst.BaseStatement) -> TypeGuard[cst.If]:
+    return _guard_jump(statement) is not None
 
 
 def _is_boolean(test: cst.BaseExpression) -> bool:
@@ -68,8 +78,9 @@ class JumpLowering:
         # With an `else:`, every break goes through the flag: after the loop it says whether
         # the loop broke (then it is set once, before the loop, not on every pass).
         self.has_else = loop.orelse is not None
-        kinds = set().union(*(_jumps(statement) for statement in loop.body.body if not self._kept(statement)))
-        self.flags = {}
+        statements = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        kinds = set().union(*(_jumps(statement) for statement in statements if not self._kept(statement)))
+        self.flags: dict[type, str] = {}
         if cst.Break in kinds:
             self.flags[cst.Break] = unique_name("breaking", taken)
         if cst.Continue in kinds:
@@ -91,6 +102,7 @@ class JumpLowering:
         lowered = loop.with_changes(body=loop.body.with_changes(body=body), orelse=None)
         if not self.has_else:
             return lowered
+        assert loop.orelse is not None
         orelse = list(loop.orelse.body.body) if isinstance(loop.orelse.body, cst.IndentedBlock) else None
         if orelse is None:
             return None
@@ -153,15 +165,15 @@ class JumpLowering:
             if isinstance(statement, cst.SimpleStatementLine):
                 return result + [self._jump_line(statement)]
             if _is_guard(statement) and _is_boolean(statement.test):  # `if c: break` -> `breaking = c`
-                kind = type(self._first_jump(statement))
-                lowered: cst.BaseStatement = cst.parse_statement(
-                    f"{self.flags[kind]} = {cst.Module([]).code_for_node(statement.test)}\n").with_changes(
+                kind = type(_guard_jump(statement))
+                lowered: cst.BaseStatement | None = cst.parse_statement(
+                    f"{self.flags[kind]} = {code(statement.test)}\n").with_changes(
                         leading_lines=statement.leading_lines)
             elif isinstance(statement, cst.If):
                 lowered = self._if(statement)
-                if lowered is None:
-                    return None
             else:
+                return None
+            if lowered is None:
                 return None
             result.append(lowered)
             rest = statements[index + 1:]
@@ -181,11 +193,6 @@ class JumpLowering:
         """``a = 1; break`` -> ``a = 1; breaking = True`` (what follows a jump never runs)."""
         small = list(line.body)
         at = next(index for index, part in enumerate(small) if isinstance(part, cst.Break | cst.Continue))
-        flag = cst.parse_statement(f"{self.flags[type(small[at])]} = True\n").body[0]
-        return line.with_changes(body=[*small[:at], flag])
-
-    @staticmethod
-    def _first_jump(statement: cst.If) -> cst.Break | cst.Continue:
-        body = statement.body.body
-        part = body[0].body[0] if isinstance(statement.body, cst.IndentedBlock) else body[0]
-        return part
+        flag = cst.parse_statement(f"{self.flags[type(small[at])]} = True\n")
+        assert isinstance(flag, cst.SimpleStatementLine)
+        return line.with_changes(body=[*small[:at], *flag.body])

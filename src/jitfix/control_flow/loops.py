@@ -315,11 +315,15 @@ class LoopPlanner:
         synthetic_ifs: list[ast.If] = []
 
         def make_flag(guard: Guard) -> ast.stmt:
+            assert flag is not None  # a break guard sets the flag
             assign = ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())], value=guard.node.test)
             return ast.copy_location(assign, guard.node)
 
         def make_if(guard: Guard, test_is_flag: bool, inner: list[ast.stmt]) -> ast.stmt:
-            test = ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), guard.node) if test_is_flag else guard.node.test
+            test = guard.node.test
+            if test_is_flag:
+                assert flag is not None
+                test = ast.copy_location(ast.Name(id=flag, ctx=ast.Load()), guard.node)
             synthetic = ast.copy_location(ast.If(test=test, body=[], orelse=inner), guard.node)
             synthetic.end_lineno, synthetic.end_col_offset = guard.node.end_lineno, guard.node.end_col_offset
             self.context.forced_ifs.add(synthetic)
@@ -576,11 +580,11 @@ class LoopRenderer:
         cond = cst.parse_statement(
             f"def {plan.cond_name}(carry):\n    {cond_unpack} = carry\n"
             f"    return {jnp}.logical_and({index} {compare} {upper}, {jnp}.logical_not({plan.flag}))\n")
-        unpack = [cst.parse_statement(f"{', '.join(names)} = carry\n")]
+        unpack: list[cst.BaseStatement] = [cst.parse_statement(f"{', '.join(names)} = carry\n")]
         if plan.counter:
             unpack.append(cst.parse_statement(f"{plan.target} = {plan.counter}\n"))
         step = f"+ {plan.step}" if plan.step > 0 else f"- {-plan.step}"
-        epilogue = [cst.parse_statement(f"{index} = {index} {step}\n")]
+        epilogue: list[cst.BaseStatement] = [cst.parse_statement(f"{index} = {index} {step}\n")]
         body = self._body_def(plan.body_name, "carry", statement.body, unpack, plan, depth, epilogue,
                               returned=", ".join(names))
         start = cst.parse_statement(f"{plan.flag} = False\n")
@@ -600,6 +604,7 @@ class LoopRenderer:
             jnp = self.context.name("jax.numpy")
             test = f"{jnp}.logical_and({test}, {jnp}.logical_not({plan.flag}))"
             start = [cst.parse_statement(f"{plan.flag} = False\n")]
+        assert isinstance(plan.node, ast.While)
         test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)}
         if plan.flag:
             test_reads.add(plan.flag)

@@ -148,6 +148,10 @@ class Problem:
     # restructured first (see jump_lowering).
     lowerable: bool = False
 
+    @property
+    def line(self) -> int:
+        return getattr(self.node, "lineno", self.statement.lineno)
+
 
 @dataclass(frozen=True)
 class PlanningOptions:

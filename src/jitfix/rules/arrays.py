@@ -12,15 +12,18 @@ JF604 ``min``, ``max``, ``any``, ``all``, ``sorted`` of tracers (Python compares
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
-from jitfix.cst_text import code, cst
+from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import FunctionConditionals, conditionals
+
+if TYPE_CHECKING:
+    from jitfix.findings import Replaced
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
 JNP_FUNCTIONS = frozenset(
@@ -86,8 +89,8 @@ class Concretization(Rule):
             function = entry.traced.node
             parents = None
             for node, statement in own_expressions(function):
-                operand = _converted(node)
-                if operand is None:
+                operand = _converted(node) if isinstance(node, ast.Call) else None
+                if operand is None or not isinstance(node, ast.Call):
                     continue
                 values = entry.values_at(statement)
                 if not values.is_traced(operand):
@@ -142,7 +145,7 @@ def _is_tolist(node: ast.Call) -> bool:
 
 
 # The libcst node of an expression the Python spelling replaces.
-_CST_EXPRESSIONS = {ast.Call: cst.Call, ast.BinOp: cst.BinaryOperation, ast.UnaryOp: cst.UnaryOperation}
+_CST_EXPRESSIONS: dict[type[ast.AST], type[cst.CSTNode]] = {ast.Call: cst.Call, ast.BinOp: cst.BinaryOperation, ast.UnaryOp: cst.UnaryOperation}
 PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 
 
@@ -152,7 +155,7 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
     start, end = module.span_of(node)
     item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
 
-    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+    def replace(updated: cst.CSTNode, context: EditContext) -> Replaced:
         in_python = _InPython(functions, context)
         if item:  # x.item() -> the Python number itself
             return updated.func.value.visit(in_python)  # type: ignore[attr-defined]
@@ -181,9 +184,9 @@ class _InPython(cst.CSTTransformer):
         return updated.with_changes(func=name)
 
 
-def _converted(node: ast.AST) -> ast.AST | None:
+def _converted(node: ast.Call) -> ast.expr | None:
     """The operand of float(x)/int(x)/bool(x)/complex(x)/x.item()/x.tolist()."""
-    if not isinstance(node, ast.Call) or node.keywords:
+    if node.keywords:
         return None
     if isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS and len(node.args) == 1:
         return node.args[0]
@@ -507,7 +510,7 @@ def _numpy_allocations(module: ModuleContext, arrays: ArrayEvidence, array: ast.
     return calls or None
 
 
-def _own_statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
+def _own_statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Assign | ast.AugAssign]:
     for node in walk_body(function):
         if isinstance(node, ast.Assign | ast.AugAssign):
             yield node
@@ -530,11 +533,12 @@ def _update_edit(module: ModuleContext, statement: ast.Assign | ast.AugAssign) -
         if isinstance(updated, cst.Assign):
             target, value = updated.targets[0].target, updated.value
         else:
-            target, value = updated.target, updated.value  # type: ignore[attr-defined]
+            assert isinstance(updated, cst.AugAssign)
+            target, value = updated.target, updated.value
         assert isinstance(target, cst.Subscript)
         array = code(target.value)
         index = code(target).removeprefix(array)
-        return cst.parse_statement(f"{array} = {array}.at{index}.{method}({code(value)})\n").body[0]  # type: ignore[attr-defined]
+        return small_statement(f"{array} = {array}.at{index}.{method}({code(value)})")
 
     node_type = cst.Assign if isinstance(statement, ast.Assign) else cst.AugAssign
     return Edit(start, node_type, replace)

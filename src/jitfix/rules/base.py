@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import FunctionNode, TracedFunction
+from jitfix.analysis.traced import TracedFunction, TracedFunctions
 from jitfix.config import Settings
 from jitfix.findings import Finding, Fix, Position
 
@@ -27,7 +27,7 @@ class ModuleContext:
     """One parsed module and its analysis, shared by every rule that checks it."""
 
     def __init__(self, path: str, text: str, tree: ast.Module, imports: ImportTable,
-                 traced: dict[FunctionNode, TracedFunction], settings: Settings | None = None):
+                 traced: TracedFunctions, settings: Settings | None = None):
         self.path = path
         self.settings = settings or Settings()
         self.text = text
@@ -54,11 +54,12 @@ class ModuleContext:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
     def start_of(self, node: ast.AST) -> Position:
-        return Position(node.lineno, self.char_col(node.lineno, node.col_offset))
+        line, col, _, _ = located(node)
+        return Position(line, self.char_col(line, col))
 
     def span_of(self, node: ast.AST) -> tuple[Position, Position]:
         """Where the node starts and ends, in characters."""
-        end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
+        _, _, end_line, end_col = located(node)
         return self.start_of(node), Position(end_line, self.char_col(end_line, end_col))
 
     def segment(self, node: ast.AST) -> str:
@@ -93,9 +94,8 @@ class Rule:
                 function: TracedFunction | None = None, end: ast.AST | None = None) -> Finding:
         """A finding spanning ``node`` (or from ``node`` to the end of ``end``)."""
         start = module.start_of(node)
-        last = end or node
-        end_line = getattr(last, "end_lineno", None) or last.lineno
-        end_col = module.char_col(end_line, getattr(last, "end_col_offset", None) or last.col_offset)
+        _, _, end_line, end_byte = located(end or node)
+        end_col = module.char_col(end_line, end_byte)
         return Finding(
             code=self.code,
             name=self.name,
@@ -108,6 +108,16 @@ class Rule:
             fix=fix,
             function=function.qualname if function else None,
         )
+
+
+def located(node: ast.AST) -> tuple[int, int, int, int]:
+    """(line, column, end line, end column), ast's columns in UTF-8 bytes: every node a rule
+    points at has them (the ast stubs do not say so for ``ast.AST``)."""
+    line: int = getattr(node, "lineno")
+    col: int = getattr(node, "col_offset")
+    end_line = getattr(node, "end_lineno", None) or line
+    end_col = getattr(node, "end_col_offset", None)
+    return line, col, end_line, col if end_col is None else end_col
 
 
 def _indented(code: str) -> str:

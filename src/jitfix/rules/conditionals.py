@@ -224,7 +224,7 @@ def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
     return cached  # type: ignore[return-value]
 
 
-def name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
+def name_position(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Position:
     """Where the def's name is: the anchor the engine finds a function by."""
     line = module.lines[function.lineno - 1]
     column = module.char_col(function.lineno, function.col_offset)
@@ -232,7 +232,7 @@ def name_position(module: ModuleContext, function: ast.FunctionDef) -> Position:
     return Position(function.lineno, index)
 
 
-def function_edit(module: ModuleContext, function: ast.FunctionDef, plans: dict[ast.stmt, Plan],
+def function_edit(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef, plans: dict[ast.stmt, Plan],
                   enabled: frozenset[ast.stmt]) -> Edit:
     """The edit that rewrites the ``enabled`` planned statements of one function; the edits of
     several findings in one function merge into one."""
@@ -295,7 +295,7 @@ class TracedIf(Rule):
             for node, plan in planned.plans.items():
                 if not isinstance(node, ast.If) or node in planned.forced_ifs:
                     continue
-                edits = [function_edit(module, function.node, planned.plans, frozenset({node}))]  # type: ignore[arg-type]
+                edits = [function_edit(module, function.node, planned.plans, frozenset({node}))]
                 edits += entry.edits_in(module, node)
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
                 message = (f"`if {source_excerpt(module, node.test)}` tests a traced value in `{function.qualname}` "
@@ -304,7 +304,7 @@ class TracedIf(Rule):
             for problem in planned.problems:
                 if not isinstance(problem.statement, ast.If):
                     continue
-                where = f" (line {problem.node.lineno})" if problem.node.lineno != problem.statement.lineno else ""
+                where = f" (line {problem.line})" if problem.line != problem.statement.lineno else ""
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)

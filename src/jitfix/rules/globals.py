@@ -156,7 +156,7 @@ class StaleGlobal(Rule):
         changes = module.traced.changes_of(module_names)
         if not rebound and not changes:
             return  # no module-level name ever changes: no global can go stale
-        parents = getattr(module.traced, "parents", {})
+        parents = module.traced.parents
         reads = {
             traced.node: _free_reads(traced.node, parents) for traced in module.traced.values()
             if isinstance(traced.node, ast.FunctionDef)
@@ -464,7 +464,8 @@ def _local_where(call: ast.Call, names: list[str], parents: dict[int, ast.AST]) 
     scope = parents.get(id(call))
     while scope is not None:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            declared = {name for node in walk_body(scope) if isinstance(node, ast.Global) for name in node.names}
+            declared = set() if isinstance(scope, ast.Lambda) else {  # a lambda holds no `global`
+                name for node in walk_body(scope) if isinstance(node, ast.Global) for name in node.names}
             bound = (_local_names(scope) - declared) & set(names)
             if bound:
                 return sorted(bound)[0]
@@ -571,9 +572,9 @@ def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -
     grown = True
     while grown:  # names that lead to the function: defs that call it, `g = jax.jit(f)`
         grown = False
-        for statement in definitions:
-            targets = {statement.name} if not isinstance(statement, ast.Assign) else assigned_names([statement])
-            if targets - reaching and _mentions(statement, reaching):
+        for definition in definitions:
+            targets = {definition.name} if not isinstance(definition, ast.Assign) else assigned_names([definition])
+            if targets - reaching and _mentions(definition, reaching):
                 reaching |= targets
                 grown = True
     uses, binds = [], []

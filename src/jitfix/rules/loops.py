@@ -14,14 +14,14 @@ from typing import Iterator
 
 from jitfix.control_flow.context import checking_lowered
 from jitfix.control_flow.plans import LoopKind, LoopPlan
-from jitfix.findings import Edit, EditError, Finding, Fix, Safety
+from jitfix.findings import Edit, EditContext, EditError, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
 class _LoopRule(Rule):
-    loop_type: type[ast.stmt]
+    loop_type: type[ast.For] | type[ast.While]
     kind: LoopKind  # the lax loop it rewrites to
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -33,7 +33,7 @@ class _LoopRule(Rule):
                     continue
                 if (plan.kind is LoopKind.SCAN) != (self.kind is LoopKind.SCAN):
                     continue
-                edits = [function_edit(module, function.node, planned.plans, frozenset({node})),  # type: ignore[arg-type]
+                edits = [function_edit(module, function.node, planned.plans, frozenset({node})),
                          *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, f"rewrite with lax.{self.kind.value}", edits)
                 message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.kind.value}`"
@@ -46,15 +46,15 @@ class _LoopRule(Rule):
                 if problem.scan != (self.kind is LoopKind.SCAN):
                     continue
                 statement = problem.statement
-                fix = self._lowering_fix(module, function, statement) if problem.lowerable else None
-                if fix is not None:
+                lowering = self._lowering_fix(module, function, statement) if problem.lowerable else None
+                if lowering is not None:
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
                                "as a lax loop (its `break`/`continue` nested in an `if`, or its `else:`, first "
                                "restructured with a flag)")
-                    yield self.finding(module, statement, message, fix, function=function,
+                    yield self.finding(module, statement, message, lowering, function=function,
                                        end=self._header_end(statement))
                     continue
-                where = f" (line {problem.node.lineno})" if problem.node.lineno != statement.lineno else ""
+                where = f" (line {problem.line})" if problem.line != statement.lineno else ""
                 message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
 
@@ -72,9 +72,10 @@ class _LoopRule(Rule):
 
         lowering: list[JumpLowering] = []
 
-        def lower(node, context):
-            lowering.append(JumpLowering(function.node, node))  # type: ignore[arg-type]
-            lowered = lowering[-1].loop(node)  # type: ignore[arg-type]
+        def lower(node: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+            assert isinstance(node, cst.For | cst.While)
+            lowering.append(JumpLowering(function.node, node))
+            lowered = lowering[-1].loop(node)
             if lowered is None:
                 raise EditError("a jump sits in a block the lowering does not reach")
             return lowered

@@ -94,12 +94,12 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
         parameters = shape_parameters(name)
         short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.")
         positional = [] if any(isinstance(arg, ast.Starred) for arg in node.args) else node.args
-        for index, keyword in parameters:
+        for index, parameter in parameters:
             if index is not None and index < len(positional):
-                yield f"`{keyword}` of `{short}`", positional[index]
+                yield f"`{parameter}` of `{short}`", positional[index]
             for given in node.keywords:
-                if given.arg == keyword:
-                    yield f"`{keyword}` of `{short}`", given.value
+                if given.arg == parameter:
+                    yield f"`{parameter}` of `{short}`", given.value
         if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not parameters:
             for argument in node.args:
                 yield f"`.{node.func.attr}()`", argument

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.values import ValueAnalysis
-from jitfix.cst_text import cst
+from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 
@@ -92,7 +92,7 @@ class PrintInTracedCode(Rule):
         edit = Edit(
             start=module.start_of(call),
             node_type=cst.Call,
-            replace=lambda node, context: debug_print_call(node, context, values, ordered),
+            replace=lambda node, context: debug_print_call(_as_call(node), context, values, ordered),
             imports=("jax.debug.print",),
         )
         shows = "and prints tracers" if prints_tracer and call.args else "(once per compilation, not per call)"
@@ -186,10 +186,6 @@ def _is_string(node: ast.AST, value: str | None = None) -> bool:
 # -- building the jax.debug.print call (on libcst nodes, to keep the user's spelling) ---------
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 def keyword_name(code: str) -> str:
     """A readable keyword for an expression: ``x.shape`` -> x_shape, ``jnp.sum(x)`` -> sum_x."""
     text = code
@@ -205,6 +201,13 @@ def keyword_name(code: str) -> str:
     if keyword.iskeyword(name) or name in DEBUG_PRINT_KEYWORDS:
         name += "_"
     return name
+
+
+def _literal_text(string: cst.BaseExpression) -> str:
+    """The text of a (plain, non-bytes) string literal."""
+    value = literal_value(string)
+    assert isinstance(value, str)
+    return value
 
 
 def _escape_braces(text: str) -> str:
@@ -248,19 +251,19 @@ class _FormatBuilder:
         return name
 
     def add_field(self, expression: cst.BaseExpression, conversion: str | None = None, spec: str = "") -> None:
-        code = _code(expression).strip()
-        parsed = self._classify(code)
+        text = code(expression).strip()
+        parsed = self._classify(text)
         if isinstance(parsed, ast.Constant) and not isinstance(parsed.value, bytes) and not conversion and not spec:
             self.text.append(_escape_braces(str(parsed.value)))
             return
         if parsed is not None and self.values.is_static(parsed):
             # Format a trace-time value in Python so it prints exactly as before
             # (a shape passed as an argument would print as a tuple of arrays).
-            key = f"{conversion}:{spec}:{code}"
+            key = f"{conversion}:{spec}:{text}"
             shown = _formatted(expression, conversion, spec, self.quote or '"')
-            self.text.append("{" + self._name_for(key, code, shown) + "}")
+            self.text.append("{" + self._name_for(key, text, shown) + "}")
             return
-        field = self._name_for(code, code, expression)
+        field = self._name_for(text, text, expression)
         if conversion:
             field += f"!{conversion}"
         if spec:
@@ -270,7 +273,7 @@ class _FormatBuilder:
     def add_argument(self, expression: cst.BaseExpression) -> None:
         if isinstance(expression, cst.SimpleString | cst.ConcatenatedString) and _plain_string(expression):
             self.quote = self.quote or _quote_of(expression)
-            self.text.append(_escape_braces(expression.evaluated_value))
+            self.text.append(_escape_braces(_literal_text(expression)))
         elif isinstance(expression, cst.FormattedString):
             self.quote = self.quote or expression.end[0]
             self._add_fstring(expression)
@@ -280,7 +283,7 @@ class _FormatBuilder:
         else:
             # `print(x)` writes str(x): for a float32 scalar the shortest digits (0.1), where
             # a plain field would format the float64 it converts to (0.10000000149011612).
-            parsed = self._classify(_code(expression).strip())
+            parsed = self._classify(code(expression).strip())
             traced = parsed is not None and not isinstance(parsed, ast.Constant) and not self.values.is_static(parsed)
             self.add_field(expression, "s" if traced else None)
 
@@ -292,12 +295,13 @@ class _FormatBuilder:
                 # The text is source; evaluating it as a non-f literal keeps `{{`/`}}` escaped.
                 self.text.append(ast.literal_eval(f"{prefix}{quote}{part.value}{quote}"))
                 continue
+            assert isinstance(part, cst.FormattedStringExpression)
             conversion = part.conversion
-            spec = "".join(_code(spec_part) for spec_part in part.format_spec or ())
+            spec = "".join(code(spec_part) for spec_part in part.format_spec or ())
             if part.equal is not None:  # f"{x=}" prints the expression's text, then its repr
                 self.text.append(_escape_braces(
-                    _code(part.whitespace_before_expression) + _code(part.expression)
-                    + _code(part.whitespace_after_expression) + _code(part.equal)
+                    code(part.whitespace_before_expression) + code(part.expression)
+                    + code(part.whitespace_after_expression) + code(part.equal)
                 ))
                 if conversion is None and not spec:
                     conversion = "r"
@@ -306,7 +310,7 @@ class _FormatBuilder:
     def build(self, function: str, context: EditContext, ordered: bool) -> cst.BaseExpression:
         self._move_escaped_lead()
         fmt = string_literal("".join(self.text), self.quote or '"')
-        args = [fmt] + [f"{name}={_code(value)}" for name, value in self.keywords.items()]
+        args = [fmt] + [f"{name}={code(value)}" for name, value in self.keywords.items()]
         if ordered:
             args.append("ordered=True")
         return cst.parse_expression(context.call_source(function, args))
@@ -360,11 +364,18 @@ def _formatted(expression: cst.BaseExpression, conversion: str | None, spec: str
     return cst.Call(cst.Name(converter), [cst.Arg(inner)])
 
 
-def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis, ordered: bool) -> cst.Call:
+def _as_call(node: cst.CSTNode) -> cst.Call:
+    assert isinstance(node, cst.Call)
+    return node
+
+
+def debug_print_call(call: cst.Call, context: EditContext, values: ValueAnalysis,
+                     ordered: bool) -> cst.BaseExpression:
     sep = " "
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "sep":
-            sep = arg.value.evaluated_value  # a string literal, checked before the fix was offered
+            # a string literal, checked before the fix was offered
+            sep = _literal_text(arg.value)
     builder = _FormatBuilder(values)
     positional = [arg for arg in call.args if arg.keyword is None]
     for index, arg in enumerate(positional):

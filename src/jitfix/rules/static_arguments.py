@@ -8,9 +8,11 @@ the keyword (or its tuple grows). Several findings that touch one jit merge into
 from __future__ import annotations
 
 import ast
+from typing import TypeVar
 
-from jitfix.cst_text import code, cst, with_keywords
+from jitfix.cst_text import code, cst, literal_value, with_keywords
 from jitfix.findings import Edit, EditContext, Position
+from jitfix.rules.base import ModuleContext
 
 
 def names_source(names: list[str]) -> str:
@@ -18,26 +20,16 @@ def names_source(names: list[str]) -> str:
     quoted = ", ".join(f'"{name}"' for name in names)
     return f"({quoted},)" if len(names) == 1 else f"({quoted})"
 
-
-def _existing_names(value: cst.BaseExpression) -> list[str] | None:
-    """The strings of a literal ``"n"`` / ``("n", "m")``; None when not a literal."""
-    if isinstance(value, cst.SimpleString):
-        return [value.evaluated_value]  # type: ignore[list-item]
-    if isinstance(value, cst.Tuple | cst.List):
-        names = [element.value for element in value.elements]
-        if all(isinstance(name, cst.SimpleString) for name in names):
-            return [name.evaluated_value for name in names]  # type: ignore[union-attr, misc]
-    return None
+T = TypeVar("T")
 
 
-def _existing_numbers(value: cst.BaseExpression) -> list[int] | None:
-    if isinstance(value, cst.Integer):
-        return [int(value.value)]
-    if isinstance(value, cst.Tuple | cst.List):
-        numbers = [element.value for element in value.elements]
-        if all(isinstance(number, cst.Integer) for number in numbers):
-            return [int(number.value) for number in numbers]  # type: ignore[union-attr]
-    return None
+def _existing(value: cst.BaseExpression, kind: type[T]) -> list[T] | None:
+    """The items of a literal ``"n"`` / ``("n", "m")`` (or ``0`` / ``(0, 1)``) of ``kind``;
+    None when it is not such a literal."""
+    found = literal_value(value)
+    items = list(found) if isinstance(found, tuple | list) else [found]
+    typed = [item for item in items if isinstance(item, kind) and not isinstance(item, bool)]
+    return typed if len(typed) == len(items) else None
 
 
 def _numbers_source(numbers: list[int]) -> str:
@@ -50,20 +42,20 @@ def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -
     args = list(call.args)
     numbers_at = next((i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == "static_argnums"), None)
     if numbers_at is not None:
-        existing = _existing_numbers(args[numbers_at].value)
-        if existing is None:
+        numbers = _existing(args[numbers_at].value, int)
+        if numbers is None:
             return call
-        added = [positions[name] for name in names if name in positions and positions[name] not in existing]
+        added = [positions[name] for name in names if name in positions and positions[name] not in numbers]
         if added:
             args[numbers_at] = args[numbers_at].with_changes(
-                value=cst.parse_expression(_numbers_source(existing + added)))
+                value=cst.parse_expression(_numbers_source(numbers + added)))
         names = [name for name in names if name not in positions]
         call = call.with_changes(args=args)
         if not names:
             return call
     for index, arg in enumerate(args):
         if arg.keyword is not None and arg.keyword.value == "static_argnames":
-            existing = _existing_names(arg.value)
+            existing = _existing(arg.value, str)
             if existing is None:
                 return call  # not a literal: leave it to the person
             merged = existing + [name for name in names if name not in existing]
@@ -72,7 +64,8 @@ def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -
     return with_keywords(call.with_changes(args=args), [("static_argnames", cst.parse_expression(names_source(names)))])
 
 
-def static_argnames_edit(module, site: ast.AST, names: list[str], function: ast.FunctionDef) -> Edit | None:
+def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
+                         function: ast.FunctionDef | ast.AsyncFunctionDef) -> Edit | None:
     """The edit that makes ``names`` (parameters of ``function``) static at one jit site, or
     None if the site is not one this knows how to change."""
     arguments = function.args
