@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import types
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 

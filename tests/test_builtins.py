@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fixture_support import FIXTURES, assert_same_results, exec_module, load, run_samples
+
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
-
 
 SAMPLES = '\nSAMPLES = [("peak", (jnp.array([1.0, -2.0, 3.0]),), {}), ("peak", (jnp.array([-1.0, -2.0, -3.0]),), {})]\n'
 

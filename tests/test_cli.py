@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import BROKEN, CLEAN, FIXED, NOT_FIXABLE, invoke
-from jitfix.report import github_line
+
 from jitfix.findings import Finding
+from jitfix.report import github_line
 
 
 @pytest.fixture

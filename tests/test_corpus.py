@@ -13,7 +13,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke
 
 SUBSET = ("chex==0.1.92", "equinox==0.13.8")

@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from helpers import BROKEN, CLEAN, FIXED
+from helpers import BROKEN, FIXED
 
 TIME_LIMIT = 120  # seconds: far above a normal run; reaching it means a hang
 

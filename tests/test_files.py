@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from helpers import BROKEN, CLEAN, FIXED, invoke
+
 from jitfix.files import FileChangedError, InputError, discover, read_source, write_source
 
 

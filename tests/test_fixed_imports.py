@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from fixture_support import all_fixtures
+
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 

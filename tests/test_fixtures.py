@@ -5,10 +5,10 @@ results and the stdout that the original gives when run eagerly."""
 from __future__ import annotations
 
 import pytest
-
 import snapshots
 from fixture_support import FIXTURES as FIXTURE_FOLDER
 from fixture_support import Fixture, all_fixtures, assert_same_results, exec_module, run_samples
+
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 

@@ -13,7 +13,6 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 
 import fuzz  # noqa: E402
 
-
 EVERY_FEATURE = {"augmented", "bool_argument", "counter", "elif_chain", "flag", "for", "guard", "helper",
                  "int_argument", "loop_variable_after", "print", "static_if", "ternary", "tuple", "underscore_loop",
                  "while"}

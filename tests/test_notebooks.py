@@ -6,12 +6,10 @@ import difflib
 import json
 from pathlib import Path
 
-import pytest
-
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-
+import pytest
 from helpers import invoke
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 
 def _notebook(path: Path) -> bytes:

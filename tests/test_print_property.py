@@ -3,10 +3,10 @@ rewrite under jax.jit prints exactly what the original prints eagerly (or is dec
 
 from __future__ import annotations
 
+from fixture_support import exec_module, run_samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixture_support import exec_module, run_samples
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 

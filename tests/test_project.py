@@ -15,7 +15,6 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
-
 from helpers import invoke
 
 UTILS = '''import jax

@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke
 
 EXAMPLES = Path(__file__).parent.parent / "examples"

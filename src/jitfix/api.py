@@ -91,6 +91,7 @@ def write_fixes(results: Results) -> Written:
         if folder not in cleaned:
             remove_stale_temporaries(folder)
             cleaned.add(folder)
+        assert result.source is not None and result.new_text is not None  # it changed
         try:
             write_source(result.source, result.new_text)
         except InputError as error:

@@ -19,10 +19,15 @@ import os
 import tempfile
 from dataclasses import astuple, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jitfix import __version__
 from jitfix.files import file_digest, process_alive
 from jitfix.findings import Finding, Fix, Replacement, Safety
+
+if TYPE_CHECKING:
+    from jitfix.config import Settings
+    from jitfix.engine import Options
 
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
@@ -161,7 +166,7 @@ class Cache:
     changed: bool = False
 
     @classmethod
-    def at(cls, root: str, settings: object, options: object) -> Cache:
+    def at(cls, root: str, settings: Settings, options: Options) -> Cache:
         key = hashlib.blake2b(repr((__version__, astuple(settings), astuple(options))).encode(),
                               digest_size=12).hexdigest()
         return cls(Path(root) / FOLDER / key)

@@ -162,8 +162,8 @@ def _prepare(paths: list[str], shared: Shared) -> Run:
         files, errors = api.files_to_process(paths, settings)
         for path in files:
             out.print(path)
-        for error in errors:
-            _report_error(run, error)
+        for problem in errors:
+            _report_error(run, problem)
         raise typer.Exit(EXIT_ERROR if errors else EXIT_CLEAN)
     return run
 
@@ -509,6 +509,7 @@ def diff(
         # A notebook reads best as its cells in Python on a terminal; redirected, the diff is
         # of the notebook's JSON, so that `git apply` takes the patch.
         review = result.review if run.out.is_terminal else None
+        assert result.source is not None and result.new_text is not None  # it changed
         old, new = review or (result.source.text, result.new_text)
         patch = report.annotated_diff(unified_diff(result.path, old, new), [] if review else result.fixed)
         if stat:
@@ -588,6 +589,7 @@ def validate_command(
             raise typer.Exit(EXIT_ERROR)
         texts.append(source.text)
     try:
+        assert run.validation is not None  # the command always validates
         validation = api.validate_versions(str(old), texts[0], texts[1], run.settings, run.validation, run.record)
     except InputError as error:
         _report_error(run, error)

@@ -126,7 +126,7 @@ def with_options(*groups: type) -> Callable:
                 given[name] = group(**{f.name: given.pop(f.name) for f in fields(group)})
             return command(**given)
 
-        wrapper.__signature__ = signature.replace(parameters=own + added)
+        setattr(wrapper, "__signature__", signature.replace(parameters=own + added))  # what typer reads
         wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
         return wrapper
 

@@ -31,6 +31,7 @@ import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from jitfix.files import DEFAULT_MAX_FILE_BYTES
 
@@ -74,7 +75,7 @@ class Settings:
     # What `jitfix run` saw traced (jitfix.analysis.traced.Observation), as evidence.
     observed: tuple = ()
 
-    def with_overrides(self, **overrides: object) -> Settings:
+    def with_overrides(self, **overrides: Any) -> Settings:
         """Command-line values win over the file; None means "not given"."""
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(self, **given)
@@ -155,7 +156,7 @@ def with_table(settings: Settings, table: dict, where: str, folder: Path) -> Set
     unknown = sorted(set(table) - KNOWN_OPTIONS)
     if unknown:
         raise ConfigError(f"{where}: unknown [tool.jitfix] option(s): {', '.join(unknown)}")
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     per_file = table.get("per-file-ignores")
     if per_file is not None:
         if not isinstance(per_file, dict):
@@ -193,7 +194,7 @@ def with_table(settings: Settings, table: dict, where: str, folder: Path) -> Set
     if "validate" in table:
         examples, record, timeout = _validate_table(table["validate"], where, folder)
         changes.update(validate_examples=examples, validate_record=record, validate_timeout=timeout)
-    for selector in changes.get("select", ()) + changes.get("ignore", ()):  # type: ignore[operator]
+    for selector in changes.get("select", ()) + changes.get("ignore", ()):
         check_selector(selector, where)
     return replace(settings, **changes)
 

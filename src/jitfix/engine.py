@@ -255,7 +255,7 @@ def process_text(path: str, text: str, settings: Settings, options: Options,
         to_apply = _applicable(findings, options)
         if not to_apply or tree is None:
             break
-        edits = [edit for finding in to_apply for edit in finding.fix.edits]
+        edits = [edit for finding in to_apply if finding.fix is not None for edit in finding.fix.edits]
         labels = [f"{f.code} (line {f.line})" for f in to_apply]
         current = _checked(path, apply_edits(current, edits, ImportTable(tree), tree), labels)
         if not result.fixed:
@@ -438,7 +438,7 @@ def run_paths(
             result = next(misses)
             if finished is not None:
                 finished(result)
-            if cache is not None and _cacheable(result):
+            if cache is not None and result.stamp is not None and _cacheable(result):
                 cache.remember(result.path, result.stamp, result.findings, result.dependencies)
             waiting[result.path] = result
         yield waiting.pop(path)

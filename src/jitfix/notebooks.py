@@ -16,6 +16,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from jitfix.files import InputError
 
@@ -73,7 +74,10 @@ def _hide_magics(source: str, magics: list[str]) -> str:
 
 
 def code_view(document: dict) -> CodeView:
-    parts, cells, magics, tails = [], [], [], {}
+    parts: list[str] = []
+    cells: list[int] = []
+    magics: list[str] = []
+    tails: dict[int, str] = {}
     nonce = secrets.token_hex(8)
     for index, cell in enumerate(document.get("cells", [])):
         source = _cell_source(cell)
@@ -139,7 +143,7 @@ def _layout(text: str) -> dict | None:
     for indent in indents:
         for sort_keys in (True, False):
             for ensure_ascii in (False, True):
-                layout = {"indent": indent, "ensure_ascii": ensure_ascii, "sort_keys": sort_keys}
+                layout: dict[str, Any] = {"indent": indent, "ensure_ascii": ensure_ascii, "sort_keys": sort_keys}
                 if json.dumps(original, **layout) + ending == text:
                     return layout
                 compact = {**layout, "separators": (",", ":")}

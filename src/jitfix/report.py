@@ -256,7 +256,7 @@ def to_sarif(findings: list[Finding]) -> str:
     index = {rule.code: position for position, rule in enumerate(ALL_RULES)}
     results = []
     for finding in findings:
-        location = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
+        location: dict[str, object] = {"artifactLocation": {"uri": _artifact_uri(finding.path)}}
         if finding.cell is None:
             location["region"] = {"startLine": finding.line, "startColumn": finding.col,
                                   "endLine": finding.end_line, "endColumn": finding.end_col}

@@ -10,6 +10,7 @@ Recording never changes what the program does, and never raises.
 import json
 import os
 import sys
+import types
 
 # The errors of traced values used as Python values (jax.errors).
 RECORDED_ERRORS = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
@@ -23,7 +24,7 @@ class _Recorder:
 
     def record(self, error_name):
         try:
-            frame = sys._getframe(2)
+            frame: types.FrameType | None = sys._getframe(2)
             while frame is not None:
                 path = os.path.realpath(frame.f_code.co_filename)
                 if path.startswith(self.root) and "site-packages" not in path:
@@ -51,7 +52,7 @@ class _Recorder:
             self.record("TypeError (JAX arrays are immutable)")
             return _original(this, index, value)
 
-        setitem._jitfix_recorded = True
+        setattr(setitem, "_jitfix_recorded", True)
         tracer_class.__setitem__ = setitem
 
     def patch(self, errors):

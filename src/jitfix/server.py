@@ -103,7 +103,7 @@ class JitfixServer(LanguageServer):
         result = api.check_document(path, document.source, settings, self.project_for(settings))
         return Analysed(document.version, document.source, result)
 
-    def current(self, uri: str) -> Analysed | None:
+    def current(self, uri: str) -> Analysed:
         """The analysis of the document as it is now (made now if it is out of date)."""
         document = self.workspace.get_text_document(uri)
         known = self.analysed.get(uri)
@@ -280,6 +280,7 @@ def fix_all(ls: JitfixServer, document: TextDocument, uri: str) -> list[types.Co
                              ls.project_for(settings))
     if not fixed.changed:
         return []
+    assert fixed.new_text is not None  # it changed
     edit = types.TextEdit(range=types.Range(types.Position(0, 0), _line_start(document, len(document.lines) + 1)),
                           new_text=fixed.new_text)
     return [types.CodeAction(title="Fix all jitfix problems", kind=FIX_ALL,

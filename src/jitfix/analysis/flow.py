@@ -341,7 +341,7 @@ class FlowAnalysis:
                 self._python_value(name, state, when_true, f"`{name}` is a Python or NumPy value")
 
     @staticmethod
-    def _python_value(name: str, state: State, branch: State, guard: str) -> None:
+    def _python_value(name: str, state: Mapping[str, Verdict], branch: State, guard: str) -> None:
         """In ``branch`` the name holds a Python value. If it was not known to be one on
         entry (a traced argument, or one whose default no call is seen to pass), the branch
         runs under tracing only for callers that pass no array there -- the documented way

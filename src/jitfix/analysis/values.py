@@ -23,6 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.catalogue import (
     ARGUMENT_BUILTINS,
     ARGUMENT_MODULES,
@@ -38,7 +39,6 @@ from jitfix.analysis.catalogue import (
     TRANSFORM,
     function_category,
 )
-from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
 

@@ -137,7 +137,7 @@ class LoopPlanner:
         if not (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports)):
             return False
         values = self.context.values_at(node)
-        arguments = node.iter.args  # type: ignore[attr-defined]
+        arguments = _range_arguments(node)
         # `int(jnp.ceil(n / 2))` of static `n` is static: JF601 writes it in Python.
         return any(values.is_traced(_without_int(arg)) and not values.is_static(arg) for arg in arguments)
 
@@ -298,7 +298,7 @@ class LoopPlanner:
         context = self.context
         values = context.values_at(node)
         names: list[str] = []
-        for arg in node.iter.args:  # type: ignore[attr-defined]
+        for arg in _range_arguments(node):
             bound = _without_int(arg)
             if not values.is_traced(bound):
                 continue
@@ -334,7 +334,7 @@ class LoopPlanner:
 
     def _fori_plan(self, node: ast.For, carry: list[str], target: str) -> LoopPlan | None:
         context = self.context
-        args = node.iter.args  # type: ignore[attr-defined]
+        args = _range_arguments(node)
         step: int | None
         if len(args) == 1:
             lower, upper, step = None, args[0], 1
@@ -389,6 +389,12 @@ def _shape_change(name: str, body: list[ast.stmt], imports) -> tuple[ast.AST, st
                 and isinstance(value.right, ast.List | ast.Tuple):
             return node, "a Python sequence that grows"
     return None
+
+
+def _range_arguments(node: ast.For) -> list[ast.expr]:
+    """The arguments of ``range(...)`` in ``for i in range(...)`` (the loop is known to be one)."""
+    assert isinstance(node.iter, ast.Call)
+    return node.iter.args
 
 
 def _without_int(expr: ast.expr) -> ast.expr:

@@ -70,7 +70,8 @@ class ScanPlanner:
         sources, targets, enumerated = shape
         names = [target.id for target in targets]
         if enumerated:
-            count = node.target.elts[0]  # type: ignore[attr-defined]
+            assert isinstance(node.target, ast.Tuple)  # `for i, x in enumerate(xs)`
+            count = node.target.elts[0]
             if not isinstance(count, ast.Name):
                 return self._report(node, "the count of `enumerate` is not a single name")
             names.insert(0, count.id)
@@ -243,8 +244,9 @@ class ScanRenderer:
             if output is not None and output.direct:
                 continue  # `hs.append(h)`: h itself is the step's output
             if output is not None and isinstance(written, cst.SimpleStatementLine):
-                call = written.body[0].value  # type: ignore[attr-defined]
-                value = code(call.args[0].value)
+                statement = written.body[0]
+                assert isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)
+                value = code(statement.value.args[0].value)
                 replacement = cst.parse_statement(f"{output.item} = {value}\n")
                 written = replacement.with_changes(leading_lines=written.leading_lines,
                                                    trailing_whitespace=written.trailing_whitespace)

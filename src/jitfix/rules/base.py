@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from typing import Any, ClassVar, Iterator
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import TracedFunction, TracedFunctions
@@ -35,7 +35,7 @@ class ModuleContext:
         self.imports = imports
         self.traced = traced
         # Analyses that several rules of a family share, computed once per module.
-        self.shared: dict[str, object] = {}
+        self.shared: dict[str, Any] = {}
         self._lines: list[str] | None = None
 
     @property

@@ -209,7 +209,7 @@ def _module_names(module: ModuleContext) -> set[str]:
             if isinstance(node, ast.Name | ast.FunctionDef | ast.ClassDef)
         }
         module.shared["names"] = names
-    return names  # type: ignore[return-value]
+    return names
 
 
 def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
@@ -221,7 +221,7 @@ def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
             if isinstance(traced.node, ast.FunctionDef)
         ]
         module.shared[SHARED_KEY] = cached
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 def name_position(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Position:
@@ -239,7 +239,8 @@ def function_edit(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFu
     position = name_position(module, function)
 
     def merge(edits: list[Edit]) -> Edit:
-        together = frozenset().union(*(edit.replace.enabled for edit in edits))  # type: ignore[attr-defined]
+        together = frozenset().union(*(edit.replace.enabled for edit in edits
+                                       if isinstance(edit.replace, FunctionRewriter)))
         return function_edit(module, function, plans, together)
 
     needs_numpy = any(plans[node].needs_numpy for node in enabled)

@@ -23,6 +23,7 @@ from jitfix.rules.static_arguments import static_argnames_edit
 class _LoopRule(Rule):
     loop_type: type[ast.For] | type[ast.While]
     kind: LoopKind  # the lax loop it rewrites to
+    trouble: str  # what the loop does under jit, for the message
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for entry in conditionals(module):
@@ -102,7 +103,8 @@ class _LoopRule(Rule):
         for node, names in entry.planned.static_requests.items():
             if not isinstance(node, self.loop_type):
                 continue
-            edits = [static_argnames_edit(module, site, names, function.node) for site in function.jit_sites]
+            found = [static_argnames_edit(module, site, names, function.node) for site in function.jit_sites]
+            edits = [edit for edit in found if edit is not None]
             listed = ", ".join(f"`{name}`" for name in names)
             chosen = module.settings.loop_strategy == "static"
             why = ("loop-strategy = \"static\"" if chosen else
@@ -110,22 +112,25 @@ class _LoopRule(Rule):
             message = (f"{self._what(module, node)} in `{function.qualname}`; make {listed} static "
                        f"({why}{'' if chosen else ' in reverse mode'}); each new value recompiles")
             fix = None
-            if edits and all(edit is not None for edit in edits):
+            if edits and len(edits) == len(found):
                 safety = Safety.SAFE if chosen else Safety.UNSAFE
                 description = f"add {listed} to static_argnames"
                 if not chosen:
                     description += " (unsafe: callers must then pass Python values, not arrays)"
-                fix = Fix(safety, description, edits)  # type: ignore[arg-type]
+                fix = Fix(safety, description, list(edits))
             else:
                 message += "; not auto-fixable: the jit that compiles it is not in this module"
             yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
 
-    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
-        raise NotImplementedError
+    def _what(self, module: ModuleContext, node: ast.For | ast.While) -> str:
+        """The loop's header as the user wrote it, and what goes wrong with it."""
+        if isinstance(node, ast.While):
+            return f"`while {source_excerpt(module, node.test)}` {self.trouble}"
+        return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
 
     @staticmethod
-    def _header_end(node: ast.stmt) -> ast.AST:
-        return node.iter if isinstance(node, ast.For) else node.test  # type: ignore[attr-defined]
+    def _header_end(node: ast.For | ast.While) -> ast.AST:
+        return node.iter if isinstance(node, ast.For) else node.test
 
 
 def _flag_guards_left(text: str, flags: set[str]) -> bool:
@@ -142,6 +147,7 @@ class TracedRangeLoop(_LoopRule):
     fixable = "sometimes"
     loop_type = ast.For
     kind = LoopKind.FORI
+    trouble = "loops a traced number of times"
     doc = RuleDoc(
         what="Finds `for` loops over `range(...)` whose bounds are traced values (a jit argument, "
         "even a Python int passed to the jitted function, or something computed from one), and "
@@ -172,8 +178,6 @@ class TracedRangeLoop(_LoopRule):
         "taken, make the bound a static argument instead.",
     )
 
-    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
-        return f"`for ... in {source_excerpt(module, node.iter)}` loops a traced number of times"  # type: ignore[attr-defined]
 
 
 class ScannableLoop(_LoopRule):
@@ -183,6 +187,7 @@ class ScannableLoop(_LoopRule):
     fixable = "sometimes"
     loop_type = ast.For
     kind = LoopKind.SCAN
+    trouble = "unrolls at trace time"
     doc = RuleDoc(
         what="With `scan-static-loops = true`: finds `for x in xs` (and `enumerate(xs)`, "
         "`zip(xs, ys)`) over traced arrays and rewrites them with `lax.scan`, lists built with "
@@ -206,8 +211,6 @@ class ScannableLoop(_LoopRule):
         if module.settings.scan_static_loops:
             yield from super().check(module)
 
-    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
-        return f"`for ... in {source_excerpt(module, node.iter)}` unrolls at trace time"  # type: ignore[attr-defined]
 
 
 class TracedWhileLoop(_LoopRule):
@@ -217,6 +220,7 @@ class TracedWhileLoop(_LoopRule):
     fixable = "sometimes"
     loop_type = ast.While
     kind = LoopKind.WHILE
+    trouble = "tests a traced value"
     doc = RuleDoc(
         what="Finds `while` loops whose condition is a traced value and rewrites them with "
         "`lax.while_loop`: a condition function and a body function over the loop's carry.",
@@ -237,5 +241,3 @@ class TracedWhileLoop(_LoopRule):
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 
-    def _what(self, module: ModuleContext, node: ast.stmt) -> str:
-        return f"`while {source_excerpt(module, node.test)}` tests a traced value"  # type: ignore[attr-defined]

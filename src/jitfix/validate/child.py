@@ -260,7 +260,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
     after = Runner(after_function, new, target["globals"])
     evidence, agreed, failures = None, [], []
     for chosen in inputs:
-        expected = chosen.expected
+        expected = chosen.reference
         before_outcomes = before.run(chosen, eager=False)
         evidence = evidence or _before_evidence(expected, before_outcomes)
         after_outcomes = after.run(chosen, eager=False)
@@ -283,7 +283,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
         first = real[0]
         return {**result, "status": "failed", "failure": {
             "input": first.chosen.describe(), "source": first.chosen.source, "reason": first.reason,
-            "expected": _shown(first.chosen.expected)}}
+            "expected": _shown(first.chosen.reference)}}
     result["inputs"] = len(agreed)
     notes = [f"{len(failures)} synthesized input(s) dropped: the rewrite traces code the original skipped for "
              f"them, and it does not fit them ({failures[0].after_raised})"] if failures else []
@@ -372,7 +372,7 @@ def _gradient_notes(reference_function, after_function, inputs: list[Input], tar
     import numpy as np
 
     for chosen in inputs:
-        value = chosen.expected[0][0]
+        value = chosen.reference[0][0]
         if not isinstance(value, float) and not (hasattr(value, "dtype") and value.ndim == 0
                                                  and np.dtype(value.dtype).kind == "f"):
             continue

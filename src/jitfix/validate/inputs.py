@@ -29,6 +29,12 @@ class Input:
     labels: set[str] = field(default_factory=set)  # branches and loop trips it reached
     expected: list | None = None  # the reference's outcomes, once run
 
+    @property
+    def reference(self) -> list:
+        """The reference's outcomes (an input is chosen only once they are known)."""
+        assert self.expected is not None
+        return self.expected
+
     def describe(self) -> str:
         from jitfix.validate.compare import brief
 
@@ -38,7 +44,7 @@ class Input:
 
 
 def _near(constants: list[float], integral: bool) -> list:
-    values = []
+    values: list[float] = []
     for constant in constants:
         if integral:
             if float(constant).is_integer() and constant >= 0:
@@ -62,6 +68,7 @@ def _arrays(floats: list[float], dtype: str, shape: list[int] | None) -> list:
     import jax.numpy as jnp
 
     kind = {"int": jnp.int32, "bool": jnp.bool_}.get(dtype, jnp.float32)
+    values: list
     if dtype == "bool":
         values = [True, False]
     elif dtype == "int":

@@ -121,6 +121,8 @@ def _chain():
         candidate = os.path.join(entry or ".", "sitecustomize.py")
         if os.path.isfile(candidate):
             spec = importlib.util.spec_from_file_location("_jitfix_shadowed_sitecustomize", candidate)
+            if spec is None or spec.loader is None:
+                return
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             return

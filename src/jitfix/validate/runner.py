@@ -23,7 +23,6 @@ from jitfix.validate.process import default_memory_limit, environment, run
 from jitfix.validate.targets import Target, module_identity, plan_targets
 
 
-
 @dataclass
 class FunctionResult:
     function: str

@@ -41,6 +41,7 @@ class ValidationRun:
 
 
 def _job(result: FileResult) -> ModuleJob:
+    assert result.source is not None and result.new_text is not None  # only changed files are validated
     return ModuleJob(result.path, result.source.text, result.new_text, result.rewritten_lines)
 
 
@@ -86,6 +87,7 @@ def validate_results(results: list[FileResult], settings: Settings, options: Opt
 
 
 def _hold_file(result: FileResult) -> None:
+    assert result.source is not None
     result.new_text = result.source.text
     result.findings = result.findings + result.fixed
     result.fixed = []
@@ -94,6 +96,7 @@ def _hold_file(result: FileResult) -> None:
 def _hold(result: FileResult, functions: list[str], settings: Settings, options: Options) -> None:
     """Recompute the file without the rewrites of ``functions``; if they still change (another
     rule's edit reached them), the file is not rewritten at all."""
+    assert result.source is not None
     again = process_source(result.source, settings, replace(options, hold=frozenset(functions)))
     if again.new_text is not None and not _touches(result.source.text, again.new_text, functions):
         result.new_text = again.new_text

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import JIT_TRANSFORMS, TracedFunction, find_traced_functions
+from jitfix.analysis.traced import JIT_TRANSFORMS, FunctionNode, TracedFunction, find_traced_functions
 from jitfix.analysis.values import parameter_names
 from jitfix.config import Settings
 
@@ -28,9 +28,9 @@ LOOP_RULES = ("JF201", "JF202", "JF203")
 # by the called name alone (the module that defines it is not looked up): the shape
 # parameters of the JAX catalogue, and `range` and the array methods that take shapes.
 COUNTING_POSITIONS: dict[str, set[int]] = {"range": {0, 1, 2}, "reshape": {0, 1, 2, 3}, "broadcast_to": {0, 1}}
-for _name, _parameters in SHAPE_PARAMETERS.items():
+for _name, _shape_parameters in SHAPE_PARAMETERS.items():
     COUNTING_POSITIONS.setdefault(_name.rpartition(".")[2], set()).update(
-        index for index, _ in _parameters if index is not None)
+        index for index, _ in _shape_parameters if index is not None)
 COUNTING_KEYWORDS = frozenset({"axis", "repeats", "k"} | {keyword for parameters in SHAPE_PARAMETERS.values()
                                                           for _, keyword in parameters})
 JAXTYPING_DTYPES = {"Int": "int", "Integer": "int", "UInt": "int", "Bool": "bool", "Shaped": "float"}
@@ -72,9 +72,9 @@ class Target:
         return asdict(self)
 
 
-def _top_level_functions(tree: ast.Module) -> dict[str, ast.AST]:
+def _top_level_functions(tree: ast.Module) -> dict[str, FunctionNode]:
     """Module-level defs by name, and methods as ``Class.method``."""
-    found: dict[str, ast.AST] = {}
+    found: dict[str, FunctionNode] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found[node.name] = node
@@ -85,7 +85,7 @@ def _top_level_functions(tree: ast.Module) -> dict[str, ast.AST]:
     return found
 
 
-def changed_functions(old_tree: ast.Module, new_tree: ast.Module) -> list[tuple[str, ast.AST, ast.AST | None]]:
+def changed_functions(old_tree: ast.Module, new_tree: ast.Module) -> list[tuple[str, FunctionNode, FunctionNode | None]]:
     """(name, old def, new def or None) for every function whose code the rewrite changed."""
     old_defs, new_defs = _top_level_functions(old_tree), _top_level_functions(new_tree)
     changed = []
@@ -129,7 +129,7 @@ def _jaxtyping_shape(dims: str) -> list[int] | None:
     return shape
 
 
-def _counting_names(function: ast.AST) -> set[str]:
+def _counting_names(function: FunctionNode) -> set[str]:
     """Names used as a trip count, a size, an axis or a slice bound: ``range(n)``,
     ``jnp.zeros((n, 3))``, ``linspace(0, 1, num=k)``, ``x.sum(axis=a)``, ``x[:k]``."""
     counted: list[ast.AST] = []
@@ -148,7 +148,7 @@ def _counting_names(function: ast.AST) -> set[str]:
     return {n.id for part in counted for n in ast.walk(part) if isinstance(n, ast.Name)}
 
 
-def _array_uses(function: ast.AST) -> tuple[dict[str, int], set[str]]:
+def _array_uses(function: FunctionNode) -> tuple[dict[str, int], set[str]]:
     """(least number of dimensions each name needs, names used with bitwise operators)."""
     ndim: dict[str, int] = {}
     integer: set[str] = set()
@@ -175,20 +175,20 @@ def _array_uses(function: ast.AST) -> tuple[dict[str, int], set[str]]:
     return ndim, _sources_of(function, integer)
 
 
-def _sources_of(function: ast.AST, names: set[str]) -> set[str]:
+def _sources_of(function: FunctionNode, names: set[str]) -> set[str]:
     """``names`` and the names they are computed from (``m = n + 0``: ``n`` too)."""
     assignments = [node for node in ast.walk(function)
                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
     found = set(names)
     while True:
-        more = {n.id for node in assignments if node.targets[0].id in found
+        more = {n.id for node in assignments if getattr(node.targets[0], "id", None) in found
                 for n in ast.walk(node.value) if isinstance(n, ast.Name)} - found
         if not more:
             return found
         found |= more
 
 
-def _constants(function: ast.AST) -> list[float]:
+def _constants(function: FunctionNode) -> list[float]:
     """Numbers the function's comparisons and loop bounds use: inputs near them take both ways."""
     found: list[float] = []
     for node in ast.walk(function):
@@ -203,14 +203,15 @@ def _constants(function: ast.AST) -> list[float]:
                 sign = -1
             else:
                 sign = 1
-            if isinstance(part, ast.Constant) and type(part.value) in (int, float) and abs(part.value) <= 1e6:
+            if isinstance(part, ast.Constant) and isinstance(part.value, int | float) \
+                    and not isinstance(part.value, bool) and abs(part.value) <= 1e6:
                 value = sign * part.value
                 if value not in found:
                     found.append(value)
     return found[:MAX_CONSTANTS]
 
 
-def _parameters(function: ast.AST, traced: TracedFunction | None, imports: ImportTable) -> list[Parameter]:
+def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: ImportTable) -> list[Parameter]:
     arguments = function.args
     counting = _counting_names(function)
     ndims, integers = _array_uses(function)
@@ -231,7 +232,7 @@ def _parameters(function: ast.AST, traced: TracedFunction | None, imports: Impor
     return parameters
 
 
-def _static_names(function: ast.AST, traced: TracedFunction | None) -> list[str]:
+def _static_names(function: FunctionNode, traced: TracedFunction | None) -> list[str]:
     if traced is None:
         return []
     names = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
@@ -258,7 +259,7 @@ def _header_span(statement: ast.If | ast.For | ast.While) -> tuple[int, int]:
 def _if_site(node: ast.If) -> dict:
     """The arms of an if/elif/else chain: each body is entered, or the test is passed by."""
     arms = []
-    current: ast.AST = node
+    current = node
     while True:
         test = _header_span(current)
         body = _span(_first_statement(current.body))
@@ -280,7 +281,7 @@ def _loop_site(node: ast.For | ast.While) -> dict:
             "body": _span(_first_statement(node.body))}
 
 
-def _sites(function: ast.AST, lines: dict[int, str]) -> list[dict]:
+def _sites(function: FunctionNode, lines: dict[int, str]) -> list[dict]:
     sites = []
     for node in ast.walk(function):
         code = lines.get(getattr(node, "lineno", -1))
@@ -301,7 +302,7 @@ def _watched_spans(sites: list[dict]) -> dict[int, int]:
     return spans
 
 
-def _decorators(function: ast.AST, imports: ImportTable) -> tuple[bool, str | None]:
+def _decorators(function: FunctionNode, imports: ImportTable) -> tuple[bool, str | None]:
     """(jit-decorated, the first decorator that is not jit) of a def."""
     jitted, other = False, None
     for decorator in function.decorator_list:
@@ -315,11 +316,11 @@ def _decorators(function: ast.AST, imports: ImportTable) -> tuple[bool, str | No
     return jitted, other
 
 
-def _reads(function: ast.AST) -> set[str]:
+def _reads(function: FunctionNode) -> set[str]:
     return {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
-def _print_calls(function: ast.AST | None) -> list[str]:
+def _print_calls(function: FunctionNode | None) -> list[str]:
     if function is None:
         return []
     return sorted(ast.dump(node) for node in ast.walk(function)
