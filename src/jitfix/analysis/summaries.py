@@ -23,7 +23,9 @@ from jitfix.analysis.values import (
     Program,
     ValueAnalysis,
     Verdict,
+    named_parameters,
     parameter_names,
+    positional_names,
 )
 
 MAX_SUMMARIES = 400  # per module: beyond this, calls are unknown (a bound on the work)
@@ -164,7 +166,7 @@ class ModuleProgram(Program):
     def _bind(self, callee: FunctionNode, call: ast.Call, values: ValueAnalysis,
               bound_self: Verdict | None) -> State:
         arguments = callee.args
-        positional = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+        positional = positional_names(callee)
         params: State = {}
         if bound_self is not None and positional:
             params[positional[0]] = bound_self
@@ -185,7 +187,7 @@ class ModuleProgram(Program):
                                              arguments.kwarg.arg if arguments.kwarg else "")
                 params[name] = unknown if starred or double_starred or not default_given \
                     else Verdict(STATIC_KIND, f"`{name}` keeps its default")
-        for parameter in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        for parameter in named_parameters(callee):
             klass = self.class_of_annotation(parameter.annotation)
             if klass is not None and params[parameter.arg].klass is None:
                 found = params[parameter.arg]

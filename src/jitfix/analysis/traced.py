@@ -38,7 +38,10 @@ from jitfix.analysis.values import (
     Verdict,
     carried,
     lax_operand,
+    named_parameters,
     parameter_names,
+    positional_names,
+    positional_parameters,
 )
 from jitfix.analysis.words import LineIndex, spells_a_word
 
@@ -273,7 +276,7 @@ class _Bound:
     skipped: int = 0
 
     def free_positional(self) -> list[str]:
-        names = [arg.arg for arg in (*self.function.args.posonlyargs, *self.function.args.args)]
+        names = positional_names(self.function)
         return [name for name in names[self.positional:] if name not in self.keywords]
 
 
@@ -304,7 +307,7 @@ def _literal_ints(node: ast.AST) -> list[int]:
 
 def _static_params(function: FunctionNode | ast.Lambda, keywords: tuple[ast.keyword, ...],
                    argnums: str = "static_argnums") -> frozenset[str]:
-    positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+    positional = positional_names(function)
     static: set[str] = set()
     for keyword in keywords:
         if keyword.arg == "static_argnames":
@@ -353,7 +356,7 @@ def _mapped_params(function: FunctionNode | ast.Lambda, transform: _Transform) -
     if isinstance(in_axes, ast.Constant):
         return frozenset() if in_axes.value is None else frozenset(params)
     if isinstance(in_axes, ast.Tuple | ast.List):
-        positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+        positional = positional_names(function)
         return frozenset(
             name for name, axis in zip(positional, in_axes.elts)
             if not (isinstance(axis, ast.Constant) and axis.value is None)
@@ -362,7 +365,7 @@ def _mapped_params(function: FunctionNode | ast.Lambda, transform: _Transform) -
 
 
 def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
-    positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+    positional = positional_names(function)
     indices = [0]
     for keyword in keywords:
         if keyword.arg == "argnums":
@@ -728,7 +731,7 @@ class TracedFinder:
         """Parameters with a default that no call of ``called_as`` in the module passes: jit
         traces only what callers pass, and a default stays the Python value it is."""
         arguments = function.args
-        positional = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+        positional = positional_names(function)
         with_default = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
         with_default += [arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
                          if default is not None]
@@ -746,8 +749,7 @@ class TracedFinder:
         return {name: why for name in with_default if name not in passed}
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
-        arguments = function.args
-        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        for arg in named_parameters(function):
             if arg.arg == name and arg.annotation is not None:
                 annotation = arg.annotation
                 if isinstance(annotation, ast.Subscript):  # Float[Array, "n"]
@@ -878,7 +880,7 @@ class TracedFinder:
 
     def _unbind(self, bound: _Bound) -> None:
         """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
-        positional = [arg.arg for arg in (*bound.function.args.posonlyargs, *bound.function.args.args)]
+        positional = positional_names(bound.function)
         held = frozenset(positional[:bound.positional]) | bound.keywords
         if held:
             entry = self.traced[bound.function]
@@ -903,7 +905,7 @@ class TracedFinder:
             count = 10**6 if any(isinstance(arg, ast.Starred) for arg in operands) else len(operands)
         for body in bodies:
             if isinstance(body, ast.Lambda):
-                positional = [arg.arg for arg in (*body.args.posonlyargs, *body.args.args)]
+                positional = positional_names(body)
                 self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]),
                                                   f"called from a lambda, the body of {primitive} at line {call.lineno}",
                                                   True))
@@ -1096,7 +1098,7 @@ class TracedFinder:
 
     @staticmethod
     def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
-        positional = [arg.arg for arg in (*callee.args.posonlyargs, *callee.args.args)][bound:]
+        positional = positional_names(callee)[bound:]
         traced: set[str] = set()
         for index, argument in enumerate(call.args):
             if isinstance(argument, ast.Starred):
@@ -1153,16 +1155,14 @@ class TracedFinder:
 
     def _param_classes(self, function: FunctionNode) -> dict[str, str]:
         """Parameters whose pytree class is known: ``self`` of a method, or an annotation."""
-        assert self.program is not None
-        classes: dict[str, str] = {}
-        arguments = function.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        owner = self.scopes.parent.get(function)
         assert self.program is not None  # made before the functions are analysed
+        classes: dict[str, str] = {}
+        positional = positional_parameters(function)
+        owner = self.scopes.parent.get(function)
         if isinstance(owner, ast.ClassDef) and positional and self.program.pytrees.get(owner.name) is not None \
                 and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list):
             classes[positional[0].arg] = owner.name
-        for arg in (*positional, *arguments.kwonlyargs):
+        for arg in named_parameters(function):
             klass = self.program.class_of_annotation(arg.annotation)
             if klass is not None:
                 classes[arg.arg] = klass

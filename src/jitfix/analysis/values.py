@@ -600,9 +600,27 @@ class Program:
         raise NotImplementedError
 
 
-def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+Parametered = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+def positional_parameters(function: Parametered) -> list[ast.arg]:
+    """The parameters a call can fill by position, in order."""
+    return [*function.args.posonlyargs, *function.args.args]
+
+
+def positional_names(function: Parametered) -> list[str]:
+    return [arg.arg for arg in positional_parameters(function)]
+
+
+def named_parameters(function: Parametered) -> list[ast.arg]:
+    """The parameters that take one argument each (positional, then keyword-only)."""
+    return [*positional_parameters(function), *function.args.kwonlyargs]
+
+
+def parameter_names(function: Parametered) -> list[str]:
+    """Every parameter, ``*args`` and ``**kwargs`` included, in order."""
     arguments = function.args
-    names = [arg.arg for arg in (*arguments.posonlyargs, *arguments.args)]
+    names = positional_names(function)
     if arguments.vararg:
         names.append(arguments.vararg.arg)
     names.extend(arg.arg for arg in arguments.kwonlyargs)

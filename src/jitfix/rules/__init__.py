@@ -6,6 +6,7 @@ from jitfix.rules.arrays import BuiltinOnTracer, Concretization, InPlaceUpdate, 
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (
     NonScalarCondition,
+    TracedAssert,
     TracedBooleanOperator,
     TracedConditionalExpression,
     TracedIf,
@@ -21,6 +22,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedConditionalExpression(),
     TracedBooleanOperator(),
     NonScalarCondition(),
+    TracedAssert(),
     TracedRangeLoop(),
     TracedWhileLoop(),
     ScannableLoop(),

@@ -3,6 +3,8 @@
 JF101 ``if``/``elif``/``else`` on a traced value -> branch functions and ``lax.cond``.
 JF102 ``a if c else b`` on a traced ``c`` -> ``lax.cond(c, lambda: a, lambda: b)``.
 JF103 ``and``/``or``/``not`` and chained comparisons on traced values -> ``jnp.logical_*``.
+JF104 a condition on an array of several elements (reported).
+JF105 ``assert`` on a traced value (reported).
 
 Only a condition that is certainly traced is touched; a static one (``x.ndim == 2``,
 ``y is None``, a static argument) is left byte-identical.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import own_expressions
+from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
@@ -406,6 +408,42 @@ class NonScalarCondition(Rule):
                 message = (f"{what} on `{source_excerpt(module, node.test)}`, an array of {size} elements, in "
                            f"`{entry.traced.qualname}`: its truth is ambiguous with or without jit; "
                            "not auto-fixable: choose `.all()`, `.any()` or `jnp.where`")
+                yield self.finding(module, node, message, function=entry.traced, end=node.test)
+
+
+class TracedAssert(Rule):
+    code = "JF105"
+    name = "traced-assert"
+    summary = "`assert` on a traced value raises under jit"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds `assert` statements in traced functions whose test is a traced value "
+        "(`assert (x > 0).all()`). An assert on what is static under jit (`assert x.ndim == 2`, "
+        "`assert n > 0` for a static `n`) is left alone: it runs once, at trace time, as meant.",
+        why="`assert` asks Python for the truth of its test; of a tracer that raises "
+        "`TracerBoolConversionError`. A compiled function cannot stop Python with an exception: "
+        "the check has to become a value JAX computes.",
+        example="@jax.jit\ndef safe_log(x):\n    assert (x > 0).all(), \"log of a non-positive value\"\n"
+        "    return jnp.log(x)\n",
+        fixed="@jax.jit\ndef safe_log(x):\n    x = eqx.error_if(x, (x <= 0).any(), \"log of a non-positive value\")\n"
+        "    return jnp.log(x)\n",
+        safety="No fix: the alternatives differ in what they do. `equinox.error_if` raises at run time "
+        "from compiled code; `jax.experimental.checkify.check` needs the caller to wrap the function "
+        "in `checkify.checkify`; checking the inputs before calling the jitted function keeps it "
+        "Python; or the assert goes.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            for node in walk_body(entry.traced.node):
+                if not isinstance(node, ast.Assert):
+                    continue
+                values = entry.values_at(node)
+                if not (values.is_traced(node.test) and entry.arrays.certain_truth(node.test, values)):
+                    continue
+                message = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
+                           f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit; not auto-fixable: "
+                           "check it with `equinox.error_if` or `checkify.check`, or before the jitted call")
                 yield self.finding(module, node, message, function=entry.traced, end=node.test)
 
 

@@ -23,6 +23,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.traced import Change, TracedFunction
+from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
@@ -282,7 +283,7 @@ def _fixed_receiver(traced: TracedFunction) -> str | None:
     """The name of ``self`` when the jitted method sees it as a Python object fixed at trace
     time: jitted as a bound method, or with ``self`` static."""
     function = traced.node
-    positional = [arg.arg for arg in (*function.args.posonlyargs, *function.args.args)]
+    positional = positional_names(function)
     if not positional or any(isinstance(d, ast.Name) and d.id in {"staticmethod", "classmethod"}
                              for d in function.decorator_list):
         return None

@@ -16,6 +16,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, literal_int
 from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
@@ -310,7 +311,7 @@ def _jitted_with_static(module: ModuleContext) -> dict[str, TracedFunction]:
 
 def _static_arguments(traced: TracedFunction, call: ast.Call) -> Iterator[tuple[str, ast.AST]]:
     """(parameter, argument) for each static parameter the call passes."""
-    positional = [arg.arg for arg in (*traced.node.args.posonlyargs, *traced.node.args.args)]
+    positional = positional_names(traced.node)
     for index, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             return

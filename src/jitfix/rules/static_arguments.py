@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
+from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst, literal_value, with_keywords
 from jitfix.findings import Edit, EditContext, Position
 from jitfix.rules.base import ModuleContext
@@ -68,8 +69,7 @@ def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
                          function: ast.FunctionDef | ast.AsyncFunctionDef) -> Edit | None:
     """The edit that makes ``names`` (parameters of ``function``) static at one jit site, or
     None if the site is not one this knows how to change."""
-    arguments = function.args
-    positions = {arg.arg: index for index, arg in enumerate([*arguments.posonlyargs, *arguments.args])}
+    positions = {name: index for index, name in enumerate(positional_names(function))}
     start = module.start_of(site)
     end = Position(site.end_lineno, module.char_col(site.end_lineno, site.end_col_offset))  # type: ignore[attr-defined]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import JIT_TRANSFORMS, FunctionNode, TracedFunction, find_traced_functions
-from jitfix.analysis.values import parameter_names
+from jitfix.analysis.values import named_parameters, parameter_names, positional_parameters
 from jitfix.config import Settings
 
 # The rules whose rewrites have branches or loop bodies worth covering.
@@ -215,7 +215,7 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
     arguments = function.args
     counting = _counting_names(function)
     ndims, integers = _array_uses(function)
-    positional = [*arguments.posonlyargs, *arguments.args]
+    positional = positional_parameters(function)
     defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
     listed = [(arg, "positional", default) for arg, default in zip(positional, defaults)]
     listed += [(arg, "keyword", default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)]
@@ -235,7 +235,7 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
 def _static_names(function: FunctionNode, traced: TracedFunction | None) -> list[str]:
     if traced is None:
         return []
-    names = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    names = [arg.arg for arg in named_parameters(function)]
     return [name for name in names if name not in traced.traced_params]
 
 
