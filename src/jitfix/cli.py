@@ -73,6 +73,12 @@ class ListFormat(str, Enum):
     json = "json"
 
 
+class ProfileFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
 # Formats whose output shows each finding's own fix.
 SHOWS_FIXES = {OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.markdown,
                OutputFormat.full}
@@ -662,6 +668,48 @@ def run(
     if write and result.changed:
         _write_run_fixes(root, result.changed, err)
     raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed else EXIT_FINDINGS)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             options_metavar="[OPTIONS] -- COMMAND [ARGS]...")
+def profile(
+    ctx: typer.Context,
+    output_format: Annotated[ProfileFormat, typer.Option("--output-format", help="text, json or markdown.")]
+    = ProfileFormat.text,
+    report_file: Annotated[Optional[Path], typer.Option("--report", metavar="FILE",
+                                                        help="Also write the markdown report to FILE.")] = None,
+    chart: Annotated[Optional[Path], typer.Option("--chart", metavar="FILE",
+                                                  help="Write an SVG chart of compiles over time to FILE.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds the command may take.")] = 600.0,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
+) -> None:
+    """Run a command (`jitfix profile -- python train.py`) and show, per jitted function, its
+    calls, its compiles and their time, and why each recompile happened, with the fix. Exit 1
+    when a function recompiled for a cause it names, 2 when the command failed."""
+    from jitfix.profile import markdown_report, profile_command, svg_chart, text_report
+
+    out, err = _consoles(no_color)
+    command = list(ctx.args)
+    if not command:
+        err.print("jitfix: give the command after --, e.g. jitfix profile -- python train.py")
+        raise typer.Exit(EXIT_ERROR)
+    result = profile_command(command, timeout=timeout)
+    if output_format is ProfileFormat.json:
+        out.print_json(json.dumps(result.as_json()))
+    elif output_format is ProfileFormat.markdown:
+        out.print(markdown_report(result), markup=False, highlight=False)
+    else:
+        out.print(text_report(result), markup=False, highlight=False)
+    if report_file is not None:
+        report_file.write_text(markdown_report(result), encoding="utf-8")
+    if chart is not None:
+        chart.write_text(svg_chart(result), encoding="utf-8")
+    if result.returncode != 0:
+        tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
+        err.print(f"jitfix: the command exited {result.returncode}: {tail[0]}", markup=False)
+        raise typer.Exit(EXIT_ERROR)
+    recompiled = any(f.suggestions() for f in result.functions)
+    raise typer.Exit(EXIT_FINDINGS if recompiled else EXIT_CLEAN)
 
 
 def _relative(path: str, root: Path) -> str:

@@ -1,15 +1,26 @@
-"""Installed as ``sitecustomize`` in the user's command by ``jitfix run``.
+"""Installed as ``sitecustomize`` in the user's command by ``jitfix run`` and ``jitfix profile``.
 
-Standalone on purpose (the user's interpreter may not have jitfix): once jax is imported,
-the errors JAX raises when traced code meets Python semantics are made to record where they
-were raised -- the innermost frame in the project (``JITFIX_RUN_ROOT``), its function, and
-which of its local variables hold tracers -- as JSON lines appended to ``JITFIX_RUN_LOG``.
-Recording never changes what the program does, and never raises.
+Standalone on purpose (the user's interpreter may not have jitfix). Once jax is imported:
+
+* with ``JITFIX_RUN_LOG`` (``jitfix run``): the errors JAX raises when traced code meets Python
+  semantics record where they were raised -- the innermost frame in the project
+  (``JITFIX_RUN_ROOT``), its function, and which of its local variables hold tracers;
+* with ``JITFIX_PROFILE_LOG`` (``jitfix profile``): every function ``jax.jit`` makes counts its
+  calls and the time spent in them, and JAX's own compile log and cache-miss explanations
+  (``jax_log_compiles``, ``jax_explain_cache_misses``) are captured instead of printed.
+
+Both append JSON lines to their log. Recording never changes what the program computes, and
+never raises.
 """
 
+import atexit
+import functools
+import inspect
 import json
+import logging
 import os
 import sys
+import time
 import types
 
 # The errors of traced values used as Python values (jax.errors).
@@ -74,11 +85,122 @@ class _Recorder:
             cls._jitfix_recorded = True
 
 
-def _install():
-    log, root = os.environ.get("JITFIX_RUN_LOG"), os.environ.get("JITFIX_RUN_ROOT")
-    if not log or not root:
-        return
-    recorder = _Recorder(root, log)
+class _Profiler:
+    """Counts the calls of every jitted function and captures JAX's compile log."""
+
+    # The loggers whose messages tell a compile's story: the cache miss (and why), the
+    # compile, and how long each step took.
+    LOGGERS = ("jax._src.interpreters.partial_eval", "jax._src.interpreters.pxla", "jax._src.dispatch")
+
+    def __init__(self, log):
+        self.log = log
+        self.start = time.perf_counter()
+        self.calls = {}  # (file, line, name) -> [calls, seconds]
+
+    def write(self, entry):
+        try:
+            entry["t"] = round(time.perf_counter() - self.start, 6)
+            with open(self.log, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+        except Exception:
+            pass
+
+    def install(self, jax):
+        jax.config.update("jax_explain_cache_misses", True)
+        jax.config.update("jax_log_compiles", True)
+        try:  # the call site JAX names is the user's line, not this hook's wrapper
+            from jax._src import source_info_util
+
+            source_info_util.register_exclusion(os.path.abspath(__file__))
+        except Exception:
+            pass
+        handler = _LogHandler(self)
+        for name in self.LOGGERS:
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.propagate = False  # captured, not printed on the program's stderr
+        original = jax.jit
+        profiler = self
+
+        @functools.wraps(original)
+        def counting_jit(fun=None, *args, **kwargs):
+            if fun is None:  # `jax.jit(static_argnames=...)` used as a decorator factory
+                return lambda f: counting_jit(f, *args, **kwargs)
+            return profiler.counted(original(fun, *args, **kwargs), fun, kwargs)
+
+        jax.jit = counting_jit
+        atexit.register(self.flush)
+
+    def counted(self, jitted, fun, options):
+        target = _unwrapped(fun)
+        code = getattr(target, "__code__", None)
+        name = getattr(target, "__name__", type(target).__name__)
+        key = (code.co_filename, code.co_firstlineno, name) if code else ("", 0, name)
+        try:
+            parameters = list(inspect.signature(target).parameters)
+        except (TypeError, ValueError):
+            parameters = []
+        static = options.get("static_argnames")
+        self.write({"kind": "jit", "file": key[0], "line": key[1], "function": name, "parameters": parameters,
+                    "static": [static] if isinstance(static, str) else list(static or ())})
+        self.calls.setdefault(key, [0, 0.0])
+        return _Counted(jitted, self.calls[key])
+
+    def flush(self):
+        for (file, line, name), (calls, seconds) in self.calls.items():
+            self.write({"kind": "calls", "file": file, "line": line, "function": name, "calls": calls,
+                        "seconds": round(seconds, 6)})
+
+
+def _unwrapped(fun):
+    """The Python function under ``partial(...)`` and decorators, to name it by its def."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return fun if hasattr(fun, "__code__") else getattr(fun, "__wrapped__", fun)
+
+
+class _Counted:
+    """A jitted function that counts its calls; everything else is the jitted function's."""
+
+    def __init__(self, jitted, tally):
+        self._jitted = jitted
+        self._tally = tally
+        functools.update_wrapper(self, jitted, updated=())
+
+    def __call__(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return self._jitted(*args, **kwargs)
+        finally:
+            self._tally[0] += 1
+            self._tally[1] += time.perf_counter() - start
+
+    def __getattr__(self, name):
+        if name in ("_jitted", "_tally"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self._jitted, name)
+
+    def __get__(self, instance, owner=None):  # a jitted method binds like a function
+        return self if instance is None else functools.partial(self, instance)
+
+
+class _LogHandler(logging.Handler):
+    def __init__(self, profiler):
+        super().__init__(logging.DEBUG)
+        self.profiler = profiler
+
+    def emit(self, record):
+        try:
+            message = record.getMessage()
+        except Exception:
+            return
+        if message.startswith("TRACING CACHE MISS") or message.startswith("Compiling ") \
+                or message.startswith("Finished "):
+            self.profiler.write({"kind": "log", "message": message})
+
+
+def _patched_once_jax_is_imported(patch):
+    """Run ``patch(jax)`` as soon as jax's own imports are done (its classes are final then)."""
     import builtins
 
     original_import = builtins.__import__
@@ -90,13 +212,27 @@ def _install():
             module = original_import(name, *args, **kwargs)
         finally:
             depth[0] -= 1
-        errors = sys.modules.get("jax.errors")
-        if errors is not None and depth[0] == 0:  # jax's own imports done: its classes are final
-            recorder.patch(errors)
+        jax = sys.modules.get("jax")
+        if jax is not None and "jax.errors" in sys.modules and depth[0] == 0:
             builtins.__import__ = original_import  # patched once: stop watching
+            patch(jax)
         return module
 
     builtins.__import__ = watching_import
+
+
+def _install():
+    patches = []
+    run_log, root = os.environ.get("JITFIX_RUN_LOG"), os.environ.get("JITFIX_RUN_ROOT")
+    if run_log and root:
+        recorder = _Recorder(root, run_log)
+        patches.append(lambda jax: recorder.patch(sys.modules["jax.errors"]))
+    profile_log = os.environ.get("JITFIX_PROFILE_LOG")
+    if profile_log:
+        profiler = _Profiler(profile_log)
+        patches.append(profiler.install)
+    if patches:
+        _patched_once_jax_is_imported(lambda jax: [patch(jax) for patch in patches])
 
 
 _install()

@@ -1,0 +1,100 @@
+"""`jitfix profile -- COMMAND`: per jitted function, its calls and compiles, and why it recompiled."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from jitfix.profile import read_profile, shape_buckets
+
+PROGRAM = '''
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def scale(x):
+    return x * 2
+
+
+@partial(jax.jit, static_argnames="n")
+def repeat(x, n):
+    return x * n
+
+
+for size in (3, 3, 5, 9):
+    scale(jnp.ones(size))
+scale(jnp.ones(3, jnp.int32))
+for n in range(3):
+    repeat(jnp.ones(2), n)
+for _ in range(2):
+    jax.jit(lambda x: x + 1)(jnp.ones(2))
+print("done")
+'''
+
+
+def _profile(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    (tmp_path / "train.py").write_text(PROGRAM, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "jitfix", "profile", *options, "--", sys.executable, "train.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_each_cause_of_recompiling_is_named_with_its_fix(tmp_path: Path) -> None:
+    done = _profile(tmp_path, "--output-format", "json", "--chart", "compiles.svg", "--report", "profile.md")
+    assert done.returncode == 1, done.stderr  # functions recompiled for causes it names
+    report = json.loads(done.stdout)
+    by_name = {f["function"]: f for f in report["functions"]}
+    scale, repeat, made = by_name["scale"], by_name["repeat"], by_name["<lambda>"]
+    assert (scale["calls"], scale["compiles"]) == (5, 4)  # sizes 3, 5, 9, then an int32 array
+    assert [(r["cause"], r["argument"], r["before"], r["after"]) for r in scale["recompiles"]] == [
+        ("shape", "x", "f32[3]", "f32[5]"), ("shape", "x", "f32[3]", "f32[9]"), ("dtype", "x", "f32[3]", "i32[3]")]
+    assert any("lengths [4, 8, 16]" in s for s in scale["suggestions"])
+    assert (repeat["calls"], repeat["compiles"]) == (3, 3)
+    assert [(r["cause"], r["argument"], r["before"], r["after"]) for r in repeat["recompiles"]] == [
+        ("static", "n", "0", "1"), ("static", "n", "0", "2")]
+    assert (made["calls"], made["compiles"]) == (2, 2)
+    assert [r["cause"] for r in made["recompiles"]] == ["new function"]
+    assert all(r["callsite"].startswith("train.py:") or "/train.py:" in r["callsite"]
+               for f in report["functions"] for r in f["recompiles"])  # the user's line, not the hook's
+    assert "done" not in done.stdout  # the program's own output is not mixed into the report
+    assert (tmp_path / "compiles.svg").read_text().startswith("<svg")
+    assert "| `scale` |" in (tmp_path / "profile.md").read_text()
+
+
+def test_a_program_that_compiles_each_function_once_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef step(x):\n    return x + 1\n\n\n"
+        "x = jnp.zeros(3)\nfor _ in range(5):\n    x = step(x)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "jitfix", "profile", "--", sys.executable, "train.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("step"))
+    assert row.split()[2:4] == ["5", "1"]  # calls, compiles
+
+
+def test_a_log_with_jax_wording_it_does_not_know_keeps_jax_words(tmp_path: Path) -> None:
+    log = tmp_path / "profile.jsonl"
+    miss = ("TRACING CACHE MISS at m.py:9 (<module>):\n  for f defined at m.py:3\n  all previously seen cache keys "
+            "differ. For the closest previous key:\n  Tracing context doesn't match, e.g. due to config.")
+    entries = [{"kind": "jit", "file": "m.py", "line": 3, "function": "f", "parameters": ["x"], "static": []},
+               {"kind": "log", "message": miss, "t": 1.0},
+               {"kind": "log", "message": "Compiling jit(f) with global shapes", "t": 1.1},
+               {"kind": "log", "message": "Finished XLA compilation of jit(f) in 0.5 sec", "t": 1.2},
+               {"kind": "calls", "file": "m.py", "line": 3, "function": "f", "calls": 2, "seconds": 0.6}]
+    log.write_text("\n".join(json.dumps(entry) for entry in entries) + "\nnot json\n", encoding="utf-8")
+    functions, eager, _ = read_profile(log)
+    assert eager == 0
+    [f] = functions
+    assert (f.calls, f.compiles, f.compile_seconds) == (2, 1, 0.5)
+    assert [r.cause for r in f.recompiles] == ["Tracing context doesn't match, e.g. due to config."]
+
+
+def test_shape_buckets_cover_the_lengths_seen_along_the_one_axis_that_varies() -> None:
+    assert shape_buckets(["f32[3]", "f32[5]", "f32[9]"]) == [4, 8, 16]
+    assert shape_buckets(["f32[2,7]", "f32[2,8]"]) == [8]
+    assert shape_buckets(["f32[2,7]", "f32[3,8]"]) == []  # two axes vary: no single padding
+    assert shape_buckets(["f32[3]", "f32[3,1]"]) == []
