@@ -10,9 +10,12 @@ and whether it holds something a branch function cannot hold (``yield``, ``globa
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from jitfix.analysis.catalogue import MUTATING_METHODS
+
+if TYPE_CHECKING:
+    from jitfix.analysis.imports import ImportTable
 
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -354,6 +357,34 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
             and not _is_functional_update(node.func.value)):
         return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
                 "time, so the change would happen whichever branch is taken")
+    return None
+
+
+# Array functions that make an array larger (or smaller) than their inputs.
+RESHAPING_FUNCTIONS = frozenset({"concatenate", "append", "stack", "hstack", "vstack", "dstack", "column_stack",
+                                 "pad", "tile", "repeat", "insert", "delete"})
+
+
+def shape_growth(name: str, body: list[ast.stmt], imports: ImportTable,
+                 modules: tuple[str, ...] = ("jax.numpy.",)) -> tuple[ast.AST, str] | None:
+    """An assignment in ``body`` that gives ``name`` a shape built from its own
+    (``x = jnp.append(x, v)``, ``x = x[1:]``, ``xs = xs + [v]``), and how; ``modules``: whose
+    array functions count (``numpy.`` too, outside traced code)."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not (isinstance(node, ast.Assign) and any(name in target_names(t) for t in node.targets)):
+            continue
+        value = node.value
+        reads_itself = name in loaded_names([value])
+        if isinstance(value, ast.Call) and reads_itself:
+            function = imports.resolve(value.func) or ""
+            if function.startswith(modules) and function.rpartition(".")[2] in RESHAPING_FUNCTIONS:
+                return node, f"`{ast.unparse(value.func)}`"
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name \
+                and any(isinstance(part, ast.Slice) for part in ast.walk(value.slice)):
+            return node, "a slice of itself"
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and reads_itself \
+                and isinstance(value.right, ast.List | ast.Tuple):
+            return node, "a Python sequence that grows"
     return None
 
 

@@ -29,6 +29,7 @@ from jitfix.analysis.blocks import (
     literal_int,
     loaded_names,
     obstacles,
+    shape_growth,
     target_names,
     upward_exposed,
 )
@@ -256,7 +257,7 @@ class LoopPlanner:
             context.report(node, "the loop carries a Python value that is not a number")
             return None
         for name in carry:
-            growth = _shape_change(name, node.body, context.imports)
+            growth = shape_growth(name, node.body, context.imports)
             if growth:
                 where, how = growth
                 context.report(node, f"`{name}` changes shape on every pass ({how}); a lax loop carries a "
@@ -363,32 +364,6 @@ def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
             if any(name in carry for target in node.targets for name in target_names(target)):
                 return True
     return False
-
-
-# jax.numpy functions that make an array larger (or smaller) than their inputs.
-RESHAPING_FUNCTIONS = frozenset({"concatenate", "append", "stack", "hstack", "vstack", "dstack", "column_stack",
-                                 "pad", "tile", "repeat", "insert", "delete"})
-
-
-def _shape_change(name: str, body: list[ast.stmt], imports) -> tuple[ast.AST, str] | None:
-    """An assignment that gives ``name`` a shape built from its own (``x = jnp.append(x, v)``,
-    ``x = x[1:]``)."""
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if not (isinstance(node, ast.Assign) and any(name in target_names(t) for t in node.targets)):
-            continue
-        value = node.value
-        reads_itself = name in loaded_names([value])
-        if isinstance(value, ast.Call) and reads_itself:
-            function = imports.resolve(value.func) or ""
-            if function.startswith("jax.numpy.") and function.rpartition(".")[2] in RESHAPING_FUNCTIONS:
-                return node, f"`{ast.unparse(value.func)}`"
-        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name \
-                and any(isinstance(part, ast.Slice) for part in ast.walk(value.slice)):
-            return node, "a slice of itself"
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and reads_itself \
-                and isinstance(value.right, ast.List | ast.Tuple):
-            return node, "a Python sequence that grows"
-    return None
 
 
 def _range_arguments(node: ast.For) -> list[ast.expr]:

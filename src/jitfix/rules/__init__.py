@@ -13,7 +13,12 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleAttribute, StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
-from jitfix.rules.recompilation import JitRebuiltInLoop, StaticArgumentPerPass
+from jitfix.rules.recompilation import (
+    GrowingShapeArgument,
+    JitRebuiltInLoop,
+    StaticArgumentPerPass,
+    WeakTypeFlip,
+)
 from jitfix.rules.shapes import ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
 
@@ -33,6 +38,8 @@ ALL_RULES: tuple[Rule, ...] = (
     ShapeArgument(),
     JitRebuiltInLoop(),
     StaticArgumentPerPass(),
+    GrowingShapeArgument(),
+    WeakTypeFlip(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

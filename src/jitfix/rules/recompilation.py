@@ -6,6 +6,10 @@ function object, and each pass makes a new one, so every pass traces and compile
 -> made once, before the loop, when nothing it captures changes in the loop.
 JF503 a jitted function called in a loop with a static argument the loop changes: one trace
 and compilation per value -> reported, with the alternatives.
+JF504 a jitted function called in a loop with an array whose shape the loop changes (``x[:i]``,
+a buffer grown with ``jnp.append``) -> reported: pad to a fixed shape and pass a mask.
+JF505 a jitted function called with an int literal in one place and a float literal in
+another for the same argument: two weak types, two compilations -> reported.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, literal_int
+from jitfix.analysis.blocks import assigned_names, literal_int, shape_growth
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst
@@ -270,7 +274,7 @@ class StaticArgumentPerPass(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        jitted = _jitted_with_static(module)
+        jitted = {name: traced for name, traced in _jitted_callables(module).items() if traced.static_params}
         if not jitted:
             return
         for loop in _loops(module, tuple(jitted)):
@@ -292,12 +296,12 @@ class StaticArgumentPerPass(Rule):
                             function=traced)
 
 
-def _jitted_with_static(module: ModuleContext) -> dict[str, TracedFunction]:
-    """Names that call a function jitted with static arguments: a decorated def's own name,
-    and ``g`` of a module-level ``g = jax.jit(f, static_argnums=...)``."""
+def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
+    """Names that call a jitted function: a decorated def's own name, and ``g`` of a
+    module-level ``g = jax.jit(f, ...)``."""
     found: dict[str, TracedFunction] = {}
     for traced in module.traced.values():
-        if not traced.static_params or not traced.jit_sites:
+        if not traced.jit_sites:
             continue
         for site in traced.jit_sites:
             if site in getattr(traced.node, "decorator_list", ()):
@@ -343,3 +347,137 @@ def _counters(loop: ast.For | ast.While) -> set[str]:
     if iterable.func.id == "enumerate" and isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name):
         return {target.elts[0].id}
     return set()
+
+
+class GrowingShapeArgument(Rule):
+    code = "JF504"
+    name = "growing-shape-argument"
+    summary = "a jitted function called in a loop with an array whose shape the loop changes compiles on every pass"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds calls, inside a loop, of a jitted function with an argument whose shape changes on "
+        "each pass: a slice bounded by the loop counter (`x[:i]`, `x[i:]`), or an array the loop "
+        "grows (`buf = jnp.append(buf, v)`, `np.concatenate`, `buf = buf[1:]`).",
+        why="jit compiles once per input shape: an argument one element longer on each pass traces and "
+        "compiles the function on every pass, and the compiled cache grows with it.",
+        example="@jax.jit\ndef total(x):\n    return x.sum()\n\n\n"
+        "def running(xs, n):\n    out = []\n    for i in range(n):\n        out.append(total(xs[:i]))\n"
+        "    return out\n",
+        fixed="@jax.jit\ndef total(x, mask):\n    return jnp.where(mask, x, 0).sum()\n\n\n"
+        "def running(xs, n):\n    out = []\n    for i in range(n):\n"
+        "        out.append(total(xs, jnp.arange(len(xs)) < i))\n    return out\n",
+        safety="Reported, not fixed: the function must be told which part of the fixed-size array is real "
+        "(a mask, or a length it compares with `jnp.arange`), which changes its code and its callers. "
+        "Pad to a few bucket sizes instead when the length must stay visible; `jitfix profile` shows "
+        "the shapes seen and the buckets that cover them. A literal `range` of a few values is left "
+        "alone (a handful of compilations).",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        jitted = _jitted_callables(module)
+        if not jitted:
+            return
+        for loop in _loops(module, tuple(jitted)):
+            counters = _counters(loop)
+            for call in _own_nodes(loop.body):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+                    continue
+                traced = jitted[call.func.id]
+                for param, argument in _traced_arguments(traced, call):
+                    how = _shape_changing(argument, counters, loop, module)
+                    if how:
+                        yield self.finding(
+                            module, argument, f"`{call.func.id}` is called in the loop at line {loop.lineno} with "
+                            f"`{param}` = `{module.segment(argument)}`, {how}: it traces and compiles again for "
+                            "every new shape; not auto-fixable: pass a fixed-size array and a mask (or pad to a "
+                            "few bucket sizes)", function=traced)
+
+
+def _traced_arguments(traced: TracedFunction, call: ast.Call) -> Iterator[tuple[str, ast.expr]]:
+    """(parameter, argument) for each parameter the call passes that is not static."""
+    positional = positional_names(traced.node)
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return
+        if index < len(positional) and positional[index] not in traced.static_params:
+            yield positional[index], argument
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg not in traced.static_params:
+            yield keyword.arg, keyword.value
+
+
+def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.While,
+                    module: ModuleContext) -> str | None:
+    """How the argument's shape changes from pass to pass, if the code shows it."""
+    if isinstance(argument, ast.Subscript):
+        for part in ast.walk(argument.slice):
+            if not isinstance(part, ast.Slice):
+                continue
+            moving = [_names_in(bound) & counters for bound in (part.lower, part.upper)]
+            # One end moves with the counter: the length does. (Both ends moving, `x[i:i + 2]`,
+            # is a window of one length.)
+            if bool(moving[0]) != bool(moving[1]):
+                return f"a slice bounded by `{sorted(moving[0] | moving[1])[0]}`, which the loop steps"
+    if isinstance(argument, ast.Name):
+        growth = shape_growth(argument.id, loop.body, module.imports, modules=("jax.numpy.", "numpy."))
+        if growth is not None:
+            return f"which the loop gives a new shape on every pass ({growth[1]}, line {getattr(growth[0], 'lineno', '?')})"
+    return None
+
+
+def _names_in(node: ast.AST | None) -> set[str]:
+    return {name.id for name in ast.walk(node) if isinstance(name, ast.Name)} if node is not None else set()
+
+
+# Python literals by the weak type jit gives them (bool is its own kind: `True` is not 1 here).
+_LITERAL_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
+
+
+class WeakTypeFlip(Rule):
+    code = "JF505"
+    name = "weak-type-flip"
+    summary = "a jitted function given an int literal in one call and a float literal in another compiles twice"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds a jitted function that the module calls with Python number literals of different "
+        "kinds for the same argument (`step(x, 1)` here, `step(x, 0.5)` there).",
+        why="jit treats a Python number as a weakly typed scalar of its kind: an `int` and a `float` "
+        "are different input types, so each kind traces and compiles the function again (and their "
+        "results may differ in dtype).",
+        example="@jax.jit\ndef scale(x, factor):\n    return x * factor\n\n\n"
+        "def both(x):\n    return scale(x, 2), scale(x, 0.5)\n",
+        fixed="@jax.jit\ndef scale(x, factor):\n    return x * factor\n\n\n"
+        "def both(x):\n    return scale(x, 2.0), scale(x, 0.5)\n",
+        safety="Reported, not fixed: writing `2` as `2.0` changes the result's dtype when the other "
+        "operands are integers; choose the kind the function means, or pass an array of a fixed dtype.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        jitted = _jitted_callables(module)
+        if not jitted:
+            return
+        seen: dict[tuple[str, str], dict[str, ast.expr]] = {}  # (function, parameter) -> kind -> first literal
+        for call in ast.walk(module.tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+                continue
+            for param, argument in _traced_arguments(jitted[call.func.id], call):
+                kind = _literal_kind(argument)
+                if kind is None:
+                    continue
+                kinds = seen.setdefault((call.func.id, param), {})
+                if kind not in kinds and kinds:
+                    other_kind, other = next(iter(kinds.items()))
+                    yield self.finding(
+                        module, argument, f"`{call.func.id}` gets `{param}` = `{module.segment(argument)}`, a Python "
+                        f"{kind}, here and `{module.segment(other)}`, a Python {other_kind}, at line {other.lineno}: "
+                        "two weak types, so it compiles once for each; not auto-fixable: pass one kind",
+                        function=jitted[call.func.id])
+                kinds.setdefault(kind, argument)
+
+
+def _literal_kind(argument: ast.expr) -> str | None:
+    value = argument.operand if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub | ast.UAdd) \
+        else argument
+    if isinstance(value, ast.Constant):
+        return _LITERAL_KINDS.get(type(value.value))
+    return None
