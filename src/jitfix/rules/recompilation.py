@@ -15,6 +15,8 @@ another for the same argument: two weak types, two compilations -> reported.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -298,18 +300,22 @@ class StaticArgumentPerPass(Rule):
 
 def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
     """Names that call a jitted function: a decorated def's own name, and ``g`` of a
-    module-level ``g = jax.jit(f, ...)``."""
+    module-level ``g = jax.jit(f, ...)`` (found once per module, for JF503-JF505)."""
+    cached = module.shared.get("jitted callables")
+    if cached is not None:
+        return cached
+    assigned = {id(statement.value): statement.targets[0].id for statement in module.tree.body
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)}
     found: dict[str, TracedFunction] = {}
     for traced in module.traced.values():
-        if not traced.jit_sites:
-            continue
+        decorators = getattr(traced.node, "decorator_list", ())
         for site in traced.jit_sites:
-            if site in getattr(traced.node, "decorator_list", ()):
+            if site in decorators:
                 found[traced.node.name] = traced
-        for statement in module.tree.body:
-            if isinstance(statement, ast.Assign) and statement.value in traced.jit_sites \
-                    and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-                found[statement.targets[0].id] = traced
+            elif id(site) in assigned:
+                found[assigned[id(site)]] = traced
+    module.shared["jitted callables"] = found
     return found
 
 
@@ -456,9 +462,17 @@ class WeakTypeFlip(Rule):
         jitted = _jitted_callables(module)
         if not jitted:
             return
+        # A flip needs two calls of one name: found in the text first (most modules have none).
+        spelled = [(match[1], match.start()) for match in
+                   re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, jitted)) + r")\s*\(", module.text)]
+        names = [name for name, _ in spelled]
+        twice = {name for name in names if names.count(name) > 1}
+        if not twice:
+            return
+        lines = sorted({module.text.count("\n", 0, at) + 1 for name, at in spelled if name in twice})
         seen: dict[tuple[str, str], dict[str, ast.expr]] = {}  # (function, parameter) -> kind -> first literal
-        for call in ast.walk(module.tree):
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+        for call in _calls_on_lines(module, lines):
+            if not (isinstance(call.func, ast.Name) and call.func.id in twice):
                 continue
             for param, argument in _traced_arguments(jitted[call.func.id], call):
                 kind = _literal_kind(argument)
@@ -473,6 +487,20 @@ class WeakTypeFlip(Rule):
                         "two weak types, so it compiles once for each; not auto-fixable: pass one kind",
                         function=jitted[call.func.id])
                 kinds.setdefault(kind, argument)
+
+
+def _calls_on_lines(module: ModuleContext, lines: list[int]) -> Iterator[ast.Call]:
+    """The calls in the statements that span one of ``lines`` (sorted), in source order."""
+    stack: list[ast.AST] = list(reversed(module.tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            at = bisect.bisect_left(lines, node.lineno)
+            if at == len(lines) or lines[at] > (node.end_lineno or node.lineno):
+                continue  # no line of it names a jitted function
+        if isinstance(node, ast.Call):
+            yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 def _literal_kind(argument: ast.expr) -> str | None:
