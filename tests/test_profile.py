@@ -98,3 +98,18 @@ def test_shape_buckets_cover_the_lengths_seen_along_the_one_axis_that_varies() -
     assert shape_buckets(["f32[2,7]", "f32[2,8]"]) == [8]
     assert shape_buckets(["f32[2,7]", "f32[3,8]"]) == []  # two axes vary: no single padding
     assert shape_buckets(["f32[3]", "f32[3,1]"]) == []
+
+
+def test_fix_jits_once_what_a_loop_jitted_anew_and_shows_the_compiles_before_and_after(tmp_path: Path) -> None:
+    program = ("import jax\nimport jax.numpy as jnp\n\nx = jnp.ones(3)\ntotal = 0.0\nfor step in range(4):\n"
+               "    total = total + jax.jit(lambda v: (v * 2.0).sum())(x)\nprint(total)\n")
+    (tmp_path / "loop.py").write_text(program, encoding="utf-8")
+    command = [sys.executable, "-m", "jitfix", "profile", "--fix", "--", sys.executable, "loop.py"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr  # after the fix nothing recompiles
+    assert "+jitted = jax.jit(lambda v: (v * 2.0).sum())" in done.stdout
+    assert "<lambda> (loop.py:7): 4 -> 1" in done.stderr
+    assert (tmp_path / "loop.py").read_text(encoding="utf-8") == program  # shown, not written
+    done = subprocess.run([*command[:4], "--write", *command[4:]], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert "jitted(x)" in (tmp_path / "loop.py").read_text(encoding="utf-8"), done.stderr

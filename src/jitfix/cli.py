@@ -681,19 +681,35 @@ def profile(
     chart: Annotated[Optional[Path], typer.Option("--chart", metavar="FILE",
                                                   help="Write an SVG chart of compiles over time to FILE.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds the command may take.")] = 600.0,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe fixes of the causes seen (a function jitted "
+                                                    "anew in a loop is jitted once) to a copy, run the command "
+                                                    "again there, and show the compiles before and after.")] = False,
+    write: Annotated[bool, typer.Option("--write", help="With --fix: write the fixes to the files.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
 ) -> None:
     """Run a command (`jitfix profile -- python train.py`) and show, per jitted function, its
     calls, its compiles and their time, and why each recompile happened, with the fix. Exit 1
-    when a function recompiled for a cause it names, 2 when the command failed."""
-    from jitfix.profile import markdown_report, profile_command, svg_chart, text_report
+    when a function recompiled for a cause it names (after --fix: still does), 2 when the
+    command failed."""
+    from jitfix.config import load_settings
+    from jitfix.profile import markdown_report, profile_and_fix, profile_command, svg_chart, text_report
 
     out, err = _consoles(no_color)
     command = list(ctx.args)
     if not command:
         err.print("jitfix: give the command after --, e.g. jitfix profile -- python train.py")
         raise typer.Exit(EXIT_ERROR)
-    result = profile_command(command, timeout=timeout)
+    fixed = None
+    if fix:
+        try:
+            settings = load_settings(Path("."))
+        except ConfigError as error:
+            err.print(f"jitfix: {error}")
+            raise typer.Exit(EXIT_ERROR)
+        fixed = profile_and_fix(command, settings, timeout=timeout)
+        result = fixed.before
+    else:
+        result = profile_command(command, timeout=timeout)
     if output_format is ProfileFormat.json:
         out.print_json(json.dumps(result.as_json()))
     elif output_format is ProfileFormat.markdown:
@@ -708,8 +724,29 @@ def profile(
         tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
         err.print(f"jitfix: the command exited {result.returncode}: {tail[0]}", markup=False)
         raise typer.Exit(EXIT_ERROR)
+    if fixed is not None:
+        result = _report_profile_fixes(fixed, write, out, err)
     recompiled = any(f.suggestions() for f in result.functions)
     raise typer.Exit(EXIT_FINDINGS if recompiled else EXIT_CLEAN)
+
+
+def _report_profile_fixes(fixed, write: bool, out: Console, err: Console):
+    """The diff of the fixes and the compiles before and after them; the profile that stands."""
+    if not fixed.changed or fixed.after is None:
+        err.print("No safe fix for the causes seen (see the suggestions above).")
+        return fixed.before
+    run = Run([], Settings(), Shared(), out, err)
+    for relative, (old, new) in sorted(fixed.changed.items()):
+        _print_diff(run, unified_diff(relative, old, new))
+    err.print("compiles before -> after the fixes:")
+    for name, before, after in fixed.compiles():
+        err.print(f"  {name}: {before} -> {after if after is not None else 'not called'}", markup=False)
+    if fixed.after.returncode != 0:
+        err.print(f"jitfix: with the fixes the command exited {fixed.after.returncode}; nothing written")
+        return fixed.before
+    if write:
+        _write_run_fixes(Path("."), fixed.changed, err)
+    return fixed.after
 
 
 def _relative(path: str, root: Path) -> str:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from jitfix.config import Settings
 from jitfix.validate.process import run as run_process
 
 HOOK = Path(__file__).with_name("run_hook.py")
@@ -79,7 +81,7 @@ class FunctionProfile:
 
     @property
     def where(self) -> str:
-        return f"{os.path.relpath(self.file)}:{self.line}" if self.file else "?"
+        return f"{self.file}:{self.line}" if self.file else "?"
 
     @property
     def run_seconds(self) -> float:
@@ -174,8 +176,9 @@ class Profile:
                 "eager_compile_seconds": round(self.eager_seconds, 4), "returncode": self.returncode}
 
 
-def read_profile(log: Path) -> tuple[list[FunctionProfile], int, float]:
-    """The functions the log tells of, most compiles first; and the eager operations' compiles."""
+def read_profile(log: Path, root: Path | None = None) -> tuple[list[FunctionProfile], int, float]:
+    """The functions the log tells of, most compiles first (their files relative to ``root``,
+    the folder the command ran in, when inside it); and the eager operations' compiles."""
     functions: dict[tuple[str, int, str], FunctionProfile] = {}
     current: FunctionProfile | None = None  # the function the last cache miss was of
     eager_compiles, eager_seconds = 0, 0.0
@@ -214,8 +217,22 @@ def read_profile(log: Path) -> tuple[list[FunctionProfile], int, float]:
                 current.compile_seconds += seconds
             else:
                 eager_seconds += seconds
+    for profile in functions.values():
+        profile.file = _relative(profile.file, root)
+        for recompile in profile.recompiles:
+            path, _, place = recompile.callsite.partition(":")
+            recompile.callsite = f"{_relative(path, root)}:{place}" if place else recompile.callsite
     ordered = sorted(functions.values(), key=lambda f: (-f.compiles, -f.compile_seconds, f.where))
     return [f for f in ordered if f.calls or f.compiles], eager_compiles, eager_seconds
+
+
+def _relative(path: str, root: Path | None) -> str:
+    if root is None or not path:
+        return path
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path
 
 
 def _names(logged: str, name: str) -> bool:
@@ -273,20 +290,78 @@ def _argument_at(path: str, parameters: list[str]) -> str:
     return keyword[1] if keyword else f"argument at {path}"
 
 
-def profile_command(command: list[str], *, timeout: float = 600.0) -> Profile:
-    """Run ``command`` (in the current folder and environment, as it is: timings are of the
-    real devices) and read how its jitted functions compiled."""
+def profile_command(command: list[str], *, timeout: float = 600.0, cwd: Path | None = None) -> Profile:
+    """Run ``command`` (in ``cwd``, by default the current folder, and the current environment,
+    as it is: timings are of the real devices) and read how its jitted functions compiled."""
+    folder = (cwd or Path.cwd()).resolve()
     with tempfile.TemporaryDirectory(prefix="jitfix-profile-") as scratch_name:
         scratch = Path(scratch_name)
         hook = scratch / "hook"
         hook.mkdir()
         (hook / "sitecustomize.py").write_bytes(HOOK.read_bytes())
         log = scratch / "profile.jsonl"
-        python_path = os.pathsep.join(filter(None, [str(hook), os.getcwd(), os.environ.get("PYTHONPATH")]))
+        python_path = os.pathsep.join(filter(None, [str(hook), str(folder), os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "JITFIX_PROFILE_LOG": str(log), "PYTHONPATH": python_path}
-        outcome = run_process(command, timeout=timeout, cwd=os.getcwd(), env=env)
-        functions, eager_compiles, eager_seconds = read_profile(log)
+        outcome = run_process(command, timeout=timeout, cwd=str(folder), env=env)
+        functions, eager_compiles, eager_seconds = read_profile(log, folder)
     return Profile(functions, eager_compiles, eager_seconds, outcome.returncode, outcome.stdout + outcome.stderr)
+
+
+# -- fixes -----------------------------------------------------------------------------------
+
+# The rules whose safe fixes remove a cause the profile sees: a function jitted anew each pass.
+RECOMPILATION_FIXES = ("JF502",)
+
+
+@dataclass
+class ProfileFix:
+    before: Profile
+    after: Profile | None  # the command profiled again with the fixes, if any was made
+    changed: dict[str, tuple[str, str]]  # relative path -> (old text, new text)
+
+    def compiles(self) -> list[tuple[str, int, int | None]]:
+        """(function, compiles before, after) for every function of the first run; a function
+        is found again by its name and file (the fixes may move its line), the nearest line
+        deciding between namesakes."""
+        rows: list[tuple[str, int, int | None]] = []
+        for f in self.before.functions:
+            same = [g for g in (self.after.functions if self.after else []) if (g.name, g.file) == (f.name, f.file)]
+            match = min(same, key=lambda g: abs(g.line - f.line)) if same else None
+            rows.append((f"{f.name} ({f.where})", f.compiles, match.compiles if match else None))
+        return rows
+
+
+def profile_and_fix(command: list[str], settings: Settings, *, timeout: float = 600.0) -> ProfileFix:
+    """Profile, apply the safe fixes of the causes seen to the files they were seen in, and
+    profile a scratch copy of the folder with those fixes: the compile counts before and after."""
+    from jitfix.engine import Options, process_text
+    from jitfix.files import InputError, read_source
+    from jitfix.run import SKIPPED
+
+    root = Path.cwd().resolve()
+    before = profile_command(command, timeout=timeout, cwd=root)
+    implicated = sorted({path for f in before.functions if f.recompiles
+                         for path in (f.file, *(r.callsite.partition(":")[0] for r in f.recompiles))
+                         if path.endswith(".py") and not Path(path).is_absolute() and (root / path).is_file()})
+    fixing = replace(settings, select=RECOMPILATION_FIXES)
+    changed: dict[str, tuple[str, str]] = {}
+    for relative in implicated:
+        try:
+            source = read_source(str(root / relative))
+        except InputError:
+            continue
+        result = process_text(relative, source.text, fixing, Options(apply_fixes=True))
+        if result.new_text is not None and result.new_text != source.text:
+            changed[relative] = (source.text, result.new_text)
+    if not changed:
+        return ProfileFix(before, None, {})
+    with tempfile.TemporaryDirectory(prefix="jitfix-profile-fix-") as scratch_name:
+        scratch = Path(scratch_name) / root.name
+        shutil.copytree(root, scratch, ignore=SKIPPED, symlinks=True)
+        for relative, (_, new) in changed.items():
+            (scratch / relative).write_text(new, encoding="utf-8")
+        after = profile_command(command, timeout=timeout, cwd=scratch)
+    return ProfileFix(before, after, changed)
 
 
 # -- reports ---------------------------------------------------------------------------------
