@@ -287,7 +287,7 @@ class StaticArgumentPerPass(Rule):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
                     continue
                 traced = jitted[call.func.id]
-                for param, argument in _static_arguments(traced, call):
+                for param, argument in _arguments(traced, call, static=True):
                     moving = sorted({n.id for n in ast.walk(argument) if isinstance(n, ast.Name)} & changed)
                     if moving:
                         yield self.finding(
@@ -319,16 +319,17 @@ def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
     return found
 
 
-def _static_arguments(traced: TracedFunction, call: ast.Call) -> Iterator[tuple[str, ast.AST]]:
-    """(parameter, argument) for each static parameter the call passes."""
+def _arguments(traced: TracedFunction, call: ast.Call, static: bool) -> Iterator[tuple[str, ast.expr]]:
+    """(parameter, argument) for each parameter the call passes that is static (or, with
+    ``static=False``, that is not)."""
     positional = positional_names(traced.node)
     for index, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             return
-        if index < len(positional) and positional[index] in traced.static_params:
+        if index < len(positional) and (positional[index] in traced.static_params) == static:
             yield positional[index], argument
     for keyword in call.keywords:
-        if keyword.arg in traced.static_params:
+        if keyword.arg is not None and (keyword.arg in traced.static_params) == static:
             yield keyword.arg, keyword.value
 
 
@@ -389,7 +390,7 @@ class GrowingShapeArgument(Rule):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
                     continue
                 traced = jitted[call.func.id]
-                for param, argument in _traced_arguments(traced, call):
+                for param, argument in _arguments(traced, call, static=False):
                     how = _shape_changing(argument, counters, loop, module)
                     if how:
                         yield self.finding(
@@ -397,19 +398,6 @@ class GrowingShapeArgument(Rule):
                             f"`{param}` = `{module.segment(argument)}`, {how}: it traces and compiles again for "
                             "every new shape; not auto-fixable: pass a fixed-size array and a mask (or pad to a "
                             "few bucket sizes)", function=traced)
-
-
-def _traced_arguments(traced: TracedFunction, call: ast.Call) -> Iterator[tuple[str, ast.expr]]:
-    """(parameter, argument) for each parameter the call passes that is not static."""
-    positional = positional_names(traced.node)
-    for index, argument in enumerate(call.args):
-        if isinstance(argument, ast.Starred):
-            return
-        if index < len(positional) and positional[index] not in traced.static_params:
-            yield positional[index], argument
-    for keyword in call.keywords:
-        if keyword.arg is not None and keyword.arg not in traced.static_params:
-            yield keyword.arg, keyword.value
 
 
 def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.While,
@@ -474,7 +462,7 @@ class WeakTypeFlip(Rule):
         for call in _calls_on_lines(module, lines):
             if not (isinstance(call.func, ast.Name) and call.func.id in twice):
                 continue
-            for param, argument in _traced_arguments(jitted[call.func.id], call):
+            for param, argument in _arguments(jitted[call.func.id], call, static=False):
                 kind = _literal_kind(argument)
                 if kind is None:
                     continue
