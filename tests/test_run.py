@@ -64,6 +64,10 @@ def test_failures_seen_in_a_run_are_fixed_and_the_run_then_agrees(tmp_path: Path
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "+    return lax.cond(x.mean() > 0" in result.stdout
     assert (root / "model.py").read_text() == MODEL  # nothing written without --write
+    # How the jitted functions of the last run compiled (jitting one function twice reuses
+    # its compilation: jit caches by the function jitted). Lines are of the fixed files.
+    assert "relu_or_leak (model.py:5): 2 calls, 1 compiles\n" in result.stderr
+    assert "count_steps (model.py:15): 1 calls, 1 compiles\n" in result.stderr
 
 
 def test_write_puts_the_proven_fixes_in_place(tmp_path: Path) -> None:
@@ -103,3 +107,12 @@ def test_a_command_that_fails_for_other_reasons_is_reported_not_fixed(tmp_path: 
     assert "reference (JAX_DISABLE_JIT=1): exit 3" in result.stderr
     assert "0 file(s) fixed" in result.stderr
     assert CliRunner().invoke(app, ["run", "--root", str(tmp_path)]).exit_code == 2  # no command
+
+
+def test_a_tracer_leaked_out_of_a_jitted_function_is_reported_at_the_line_that_meets_it(tmp_path: Path) -> None:
+    (tmp_path / "leak.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nSEEN = []\n\n\n@jax.jit\ndef keep(x):\n    SEEN.append(x)\n"
+        "    return x + 1\n\n\nkeep(jnp.ones(2))\nprint(SEEN[0] + 1)\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "leak.py"])
+    assert "leak.py:14 UnexpectedTracerError in <module> -> no fix" in result.stderr, result.output
+    assert result.exit_code == 1

@@ -665,6 +665,12 @@ def run(
         err.print(f"its output differs from the run with jit disabled, first at {printed}")
     if result.unfixed:
         err.print(f"{len(result.unfixed)} failure(s) seen have no fix (see above)")
+    if result.compiled:
+        err.print("jitted functions in the last run (calls, compiles; see jitfix profile):")
+        for function in result.compiled:
+            causes = ", ".join(f"{cause} x{count}" for cause, count in function.causes().items())
+            err.print(f"  {function.name} ({function.where}): {function.calls} calls, {function.compiles} compiles"
+                      + (f"; recompiled because {causes}" if causes else ""), markup=False)
     if write and result.changed:
         _write_run_fixes(root, result.changed, err)
     raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed else EXIT_FINDINGS)

@@ -180,7 +180,9 @@ def read_profile(log: Path, root: Path | None = None) -> tuple[list[FunctionProf
     """The functions the log tells of, most compiles first (their files relative to ``root``,
     the folder the command ran in, when inside it); and the eager operations' compiles."""
     functions: dict[tuple[str, int, str], FunctionProfile] = {}
-    current: FunctionProfile | None = None  # the function the last cache miss was of
+    # The function of the last cache miss under each name: a compile names the function it
+    # compiles, and misses of the functions it traces inside (lax.cond branches) come between.
+    missed: dict[str, FunctionProfile] = {}
     eager_compiles, eager_seconds = 0, 0.0
     for raw in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
         try:
@@ -199,11 +201,14 @@ def read_profile(log: Path, root: Path | None = None) -> tuple[list[FunctionProf
             continue
         message = entry.get("message", "")
         if message.startswith("TRACING CACHE MISS"):
-            current = _miss(message, entry.get("t", 0.0), functions)
+            of = _miss(message, entry.get("t", 0.0), functions)
+            if of is not None:
+                missed[of.name] = of
             continue
         compiling = _COMPILING.match(message)
         if compiling:
-            if current is not None and _names(compiling["name"], current.name):
+            current = missed.get(_jitted_name(compiling["name"]))
+            if current is not None:
                 current.compiles += 1
                 current.compile_times.append(entry.get("t", 0.0))
             else:
@@ -211,12 +216,11 @@ def read_profile(log: Path, root: Path | None = None) -> tuple[list[FunctionProf
             continue
         finished = _FINISHED.match(message)
         if finished:
-            name = finished["traced"] or finished["lowered"] or finished["compiled"]
-            seconds = float(finished["seconds"])
-            if current is not None and _names(name, current.name):
-                current.compile_seconds += seconds
+            current = missed.get(_jitted_name(finished["traced"] or finished["lowered"] or finished["compiled"]))
+            if current is not None:
+                current.compile_seconds += float(finished["seconds"])
             else:
-                eager_seconds += seconds
+                eager_seconds += float(finished["seconds"])
     for profile in functions.values():
         profile.file = _relative(profile.file, root)
         for recompile in profile.recompiles:
@@ -235,8 +239,9 @@ def _relative(path: str, root: Path | None) -> str:
         return path
 
 
-def _names(logged: str, name: str) -> bool:
-    return logged in (name, f"jit({name})")
+def _jitted_name(logged: str) -> str:
+    """``jit(step)`` -> ``step`` (JAX's log names a compiled function either way)."""
+    return logged[4:-1] if logged.startswith("jit(") and logged.endswith(")") else logged
 
 
 def _miss(message: str, at: float, functions: dict[tuple[str, int, str], FunctionProfile]) -> FunctionProfile | None:

@@ -26,6 +26,7 @@ from jitfix.analysis.traced import Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 from jitfix.files import InputError, read_source
+from jitfix.profile import FunctionProfile, read_profile
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
 
@@ -54,6 +55,8 @@ class RunResult:
     output: str  # the last run's stdout and stderr
     reference_stdout: str = ""
     final_stdout: str = ""
+    # The jitted functions of the last run: calls, compiles and why they recompiled.
+    compiled: list[FunctionProfile] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
@@ -89,6 +92,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         hook.mkdir()
         shutil.copyfile(HOOK, hook / "sitecustomize.py")
         log = Path(scratch_name) / "failures.jsonl"
+        profile_log = Path(scratch_name) / "profile.jsonl"
         eager = _run(command, scratch, hook, log, timeout, pass_env, disable_jit=True)
         reference = eager.returncode
         evidence: list[Observation] = []
@@ -97,7 +101,8 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         outcome = None
         for number in range(1, max_rounds + 1):
             log.unlink(missing_ok=True)
-            outcome = _run(command, scratch, hook, log, timeout, pass_env, disable_jit=False)
+            profile_log.unlink(missing_ok=True)
+            outcome = _run(command, scratch, hook, log, timeout, pass_env, disable_jit=False, profile_log=profile_log)
             failures = [seen for seen in _read_log(log, scratch) if seen not in evidence]
             current = Round(number, outcome.returncode, failures,
                             original_lines={seen: _original_line(scratch, seen, originals) for seen in failures})
@@ -116,15 +121,17 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 changed[relative] = (original, text)
         return RunResult(reference, rounds, changed, outcome.returncode if outcome else None,
                          (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
-                         outcome.stdout if outcome else "")
+                         outcome.stdout if outcome else "", read_profile(profile_log, scratch)[0])
 
 
 def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, pass_env: tuple[str, ...],
-         disable_jit: bool):
+         disable_jit: bool, profile_log: Path | None = None):
     python_path = os.pathsep.join(filter(None, [str(hook), str(cwd), os.environ.get("PYTHONPATH")]))
     extra = {"JITFIX_RUN_LOG": str(log), "JITFIX_RUN_ROOT": str(cwd), "PYTHONPATH": python_path}
     if disable_jit:
         extra["JAX_DISABLE_JIT"] = "1"
+    if profile_log is not None:  # how each jitted function compiled (see jitfix.profile)
+        extra["JITFIX_PROFILE_LOG"] = str(profile_log)
     return run_process(command, timeout=timeout, env=environment(extra, pass_env), cwd=str(cwd))
 
 

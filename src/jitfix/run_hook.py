@@ -25,7 +25,7 @@ import types
 
 # The errors of traced values used as Python values (jax.errors).
 RECORDED_ERRORS = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-                   "TracerArrayConversionError")
+                   "TracerArrayConversionError", "UnexpectedTracerError")
 
 
 class _Recorder:
