@@ -1,7 +1,9 @@
 """Fuzz jitfix's rewrites: generated JAX functions, eager original vs jitted rewrite.
 
 Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int), ``m``
-(an int that is not a trip count) and ``flag: bool`` with a random nesting of traced and static
+(an int that is not a trip count), ``flag: bool`` and ``v`` (a vector of 3) with dict and
+tuple state (``st["p"]``, ``t``), a nested helper that closes over a local, early returns at
+several depths, and a random nesting of traced and static
 ``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
@@ -51,6 +53,9 @@ from jitfix.engine import InternalError, Options, process_text
 
 INPUTS = [(x, y, n, m, flag) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25)) for n in (0, 1, 3) for m in (2,)
           for flag in (n != 1,)] + [(0.5, -1.0, 2, -1, True), (-0.25, 1.5, 3, 0, False)]
+# What every exit of a program returns (its last statement and each early return).
+RESULT = 'return a, b, c, k, jnp.asarray(ok, jnp.float32), st["p"], t[0] + t[1]'
+NESTED_HELPER = "def inner(w):\n    return w * 2.0 + a"
 NAMES = ("a", "b", "c")
 HELPER = """
 
@@ -68,17 +73,25 @@ class ProgramGenerator:
         self.features: set[str] = set()
 
     def program(self) -> str:
-        body = ["a = x", "b = y", "c = x * 0.0", "k = 0", "ok = x > y"] + self.block(depth=2, in_loop=False)
-        body.append("return a, b, c, k, jnp.asarray(ok, jnp.float32)")
+        start = ["a = x", "b = y", "c = x * 0.0", "k = 0", "ok = x > y", 'st = {"p": x * 0.0}', "t = (x, y)"]
+        body = self.block(depth=2, in_loop=False)
+        if "nested_helper" in self.features:
+            start.append(NESTED_HELPER)
+        body = [*start, *body, RESULT]
         lines = "\n".join("    " + line for statement in body for line in statement.split("\n"))
         helper = HELPER if "helper" in self.features else ""
-        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m, flag: bool):\n{lines}\n"
+        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m, flag: bool, v):\n{lines}\n"
 
-    def block(self, depth: int, in_loop: bool) -> list[str]:
-        return [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
+    def block(self, depth: int, in_loop: bool, nested: bool = False) -> list[str]:
+        statements = [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
+        if nested and not in_loop and self.rng.random() < 0.15:  # an early return ends the block
+            self.features.add("early_return")
+            statements.append(RESULT)
+        return statements
 
     def statement(self, depth: int, in_loop: bool) -> str:
-        choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper", "print"]
+        choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper", "print", "dict_state",
+                   "tuple_state", "vector", "nested_helper"]
         if depth > 0:
             choices += ["if", "if", "static_if", "for", "while", "elif_chain"]
         if in_loop:
@@ -99,6 +112,15 @@ class ProgramGenerator:
             return self.rng.choice(["ok = ok and a > 0", "ok = not ok", f"ok = {self.condition()}"])
         if kind == "helper":
             return f"{self.rng.choice(NAMES)} = scaled({self.atom()}, {self.atom()})"
+        if kind == "dict_state":
+            return self.rng.choice([f'st["p"] = st["p"] + {self.atom()}', f'st = {{"p": st["p"] * 0.5 + {self.atom()}}}'])
+        if kind == "tuple_state":
+            return self.rng.choice([f"t = (t[1], t[0] + {self.atom()})", f"t = (t[0] * 0.5, {self.atom()})"])
+        if kind == "vector":
+            return self.rng.choice([f"{self.rng.choice(NAMES)} = {self.atom()} + v.sum()",
+                                    f"{self.rng.choice(NAMES)} = v[0] * {self.atom()}"])
+        if kind == "nested_helper":  # `inner` reads `a` when called, as it is then
+            return f"{self.rng.choice(NAMES)} = inner({self.atom()})"
         if kind == "print":  # of carried and branch values: stdout is compared number by number
             name = self.rng.choice([*NAMES, "k"])
             return self.rng.choice([f'print(f"{name}={{{name}}}")', f'print("{name}", {name})',
@@ -109,17 +131,17 @@ class ProgramGenerator:
             inner = self.indent(self.block(depth - 1, in_loop))
             return f"if x.ndim == 0:\n{inner}\nelse:\n    c = c + 100.0"
         if kind == "elif_chain":
-            arms = [f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}"]
+            arms = [f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}"]
             for _ in range(self.rng.randint(2, 4)):
-                arms.append(f"elif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}")
-            arms.append(f"else:\n{self.indent(self.block(depth - 1, in_loop))}")
+                arms.append(f"elif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}")
+            arms.append(f"else:\n{self.indent(self.block(depth - 1, in_loop, True))}")
             return "\n".join(arms)
         if kind == "if":
-            text = f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}"
+            text = f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}"
             if self.rng.random() < 0.3:
-                text += f"\nelif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop))}"
+                text += f"\nelif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}"
             if self.rng.random() < 0.6:
-                text += f"\nelse:\n{self.indent(self.block(depth - 1, in_loop))}"
+                text += f"\nelse:\n{self.indent(self.block(depth - 1, in_loop, True))}"
             return text
         if kind == "for":
             start = self.rng.choice(["", "1, "])
@@ -144,7 +166,8 @@ class ProgramGenerator:
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
 
     def condition(self) -> str:
-        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag", "bool_argument"])
+        kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag", "bool_argument",
+                                "vector"])
         if kind == "compare":
             return f"{self.atom()} {self.rng.choice(['>', '<', '>=', '<='])} {self.atom()}"
         if kind == "and":
@@ -159,6 +182,9 @@ class ProgramGenerator:
         if kind == "flag":
             self.features.add("flag")
             return self.rng.choice(["ok", "not ok", "ok and a > 0"])
+        if kind == "vector":
+            self.features.add("vector")
+            return self.rng.choice(["v.mean() > 0", f"v[1] < {self.atom()}", "(v > 0).any()"])
         if kind == "bool_argument":  # a traced bool parameter (`flag: bool`)
             self.features.add("bool_argument")
             return self.rng.choice(["flag", "not flag", "flag and a > 0", "b > 0 or flag"])
@@ -234,7 +260,7 @@ def _run(module: types.ModuleType) -> list:
     for x, y, n, m, flag in INPUTS:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            result = module.f(jnp.float32(x), jnp.float32(y), n, m, flag)
+            result = module.f(jnp.float32(x), jnp.float32(y), n, m, flag, jnp.array([x, y, 0.25], jnp.float32))
             jax.block_until_ready(result)
             jax.effects_barrier()
         results.append((result, printed.getvalue()))

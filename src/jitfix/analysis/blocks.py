@@ -360,6 +360,51 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
     return None
 
 
+# Methods that read a dict and keep no hold on it.
+_DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
+
+
+def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Local names only ever bound to a new dict (``{...}``, ``dict(...)``) and used only
+    through their items (``d[k]``, ``d[k] = v``, ``d.get(k)``, ``{**d}``) or returned: nothing
+    else can hold the same dict, so ``d[k] = v`` means the same as ``d = {**d, k: v}``."""
+    params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    made: set[str] = set()
+    other: set[str] = set(params)  # bound some other way, or declared global/nonlocal
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            new_dict = isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                                       and value.func.id == "dict")
+            (made if new_dict else other).add(node.targets[0].id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            parent = parents.get(id(node))
+            if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node):
+                other.add(node.id)
+    names = made - other
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) \
+                and not _reads_items_only(node, parents):
+            names.discard(node.id)
+    return frozenset(names)
+
+
+def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    parent = parents.get(id(name))
+    if isinstance(parent, ast.Subscript) and parent.value is name:
+        return True
+    if isinstance(parent, ast.Attribute) and parent.attr in _DICT_READS:
+        return isinstance(parents.get(id(parent)), ast.Call)
+    if isinstance(parent, ast.Dict):  # `{**d, ...}`
+        return any(key is None and value is name for key, value in zip(parent.keys, parent.values))
+    if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
+        return True
+    return isinstance(parent, ast.Return)
+
+
 # Array functions that make an array larger (or smaller) than their inputs.
 RESHAPING_FUNCTIONS = frozenset({"concatenate", "append", "stack", "hstack", "vstack", "dstack", "column_stack",
                                  "pad", "tile", "repeat", "insert", "delete"})

@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 import contextvars
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
-from jitfix.analysis.blocks import definitely_assigned, loaded_names, target_names, upward_exposed
+from jitfix.analysis.blocks import definitely_assigned, loaded_names, private_dicts, target_names, upward_exposed
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis
-from jitfix.control_flow.plans import Plan, PlanningOptions, Problem
+from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
 # the function, how many Python loops enclose it).
@@ -51,6 +51,7 @@ class PlanContext:
     rewritten_loop_levels: list[tuple[int, int]] = field(default_factory=list)  # (level in rests, loop depth)
     _taken: set[str] | None = None
     _loads: list[ast.Name] | None = None
+    _private_dicts: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         self.sizes = SizeEvidence(self.arrays, self.imports)
@@ -92,8 +93,29 @@ class PlanContext:
                 self.carried_at[id(node)] = self.traced_here
 
     def report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
-               scan: bool = False, lowerable: bool = False) -> None:
-        self.problems.append(Problem(where or node, node, reason, scan, lowerable))
+               scan: bool = False, lowering: Lowering | None = None) -> None:
+        self.problems.append(Problem(where or node, node, reason, scan, lowering))
+
+    @property
+    def private_dicts(self) -> frozenset[str]:
+        """Dicts of the function nothing else can hold (see blocks.private_dicts)."""
+        if self._private_dicts is None:
+            self._private_dicts = private_dicts(self.function)
+        return self._private_dicts
+
+    def report_obstacle(self, node: ast.If | ast.For | ast.While,
+                        found: Iterable[tuple[ast.AST, str]]) -> bool:
+        """Report what blocks the rewrite of ``node`` (True if anything does). When every
+        obstacle is an item write into a dict of the function, the restructuring into new
+        dicts is offered with it."""
+        found = list(found)
+        if not found:
+            return False
+        dict_writes = all(isinstance(where, ast.Subscript) and isinstance(where.value, ast.Name)
+                          and where.value.id in self.private_dicts for where, _ in found)
+        where, reason = found[0]
+        self.report(node, reason, where, lowering=Lowering.DICT_UPDATES if dict_writes else None)
+        return True
 
     # -- names -----------------------------------------------------------------------------
 

@@ -91,13 +91,10 @@ class IfPlanner:
     def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool,
                         read_after=lambda name: False) -> bool:
         imports = self.context.imports
-        for block in blocks:
-            found = chain(obstacles(block, allow_return, set(imports.aliases), read_after),
-                          framework_obstacles(block, imports.resolve))
-            for where, reason in found:
-                self.context.report(node, reason, where)
-                return True
-        return False
+        found = [obstacle for block in blocks
+                 for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after),
+                                       framework_obstacles(block, imports.resolve))]
+        return self.context.report_obstacle(node, found)
 
     def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
         context = self.context

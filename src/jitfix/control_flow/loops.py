@@ -35,7 +35,7 @@ from jitfix.analysis.blocks import (
 )
 from jitfix.control_flow.boolean_expressions import is_boolean_valued
 from jitfix.control_flow.context import BlockWalker, PlanContext
-from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan
+from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.naming import branch_name, unique_name
@@ -164,16 +164,17 @@ class LoopPlanner:
     def plan(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
         context = self.context
         if node.orelse:
-            return context.report(node, "the loop has an `else:` clause", lowerable=True)
+            return context.report(node, "the loop has an `else:` clause", lowering=Lowering.JUMPS)
         segments, guards = split_guards(node.body)
         if not guards and self._chose_static(node, bound, loops):
             return None
         unguarded = [statement for segment in segments for statement in segment]
         found = loop_obstacle(unguarded)
         if found:
-            return context.report(node, found[1], found[0], lowerable=isinstance(found[0], ast.Break | ast.Continue))
-        for where, reason in body_obstacles(context, unguarded, node, loops):
-            return context.report(node, reason, where)
+            jumps = isinstance(found[0], ast.Break | ast.Continue)
+            return context.report(node, found[1], found[0], lowering=Lowering.JUMPS if jumps else None)
+        if context.report_obstacle(node, body_obstacles(context, unguarded, node, loops)):
+            return None
         for guard in guards:
             guard.boolean = is_boolean_valued(guard.node.test, context.imports)
         target: str | None = None

@@ -138,15 +138,21 @@ class ScanPlan(LoopPlan):
 Plan = IfPlan | LoopPlan
 
 
+class Lowering(Enum):
+    """A plain-Python restructuring that turns a statement the rewrite declines into one it
+    takes (offered only when the rewrite then succeeds on the restructured text)."""
+
+    JUMPS = "jumps"  # a loop's break/continue nested in an `if`, or its `else:`, as flags (jump_lowering)
+    DICT_UPDATES = "dict updates"  # `d[k] = v` on a dict of the function as `d = {**d, k: v}` (dict_updates)
+
+
 @dataclass
 class Problem:
     node: ast.AST  # what blocks the rewrite
     statement: ast.If | ast.For | ast.While  # the statement left as it is
     reason: str
     scan: bool = False  # a loop that could not become a lax.scan (JF203's, not JF201's)
-    # A loop held back by a break/continue inside a block of its body or an `else:` clause:
-    # restructured first (see jump_lowering).
-    lowerable: bool = False
+    lowering: Lowering | None = None  # what restructuring first would let the rewrite take it
 
     @property
     def line(self) -> int:

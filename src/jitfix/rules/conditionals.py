@@ -31,6 +31,7 @@ from jitfix.control_flow.plans import LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.lowering import lowering_fix
 
 SHARED_KEY = "conditionals"
 
@@ -306,6 +307,15 @@ class TracedIf(Rule):
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
             for problem in planned.problems:
                 if not isinstance(problem.statement, ast.If):
+                    continue
+                lowered = lowering_fix(module, function, problem.statement, problem.lowering) \
+                    if problem.lowering else None
+                if lowered is not None:
+                    message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
+                               f"`{function.qualname}` ({function.how}): raises under jit; rewrite with `lax.cond` "
+                               "(its writes into a dict first written as new dicts)")
+                    yield self.finding(module, problem.statement, message, lowered, function=function,
+                                       end=problem.statement.test)
                     continue
                 where = f" (line {problem.line})" if problem.line != problem.statement.lineno else ""
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.control_flow.context import checking_lowered
-from jitfix.control_flow.plans import LoopKind, LoopPlan
-from jitfix.findings import Edit, EditContext, EditError, Finding, Fix, Safety
+from jitfix.control_flow.plans import LoopKind, LoopPlan, Lowering
+from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
+from jitfix.rules.lowering import lowering_fix
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
@@ -47,55 +47,19 @@ class _LoopRule(Rule):
                 if problem.scan != (self.kind is LoopKind.SCAN):
                     continue
                 statement = problem.statement
-                lowering = self._lowering_fix(module, function, statement) if problem.lowerable else None
-                if lowering is not None:
+                lowered = lowering_fix(module, function, statement, problem.lowering) if problem.lowering else None
+                if lowered is not None:
+                    first = ("its `break`/`continue` nested in an `if`, or its `else:`, first restructured with a flag"
+                             if problem.lowering is Lowering.JUMPS else
+                             "its writes into a dict first written as new dicts")
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
-                               "as a lax loop (its `break`/`continue` nested in an `if`, or its `else:`, first "
-                               "restructured with a flag)")
-                    yield self.finding(module, statement, message, lowering, function=function,
+                               f"as a lax loop ({first})")
+                    yield self.finding(module, statement, message, lowered, function=function,
                                        end=self._header_end(statement))
                     continue
                 where = f" (line {problem.line})" if problem.line != statement.lineno else ""
                 message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
-
-    def _lowering_fix(self, module: ModuleContext, function, loop: ast.For | ast.While) -> Fix | None:
-        """Turn the loop's nested jumps into flags (see jump_lowering), when the rounds of
-        safe fixes that follow then rewrite the lowered loop: checked by running them on the
-        lowered text (no flag guard may be left). The rewrite itself is those next rounds."""
-        if checking_lowered.get():
-            return None
-        import libcst as cst  # loaded only when a loop is to be restructured
-
-        from jitfix.control_flow.jump_lowering import JumpLowering
-        from jitfix.engine import InternalError, Options, apply_edits, process_text  # the engine drives the rules
-        from jitfix.files import InputError
-
-        lowering: list[JumpLowering] = []
-
-        def lower(node: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
-            assert isinstance(node, cst.For | cst.While)
-            lowering.append(JumpLowering(function.node, node))
-            lowered = lowering[-1].loop(node)
-            if lowered is None:
-                raise EditError("a jump sits in a block the lowering does not reach")
-            return lowered
-
-        edit = Edit(module.start_of(loop), cst.For if isinstance(loop, ast.For) else cst.While, lower)
-        token = checking_lowered.set(True)
-        try:
-            lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
-            result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
-        except (InternalError, InputError):
-            return None
-        finally:
-            checking_lowered.reset(token)
-        if result.new_text is None or _flag_guards_left(result.new_text, set(lowering[0].flags.values())):
-            return None
-        qualname = function.qualname
-        if any(f.function == qualname or (f.function or "").startswith(qualname + ".") for f in result.findings):
-            return None  # anything left undone in the function: the loop is not lowered either
-        return Fix(Safety.SAFE, "turn the nested break/continue into flags, then rewrite as a lax loop", [edit])
 
     def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
         """Loops the strategy keeps: their bounds become static arguments of the jit."""
@@ -131,13 +95,6 @@ class _LoopRule(Rule):
     @staticmethod
     def _header_end(node: ast.For | ast.While) -> ast.AST:
         return node.iter if isinstance(node, ast.For) else node.test
-
-
-def _flag_guards_left(text: str, flags: set[str]) -> bool:
-    """Whether ``text`` still holds an ``if <flag>: break`` (or ``continue``) of the lowering."""
-    return any(isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags
-               and len(node.body) == 1 and isinstance(node.body[0], ast.Break | ast.Continue)
-               for node in ast.walk(ast.parse(text)))
 
 
 class TracedRangeLoop(_LoopRule):
