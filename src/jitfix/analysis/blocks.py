@@ -360,6 +360,36 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
     return None
 
 
+def closures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[ast.AST, frozenset[str]]]:
+    """The functions ``function`` defines (``def g``, ``g = lambda``), each with its node and
+    the names of ``function`` it reads when called -- its own, and those of the closures it
+    calls."""
+    bound = assigned_names(function.body) | {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    found: dict[str, tuple[ast.AST, set[str]]] = {}
+    for node in walk_body(function):
+        inner: ast.AST | None = None
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            name, inner = node.name, node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Lambda):
+            name, inner = node.targets[0].id, node.value
+        if inner is None:
+            continue
+        own = {arg.arg for arg in ast.walk(inner.args) if isinstance(arg, ast.arg)}  # type: ignore[attr-defined]
+        body = inner.body if isinstance(inner.body, list) else [inner.body]  # type: ignore[attr-defined]
+        own |= assigned_names(body)
+        found[name] = (node, (loaded_names(body) - own) & bound)
+    changed = True
+    while changed:  # through the closures a closure calls
+        changed = False
+        for node, reads in found.values():
+            for other in list(reads):
+                if other in found and not found[other][1] <= reads:
+                    reads |= found[other][1]
+                    changed = True
+    return {name: (node, frozenset(reads)) for name, (node, reads) in found.items()}
+
+
 # Methods that read a dict and keep no hold on it.
 _DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
 

@@ -8,7 +8,14 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from jitfix.analysis.blocks import definitely_assigned, loaded_names, private_dicts, target_names, upward_exposed
+from jitfix.analysis.blocks import (
+    closures,
+    definitely_assigned,
+    loaded_names,
+    private_dicts,
+    target_names,
+    upward_exposed,
+)
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis
@@ -52,6 +59,7 @@ class PlanContext:
     _taken: set[str] | None = None
     _loads: list[ast.Name] | None = None
     _private_dicts: frozenset[str] | None = None
+    _closures: dict[str, tuple[ast.AST, frozenset[str]]] | None = None
 
     def __post_init__(self) -> None:
         self.sizes = SizeEvidence(self.arrays, self.imports)
@@ -95,6 +103,26 @@ class PlanContext:
     def report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
                scan: bool = False, lowering: Lowering | None = None) -> None:
         self.problems.append(Problem(where or node, node, reason, scan, lowering))
+
+    def stale_closures(self, statements: list[ast.stmt], localized: set[str]) -> list[tuple[ast.AST, str]]:
+        """Calls, in ``statements``, of a function defined outside them that reads a name the
+        rewrite makes a local of the new branch or body function (``localized``): the function
+        would read that name as it was before the statement, not as the statements leave it."""
+        if self._closures is None:
+            self._closures = closures(self.function)
+        if not self._closures:
+            return []
+        inside = {id(node) for node in ast.walk(ast.Module(body=statements, type_ignores=[]))}
+        found: list[tuple[ast.AST, str]] = []
+        for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._closures:
+                defined, reads = self._closures[node.func.id]
+                stale = sorted(reads & localized)
+                if stale and id(defined) not in inside:
+                    found.append((node, f"`{node.func.id}` reads `{stale[0]}` of the function when called, and "
+                                        f"the rewrite makes `{stale[0]}` a local of a new function: `{node.func.id}` "
+                                        f"would see `{stale[0]}` as it was before; pass it as an argument"))
+        return found
 
     @property
     def private_dicts(self) -> frozenset[str]:

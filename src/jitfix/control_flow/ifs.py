@@ -93,7 +93,8 @@ class IfPlanner:
         imports = self.context.imports
         found = [obstacle for block in blocks
                  for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after),
-                                       framework_obstacles(block, imports.resolve))]
+                                       framework_obstacles(block, imports.resolve),
+                                       self.context.stale_closures(block, assigned_names(block)))]
         return self.context.report_obstacle(node, found)
 
     def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:

@@ -122,6 +122,8 @@ def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.F
             continue  # reported with the loop's own reason
         yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
     yield from framework_obstacles(statements, context.imports.resolve)
+    localized = assigned_names(statements) | (set(target_names(node.target)) if isinstance(node, ast.For) else set())
+    yield from context.stale_closures(statements, localized)
 
 
 class LoopPlanner:
