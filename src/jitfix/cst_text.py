@@ -74,6 +74,15 @@ def leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
     return statement.leading_lines
 
 
+def separated(statements: list[cst.BaseStatement], after: bool) -> list[cst.BaseStatement]:
+    """``statements`` with a blank line above the first, when ``after`` generated definitions."""
+    if not (after and statements) or any(line.comment is None for line in leading_lines(statements[0])[:1]):
+        return statements
+    first = statements[0]
+    assert isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+    return [first.with_changes(leading_lines=[blank_line(), *first.leading_lines]), *statements[1:]]
+
+
 def lay_out(generated: list[cst.BaseStatement], replaced: cst.BaseStatement,
             after_code: bool) -> list[cst.BaseStatement]:
     """Blank lines as black writes them around generated helper functions.

@@ -104,24 +104,49 @@ class PlanContext:
                scan: bool = False, lowering: Lowering | None = None) -> None:
         self.problems.append(Problem(where or node, node, reason, scan, lowering))
 
-    def stale_closures(self, statements: list[ast.stmt], localized: set[str]) -> list[tuple[ast.AST, str]]:
-        """Calls, in ``statements``, of a function defined outside them that reads a name the
-        rewrite makes a local of the new branch or body function (``localized``): the function
-        would read that name as it was before the statement, not as the statements leave it."""
+    def closure_copies(self, blocks: list[list[ast.stmt]],
+                       localized: set[str]) -> tuple[list[ast.stmt], list[tuple[ast.AST, str]]]:
+        """The helpers the function defines before ``blocks`` and calls in them that read a
+        name the rewrite makes a local of the new branch or body function (``localized``):
+        called from there, they would read that name as it was before the statement. A copy of
+        each, made inside the new function, reads the new function's own. Returns (the
+        definitions to copy, in source order; the calls of helpers that cannot be copied --
+        decorated, with defaults -- with the reason)."""
         if self._closures is None:
             self._closures = closures(self.function)
         if not self._closures:
-            return []
+            return [], []
+        statements = [statement for block in blocks for statement in block]
         inside = {id(node) for node in ast.walk(ast.Module(body=statements, type_ignores=[]))}
-        found: list[tuple[ast.AST, str]] = []
+        copies: dict[str, ast.stmt] = {}
+        problems: list[tuple[ast.AST, str]] = []
         for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._closures:
-                defined, reads = self._closures[node.func.id]
-                stale = sorted(reads & localized)
-                if stale and id(defined) not in inside:
-                    found.append((node, f"`{node.func.id}` reads `{stale[0]}` of the function when called, and "
-                                        f"the rewrite makes `{stale[0]}` a local of a new function: `{node.func.id}` "
-                                        f"would see `{stale[0]}` as it was before; pass it as an argument"))
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._closures):
+                continue
+            definition, reads = self._closures[node.func.id]
+            stale = sorted(reads & localized)
+            if not stale or id(definition) in inside:
+                continue
+            needed = self._stale_helpers(node.func.id, localized)
+            if all(_copyable(self._closures[name][0]) for name in needed):
+                copies.update({name: self._closures[name][0] for name in needed})  # type: ignore[misc]
+            else:
+                problems.append((node, f"`{node.func.id}` reads `{stale[0]}` of the function when called, and the "
+                                       f"rewrite makes `{stale[0]}` a local of a new function, where a copy of a "
+                                       "decorated helper or one with defaults would not mean the same"))
+        return sorted(copies.values(), key=lambda statement: statement.lineno), problems
+
+    def _stale_helpers(self, name: str, localized: set[str]) -> list[str]:
+        """``name`` and the helpers it calls that also read a ``localized`` name."""
+        assert self._closures is not None
+        found, pending = [name], [name]
+        while pending:
+            definition = self._closures[pending.pop()][0]
+            for node in ast.walk(definition):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._closures \
+                        and node.func.id not in found and self._closures[node.func.id][1] & localized:
+                    found.append(node.func.id)
+                    pending.append(node.func.id)
         return found
 
     @property
@@ -177,6 +202,19 @@ class PlanContext:
             if name in definitely_assigned(rest):
                 return False
         return False
+
+
+def _copyable(definition: ast.AST) -> bool:
+    """A helper whose definition means the same made again elsewhere: no decorators, no
+    default values (both are evaluated where the definition runs)."""
+    if isinstance(definition, ast.FunctionDef):
+        arguments = definition.args
+    elif isinstance(definition, ast.Assign) and isinstance(definition.value, ast.Lambda):
+        arguments = definition.value.args
+    else:
+        return False
+    decorated = isinstance(definition, ast.FunctionDef) and bool(definition.decorator_list)
+    return not decorated and not arguments.defaults and not any(arguments.kw_defaults)
 
 
 def _read_next_iteration(name: str, node: ast.If | ast.For | ast.While) -> bool:

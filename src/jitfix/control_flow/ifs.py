@@ -93,9 +93,12 @@ class IfPlanner:
         imports = self.context.imports
         found = [obstacle for block in blocks
                  for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after),
-                                       framework_obstacles(block, imports.resolve),
-                                       self.context.stale_closures(block, assigned_names(block)))]
-        return self.context.report_obstacle(node, found)
+                                       framework_obstacles(block, imports.resolve))]
+        return self.context.report_obstacle(node, found + self._copies(blocks)[1])
+
+    def _copies(self, blocks: list[list[ast.stmt]]) -> tuple[list[ast.stmt], list[tuple[ast.AST, str]]]:
+        """The helpers to define again in the branch functions (see PlanContext.closure_copies)."""
+        return self.context.closure_copies(blocks, set().union(*(assigned_names(block) for block in blocks)))
 
     def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
         context = self.context
@@ -124,7 +127,7 @@ class IfPlanner:
         operands = context.ordered(needed, node)
         true = Branch(branch_name(node.test, False, context.taken), node.body, False)
         false = Branch(branch_name(node.test, True, context.taken), node.orelse, False)
-        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs)
+        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs, copies=self._copies(branches)[0])
         self._plan_casts_assign(plan, values)
         context.plans[node] = plan
         self._walk_branches([true, false], operands, tail=False, loops=loops)
@@ -157,7 +160,8 @@ class IfPlanner:
         operands = context.ordered(needed, node)
         true = Branch(branch_name(node.test, False, context.taken), true_statements, true_falls and bool(rest))
         false = Branch(branch_name(node.test, True, context.taken), false_statements, false_falls and bool(rest))
-        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [])
+        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [],
+                      copies=self._copies([true_statements, false_statements])[0])
         self._plan_casts_return(plan)
         context.plans[node] = plan
         self._walk_branches([true, false], operands, tail=True, loops=0)
@@ -328,7 +332,7 @@ class IfRenderer:
 
     def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,
                     statements: list[cst.BaseStatement], depth: int) -> cst.FunctionDef:
-        body = self.block(statements, branch.statements, depth + 1)
+        body = self.context.with_copies(plan.copies, self.block(statements, branch.statements, depth + 1))
         if plan.form is IfForm.ASSIGN and plan.outputs:
             body.append(cst.parse_statement(f"return {self._outputs(plan, branch)}\n"))
         elif plan.form is IfForm.RETURN and "return" in branch.casts:

@@ -122,8 +122,12 @@ def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.F
             continue  # reported with the loop's own reason
         yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
     yield from framework_obstacles(statements, context.imports.resolve)
-    localized = assigned_names(statements) | (set(target_names(node.target)) if isinstance(node, ast.For) else set())
-    yield from context.stale_closures(statements, localized)
+    yield from context.closure_copies([statements], _localized(statements, node))[1]
+
+
+def _localized(statements: list[ast.stmt], node: ast.For | ast.While) -> set[str]:
+    """The names that become locals of a loop's body function."""
+    return assigned_names(statements) | (set(target_names(node.target)) if isinstance(node, ast.For) else set())
 
 
 class LoopPlanner:
@@ -204,6 +208,7 @@ class LoopPlanner:
             plan = LoopPlan(node, LoopKind.WHILE, unique_name(name + "_body", context.taken), carry, body,
                             cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports))
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
+        plan.copies = context.closure_copies([unguarded], _localized(unguarded, node))[0]
         if "_" in (target, *carry):
             plan.placeholder = unique_name("_unused", context.taken)
         # The passes of a range loop that can break are counted in a name of their own when the
@@ -505,6 +510,7 @@ class LoopRenderer:
             returned = carry_source(plan) if plan.carry else "carry"
             if len(plan.carry) > 1:
                 returned = returned[1:-1]
+        body = self.context.with_copies(plan.copies, body)
         separate_first_def(prologue, body)
         statements = [*prologue, *body, cst.parse_statement(f"return {returned}\n")]
         template = cst.parse_statement(f"def {name}({parameters}):\n    pass\n")

@@ -43,6 +43,8 @@ class IfPlan:
     outputs: list[str]
     # output (or "return") -> (dtype variable name, source of jnp.result_type arguments)
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    # Helpers defined before the if that read what a branch changes: defined again in each branch.
+    copies: list[ast.stmt] = field(default_factory=list)
 
     @property
     def absorbs_rest(self) -> bool:
@@ -86,6 +88,8 @@ class LoopPlan:
     # What an unpacking writes for a slot the function does not read: `_`, unless the loop
     # itself names `_` (`for _ in range(n)`), which the placeholder must not overwrite.
     placeholder: str = "_"
+    # Helpers defined before the loop that read what the body changes: defined again in the body.
+    copies: list[ast.stmt] = field(default_factory=list)
     # A range loop that can break counts its passes in a name of its own when the body binds
     # the loop variable itself (`for i in ...: ... for i in range(2)`): Python's next pass
     # takes `i` from the range whatever the body did with it.

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from jitfix.cst_text import cst
+from jitfix.cst_text import cst, separated
 from jitfix.findings import EditContext
 
 INDENT_WIDTH = 4
@@ -33,6 +34,15 @@ class RenderContext:
         if node is None:
             return default
         return ast.get_source_segment(self.text, node) or ast.unparse(node)
+
+    def with_copies(self, definitions: list[ast.stmt], body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """``body`` after the helper definitions, as written, made again inside a new function
+        (a blank line after a ``def``, as black writes it)."""
+        made: list[cst.BaseStatement] = []
+        for definition in definitions:
+            source = textwrap.dedent(ast.get_source_segment(self.text, definition, padded=True) or "")
+            made.append(cst.parse_statement(source.rstrip("\n") + "\n"))
+        return [*made, *separated(body, after=bool(made) and isinstance(made[-1], cst.FunctionDef))]
 
     def call(self, prefix: str, function: str, arguments: list[str], depth: int) -> cst.BaseStatement:
         """``prefix + function(arguments...)`` as a statement at ``depth``, split over lines

@@ -87,6 +87,9 @@ class ScanPlanner:
         body = [statement for statement in node.body if id(statement) not in appends]
         for where, reason in body_obstacles(context, body, node, loops):
             return self._report(node, reason, where)
+        copies, _ = context.closure_copies([body], assigned_names(body) | set(names))
+        if copies:
+            return self._report(node, "a helper defined before the loop reads what the body changes")
         if any(context.live_after(name, node, loops) for name in names):
             return self._report(node, "the loop variable is read after the loop")
         assigned = assigned_names(body) - set(names)
