@@ -1,6 +1,7 @@
 """A short run of the fuzzer (benchmarks/fuzz.py): generated programs with traced and static
 conditionals and elif chains, ternaries, boolean operators, range and while loops (reused and
-`_` loop variables, guards), augmented assignments, int counters, bool flags and helpers; each
+`_` loop variables, guards), augmented assignments, int counters, bool flags, helpers (one
+nested, closing over a local), a vector argument, dict and tuple state, early returns; each
 must be fixed faithfully (jitted and eager), declined with a finding, or already work."""
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 
 import fuzz  # noqa: E402
 
-EVERY_FEATURE = {"augmented", "bool_argument", "counter", "elif_chain", "flag", "for", "guard", "helper",
-                 "int_argument", "loop_variable_after", "print", "static_if", "ternary", "tuple", "underscore_loop",
-                 "while"}
+EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_return", "elif_chain", "flag", "for",
+                 "guard", "helper", "int_argument", "loop_variable_after", "nested_helper", "print", "static_if",
+                 "ternary", "tuple", "tuple_state", "underscore_loop", "vector", "while"}
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
@@ -39,4 +40,4 @@ def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
 def test_the_generator_makes_programs_that_run_eagerly() -> None:
     code = fuzz.ProgramGenerator(random.Random(3)).program()
     compile(code, "<fuzzed>", "exec")
-    assert "def f(x, y, n, m, flag: bool):" in code and "return a, b, c, k" in code
+    assert "def f(x, y, n, m, flag: bool, v):" in code and "return a, b, c, k" in code

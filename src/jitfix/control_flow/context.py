@@ -136,6 +136,13 @@ class PlanContext:
                                        "decorated helper or one with defaults would not mean the same"))
         return sorted(copies.values(), key=lambda statement: statement.lineno), problems
 
+    def reads_of(self, copies: list[ast.stmt]) -> set[str]:
+        """The names of the function the copied helpers read when called: inputs of the new
+        function, as if its own statements read them where the helpers are called."""
+        wanted = {id(copy) for copy in copies}
+        return {name for definition, reads in (self._closures or {}).values() if id(definition) in wanted
+                for name in reads}
+
     def _stale_helpers(self, name: str, localized: set[str]) -> list[str]:
         """``name`` and the helpers it calls that also read a ``localized`` name."""
         assert self._closures is not None

@@ -118,8 +118,10 @@ class IfPlanner:
                             node, f"`{name}` has no value {where}: it is bound in one branch only and "
                             "not before the `if`, so the other branch has nothing to return")
                     needed.add(name)
+        copies = self._copies(branches)[0]
         for block in branches:
             needed |= upward_exposed(block, set(outputs)) & assigned_names(block) & bound
+            needed |= self.context.reads_of(copies) & assigned_names(block) & bound
         for name in outputs:
             if _static_non_numeric(name, branches):
                 return context.report(node, f"`{name}` is set to a Python value that is not a number; "
@@ -127,7 +129,7 @@ class IfPlanner:
         operands = context.ordered(needed, node)
         true = Branch(branch_name(node.test, False, context.taken), node.body, False)
         false = Branch(branch_name(node.test, True, context.taken), node.orelse, False)
-        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs, copies=self._copies(branches)[0])
+        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs, copies=copies)
         self._plan_casts_assign(plan, values)
         context.plans[node] = plan
         self._walk_branches([true, false], operands, tail=False, loops=loops)
@@ -155,13 +157,14 @@ class IfPlanner:
         if self._first_obstacle(node, [true_statements, false_statements], allow_return=True):
             return False
         needed: set[str] = set()
+        copies = self._copies([true_statements, false_statements])[0]
         for statements in (true_statements, false_statements):
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
+            needed |= self.context.reads_of(copies) & assigned_names(statements) & bound
         operands = context.ordered(needed, node)
         true = Branch(branch_name(node.test, False, context.taken), true_statements, true_falls and bool(rest))
         false = Branch(branch_name(node.test, True, context.taken), false_statements, false_falls and bool(rest))
-        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [],
-                      copies=self._copies([true_statements, false_statements])[0])
+        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [], copies=copies)
         self._plan_casts_return(plan)
         context.plans[node] = plan
         self._walk_branches([true, false], operands, tail=True, loops=0)

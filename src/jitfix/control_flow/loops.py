@@ -246,6 +246,8 @@ class LoopPlanner:
         test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
         live_after = {name for name in assigned if context.live_after(name, node, loops)}
         exposed = upward_exposed(body, live_after | test_reads | ({flag} if flag else set()))
+        # What a helper defined again in the body reads when called is an input of the body.
+        exposed |= context.reads_of(context.closure_copies([body], _localized(body, node))[0]) & assigned
         if flag:
             bound = bound | {flag}
         carry: list[str] = []
