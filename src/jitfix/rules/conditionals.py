@@ -50,15 +50,20 @@ def _truth_tested(test: ast.AST) -> Iterator[ast.AST]:
 
 
 class BooleanSite:
-    """One ``and``/``or``/``not``/chained comparison that calls ``bool()`` on a tracer."""
+    """One ``and``/``or``/``not``/chained comparison that calls ``bool()`` on a tracer (or, in
+    a test that becomes a lax predicate, on what may be one)."""
 
-    def __init__(self, node: ast.AST, statement: ast.stmt, values: ValueAnalysis):
+    def __init__(self, node: ast.AST, statement: ast.stmt, values: ValueAnalysis, from_unknown: bool = False):
         self.node = node
         self.statement = statement
         self.values = values
+        # Converted from the first operand not proven static (not only from the first traced).
+        self.from_unknown = from_unknown
 
     def first_traced(self) -> int:
         assert isinstance(self.node, ast.BoolOp)
+        if self.from_unknown:
+            return next(i for i, value in enumerate(self.node.values) if not self.values.is_static(value))
         return next(i for i, value in enumerate(self.node.values) if self.values.is_traced(value))
 
     def edit(self, module: ModuleContext) -> Edit:
@@ -112,6 +117,23 @@ def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
     return None
 
 
+def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, imports,
+                    booleans: frozenset[str]) -> BooleanSite | None:
+    """In a test that becomes a lax predicate, an ``and``/``or``/``not`` whose truth-tested
+    operand the analysis cannot prove static (a call's result, say): Python would take its
+    truth, which raises if it is a tracer. Written with ``jnp.logical_*`` from that operand on
+    when the operands are booleans (the predicate needs only their truth)."""
+    if isinstance(node, ast.BoolOp):
+        tested = node.values[:-1]
+        first = next((i for i, value in enumerate(tested) if not values.is_static(value)), None)
+        if first is not None and all(is_boolean_valued(value, imports, booleans) for value in node.values[first:]):
+            return BooleanSite(node, statement, values, from_unknown=True)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        if not values.is_static(node.operand) and is_boolean_valued(node.operand, imports, booleans):
+            return BooleanSite(node, statement, values)
+    return None
+
+
 def array_evidence(traced: TracedFunction) -> ArrayEvidence:
     """What the function's own bindings, and those of the traced functions around it (for
     the names it closes over), prove to be arrays."""
@@ -146,6 +168,10 @@ class FunctionConditionals:
         self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planned.non_scalar)
         self.booleans: list[BooleanSite] = []
         self._flow = flow
+        # The truth-tested parts of the tests that become lax predicates: there a Python
+        # `and`/`or`/`not` must not be left on what may be a tracer.
+        predicates = {id(part) for planned in self.planned.plans if isinstance(planned, ast.If | ast.While)
+                      for part in _truth_tested(planned.test)}
         for node, statement in own_expressions(function):
             if not isinstance(node, ast.IfExp | ast.BoolOp | ast.UnaryOp | ast.Compare):
                 continue  # the only expressions JF102 and JF103 rewrite
@@ -157,6 +183,8 @@ class FunctionConditionals:
                 else:
                     self.ternaries.append((node, statement))
             site = _boolean_site(node, statement, values, arrays)
+            if site is None and id(node) in predicates:
+                site = _predicate_site(node, statement, values, module.imports, self.boolean_names)
             if site is not None:
                 self.booleans.append(site)
         self._owner = self._owners()
