@@ -385,7 +385,7 @@ class GrowingShapeArgument(Rule):
         if not jitted:
             return
         for loop in _loops(module, tuple(jitted)):
-            counters = _counters(loop)
+            counters = _moving_with(_counters(loop), loop)
             for call in _own_nodes(loop.body):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
                     continue
@@ -417,6 +417,23 @@ def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.
         if growth is not None:
             return f"which the loop gives a new shape on every pass ({growth[1]}, line {getattr(growth[0], 'lineno', '?')})"
     return None
+
+
+def _moving_with(counters: set[str], loop: ast.For | ast.While) -> set[str]:
+    """The counters and the names the loop's body computes from them (``end = start + size``):
+    a slice between two of them (``x[start:end]``) is a window that moves, not one that grows."""
+    moving = set(counters)
+    grown = bool(moving)
+    while grown:
+        grown = False
+        for node in _own_nodes(loop.body):
+            if isinstance(node, ast.Assign) and _names_in(node.value) & moving:
+                for target in node.targets:
+                    new = {name.id for name in ast.walk(target) if isinstance(name, ast.Name)} - moving
+                    if new:
+                        moving |= new
+                        grown = True
+    return moving
 
 
 def _names_in(node: ast.AST | None) -> set[str]:
