@@ -89,12 +89,12 @@ class IfPlanner:
             context.operands = outer
 
     def _first_obstacle(self, node: ast.If, blocks: list[list[ast.stmt]], allow_return: bool,
-                        read_after=lambda name: False) -> bool:
+                        uncopyable: list[tuple[ast.AST, str]], read_after=lambda name: False) -> bool:
         imports = self.context.imports
         found = [obstacle for block in blocks
                  for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after),
                                        framework_obstacles(block, imports.resolve))]
-        return self.context.report_obstacle(node, found + self._copies(blocks)[1])
+        return self.context.report_obstacle(node, found + uncopyable)
 
     def _copies(self, blocks: list[list[ast.stmt]]) -> tuple[list[ast.stmt], list[tuple[ast.AST, str]]]:
         """The helpers to define again in the branch functions (see PlanContext.closure_copies)."""
@@ -102,10 +102,11 @@ class IfPlanner:
 
     def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
         context = self.context
-        if self._first_obstacle(node, [node.body, node.orelse], allow_return=False,
+        branches = [node.body, node.orelse]
+        copies, uncopyable = self._copies(branches)
+        if self._first_obstacle(node, branches, allow_return=False, uncopyable=uncopyable,
                                 read_after=lambda name: context.live_after(name, node, loops)):
             return
-        branches = [node.body, node.orelse]
         assigned = assigned_names(node.body) | assigned_names(node.orelse)
         outputs = [name for name in context.ordered(assigned, node) if context.live_after(name, node, loops)]
         needed: set[str] = set()
@@ -118,7 +119,6 @@ class IfPlanner:
                             node, f"`{name}` has no value {where}: it is bound in one branch only and "
                             "not before the `if`, so the other branch has nothing to return")
                     needed.add(name)
-        copies = self._copies(branches)[0]
         for block in branches:
             needed |= upward_exposed(block, set(outputs)) & assigned_names(block) & bound
             needed |= self.context.reads_of(copies) & assigned_names(block) & bound
@@ -154,10 +154,10 @@ class IfPlanner:
                 context.report(node, f"the function returns nothing when the condition is {label}; "
                                      "`lax.cond` needs a value from each branch")
                 return False
-        if self._first_obstacle(node, [true_statements, false_statements], allow_return=True):
+        copies, uncopyable = self._copies([true_statements, false_statements])
+        if self._first_obstacle(node, [true_statements, false_statements], allow_return=True, uncopyable=uncopyable):
             return False
         needed: set[str] = set()
-        copies = self._copies([true_statements, false_statements])[0]
         for statements in (true_statements, false_statements):
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
             needed |= self.context.reads_of(copies) & assigned_names(statements) & bound

@@ -190,7 +190,8 @@ class LoopPlanner:
             target = node.target.id
         flag = unique_name("stopped", context.taken) if any(g.kind is JumpKind.BREAK for g in guards) else None
         body, synthetic_ifs = self._nested_body(segments, guards, flag)
-        carry = self._carry(node, body, target, flag, bound, loops)
+        copies = context.closure_copies([unguarded], _localized(unguarded, node))[0]
+        carry = self._carry(node, body, target, flag, bound, loops, context.reads_of(copies))
         if carry is None:
             return None
         plan: LoopPlan | None
@@ -208,7 +209,7 @@ class LoopPlanner:
             plan = LoopPlan(node, LoopKind.WHILE, unique_name(name + "_body", context.taken), carry, body,
                             cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports))
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
-        plan.copies = context.closure_copies([unguarded], _localized(unguarded, node))[0]
+        plan.copies = copies
         if "_" in (target, *carry):
             plan.placeholder = unique_name("_unused", context.taken)
         # The passes of a range loop that can break are counted in a name of their own when the
@@ -239,15 +240,15 @@ class LoopPlanner:
             context.carried = outer
 
     def _carry(self, node: ast.For | ast.While, body: list[ast.stmt], target: str | None, flag: str | None,
-               bound: set[str], loops: int) -> list[str] | None:
-        """The names the body function takes and returns (None: reported why there are none)."""
+               bound: set[str], loops: int, copied_reads: set[str]) -> list[str] | None:
+        """The names the body function takes and returns (None: reported why there are none);
+        ``copied_reads``: what the helpers defined again in the body read when called."""
         context = self.context
         assigned = assigned_names(body)
         test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
         live_after = {name for name in assigned if context.live_after(name, node, loops)}
         exposed = upward_exposed(body, live_after | test_reads | ({flag} if flag else set()))
-        # What a helper defined again in the body reads when called is an input of the body.
-        exposed |= context.reads_of(context.closure_copies([body], _localized(body, node))[0]) & assigned
+        exposed |= copied_reads & assigned  # inputs of the body, as if it read them where they are called
         if flag:
             bound = bound | {flag}
         carry: list[str] = []
