@@ -21,6 +21,12 @@ overrides for what jax leaves unannotated or annotates as ``Any``:
 
 Methods and properties of ``jax.Array`` are listed the same way.
 
+``ELEMENTWISE``: the functions of ``jax.numpy``, ``jax.lax``, ``jax.nn`` and
+``jax.scipy.special`` that compute each element of their result from the same element of
+each argument alone (``sin``, ``add``, ``relu``): found by running each on random arrays
+(``is_elementwise``), which takes a minute or two; ``--keep-elementwise`` reuses the
+checked-in list, and the test suite re-runs a sample of it.
+
 ``SHAPE_PARAMETERS``: for each function that makes arrays, the parameters that set the shape
 of its result (``shape``, ``size``, ``num_classes``, ``num``, ``length``, ...: read from the
 signatures, by name), with their position when they can be passed positionally. Under
@@ -216,7 +222,110 @@ def all_shape_parameters(names: dict[str, str]) -> dict[str, tuple[tuple[int | N
     return found
 
 
-def render() -> str:
+# Where elementwise functions are looked for.
+ELEMENTWISE_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
+# Shapes tried: a matrix (a function that flattens or transposes changes its shape) and a
+# column (one that squeezes does).
+ELEMENTWISE_SHAPES = ((2, 3), (3, 1))
+
+
+def _elementwise_arity(function) -> int | None:
+    """How many arguments to give a candidate: its required positional parameters, when there
+    are one to three and none is annotated as a sequence of arrays (``stack``, ``block``);
+    a ufunc's ``nin``."""
+    if isinstance(getattr(function, "nin", None), int):
+        return function.nin if 1 <= function.nin <= 3 else None
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    required = [p for p in parameters if p.default is p.empty and p.kind is not p.VAR_KEYWORD]
+    if not 1 <= len(required) <= 3 or any(p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY) for p in required):
+        return None
+    if any(re.search(r"Sequence|list|tuple", str(p.annotation)) for p in required):
+        return None
+    return len(required)
+
+
+def _same(a, b) -> bool:
+    import numpy as np
+
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and bool(
+        np.all((a == b) | np.isclose(a, b, rtol=1e-6, atol=0, equal_nan=True)))
+
+
+def is_elementwise(function, arity: int) -> bool:
+    """Whether ``function`` works element by element: on random arrays (with zeros and
+    repeated values), alone or with some arguments scalars, its result has the arguments'
+    shape, permuting or cutting the rows of the array arguments permutes or cuts the rows of
+    the result the same way, and changing one element of an argument changes at most the
+    same element of the result. That is what lets a caller pad rows and cut them off again,
+    and lets any argument be a tracer."""
+    import itertools
+
+    import jax
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for shape in ELEMENTWISE_SHAPES:
+        # Every argument holds the same values in another order (a zero and a repeat among
+        # them), so a function that compares elements across positions (`isin`) shows it.
+        values = rng.uniform(-4, 4, shape).astype(np.float32).ravel()
+        values[0], values[-1] = 0.0, values[1]
+        arrays = [rng.permutation(values).reshape(shape) for _ in range(arity)]
+        for scalars in itertools.product((False, True), repeat=arity):
+            if all(scalars):
+                continue
+            args = [np.float32(a.flat[1]) if scalar else a for a, scalar in zip(arrays, scalars)]
+            out = function(*args)
+            if not isinstance(out, jax.Array) or out.shape != shape:
+                return False
+            rows = rng.permutation(shape[0])
+            for cut in (rows, slice(0, 2)):
+                if not _same(function(*[a if s else a[cut] for a, s in zip(args, scalars)]), np.asarray(out)[cut]):
+                    return False
+            for which, array in enumerate(args):
+                if scalars[which]:
+                    continue
+                for at in list(np.ndindex(shape))[:3]:
+                    moved = array.copy()
+                    moved[at] += np.float32(5.0)  # more than pi: `unwrap` shifts what follows
+                    new = np.asarray(function(*args[:which], moved, *args[which + 1:]))
+                    if new.shape != shape:
+                        return False
+                    differs = ~((new == np.asarray(out)) | np.isclose(new, out, rtol=1e-6, atol=0, equal_nan=True))
+                    differs[at] = False
+                    if differs.any():
+                        return False
+    return True
+
+
+def elementwise(names: dict[str, str]) -> list[str]:
+    import warnings
+
+    found = []
+    for name, kind in sorted(names.items()):
+        if kind not in ("array", "one array") or not name.startswith(ELEMENTWISE_MODULES):
+            continue
+        module_name, _, attribute = name.rpartition(".")
+        function = getattr(importlib.import_module(module_name), attribute)
+        arity = _elementwise_arity(function)
+        if arity is None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if is_elementwise(function, arity):
+                    found.append(name)
+        except Exception:  # wrong argument kinds, a random key wanted, ...: not elementwise here
+            continue
+    return found
+
+
+def render(elementwise_names: list[str] | None = None) -> str:
+    """The catalogue's text; ``elementwise_names`` (e.g. the checked-in list) instead of
+    deriving ``ELEMENTWISE`` again, which runs every candidate."""
     import jax
 
     lines = [
@@ -232,7 +341,12 @@ def render() -> str:
     lines += ["}", "", "# Function -> the parameters that set its result's shape: (position or None, name)",
               "SHAPE_PARAMETERS = {"]
     lines += [f"    {name!r}: {parameters!r}," for name, parameters in sorted(all_shape_parameters(found).items())]
-    lines += ["}", "", "# Public members of jax.Array -> array | static", "ARRAY_MEMBERS = {"]
+    lines += ["}", "", "# Functions that compute each element of their result from the same element of each",
+              "# argument (tested on random arrays by tools/make_catalogue.py: is_elementwise)",
+              "ELEMENTWISE = frozenset({"]
+    listed = elementwise(found) if elementwise_names is None else sorted(elementwise_names)
+    lines += [f"    {name!r}," for name in listed]
+    lines += ["})", "", "# Public members of jax.Array -> array | static", "ARRAY_MEMBERS = {"]
     lines += [f"    {name!r}: {kind!r}," for name, kind in sorted(array_members().items())]
     lines += ["}", ""]
     return "\n".join(lines)
@@ -241,8 +355,15 @@ def render() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the checked-in catalogue differs")
+    parser.add_argument("--keep-elementwise", action="store_true",
+                        help="reuse the checked-in ELEMENTWISE list instead of testing every candidate again")
     args = parser.parse_args()
-    text = render()
+    kept = None
+    if args.keep_elementwise:
+        from jitfix.analysis.catalogue_data import ELEMENTWISE
+
+        kept = sorted(ELEMENTWISE)
+    text = render(kept)
     if args.check:
         current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
         if current != text:

@@ -1,6 +1,6 @@
 """What jitfix knows of the JAX API and of Python's builtins: one home for every table.
 
-``FUNCTIONS`` and ``ARRAY_MEMBERS`` are generated from the installed jax by
+``FUNCTIONS``, ``SHAPE_PARAMETERS``, ``ELEMENTWISE`` and ``ARRAY_MEMBERS`` are generated from the installed jax by
 ``tools/make_catalogue.py`` (return annotations, with a short list of overrides); a test
 regenerates them and fails when they drift. The rest is what no annotation says: which
 builtins keep Python values Python, which methods change their object.
@@ -8,7 +8,7 @@ builtins keep Python values Python, which methods change their object.
 
 from __future__ import annotations
 
-from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, FUNCTIONS, SHAPE_PARAMETERS
+from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, ELEMENTWISE, FUNCTIONS, SHAPE_PARAMETERS
 
 ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
 ONE_ARRAY = "one array"  # returns exactly one array (not a tuple or list of them)
@@ -21,6 +21,13 @@ HOST = "host"  # values moved to the host: NumPy / Python
 def shape_parameters(name: str | None) -> tuple[tuple[int | None, str], ...]:
     """The parameters of a JAX function that set its result's shape: (position, name)."""
     return SHAPE_PARAMETERS.get(name or "", ())
+
+
+def is_elementwise(name: str | None) -> bool:
+    """Whether a fully qualified JAX function computes each element of its result from the
+    same element of each argument (``jnp.sin``, ``jnp.add``): any argument may be a tracer,
+    and padding rows onto its arguments only adds rows to its result."""
+    return name in ELEMENTWISE
 
 
 def function_category(name: str | None) -> str | None:
