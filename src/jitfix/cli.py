@@ -687,8 +687,10 @@ def profile(
     chart: Annotated[Optional[Path], typer.Option("--chart", metavar="FILE",
                                                   help="Write an SVG chart of compiles over time to FILE.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds the command may take.")] = 600.0,
-    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe fixes of the causes seen (a function jitted "
-                                                    "anew in a loop is jitted once) to a copy, run the command "
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the fixes of the causes seen (a function jitted anew "
+                                                    "in a loop is jitted once, a static argument that only enters "
+                                                    "arithmetic is traced, a row-by-row function gets arguments "
+                                                    "padded to a power-of-two length) to a copy, run the command "
                                                     "again there, and show the compiles before and after.")] = False,
     write: Annotated[bool, typer.Option("--write", help="With --fix: write the fixes to the files.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
@@ -750,6 +752,12 @@ def _report_profile_fixes(fixed, write: bool, out: Console, err: Console):
     if fixed.after.returncode != 0:
         err.print(f"jitfix: with the fixes the command exited {fixed.after.returncode}; nothing written")
         return fixed.before
+    difference = fixed.output_difference()
+    if difference is not None:
+        err.print(f"jitfix: with the fixes the command printed otherwise ({difference}); nothing written",
+                  markup=False)
+        return fixed.before
+    err.print("the command printed the same with the fixes")
     if write:
         _write_run_fixes(Path("."), fixed.changed, err)
     return fixed.after

@@ -74,6 +74,10 @@ class Settings:
     target_version: tuple[int, int] | None = None  # the Python the code runs on
     # What `jitfix run` saw traced (jitfix.analysis.traced.Observation), as evidence.
     observed: tuple = ()
+    # What `jitfix profile` saw recompile for a static argument's new values, as evidence:
+    # (real path of the module, first line of the function's code, function, parameter,
+    # how many values).
+    recompiled_static: tuple[tuple[str, int, str, str, int], ...] = ()
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Command-line values win over the file; None means "not given"."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jitfix.config import Settings
+from jitfix.validate.compare import first_line_difference
 from jitfix.validate.process import run as run_process
 
 HOOK = Path(__file__).with_name("run_hook.py")
@@ -169,7 +170,8 @@ class Profile:
     eager_compiles: int
     eager_seconds: float
     returncode: int | None
-    output: str
+    output: str  # stdout and stderr
+    stdout: str = ""
 
     def as_json(self) -> dict:
         return {"functions": [f.as_json() for f in self.functions], "eager_compiles": self.eager_compiles,
@@ -309,13 +311,17 @@ def profile_command(command: list[str], *, timeout: float = 600.0, cwd: Path | N
         env = {**os.environ, "JITFIX_PROFILE_LOG": str(log), "PYTHONPATH": python_path}
         outcome = run_process(command, timeout=timeout, cwd=str(folder), env=env)
         functions, eager_compiles, eager_seconds = read_profile(log, folder)
-    return Profile(functions, eager_compiles, eager_seconds, outcome.returncode, outcome.stdout + outcome.stderr)
+    return Profile(functions, eager_compiles, eager_seconds, outcome.returncode, outcome.stdout + outcome.stderr,
+                   outcome.stdout)
 
 
 # -- fixes -----------------------------------------------------------------------------------
 
-# The rules whose safe fixes remove a cause the profile sees: a function jitted anew each pass.
-RECOMPILATION_FIXES = ("JF502",)
+# The rules whose fixes remove a cause the profile sees: a function jitted anew each pass
+# (JF502), a static argument that takes a new value each call (JF503: its fix is unsafe
+# alone, and is applied with the run's evidence), an argument of a new length each call
+# (JF504: padded to a power of two).
+RECOMPILATION_FIXES = ("JF502", "JF503", "JF504")
 
 
 @dataclass
@@ -335,6 +341,13 @@ class ProfileFix:
             rows.append((f"{f.name} ({f.where})", f.compiles, match.compiles if match else None))
         return rows
 
+    def output_difference(self) -> str | None:
+        """Where the command printed otherwise with the fixes (numbers within float32's
+        precision), or None."""
+        if self.after is None:
+            return None
+        return first_line_difference(self.before.stdout, self.after.stdout, "before the fixes")
+
 
 def profile_and_fix(command: list[str], settings: Settings, *, timeout: float = 600.0) -> ProfileFix:
     """Profile, apply the safe fixes of the causes seen to the files they were seen in, and
@@ -348,14 +361,14 @@ def profile_and_fix(command: list[str], settings: Settings, *, timeout: float = 
     implicated = sorted({path for f in before.functions if f.recompiles
                          for path in (f.file, *(r.callsite.partition(":")[0] for r in f.recompiles))
                          if path.endswith(".py") and not Path(path).is_absolute() and (root / path).is_file()})
-    fixing = replace(settings, select=RECOMPILATION_FIXES)
+    fixing = replace(settings, select=RECOMPILATION_FIXES, recompiled_static=_static_evidence(before, root))
     changed: dict[str, tuple[str, str]] = {}
     for relative in implicated:
         try:
             source = read_source(str(root / relative))
         except InputError:
             continue
-        result = process_text(relative, source.text, fixing, Options(apply_fixes=True))
+        result = process_text(relative, source.text, fixing, Options(apply_fixes=True, unsafe_fixes=True))
         if result.new_text is not None and result.new_text != source.text:
             changed[relative] = (source.text, result.new_text)
     if not changed:
@@ -367,6 +380,18 @@ def profile_and_fix(command: list[str], settings: Settings, *, timeout: float = 
             (scratch / relative).write_text(new, encoding="utf-8")
         after = profile_command(command, timeout=timeout, cwd=scratch)
     return ProfileFix(before, after, changed)
+
+
+def _static_evidence(profile: Profile, root: Path) -> tuple[tuple[str, int, str, str, int], ...]:
+    """Static arguments the run saw compile again for new values, each with how many values,
+    when every value was a number (a traced argument takes numbers only)."""
+    found = []
+    for f in profile.functions:
+        for argument, values in _grouped(f.recompiles, "static").items():
+            if all(re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", value) for value in values):
+                path = str((root / f.file).resolve()) if not Path(f.file).is_absolute() else f.file
+                found.append((path, f.line, f.name, argument, len(values)))
+    return tuple(found)
 
 
 # -- reports ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 from jitfix.files import InputError, read_source
 from jitfix.profile import FunctionProfile, read_profile
+from jitfix.validate.compare import first_line_difference
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
 
@@ -72,13 +73,7 @@ class RunResult:
 
     def stdout_difference(self) -> str | None:
         """The first line where the last run printed otherwise than the eager run."""
-        want, got = self.reference_stdout.splitlines(), self.final_stdout.splitlines()
-        for number, (expected, actual) in enumerate(zip(want, got), 1):
-            if expected != actual:
-                return f"line {number}: {actual!r}, with jit disabled {expected!r}"
-        if len(want) != len(got):
-            return f"{len(got)} lines printed, with jit disabled {len(want)}"
-        return None
+        return first_line_difference(self.reference_stdout, self.final_stdout, "with jit disabled")
 
 
 def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds: int = 10,

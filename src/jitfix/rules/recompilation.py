@@ -4,10 +4,12 @@ JF502 a jitted function made inside a loop from a callable made in the same pass
 (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on the
 function object, and each pass makes a new one, so every pass traces and compiles again
 -> made once, before the loop, when nothing it captures changes in the loop.
-JF503 a jitted function called in a loop with a static argument the loop changes: one trace
-and compilation per value -> reported, with the alternatives.
+JF503 a jitted function called in a loop with a static argument the loop changes (or that a
+run saw change): one trace and compilation per value -> traced, where the function only does
+elementwise arithmetic with it; else reported, with the alternatives.
 JF504 a jitted function called in a loop with an array whose shape the loop changes (``x[:i]``,
-a buffer grown with ``jnp.append``) -> reported: pad to a fixed shape and pass a mask.
+a buffer grown with ``jnp.append``) -> called through a helper padding it to a power-of-two
+length, where the function computes row by row; else reported: pad and pass a mask.
 JF505 a jitted function called with an int literal in one place and a float literal in
 another for the same argument: two weak types, two compilations -> reported.
 """
@@ -18,15 +20,19 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, literal_int, shape_growth
+from jitfix.analysis.elementwise import row_wise, traceable
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.conditionals import name_position
+from jitfix.rules.static_arguments import static_removed_edit
 
 # Transforms whose compiled functions are cached by the function object they wrap.
 CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit",
@@ -255,23 +261,32 @@ class StaticArgumentPerPass(Rule):
     code = "JF503"
     name = "static-argument-per-pass"
     summary = "a static argument that changes on every pass of a loop compiles the jitted function again each time"
-    fixable = "never"
+    fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls, inside a loop, of a function jitted with `static_argnames`/`static_argnums` "
         "whose static argument the loop changes on each pass (`step(x, i)` with `i` the loop "
-        "index and static).",
+        "index and static); with `jitfix profile --fix`, also a static argument the run saw take a "
+        "new value call after call. Where the function only does elementwise arithmetic with "
+        "it, the fix makes it a traced argument.",
         why="jit compiles once per distinct value of a static argument: a static loop index "
         "traces and compiles the function on every pass, which can cost more than the work.",
         example="def shift(x, k):\n    return x + k\n\nfast_shift = jax.jit(shift, static_argnames=(\"k\",))\n\n"
         "def run(x, n):\n    for k in range(n):\n        x = fast_shift(x, k)\n    return x\n",
         fixed="def shift(x, k):\n    return x + k\n\nfast_shift = jax.jit(shift)\n\n"
         "def run(x, n):\n    for k in range(n):\n        x = fast_shift(x, k)\n    return x\n",
-        safety="Reported, not fixed: whether the argument may be traced depends on what the "
-        "function does with it. If it does not set a shape, a `range` or a Python branch, drop "
-        "it from the static arguments (one compilation serves every value); otherwise keep its "
-        "values few (round up to a bucket, pad) or move the loop inside the jitted function. "
-        "Only loop counters are reported (the index of `range` or `enumerate`, what a `while` "
-        "loop steps): a loop over configurations (`for n in (8, 16, 32)`, `for cfg in sweep`) "
+        safety="The fix takes the argument out of `static_argnames`/`static_argnums` at every jit "
+        "of the function, only when every use of it in the function -- and of each name "
+        "computed from it -- is arithmetic, a comparison or an elementwise JAX function "
+        "(`jnp.sin`, `jnp.maximum`: the catalogue's list, found by running them) on numbers or "
+        "tracers, assigned or returned: those compute the same with a tracer as with a Python "
+        "number, and one compilation serves every value. It is unsafe because callers this "
+        "module does not show may pass what is no number (`None`, a string): jit would then "
+        "refuse it; `jitfix profile --fix` applies it where the run saw only numbers and then "
+        "runs the command again. Reported, not fixed: an argument that sets a shape, a "
+        "`range`, a Python branch or goes into code jitfix does not know -- keep its values few "
+        "(round up to a bucket, pad) or move the loop inside the jitted function. Only loop "
+        "counters are reported (the index of `range` or `enumerate`, what a `while` loop "
+        "steps): a loop over configurations (`for n in (8, 16, 32)`, `for cfg in sweep`) "
         "compiles one variant per value on purpose, as does a literal `range` of a few values.",
     )
 
@@ -279,6 +294,7 @@ class StaticArgumentPerPass(Rule):
         jitted = {name: traced for name, traced in _jitted_callables(module).items() if traced.static_params}
         if not jitted:
             return
+        reported: set[tuple[int, str]] = set()
         for loop in _loops(module, tuple(jitted)):
             changed = _counters(loop)
             if not changed:
@@ -290,12 +306,64 @@ class StaticArgumentPerPass(Rule):
                 for param, argument in _arguments(traced, call, static=True):
                     moving = sorted({n.id for n in ast.walk(argument) if isinstance(n, ast.Name)} & changed)
                     if moving:
+                        reported.add((id(traced.node), param))
+                        fix, why_not = _traced_instead(module, traced, param)
                         yield self.finding(
                             module, argument, f"`{call.func.id}` is called with its static argument `{param}` "
                             f"= `{module.segment(argument)}`, which the loop at line {loop.lineno} changes: it traces "
-                            "and compiles again for every new value; not auto-fixable: if it sets no shape, `range` "
-                            "or Python branch, drop it from the static arguments, else keep its values few",
-                            function=traced)
+                            f"and compiles again for every new value; {_advice(param, fix, why_not)}",
+                            fix, function=traced)
+        yield from self._seen_in_a_run(module, jitted, reported)
+
+    def _seen_in_a_run(self, module: ModuleContext, jitted: dict[str, TracedFunction],
+                       reported: set[tuple[int, str]]) -> Iterator[Finding]:
+        """Static arguments a run saw take a new value call after call (``jitfix profile``'s
+        evidence, ``Settings.recompiled_static``), reported at the jit."""
+        seen = module.settings.recompiled_static
+        if not seen:
+            return
+        here = str(Path(module.path).resolve())
+        for name, traced in jitted.items():
+            node = traced.node
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            for path, line, function, param, values in seen:
+                if (path, function) != (here, node.name) or not first <= line <= node.lineno \
+                        or param not in traced.static_params or (id(node), param) in reported:
+                    continue
+                reported.add((id(node), param))
+                fix, why_not = _traced_instead(module, traced, param)
+                site = traced.jit_sites[0] if traced.jit_sites else node
+                yield self.finding(
+                    module, site, f"`{name}` compiled again for each new value of its static argument `{param}` "
+                    f"in a run ({values} values); {_advice(param, fix, why_not)}", fix, function=traced)
+
+
+def _advice(param: str, fix: Fix | None, why_not: str) -> str:
+    if fix is not None:
+        return f"it only enters elementwise arithmetic: make `{param}` a traced argument"
+    return (f"not auto-fixable: {why_not}; if it sets no shape, `range` or Python branch, drop it from the static "
+            "arguments, else keep its values few")
+
+
+def _traced_instead(module: ModuleContext, traced: TracedFunction, param: str) -> tuple[Fix | None, str]:
+    """The fix that makes the static ``param`` traced at every jit of the function, or why
+    there is none."""
+    sites = traced.jit_sites
+    if traced.bound_jit_sites or not sites or not all(isinstance(site, ast.Call) for site in sites):
+        return None, "the function is jitted where jitfix cannot change its static arguments"
+    flow = traced.flow(module.imports)
+
+    def traced_operand(node: ast.expr, statement: ast.stmt, must_be_array: bool) -> bool:
+        verdict = flow.at(statement).verdict(node)
+        return verdict.traced and (verdict.array or not must_be_array)
+
+    why = traceable(traced.node, param, module.imports, traced_operand)
+    if why is not None:
+        return None, f"`{param}` must stay a Python value ({why})"
+    edits = [static_removed_edit(module, site, [param], traced.node) for site in sites]  # type: ignore[arg-type]
+    if any(edit is None for edit in edits):
+        return None, "its static arguments are not written as literals"
+    return Fix(Safety.UNSAFE, f"make `{param}` a traced argument", edits), ""  # type: ignore[arg-type]
 
 
 def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
@@ -360,24 +428,30 @@ class GrowingShapeArgument(Rule):
     code = "JF504"
     name = "growing-shape-argument"
     summary = "a jitted function called in a loop with an array whose shape the loop changes compiles on every pass"
-    fixable = "never"
+    fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls, inside a loop, of a jitted function with an argument whose shape changes on "
         "each pass: a slice bounded by the loop counter (`x[:i]`, `x[i:]`), or an array the loop "
-        "grows (`buf = jnp.append(buf, v)`, `np.concatenate`, `buf = buf[1:]`).",
+        "grows (`buf = jnp.append(buf, v)`, `np.concatenate`, `buf = buf[1:]`). When the function "
+        "computes its result row by row, the call pads the argument to a power-of-two length.",
         why="jit compiles once per input shape: an argument one element longer on each pass traces and "
         "compiles the function on every pass, and the compiled cache grows with it.",
-        example="@jax.jit\ndef total(x):\n    return x.sum()\n\n\n"
-        "def running(xs, n):\n    out = []\n    for i in range(n):\n        out.append(total(xs[:i]))\n"
-        "    return out\n",
-        fixed="@jax.jit\ndef total(x, mask):\n    return jnp.where(mask, x, 0).sum()\n\n\n"
-        "def running(xs, n):\n    out = []\n    for i in range(n):\n"
-        "        out.append(total(xs, jnp.arange(len(xs)) < i))\n    return out\n",
-        safety="Reported, not fixed: the function must be told which part of the fixed-size array is real "
-        "(a mask, or a length it compares with `jnp.arange`), which changes its code and its callers. "
-        "Pad to a few bucket sizes instead when the length must stay visible; `jitfix profile` shows "
-        "the shapes seen and the buckets that cover them. A literal `range` of a few values is left "
-        "alone (a handful of compilations).",
+        example="@jax.jit\ndef soft(x):\n    return x / (1.0 + jnp.abs(x))\n\n\n"
+        "def prefixes(xs, n):\n    return [soft(xs[:i]) for i in range(n)]\n",
+        fixed="@jax.jit\ndef soft(x):\n    return x / (1.0 + jnp.abs(x))\n\n\n"
+        "def soft_bucketed(x):\n    ...  # pads x to 1, 2, 4, 8, ... rows, calls soft, cuts the result back\n\n\n"
+        "def prefixes(xs, n):\n    return [soft_bucketed(xs[:i]) for i in range(n)]\n",
+        safety="Fixed (safely) when the function has one parameter and returns an expression of it built "
+        "only from arithmetic, comparisons, number literals and elementwise JAX functions (the "
+        "catalogue's list, found by running them): each row of the result then depends on the same "
+        "row of the argument alone, so a helper added after the function pads the argument with zero "
+        "rows to the next power of two, calls it and cuts the result back to the argument's length "
+        "-- the same values, with one compilation per power of two instead of one per length. "
+        "Anything else is reported: a reduction, a matrix product or a second argument sees the "
+        "padding, so the function must be told which part is real (pass a fixed-size array and a "
+        "mask, `jnp.where(mask, x, 0).sum()`), which changes its code and its callers. `jitfix "
+        "profile` shows the shapes seen and the buckets that cover them. A literal `range` of a few "
+        "values is left alone (a handful of compilations).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -392,12 +466,105 @@ class GrowingShapeArgument(Rule):
                 traced = jitted[call.func.id]
                 for param, argument in _arguments(traced, call, static=False):
                     how = _shape_changing(argument, counters, loop, module)
-                    if how:
-                        yield self.finding(
-                            module, argument, f"`{call.func.id}` is called in the loop at line {loop.lineno} with "
-                            f"`{param}` = `{module.segment(argument)}`, {how}: it traces and compiles again for "
-                            "every new shape; not auto-fixable: pass a fixed-size array and a mask (or pad to a "
-                            "few bucket sizes)", function=traced)
+                    if not how:
+                        continue
+                    where = (f"`{call.func.id}` is called in the loop at line {loop.lineno} with `{param}` = "
+                             f"`{module.segment(argument)}`, {how}: it traces and compiles again for every new shape")
+                    fix, why_not = _bucketed_call(module, call, traced)
+                    if fix is not None:
+                        yield self.finding(module, argument, f"{where}; it computes row by row: pad the argument to "
+                                           "a power-of-two length", fix, function=traced)
+                    else:
+                        yield self.finding(module, argument, f"{where}; not auto-fixable: {why_not}; pass a "
+                                           "fixed-size array and a mask (or pad to a few bucket sizes)",
+                                           function=traced)
+
+
+def _bucketed_call(module: ModuleContext, call: ast.Call, traced: TracedFunction) -> tuple[Fix | None, str]:
+    """The fix that calls the jitted function through a helper padding its one argument to a
+    power-of-two length (the helper added after the function), or why there is none."""
+    function = traced.node
+    params = function.args
+    if call.keywords or len(call.args) != 1 or isinstance(call.args[0], ast.Starred) \
+            or len(positional_names(function)) != 1 or params.vararg or params.kwarg or params.kwonlyargs:
+        return None, "it takes more than the one argument whose shape changes"
+    why = row_wise(function, positional_names(function)[0], module.imports)
+    if why is not None:
+        return None, f"padding would change its result ({why})"
+    jitted_name = call.func.id  # type: ignore[attr-defined]
+    anchor = _definition_of(module, jitted_name, traced)
+    if anchor is None:
+        return None, f"jitfix cannot tell where `{jitted_name}` is defined to add a helper next to it"
+    helper = _helper_name(module, jitted_name)
+    start, end = module.span_of(call)
+    use = Edit(start, cst.Call, _CalledThrough(helper), end=end)
+    return Fix(Safety.SAFE, f"call `{jitted_name}` through `{helper}`, which pads to a power-of-two length",
+               [_helper_after(module, anchor, helper, jitted_name, positional_names(function)[0]), use]), ""
+
+
+def _definition_of(module: ModuleContext, name: str, traced: TracedFunction) -> ast.stmt | None:
+    """The statement that makes ``name`` the jitted function: its decorated def, or a
+    module-level ``name = jax.jit(...)``."""
+    if getattr(traced.node, "name", None) == name and any(site in traced.node.decorator_list
+                                                          for site in traced.jit_sites):
+        return traced.node
+    return next((statement for statement in module.tree.body if isinstance(statement, ast.Assign)
+                 and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                 and statement.targets[0].id == name and statement.value in traced.jit_sites), None)
+
+
+def _helper_name(module: ModuleContext, jitted_name: str) -> str:
+    """One helper name per jitted function and module, unused there."""
+    names: dict[str, str] = module.shared.setdefault("bucketed helpers", {})
+    if jitted_name not in names:
+        taken = module.shared.setdefault("taken names", {node.id for node in ast.walk(module.tree)
+                                                        if isinstance(node, ast.Name)} | {
+            node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)})
+        names[jitted_name] = unique_name(f"{jitted_name}_bucketed", taken)
+    return names[jitted_name]
+
+
+def _helper_after(module: ModuleContext, anchor: ast.stmt, helper: str, jitted_name: str, param: str) -> Edit:
+    """The edit that adds the padding helper after the statement defining the function."""
+    added = _AddAfter(helper, jitted_name, param, blank_lines=2 if anchor.col_offset == 0 else 1)
+    if isinstance(anchor, ast.FunctionDef | ast.AsyncFunctionDef):
+        return Edit(name_position(module, anchor), cst.FunctionDef, added, imports=("jax.numpy",),
+                    merge=lambda edits: edits[0])
+    return Edit(module.start_of(anchor), cst.SimpleStatementLine, added, imports=("jax.numpy",),
+                merge=lambda edits: edits[0])
+
+
+class _AddAfter:
+    """The statement, then the helper that calls the jitted function on padded rows."""
+
+    def __init__(self, helper: str, jitted_name: str, param: str, blank_lines: int):
+        self.helper, self.jitted_name, self.param = helper, jitted_name, param
+        self.blank_lines = blank_lines  # as black puts them: two at module level, one inside
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        jnp, x, name = context.name("jax.numpy"), self.param, self.jitted_name
+        source = (
+            f"def {self.helper}({x}):\n"
+            f'    """`{name}` of `{x}` padded with zero rows to a power-of-two length, cut back to its\n'
+            f"    length: one compilation per power of two instead of one per length (`{name}` computes\n"
+            f'    each row of its result from the same row of `{x}`, so the padding changes no other row)."""\n'
+            f"    {x} = {jnp}.asarray({x})\n"
+            f"    length = {x}.shape[0]\n"
+            f"    bucket = 1 << max(length - 1, 0).bit_length()\n"
+            f"    padded = {jnp}.pad({x}, [(0, bucket - length)] + [(0, 0)] * ({x}.ndim - 1))\n"
+            f"    return {name}(padded)[:length]\n")
+        helper = cst.parse_statement(source).with_changes(
+            leading_lines=[cst.EmptyLine(indent=False)] * self.blank_lines)
+        return cst.FlattenSentinel([node, helper])  # type: ignore[return-value]
+
+
+class _CalledThrough:
+    def __init__(self, helper: str):
+        self.helper = helper
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        return node.with_changes(func=cst.Name(self.helper))
 
 
 def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.While,

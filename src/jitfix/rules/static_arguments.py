@@ -107,3 +107,67 @@ class _WrapInPartial:
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         source = f"{context.name('functools.partial')}({code(node)}, static_argnames={names_source(self.names)})"
         return cst.parse_expression(source)
+
+
+def static_removed_edit(module: ModuleContext, site: ast.Call, names: list[str],
+                        function: ast.FunctionDef | ast.AsyncFunctionDef) -> Edit | None:
+    """The edit that makes ``names`` traced again at one jit site: taken out of its
+    ``static_argnames`` and (by position) ``static_argnums``; a keyword left empty goes, and
+    ``partial(jax.jit)`` or ``jax.jit()`` left with nothing to add becomes ``jax.jit``. None
+    when the site's static arguments are not literals this can read."""
+    positions = {name: index for index, name in enumerate(positional_names(function))}
+    for keyword in site.keywords:
+        if keyword.arg in ("static_argnames", "static_argnums") and not _plain_literal(keyword.value, keyword.arg):
+            return None
+    start, end = module.span_of(site)
+    removed = _RemoveFromCall(names, {positions[name] for name in names if name in positions},
+                              unwrap=bool(site.args) and module.imports.resolve(site.func) == "functools.partial")
+
+    def merge(edits: list[Edit]) -> Edit:
+        together: list[str] = []
+        for edit in edits:
+            together += [name for name in edit.replace.names if name not in together]  # type: ignore[attr-defined]
+        return static_removed_edit(module, site, together, function)  # type: ignore[return-value]
+
+    return Edit(start, cst.Call, removed, end=end, merge=merge)
+
+
+def _plain_literal(node: ast.expr, keyword: str) -> bool:
+    """``"n"`` / ``("n", "m")`` for names, ``1`` / ``(0, 2)`` (no negative positions) for numbers."""
+    try:
+        found = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    items = list(found) if isinstance(found, tuple | list) else [found]
+    if keyword == "static_argnames":
+        return all(isinstance(item, str) for item in items)
+    return all(isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in items)
+
+
+class _RemoveFromCall:
+    def __init__(self, names: list[str], positions: set[int], unwrap: bool):
+        self.names = names
+        self.positions = positions
+        self.unwrap = unwrap  # `partial(jax.jit, ...)`: the jit is its first argument
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        args: list[cst.Arg] = []
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword in ("static_argnames", "static_argnums"):
+                kept: list[object] | None = _existing(arg.value, str if keyword == "static_argnames" else int)
+                assert kept is not None
+                kept = [item for item in kept if item not in self.names and item not in self.positions]
+                if not kept:
+                    continue
+                source = names_source(kept) if keyword == "static_argnames" else _numbers_source(kept)  # type: ignore[arg-type]
+                arg = arg.with_changes(value=cst.parse_expression(source))
+            args.append(arg)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if self.unwrap and len(args) == 1 and args[0].keyword is None:
+            return args[0].value  # partial(jax.jit) -> jax.jit
+        if not args and not self.unwrap:
+            return node.func  # jax.jit() -> jax.jit
+        return node.with_changes(args=args)

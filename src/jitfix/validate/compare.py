@@ -96,6 +96,18 @@ def printed_difference(expected: str, actual: str, rtol: float = RTOL, atol: flo
     return None if same else f"printed {actual.strip()!r}, expected {expected.strip()!r}"
 
 
+def first_line_difference(expected: str, actual: str, reference: str) -> str | None:
+    """The first line of a program's output ``actual`` that differs from ``expected`` (the
+    output of the run ``reference`` names), numbers compared as above; None when they agree."""
+    want_lines, got_lines = expected.splitlines(), actual.splitlines()
+    for number, (want, got) in enumerate(zip(want_lines, got_lines), 1):
+        if not _same_line(want, got, RTOL, ATOL):
+            return f"line {number}: {got!r}, {reference} {want!r}"
+    if len(want_lines) != len(got_lines):
+        return f"{len(got_lines)} lines printed, {reference} {len(want_lines)}"
+    return None
+
+
 def _same_line(want: str, got: str, rtol: float, atol: float) -> bool:
     if want == got:
         return True
