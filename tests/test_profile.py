@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,27 @@ def test_fix_jits_once_what_a_loop_jitted_anew_and_shows_the_compiles_before_and
     done = subprocess.run([*command[:4], "--write", *command[4:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert "jitted(x)" in (tmp_path / "loop.py").read_text(encoding="utf-8"), done.stderr
+
+
+def test_fix_removes_each_cause_the_example_recompiles_for_and_prints_the_same(tmp_path: Path) -> None:
+    """examples/recompiles.py compiles three functions on every pass (a new length, a new
+    static value, a new lambda) and one twice (an int, then a float): after --fix the rerun
+    compiles the first three a few times at most, and prints the same total."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "recompiles.py"
+    (tmp_path / "recompiles.py").write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "jitfix", "profile", "--fix", "--output-format", "json", "--",
+                           sys.executable, "recompiles.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    before = {f["function"]: f for f in json.loads(done.stdout)["functions"]}
+    assert {name: (f["calls"], f["compiles"]) for name, f in before.items()} == {
+        "squash": (32, 32), "decay": (32, 32), "<lambda>": (32, 32), "scale": (2, 2)}
+    assert {r["cause"] for r in before["squash"]["recompiles"]} == {"shape"}
+    assert {(r["cause"], r["argument"]) for r in before["decay"]["recompiles"]} == {("static", "step")}
+    assert {r["cause"] for r in before["<lambda>"]["recompiles"]} == {"new function"}
+    assert [(r["cause"], r["argument"]) for r in before["scale"]["recompiles"]] == [("dtype", "factor")]
+    after = dict(re.findall(r"^  (\S+) \(recompiles\.py:\d+\): \d+ -> (\d+)$", done.stderr, re.MULTILINE))
+    assert after == {"<lambda>": "1", "squash": "6", "decay": "1", "scale": "2"}, done.stderr  # 6: 1, 2, 4, ..., 32
+    assert "the command printed the same with the fixes" in done.stderr
+    fixes = json.loads(done.stdout)["fixes"]
+    assert "+def squash_bucketed(x):" in fixes["diff"] and fixes["output_difference"] is None
+    assert {row["function"].split()[0]: row["after"] for row in fixes["compiles"]} == {
+        "<lambda>": 1, "squash": 6, "decay": 1, "scale": 2}

@@ -14,7 +14,7 @@ from jitfix.cache import Cache
 from jitfix.config import Settings
 from jitfix.engine import FileResult, Options, analyse, process_bytes, process_source, run_paths
 from jitfix.files import InputError, SourceFile, discover, read_source, remove_stale_temporaries, write_source
-from jitfix.findings import Finding
+from jitfix.findings import Finding, Safety
 from jitfix.suppress import add_ignores
 
 if TYPE_CHECKING:  # validation is loaded only when asked for
@@ -108,11 +108,17 @@ class IgnoresAdded:
     problems: list[str] = field(default_factory=list)  # one line each, naming the file
 
 
+def _left_by_fix(finding: Finding) -> bool:
+    """What `jitfix fix` does not fix: no fix, or one that is unsafe."""
+    return finding.fix is None or finding.fix.safety is Safety.UNSAFE
+
+
 def add_ignore_comments(results: Results, settings: Settings) -> IgnoresAdded:
-    """Suppress every finding without a fix in place; ``results`` keep only what is left."""
+    """Suppress in place every finding `jitfix fix` leaves (no fix, or an unsafe one);
+    ``results`` keep only what is left."""
     outcome = IgnoresAdded()
     for result in results.files:
-        manual = [finding for finding in result.findings if finding.fix is None]
+        manual = [finding for finding in result.findings if _left_by_fix(finding)]
         if not manual:
             continue
         if result.path.endswith(".ipynb"):
@@ -128,7 +134,7 @@ def add_ignore_comments(results: Results, settings: Settings) -> IgnoresAdded:
             after, _ = analyse(result.path, new_text, settings)
         except InputError:
             after = None
-        if after is None or any(f.fix is None for f in after if f not in skipped and _same_place(f, manual)):
+        if after is None or any(_left_by_fix(f) for f in after if f not in skipped and _same_place(f, manual)):
             outcome.problems.append(f"{result.path}: could not add ignore comments; the file was left unchanged")
             continue
         try:

@@ -719,7 +719,10 @@ def profile(
     else:
         result = profile_command(command, timeout=timeout)
     if output_format is ProfileFormat.json:
-        out.print_json(json.dumps(result.as_json()))
+        shown = result.as_json()
+        if fixed is not None:  # one JSON document: the profile, and what the fixes did
+            shown["fixes"] = fixed.as_json()
+        out.print_json(json.dumps(shown))
     elif output_format is ProfileFormat.markdown:
         out.print(markdown_report(result), markup=False, highlight=False)
     else:
@@ -733,19 +736,22 @@ def profile(
         err.print(f"jitfix: the command exited {result.returncode}: {tail[0]}", markup=False)
         raise typer.Exit(EXIT_ERROR)
     if fixed is not None:
-        result = _report_profile_fixes(fixed, write, out, err)
+        # In JSON the diff is part of the document; markdown is a report of the profile alone.
+        result = _report_profile_fixes(fixed, write, out if output_format is ProfileFormat.text else None, err)
     recompiled = any(f.suggestions() for f in result.functions)
     raise typer.Exit(EXIT_FINDINGS if recompiled else EXIT_CLEAN)
 
 
-def _report_profile_fixes(fixed, write: bool, out: Console, err: Console):
-    """The diff of the fixes and the compiles before and after them; the profile that stands."""
+def _report_profile_fixes(fixed, write: bool, out: Console | None, err: Console):
+    """The diff of the fixes (on ``out``, if given) and the compiles before and after them;
+    the profile that stands."""
     if not fixed.changed or fixed.after is None:
-        err.print("No safe fix for the causes seen (see the suggestions above).")
+        err.print("No fix for the causes seen (see the suggestions above).")
         return fixed.before
-    run = Run([], Settings(), Shared(), out, err)
-    for relative, (old, new) in sorted(fixed.changed.items()):
-        _print_diff(run, unified_diff(relative, old, new))
+    if out is not None:
+        run = Run([], Settings(), Shared(), out, err)
+        for relative, (old, new) in sorted(fixed.changed.items()):
+            _print_diff(run, unified_diff(relative, old, new))
     err.print("compiles before -> after the fixes:")
     for name, before, after in fixed.compiles():
         err.print(f"  {name}: {before} -> {after if after is not None else 'not called'}", markup=False)

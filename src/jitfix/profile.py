@@ -341,6 +341,15 @@ class ProfileFix:
             rows.append((f"{f.name} ({f.where})", f.compiles, match.compiles if match else None))
         return rows
 
+    def as_json(self) -> dict:
+        from jitfix.engine import unified_diff
+
+        return {"diff": "".join(unified_diff(path, old, new) for path, (old, new) in sorted(self.changed.items())),
+                "compiles": [{"function": name, "before": before, "after": after}
+                             for name, before, after in self.compiles()],
+                "returncode": self.after.returncode if self.after else None,
+                "output_difference": self.output_difference()}
+
     def output_difference(self) -> str | None:
         """Where the command printed otherwise with the fixes (numbers within float32's
         precision), or None."""
