@@ -113,8 +113,9 @@ class FunctionProfile:
         for argument, values in _grouped(self.recompiles, "shape").items():
             buckets = shape_buckets(values)
             bucket_text = f" to one of the lengths {buckets}" if buckets else ""
-            found.append(f"`{argument}` came in {len(values)} shapes ({', '.join(values[:6])}): pad it{bucket_text} "
-                         "and pass a mask, so a few shapes serve every call")
+            found.append(f"`{argument}` came in {len(values)} shapes ({', '.join(values[:6])}): pad it{bucket_text}, "
+                         "so a few shapes serve every call (a function that works row by row then only needs its "
+                         "result cut back, JF504's fix; others need a mask of the real rows too)")
         for argument, values in _grouped(self.recompiles, "dtype").items():
             dtypes = list(dict.fromkeys(_dtype(value) for value in values))
             found.append(f"`{argument}` came as {', '.join(dtypes)}: convert it to one dtype before the call "
