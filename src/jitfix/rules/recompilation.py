@@ -1,9 +1,9 @@
 """JF5xx — code that makes jit trace and compile again and again.
 
-JF502 a jitted function made inside a loop from a callable made in the same pass
-(``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on the
-function object, and each pass makes a new one, so every pass traces and compiles again
--> made once, before the loop, when nothing it captures changes in the loop.
+JF502 a jitted function made inside a loop (or a function called in a loop) from a callable
+made there (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on
+the function object, and each pass makes a new one, so every pass traces and compiles again
+-> made once, before the loop (at module level), when nothing it captures changes.
 JF503 a jitted function called in a loop with a static argument the loop changes (or that a
 run saw change): one trace and compilation per value -> traced, where the function only does
 elementwise arithmetic with it; else reported, with the alternatives.
@@ -47,12 +47,17 @@ _NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, 
 
 @dataclass(frozen=True)
 class _Rebuilt:
-    """One ``jax.jit(<callable made here>)`` in a loop, and how its result is used."""
+    """One ``jax.jit(<callable made here>)`` in a scope that runs many times -- a loop's body
+    (each pass) or a function's (each call) -- and how its result is used."""
 
-    loop: ast.For | ast.While
+    scope: ast.For | ast.While | ast.FunctionDef
     call: ast.Call  # the jit call
     made: ast.AST  # the lambda or partial(...) it wraps
-    assignment: ast.Assign | None  # `g = jax.jit(...)` directly in the loop's body, then `g(...)`
+    assignment: ast.Assign | None  # `g = jax.jit(...)` directly in the scope's body, then `g(...)`
+
+    @property
+    def in_loop(self) -> bool:
+        return isinstance(self.scope, _LOOPS)
 
 
 class JitRebuiltInLoop(Rule):
@@ -61,52 +66,102 @@ class JitRebuiltInLoop(Rule):
     summary = "`jax.jit(lambda ...)` or `jax.jit(partial(...))` inside a loop compiles on every pass; jit it once"
     fixable = "sometimes"
     doc = RuleDoc(
-        what="Finds `jax.jit` (and `pmap`, `equinox.filter_jit`) applied inside a loop to a callable "
-        "made in the same pass -- a `lambda` or `functools.partial(...)` -- and called there; moves "
-        "the jitted function before the loop.",
+        what="Finds `jax.jit` (and `pmap`, `equinox.filter_jit`) applied inside a loop -- or inside a "
+        "function the module calls in a loop -- to a callable made there, a `lambda` or "
+        "`functools.partial(...)`, and called there; makes the jitted function once, before the loop "
+        "(or at module level, before the function).",
         why="jit caches what it compiled by the function object it wraps. A lambda or a partial "
         "made on each pass is a new object each time, so every pass traces and compiles again: "
         "a jitted loop slower than plain Python. (`jax.jit(f)` of a function defined once is "
         "cached and is not reported.)",
         example="for x in batches:\n    y = jax.jit(lambda v: v * 2.0)(x)\n",
         fixed="jitted = jax.jit(lambda v: v * 2.0)\nfor x in batches:\n    y = jitted(x)\n",
-        safety="Safe when nothing the callable captures changes in the loop: the lambda's free "
-        "names and the partial's arguments (names, attributes and literals only) are not "
-        "assigned in the loop, so the function made once computes what each pass's did. "
-        "`g = jax.jit(...)` in the loop moves before it as it is. Reported, not fixed: a "
-        "callable that captures a value the loop changes (pass it as an argument of the "
-        "jitted function instead, so one compilation serves every pass), and partial "
-        "arguments that call something.",
+        safety="Safe when what the callable captures is the same on every pass or call: the lambda's "
+        "free names and the partial's arguments (names, attributes and literals only) are not "
+        "assigned in the loop (or the function: its parameters and locals), and no global among "
+        "them is bound again or changed in place anywhere in the module -- a jitted function made "
+        "once keeps the values its first trace saw. `g = jax.jit(...)` in a loop moves before it "
+        "as it is. Reported, not fixed: a callable that captures what changes (pass it as an "
+        "argument of the jitted function instead, so one compilation serves every pass), partial "
+        "arguments that call something or that name what the module binds only after the "
+        "function. A function called once (a `main`) compiles once and is left alone.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         taken: set[str] | None = None
         for found in _rebuilt_jits(module):
-            changing = sorted(_captured(found.made) & _changed_in(found.loop))
             what = "a lambda" if isinstance(found.made, ast.Lambda) else "a `partial`"
-            where = (f"`{module.segment(found.call.func)}` of {what} made in the loop at line {found.loop.lineno} "
-                     "traces and compiles again on every pass")
-            if changing:
-                listed = ", ".join(f"`{name}`" for name in changing)
-                functions = _functions_made_in(found.loop) & set(changing)
-                advice = ("functions the loop makes on each pass close over that pass's values: pass those values "
-                          "as arguments of one jitted function instead") if functions else \
-                    "pass it as an argument of the jitted function instead, so one compilation serves every pass"
-                yield self.finding(module, found.call, f"{where}; not auto-fixable: it captures {listed}, which the "
-                                   f"loop changes; {advice}")
-                continue
-            if isinstance(found.made, ast.Call) and not _plain_arguments(found.made):
-                yield self.finding(module, found.call, f"{where}; not auto-fixable: the `partial` arguments call "
-                                   "something, which would then run before the loop")
-                continue
-            if isinstance(found.made, ast.Call) and not _on_every_pass(found.call, found.loop):
-                yield self.finding(module, found.call, f"{where}; not auto-fixable: it is made only on some "
-                                   "passes, and the `partial` arguments may not exist before the loop")
+            jit = module.segment(found.call.func)
+            if found.in_loop:
+                where = (f"`{jit}` of {what} made in the loop at line {found.scope.lineno} traces and compiles again "
+                         "on every pass")
+                place, before = "before the loop", "before the loop"
+            else:
+                name = found.scope.name  # type: ignore[union-attr]
+                where = f"`{jit}` of {what} made in `{name}` traces and compiles again on every call of `{name}`"
+                place, before = f"at module level, before `{name}`", "at module level"
+            why_not = _why_not_hoisted(module, found, before)
+            if why_not is not None:
+                yield self.finding(module, found.call, f"{where}; not auto-fixable: {why_not}")
                 continue
             if taken is None:
                 taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
-            fix = Fix(Safety.SAFE, "jit it once, before the loop", _hoist_edits(module, found, taken))
-            yield self.finding(module, found.call, f"{where}; jit it once, before the loop", fix)
+            fix = Fix(Safety.SAFE, f"jit it once, {place}", _hoist_edits(module, found, taken))
+            yield self.finding(module, found.call, f"{where}; jit it once, {place}", fix)
+
+
+def _why_not_hoisted(module: ModuleContext, found: _Rebuilt, before: str) -> str | None:
+    """Why the jitted function cannot be made once, before its scope, computing what each
+    pass or call's did; None when it can."""
+    captured = _captured(found.made)
+    changing = sorted(captured & _changed_in(found.scope))
+    if changing:
+        listed = ", ".join(f"`{name}`" for name in changing)
+        where = "the loop changes" if found.in_loop else f"`{found.scope.name}` binds on each call"  # type: ignore[union-attr]
+        functions = _functions_made_in(found.scope) & set(changing)
+        advice = ("functions made on each pass close over that pass's values: pass those values as arguments of "
+                  "one jitted function instead") if functions else \
+            "pass it as an argument of the jitted function instead, so one compilation serves every pass"
+        return f"it captures {listed}, which {where}; {advice}"
+    rebound = [(name, places) for name in sorted(captured) if (places := _module_changes(module, name))]
+    if rebound:
+        name, places = rebound[0]
+        return (f"it reads `{name}`, which the module changes ({places[0]}): made once, it would keep the value its "
+                "first trace saw; pass it as an argument of the jitted function instead")
+    if isinstance(found.made, ast.Call) and not _plain_arguments(found.made):
+        return f"the `partial` arguments call something, which would then run {before}"
+    if isinstance(found.made, ast.Call) and found.in_loop and not _on_every_pass(found.call, found.scope):  # type: ignore[arg-type]
+        return "it is made only on some passes, and the `partial` arguments may not exist before the loop"
+    if isinstance(found.made, ast.Call) and not found.in_loop \
+            and not _bound_before(module, captured, found.scope):  # type: ignore[arg-type]
+        return "the `partial` arguments name what the module binds only after the function"
+    return None
+
+
+def _module_changes(module: ModuleContext, name: str) -> list[str]:
+    """Where the module binds ``name`` again after its first binding at module level, or a
+    function rebinds (``global``) or changes it in place: a value a jitted function made once
+    would see frozen at its first trace."""
+    bindings = module.shared.get("module bindings")
+    if bindings is None:
+        bindings = {}
+        for statement in module.tree.body:
+            for bound in assigned_names([statement]):
+                bindings.setdefault(bound, []).append(statement.lineno)
+        module.shared["module bindings"] = bindings
+    places = [f"line {line}" for line in bindings.get(name, [])[1:]]
+    for scope, _, how, _ in module.traced.changes_of([name]):
+        where = f"in `{scope.name}`" if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else "at module level"
+        places.append(f"{where}: {how}" if how != "global" else f"{where}, declared `global`")
+    return places
+
+
+def _bound_before(module: ModuleContext, names: set[str], function: ast.FunctionDef) -> bool:
+    """Whether every one of ``names`` the module binds is bound at module level before the
+    function's def (what a statement put before the def may read)."""
+    earlier = assigned_names([statement for statement in module.tree.body if statement.lineno < function.lineno])
+    everything = assigned_names(module.tree.body)
+    return all(name in earlier or name not in everything for name in names)
 
 
 def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
@@ -127,28 +182,60 @@ def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | 
 
 
 def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
-    """Every jit of a lambda or partial in a loop whose result the loop calls (each reported
-    for the innermost loop holding it)."""
+    """Every jit of a lambda or partial whose result is called where it is made: in a loop
+    (reported for the innermost loop holding it), or in a module-level function the module
+    calls in a loop and that is not itself traced (inside a traced function an inner jit is
+    traced once with it; a function called once, a `main`, compiles once)."""
     for loop in _loops(module, ("jit", "pmap")):
-        nodes = list(_own_nodes(loop.body))
-        called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
-        called_names = {node.func.id for node in nodes
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
-        assignments = {id(statement.value): statement for statement in loop.body
-                       if isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                       and isinstance(statement.targets[0], ast.Name)}
-        for node in nodes:
-            if not (isinstance(node, ast.Call) and node.args and module.imports.resolve(node.func) in CACHING_JITS):
-                continue
-            made = node.args[0]
-            if not (isinstance(made, ast.Lambda) or isinstance(made, ast.Call)
-                    and module.imports.resolve(made.func) == PARTIAL):
-                continue
-            assignment = assignments.get(id(node))
-            if id(node) in called:
-                yield _Rebuilt(loop, node, made, None)
-            elif assignment is not None and assignment.targets[0].id in called_names:  # type: ignore[attr-defined]
-                yield _Rebuilt(loop, node, made, assignment)
+        yield from _rebuilt_in(module, loop, loop.body)
+    functions = [statement for statement in module.tree.body if isinstance(statement, ast.FunctionDef)
+                 and statement not in module.traced
+                 and any(word in module.segment(statement) for word in ("jit", "pmap"))]
+    if functions:
+        repeated = _called_in_loops(module, {function.name for function in functions})
+        for function in functions:
+            if function.name in repeated:
+                yield from _rebuilt_in(module, function, function.body)
+
+
+def _called_in_loops(module: ModuleContext, names: set[str]) -> set[str]:
+    """Which of ``names`` the module calls inside a loop or a comprehension."""
+    spelled = {match[1] for match in re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\s*\(",
+                                                 module.text)}
+    names = names & spelled  # most modules never call these functions themselves: no walk
+    called: set[str] = set()
+    if not names:
+        return called
+    for loop in _loops(module, tuple(names)):
+        called |= {node.func.id for node in ast.walk(loop) if isinstance(node, ast.Call)
+                   and isinstance(node.func, ast.Name) and node.func.id in names}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            called |= {call.func.id for call in ast.walk(node) if isinstance(call, ast.Call)
+                       and isinstance(call.func, ast.Name) and call.func.id in names}
+    return called
+
+
+def _rebuilt_in(module: ModuleContext, scope: ast.For | ast.While | ast.FunctionDef,
+                body: list[ast.stmt]) -> Iterator[_Rebuilt]:
+    nodes = list(_own_nodes(body))
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    called_names = {node.func.id for node in nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assignments = {id(statement.value): statement for statement in body
+                   if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                   and isinstance(statement.targets[0], ast.Name)}
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and node.args and module.imports.resolve(node.func) in CACHING_JITS):
+            continue
+        made = node.args[0]
+        if not (isinstance(made, ast.Lambda) or isinstance(made, ast.Call)
+                and module.imports.resolve(made.func) == PARTIAL):
+            continue
+        assignment = assignments.get(id(node))
+        if id(node) in called:
+            yield _Rebuilt(scope, node, made, None)
+        elif assignment is not None and assignment.targets[0].id in called_names:  # type: ignore[attr-defined]
+            yield _Rebuilt(scope, node, made, assignment)
 
 
 def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -165,17 +252,21 @@ def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
             stack.append(child)
 
 
-def _changed_in(loop: ast.For | ast.While) -> set[str]:
-    names = assigned_names(loop.body)
-    if isinstance(loop, ast.For):
-        names |= {node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name)}
+def _changed_in(scope: ast.For | ast.While | ast.FunctionDef) -> set[str]:
+    """What takes a new value on each pass of a loop (or call of a function: its parameters
+    and locals)."""
+    names = assigned_names(scope.body)
+    if isinstance(scope, ast.For):
+        names |= {node.id for node in ast.walk(scope.target) if isinstance(node, ast.Name)}
+    elif isinstance(scope, ast.FunctionDef):
+        names |= {arg.arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg)}
     return names
 
 
-def _functions_made_in(loop: ast.For | ast.While) -> set[str]:
-    """Names the loop's body binds to a def or a lambda."""
+def _functions_made_in(scope: ast.For | ast.While | ast.FunctionDef) -> set[str]:
+    """Names the loop's (or function's) body binds to a def or a lambda."""
     names = set()
-    for node in _own_nodes(loop.body):
+    for node in _own_nodes(scope.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
@@ -206,15 +297,21 @@ def _plain_arguments(partial: ast.Call) -> bool:
 
 
 def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> list[Edit]:
-    """The statement made before the loop, and the loop's use of its name."""
-    if found.assignment is not None:  # `g = jax.jit(...)` moves out as it is
+    """The statement made before the loop (or the function), and the use of its name."""
+    if found.assignment is not None and found.in_loop:  # `g = jax.jit(...)` moves out as it is
         moved = module.segment(found.assignment)
-        return [_insert_before(module, found.loop, moved),
+        return [_insert_before(module, found.scope, moved),  # type: ignore[arg-type]
                 Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
-    name = unique_name(_name_for(found.made), taken)
+    named = _name_for(found.made)
+    if not found.in_loop and named == "jitted":  # at module level, named for the function it served
+        named = f"{found.scope.name}_jitted"  # type: ignore[union-attr]
+    name = unique_name(named, taken)
     start, end = module.span_of(found.call)
     use = Edit(start, cst.Call, lambda node, context: cst.Name(name), end=end)
-    return [_insert_before(module, found.loop, f"{name} = {module.segment(found.call)}"), use]
+    made = f"{name} = {module.segment(found.call)}"
+    if found.in_loop:
+        return [_insert_before(module, found.scope, made), use]  # type: ignore[arg-type]
+    return [_insert_before_function(module, found.scope, made), use]  # type: ignore[arg-type]
 
 
 def _name_for(made: ast.AST) -> str:
@@ -239,17 +336,28 @@ def _insert_before(module: ModuleContext, loop: ast.For | ast.While, statement: 
     return Edit(module.start_of(loop), node_type, _InsertBefore([statement]), merge=merge)
 
 
-class _InsertBefore:
-    """A loop with statements put before it (its leading comments and blank lines first)."""
+def _insert_before_function(module: ModuleContext, function: ast.FunctionDef, statement: str) -> Edit:
+    def merge(edits: list[Edit]) -> Edit:
+        statements = [line for edit in edits for line in edit.replace.statements]  # type: ignore[attr-defined]
+        return Edit(name_position(module, function), cst.FunctionDef, _InsertBefore(statements, 2), merge=merge)
 
-    def __init__(self, statements: list[str]):
+    return Edit(name_position(module, function), cst.FunctionDef, _InsertBefore([statement], 2), merge=merge)
+
+
+class _InsertBefore:
+    """A loop or def with statements put before it (its leading comments and blank lines
+    first, then ``blank_lines`` between them and it: two before a module-level def)."""
+
+    def __init__(self, statements: list[str], blank_lines: int = 0):
         self.statements = statements
+        self.blank_lines = blank_lines
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        assert isinstance(node, cst.For | cst.While)
+        assert isinstance(node, cst.For | cst.While | cst.FunctionDef)
         made = [cst.parse_statement(statement + "\n") for statement in self.statements]
         made[0] = made[0].with_changes(leading_lines=node.leading_lines)
-        return cst.FlattenSentinel([*made, node.with_changes(leading_lines=[])])  # type: ignore[return-value]
+        after = node.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * self.blank_lines)
+        return cst.FlattenSentinel([*made, after])  # type: ignore[return-value]
 
 
 
