@@ -14,7 +14,9 @@ branches and loops, calls of a module-level helper, and prints of carried and br
 
 - *fixed*: ``jitfix fix`` changed it, and the rewrite equals the reference on every input
   both under ``jax.jit`` and eagerly;
-- *declined*: a finding says what is left (nothing wrong was written);
+- *declined*: a finding says what is left, and what the other fixes rewrote still computes
+  what the original does eagerly (nothing wrong was written); the most common reasons are
+  printed;
 - *unchanged*: no finding, no change, and the original already works under jit;
 - *silent miss*: no finding, no change, but the original fails (or differs) under jit;
 - *miscompiled*: the rewrite runs and differs from the reference (jitted or eager);
@@ -221,6 +223,8 @@ class Tally:
     failures: list[str] = field(default_factory=list)
     # feature -> (programs holding it, of those fixed)
     by_feature: dict[str, list[int]] = field(default_factory=dict)
+    # why programs were declined: a finding's reason, its names and numbers blanked
+    declines: dict[str, int] = field(default_factory=dict)
 
     @property
     def tried(self) -> int:
@@ -323,7 +327,11 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         return
     new_text = result.new_text or code
     if result.findings:
+        if new_text != code and _partial_rewrite_failed(code, new_text, reference, tally, features):
+            return
         tally.add("declined", features)
+        for reason in {_decline_reason(finding.code, finding.message) for finding in result.findings}:
+            tally.declines[reason] = tally.declines.get(reason, 0) + 1
         return
     if new_text == code:
         try:
@@ -352,6 +360,33 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         tally.add("not_idempotent", features, f"a second fix changes the rewrite\n{new_text}")
         return
     tally.add("fixed", features)
+
+
+def _partial_rewrite_failed(code: str, new_text: str, reference: list, tally: Tally, features: set[str]) -> bool:
+    """A declined program whose other fixes were applied: the rewrite must still compute what
+    the original does eagerly (under jit the finding left may still raise). Counts a failure."""
+    try:
+        with jax.disable_jit():
+            eager = _run(_load(new_text))
+    except Exception as error:  # noqa: BLE001
+        tally.add("broken", features, f"partial rewrite raised eagerly {type(error).__name__}: {error}\n{code}\n"
+                                      f"{new_text}")
+        return True
+    for inputs, want, again in zip(INPUTS, reference, eager):
+        if not _same_run(want, again):
+            tally.add("miscompiled", features, f"inputs {inputs}: eager {want} != partial rewrite {again} (eager)\n"
+                                               f"{code}\n{new_text}")
+            return True
+    return False
+
+
+def _decline_reason(code: str, message: str) -> str:
+    """A finding's reason in a form that groups: what follows "not auto-fixable" (or the whole
+    message), with quoted names and numbers blanked."""
+    reason = message.split("not auto-fixable: ", 1)[-1]
+    reason = re.sub(r"`[^`]*`", "`_`", reason)
+    reason = re.sub(r"\b\d+\b", "N", reason)
+    return f"{code} {reason[:110]}"
 
 
 class Miscompiled(AssertionError):
@@ -407,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     print("fixed, per feature (programs holding it):")
     for feature, (holding, fixed) in sorted(tally.by_feature.items()):
         print(f"  {feature:22} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")
+    print("declined, the most common reasons (programs):")
+    for reason, count in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
+        print(f"  {count:5}  {reason}")
     print("fuzz: tried {}, {}".format(tally.tried, ", ".join(
         f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES)))
     return 1 if tally.failed else 0

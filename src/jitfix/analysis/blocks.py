@@ -415,15 +415,21 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
             if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node):
                 other.add(node.id)
     names = made - other
+    local_defs = {node.name: node for node in ast.walk(function)
+                  if isinstance(node, ast.FunctionDef) and node is not function}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) \
-                and not _reads_items_only(node, parents):
+                and not _reads_items_only(node, parents, local_defs):
             names.discard(node.id)
     return frozenset(names)
 
 
-def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
+def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST],
+                      local_defs: dict[str, ast.FunctionDef] | None = None) -> bool:
     parent = parents.get(id(name))
+    if isinstance(parent, ast.Call) and local_defs and isinstance(parent.func, ast.Name) \
+            and parent.func.id in local_defs and name in parent.args:
+        return _only_items_read_by(local_defs[parent.func.id], parent.args.index(name), parents)
     if isinstance(parent, ast.Subscript) and parent.value is name:
         return True
     if isinstance(parent, ast.Attribute) and parent.attr in _DICT_READS:
@@ -433,6 +439,18 @@ def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
         return True
     return isinstance(parent, ast.Return)
+
+
+def _only_items_read_by(function: ast.FunctionDef, position: int, parents: dict[int, ast.AST]) -> bool:
+    """Whether a function of the function, given a dict as its positional argument
+    ``position``, only reads that parameter's items (and never binds it again): the dict is
+    still held by nothing else (a continuation the code after an `if` became)."""
+    names = [arg.arg for arg in function.args.posonlyargs + function.args.args]
+    if position >= len(names):
+        return False
+    param = names[position]
+    uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == param]
+    return all(isinstance(node.ctx, ast.Load) and _reads_items_only(node, parents) for node in uses)
 
 
 # Array functions that make an array larger (or smaller) than their inputs.

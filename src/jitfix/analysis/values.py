@@ -787,6 +787,17 @@ class ArrayEvidence:
             return self.certain_truth(test.operand, values)
         return self.certain(test, calls=False) or values.verdict(test).array
 
+    def raises_on_truth(self, test: ast.AST, values: ValueAnalysis) -> bool:
+        """Whether taking ``test``'s truth certainly asks a value that is certainly one traced
+        array for a Python bool -- which raises under jit -- even where ``certain_truth`` does
+        not hold: Python always takes the truth of the first operand of ``and``/``or``, and of
+        the operand of ``not``."""
+        if isinstance(test, ast.BoolOp):
+            return self.raises_on_truth(test.values[0], values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.raises_on_truth(test.operand, values)
+        return values.is_traced(test) and (self.certain(test, calls=False) or values.verdict(test).array)
+
 
 # Constructors whose size a literal argument gives: jnp.zeros((2, 3)) has 6 elements.
 SHAPED_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full"})

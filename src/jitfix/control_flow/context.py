@@ -25,10 +25,17 @@ from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 # the function, how many Python loops enclose it).
 BlockWalker = Callable[[list[ast.stmt], set[str], bool, int], None]
 
-# Set while the text a restructured loop would have is analysed to check it (see
-# jump_lowering.py): no restructuring is proposed inside that, and a traced test the
-# planner cannot prove one array is a problem (the check must not count on it).
-checking_lowered: contextvars.ContextVar[bool] = contextvars.ContextVar("checking_lowered", default=False)
+# How many restructurings' texts are being analysed to check them, around this analysis (see
+# rules/lowering.py): inside one, a traced test the planner cannot prove one array is a
+# problem (the check must not count on it), and restructurings nest at most
+# MAX_NESTED_LOWERINGS deep (a continuation whose `if` also writes into a dict needs two).
+checking_lowered: contextvars.ContextVar[int] = contextvars.ContextVar("checking_lowered", default=0)
+MAX_NESTED_LOWERINGS = 2
+
+# Why a traced test is left: `jnp.logical_*` would take the truth of an operand elementwise,
+# and a tuple or dict of tracers has Python truth instead.
+UNPROVEN_OPERAND = ("the test is traced, but an operand of its `and`/`or`/`not` is not certainly one array "
+                    "(a tuple or dict has Python truth): rewrite it by hand")
 
 
 @dataclass

@@ -33,8 +33,8 @@ from jitfix.analysis.blocks import (
     target_names,
     upward_exposed,
 )
-from jitfix.control_flow.context import BlockWalker, PlanContext, checking_lowered
-from jitfix.control_flow.plans import Branch, IfForm, IfPlan
+from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
+from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import arms_to_cast
 from jitfix.cst_text import code, cst, lay_out, suite_statements
@@ -61,8 +61,10 @@ class IfPlanner:
             return False
         if context.arrays.certain_truth(node.test, values):
             return True
-        if checking_lowered.get():  # left as it is, but a lowering must not count on it
-            context.report(node, "the test is traced but not certainly one array")
+        if checking_lowered.get() or context.arrays.raises_on_truth(node.test, values):
+            # Left as it is; but a lowering must not count on it, and a test that certainly
+            # raises is said to.
+            context.report(node, UNPROVEN_OPERAND)
         return False
 
     def plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int,
@@ -138,14 +140,16 @@ class IfPlanner:
         context = self.context
         if not tail:
             context.report(node, "a branch returns, but the `if` is inside a loop or block with more code "
-                                 "after it; only an `if` whose branches end the function becomes a `lax.cond`")
+                                 "after it; only an `if` whose branches end the function becomes a `lax.cond`",
+                           lowering=Lowering.CONTINUATION)
             return False
         true_falls = not always_leaves(node.body)
         false_falls = not always_leaves(node.orelse)
         if true_falls and false_falls and rest:
             if len(rest) > MAX_DUPLICATED_REST or any(not _is_simple(s) for s in rest):
                 context.report(node, "both branches can fall through to the code after the `if` "
-                                     "as well as return; restructure so one branch returns")
+                                     "as well as return; restructure so one branch returns",
+                               lowering=Lowering.CONTINUATION)
                 return False
         true_statements = node.body + (rest if true_falls else [])
         false_statements = node.orelse + (rest if false_falls else [])

@@ -34,7 +34,7 @@ from jitfix.analysis.blocks import (
     upward_exposed,
 )
 from jitfix.control_flow.boolean_expressions import is_boolean_valued
-from jitfix.control_flow.context import BlockWalker, PlanContext
+from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
@@ -152,7 +152,13 @@ class LoopPlanner:
         if not isinstance(node, ast.While):
             return False
         values = self.context.values_at(node)
-        return values.is_traced(node.test) and self.context.arrays.certain_truth(node.test, values)
+        if not values.is_traced(node.test):
+            return False
+        if self.context.arrays.certain_truth(node.test, values):
+            return True
+        if self.context.arrays.raises_on_truth(node.test, values):
+            self.context.report(node, UNPROVEN_OPERAND)  # it raises: said, left as it is
+        return False
 
     def _has_traced_guard(self, node: ast.stmt) -> bool:
         """A static range or while loop that breaks or continues on a traced condition: it

@@ -148,6 +148,7 @@ class Lowering(Enum):
 
     JUMPS = "jumps"  # a loop's break/continue nested in an `if`, or its `else:`, as flags (jump_lowering)
     DICT_UPDATES = "dict updates"  # `d[k] = v` on a dict of the function as `d = {**d, k: v}` (dict_updates)
+    CONTINUATION = "continuation"  # the code after an `if` that returns on some paths, as a function (continuation)
 
 
 @dataclass

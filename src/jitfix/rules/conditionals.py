@@ -27,11 +27,11 @@ from jitfix.control_flow.boolean_expressions import (
     ternary_edit,
 )
 from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
-from jitfix.control_flow.plans import LoopPlan, Plan, PlanningOptions
+from jitfix.control_flow.plans import Lowering, LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.lowering import lowering_fix
+from jitfix.rules.lowering import FIRST, lowering_fix, why_not_continued
 
 SHARED_KEY = "conditionals"
 
@@ -341,11 +341,14 @@ class TracedIf(Rule):
                 if lowered is not None:
                     message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                                f"`{function.qualname}` ({function.how}): raises under jit; rewrite with `lax.cond` "
-                               "(its writes into a dict first written as new dicts)")
+                               f"({FIRST[problem.lowering]})")  # type: ignore[index]
                     yield self.finding(module, problem.statement, message, lowered, function=function,
                                        end=problem.statement.test)
                     continue
                 where = f" (line {problem.line})" if problem.line != problem.statement.lineno else ""
+                if problem.lowering is Lowering.CONTINUATION:
+                    why = why_not_continued(function, problem.statement)
+                    where += f"; and the code after it cannot become a function: {why}" if why else ""
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)

@@ -1,6 +1,8 @@
 """Fixes that restructure a statement in plain Python first, so that the next rounds of safe
 fixes rewrite it: a loop's nested ``break``/``continue`` as flags (``control_flow/jump_lowering``),
-item writes into a dict of the function as new dicts (``control_flow/dict_updates``).
+item writes into a dict of the function as new dicts (``control_flow/dict_updates``), the code
+after an ``if`` that returns on some paths as a function each path returns the call of
+(``control_flow/continuation``).
 
 Each is offered only when it works: the restructured text is analysed and fixed as ``fix``
 would, and the restructuring is kept only if nothing is then left undone in the function.
@@ -10,11 +12,12 @@ The rewrite itself is those next rounds; this fix is only the restructuring.
 from __future__ import annotations
 
 import ast
+import textwrap
 from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import private_dicts
 from jitfix.analysis.traced import TracedFunction
-from jitfix.control_flow.context import checking_lowered
+from jitfix.control_flow.context import MAX_NESTED_LOWERINGS, checking_lowered
 from jitfix.control_flow.plans import Lowering
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, EditError, Fix, Safety
@@ -26,21 +29,42 @@ if TYPE_CHECKING:
 DESCRIPTIONS = {
     Lowering.JUMPS: "turn the nested break/continue into flags, then rewrite as a lax loop",
     Lowering.DICT_UPDATES: "write the dict items as new dicts (`d = {**d, k: v}`), then rewrite with lax",
+    Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
+                           "with lax.cond",
+}
+# How a finding's message says what the restructuring does first.
+FIRST = {
+    Lowering.JUMPS: "its nested break/continue first turned into flags",
+    Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
+    Lowering.CONTINUATION: "the code after it first made a function that each path returns the call of",
 }
 
 
 def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast.If | ast.For | ast.While,
                  lowering: Lowering) -> Fix | None:
     """The restructuring of ``statement``, if the rewrite then takes everything in the function."""
-    if checking_lowered.get():
-        return None  # already checking a restructuring: no second one inside it
-    from jitfix.engine import InternalError, Options, apply_edits, process_text  # the engine drives the rules
+    if checking_lowered.get() >= MAX_NESTED_LOWERINGS:
+        return None  # checking restructurings already, as deep as they go
+    from jitfix.engine import (  # the engine drives the rules
+        InternalError,
+        Options,
+        apply_edits,
+        process_text,
+    )
     from jitfix.files import InputError
 
-    restructure, still_undone = _restructuring(function, lowering)
-    node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) else cst.While
-    edit = Edit(module.start_of(statement), node_type, restructure)
-    token = checking_lowered.set(True)
+    if lowering is Lowering.CONTINUATION:
+        assert isinstance(statement, ast.If)
+        edit = _continuation_edit(module, function, statement)
+        if edit is None:
+            return None
+        still_undone: Callable[[str], bool] = lambda text: False  # what it made is a function: findings tell
+    else:
+        restructure, still_undone = _restructuring(function, lowering)
+        node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) \
+            else cst.While
+        edit = Edit(module.start_of(statement), node_type, restructure)
+    token = checking_lowered.set(checking_lowered.get() + 1)
     try:
         lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
         result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
@@ -54,6 +78,30 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     if any(f.function == qualname or (f.function or "").startswith(qualname + ".") for f in result.findings):
         return None  # anything left undone in the function: it is not restructured either
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit])
+
+
+def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None:
+    """Why the code after ``statement`` cannot be made a function, when the plan says so."""
+    from jitfix.control_flow.continuation import plan_continuation
+
+    plan = plan_continuation(function.node, statement)
+    return plan if isinstance(plan, str) else None
+
+
+def _continuation_edit(module: ModuleContext, function: TracedFunction, statement: ast.If) -> Edit | None:
+    """The edit of the function that gives the code after ``statement`` a function of its own
+    (``control_flow/continuation``), or None when it cannot."""
+    from jitfix.control_flow.continuation import Continuation, plan_continuation
+    from jitfix.rules.conditionals import name_position
+
+    node = function.node
+    plan = plan_continuation(node, statement)
+    if isinstance(plan, str):
+        return None
+    definitions = {child.name: child for child in ast.walk(node) if isinstance(child, ast.FunctionDef)}
+    sources = [textwrap.dedent(" " * definitions[name].col_offset + module.segment(definitions[name])) + "\n"
+               for name in plan.helpers]
+    return Edit(name_position(module, node), cst.FunctionDef, Continuation(plan, sources))
 
 
 def _restructuring(function: TracedFunction,
