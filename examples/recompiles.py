@@ -23,7 +23,7 @@ def scale(x, factor):
 def main():
     signal = jnp.linspace(-2.0, 2.0, 64)
     total = 0.0
-    for n in range(1, 33):
+    for n in range(1, 17):
         total += squash(signal[:n]).sum()  # a new length on every pass
         total += decay(signal, n).sum()  # a new static value on every pass
         total += jax.jit(lambda v: (v * v).mean())(signal)  # a new function on every pass

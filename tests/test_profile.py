@@ -126,15 +126,15 @@ def test_fix_removes_each_cause_the_example_recompiles_for_and_prints_the_same(t
                            sys.executable, "recompiles.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     before = {f["function"]: f for f in json.loads(done.stdout)["functions"]}
     assert {name: (f["calls"], f["compiles"]) for name, f in before.items()} == {
-        "squash": (32, 32), "decay": (32, 32), "<lambda>": (32, 32), "scale": (2, 2)}
+        "squash": (16, 16), "decay": (16, 16), "<lambda>": (16, 16), "scale": (2, 2)}
     assert {r["cause"] for r in before["squash"]["recompiles"]} == {"shape"}
     assert {(r["cause"], r["argument"]) for r in before["decay"]["recompiles"]} == {("static", "step")}
     assert {r["cause"] for r in before["<lambda>"]["recompiles"]} == {"new function"}
     assert [(r["cause"], r["argument"]) for r in before["scale"]["recompiles"]] == [("dtype", "factor")]
     after = dict(re.findall(r"^  (\S+) \(recompiles\.py:\d+\): \d+ -> (\d+)$", done.stderr, re.MULTILINE))
-    assert after == {"<lambda>": "1", "squash": "6", "decay": "1", "scale": "2"}, done.stderr  # 6: 1, 2, 4, ..., 32
+    assert after == {"<lambda>": "1", "squash": "5", "decay": "1", "scale": "2"}, done.stderr  # 5: 1, 2, 4, 8, 16
     assert "the command printed the same with the fixes" in done.stderr
     fixes = json.loads(done.stdout)["fixes"]
     assert "+def squash_bucketed(x):" in fixes["diff"] and fixes["output_difference"] is None
     assert {row["function"].split()[0]: row["after"] for row in fixes["compiles"]} == {
-        "<lambda>": 1, "squash": 6, "decay": 1, "scale": 2}
+        "<lambda>": 1, "squash": 5, "decay": 1, "scale": 2}

@@ -50,6 +50,12 @@ class ContinuationPlan:
     helpers: list[str]  # helpers of the function defined again at its top, in source order
 
 
+def continuable(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If) -> bool:
+    """Whether ``node`` is reached from the function's body through ``if`` blocks only (not
+    inside a loop, ``with`` or ``try``): where a continuation may be planned."""
+    return _path_to(function.body, node) is not None
+
+
 def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If) -> ContinuationPlan | str:
     """How to give a function of its own to the code after ``node`` -- or after the nearest
     ``if`` around it that such code follows and ends the function --, reached from the

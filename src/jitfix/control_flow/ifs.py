@@ -33,6 +33,7 @@ from jitfix.analysis.blocks import (
     target_names,
     upward_exposed,
 )
+from jitfix.control_flow.continuation import continuable
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
@@ -141,7 +142,7 @@ class IfPlanner:
         if not tail:
             context.report(node, "a branch returns, but the `if` is inside a loop or block with more code "
                                  "after it; only an `if` whose branches end the function becomes a `lax.cond`",
-                           lowering=Lowering.CONTINUATION)
+                           lowering=Lowering.CONTINUATION if continuable(context.function, node) else None)
             return False
         true_falls = not always_leaves(node.body)
         false_falls = not always_leaves(node.orelse)
