@@ -188,14 +188,26 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
     traced once with it; a function called once, a `main`, compiles once)."""
     for loop in _loops(module, ("jit", "pmap")):
         yield from _rebuilt_in(module, loop, loop.body)
+    spelling = _lines_spelling(module, ("jit", "pmap"))
+    if not spelling:
+        return
     functions = [statement for statement in module.tree.body if isinstance(statement, ast.FunctionDef)
-                 and statement not in module.traced
-                 and any(word in module.segment(statement) for word in ("jit", "pmap"))]
+                 and statement not in module.traced and _spans_one_of(statement, spelling)]
     if functions:
         repeated = _called_in_loops(module, {function.name for function in functions})
         for function in functions:
             if function.name in repeated:
                 yield from _rebuilt_in(module, function, function.body)
+
+
+def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
+    """The (sorted) numbers of the lines whose text holds one of ``words``."""
+    return [number for number, line in enumerate(module.lines, 1) if any(word in line for word in words)]
+
+
+def _spans_one_of(statement: ast.stmt, lines: list[int]) -> bool:
+    at = bisect.bisect_left(lines, statement.lineno)
+    return at < len(lines) and lines[at] <= (statement.end_lineno or statement.lineno)
 
 
 def _called_in_loops(module: ModuleContext, names: set[str]) -> set[str]:
