@@ -120,3 +120,20 @@ def test_what_keeps_a_static_argument_static(body: str, reason: str | None) -> N
 def test_what_computes_row_by_row(body: str, padded: bool) -> None:
     source = HEADER + f"def f(x):\n    {body}\n"
     assert (row_wise(_function(source), "x", _imports(source)) is None) == padded
+
+
+def test_a_run_that_saw_a_static_argument_change_is_evidence_without_a_loop(tmp_path) -> None:
+    """`jitfix profile --fix` passes what the run saw (Settings.recompiled_static): the static
+    argument is reported at its jit, and made traced where the function allows it."""
+    source = ("from functools import partial\n\nimport jax\n\n\n@partial(jax.jit, static_argnames=\"k\")\n"
+              "def decay(x, k):\n    return x * 0.9**k\n")
+    path = tmp_path / "model.py"
+    path.write_text(source, encoding="utf-8")
+    assert not process_text(str(path), source, Settings(), Options()).findings  # no loop here: nothing to say
+    seen = Settings(recompiled_static=((str(path.resolve()), 6, "decay", "k", 7),))
+    result = process_text(str(path), source, seen, Options(apply_fixes=True, unsafe_fixes=True))
+    assert [f.code for f in result.fixed] == ["JF503"]
+    assert "compiled again for each new value of its static argument `k` in a run (7 values)" in result.fixed[0].message
+    assert "@jax.jit\ndef decay(x, k):" in (result.new_text or "")
+    other = Settings(recompiled_static=((str(path.resolve()), 6, "decay", "x", 7),))  # not a static argument
+    assert not process_text(str(path), source, other, Options()).findings
