@@ -211,11 +211,21 @@ class PlanContext:
         # rewritten, only the rest of its body counts: what the next pass or the code after
         # the loop reads is in its carry, checked above.
         for rest in reversed(self.rests[innermost[0]:] if loops else self.rests):
-            if name in upward_exposed(rest):
+            if name in upward_exposed(rest) or name in self._read_by_helpers_in(rest):
                 return True
             if name in definitely_assigned(rest):
                 return False
         return False
+
+    def _read_by_helpers_in(self, statements: list[ast.stmt]) -> set[str]:
+        """The function's names that its helpers named in ``statements`` read when called
+        (``a = inner(b)`` reads the ``a`` that ``inner`` closes over, before rebinding it)."""
+        if self._closures is None:
+            self._closures = closures(self.function)
+        if not self._closures:
+            return set()
+        named = loaded_names(statements) & self._closures.keys()
+        return {read for helper in named for read in self._closures[helper][1]}
 
 
 def _copyable(definition: ast.AST) -> bool:
