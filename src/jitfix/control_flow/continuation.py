@@ -33,6 +33,7 @@ import libcst as cst
 from jitfix.analysis.blocks import (always_leaves, assigned_names, closures, definitely_assigned, loaded_names,
                                     upward_exposed, walk_body)
 from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import unique_name
@@ -56,7 +57,8 @@ def continuable(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If) 
     return _path_to(function.body, node) is not None
 
 
-def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If) -> ContinuationPlan | str:
+def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If,
+                      imports: ImportTable) -> ContinuationPlan | str:
     """How to give a function of its own to the code after ``node`` -- or after the nearest
     ``if`` around it that such code follows and ends the function --, reached from the
     function's body through ``if`` blocks only; or why it cannot be."""
@@ -67,11 +69,12 @@ def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
         block = _block(function, path[depth - 1])
         index = path[depth - 1][2]
         if block[index + 1:] and always_leaves(block[index + 1:]):
-            return _plan_at(function, path[:depth])
+            return _plan_at(function, path[:depth], imports)
     return "no code after the `if` (or around it) ends the function"
 
 
-def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step]) -> ContinuationPlan | str:
+def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step],
+             imports: ImportTable) -> ContinuationPlan | str:
     block = _block(function, path[-1])
     index = path[-1][2]
     node, rest = block[index], block[index + 1:]
@@ -88,6 +91,13 @@ def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step])
     shared = sorted(_changed_in_place(rest) - assigned_names(rest))
     if shared:
         return f"the code after the `if` changes `{shared[0]}` in place"
+    # Both branches of a `lax.cond` are traced: a Python effect of that code (a `print`, a
+    # call made for what it does) would run once per branch traced instead of once.
+    effect = next((statement.value for statement in ast.walk(ast.Module(body=rest, type_ignores=[]))
+                   if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                   and not _is_staged_effect(statement.value.func, imports)), None)
+    if effect is not None:
+        return f"the code after the `if` calls `{ast.unparse(effect.func)}` for its effect (line {effect.lineno})"
     # What the `if` or the code after it binds: passed in (or bound) where the continuation
     # reads it. What neither binds keeps its value: the continuation reads it as a closure.
     # (A change in place in the `if` may become a new binding there: `d = {**d, k: v}`.)
@@ -115,6 +125,12 @@ def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step])
     order = _first_bound(function)
     return ContinuationPlan(path, name, sorted(wanted, key=lambda n: (order.get(n, (1 << 30, 0)), n)),
                             [helper for helper, _ in helpers])
+
+
+def _is_staged_effect(func: ast.expr, imports: ImportTable) -> bool:
+    """A JAX function (``jax.debug.print``, ``jax.debug.callback``, ``jnp.*``): an effect JAX
+    stages runs when the branch runs, not when it is traced."""
+    return (imports.resolve(func) or "").startswith("jax.")
 
 
 def _changed_in_place(statements: list[ast.stmt]) -> set[str]:

@@ -84,7 +84,8 @@ def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None
     """Why the code after ``statement`` cannot be made a function, when the plan says so."""
     from jitfix.control_flow.continuation import plan_continuation
 
-    plan = plan_continuation(function.node, statement)
+    assert function.imports is not None
+    plan = plan_continuation(function.node, statement, function.imports)
     return plan if isinstance(plan, str) else None
 
 
@@ -95,7 +96,7 @@ def _continuation_edit(module: ModuleContext, function: TracedFunction, statemen
     from jitfix.rules.conditionals import name_position
 
     node = function.node
-    plan = plan_continuation(node, statement)
+    plan = plan_continuation(node, statement, module.imports)
     if isinstance(plan, str):
         return None
     definitions = {child.name: child for child in ast.walk(node) if isinstance(child, ast.FunctionDef)}
