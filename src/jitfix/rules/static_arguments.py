@@ -155,14 +155,16 @@ class _RemoveFromCall:
         args: list[cst.Arg] = []
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else None
-            if keyword in ("static_argnames", "static_argnums"):
-                kept: list[object] | None = _existing(arg.value, str if keyword == "static_argnames" else int)
-                assert kept is not None
-                kept = [item for item in kept if item not in self.names and item not in self.positions]
-                if not kept:
+            if keyword == "static_argnames":
+                names = [name for name in _existing(arg.value, str) or [] if name not in self.names]
+                if not names:
                     continue
-                source = names_source(kept) if keyword == "static_argnames" else _numbers_source(kept)  # type: ignore[arg-type]
-                arg = arg.with_changes(value=cst.parse_expression(source))
+                arg = arg.with_changes(value=cst.parse_expression(names_source(names)))
+            elif keyword == "static_argnums":
+                numbers = [number for number in _existing(arg.value, int) or [] if number not in self.positions]
+                if not numbers:
+                    continue
+                arg = arg.with_changes(value=cst.parse_expression(_numbers_source(numbers)))
             args.append(arg)
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
