@@ -100,13 +100,89 @@ def test_an_in_place_update_seen_in_a_run_is_fixed_with_unsafe_fixes(tmp_path: P
     assert result.exit_code == 0
 
 
-def test_a_command_that_fails_for_other_reasons_is_reported_not_fixed(tmp_path: Path) -> None:
-    (tmp_path / "boom.py").write_text("raise SystemExit(3)\n")
-    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "boom.py"])
-    assert result.exit_code == 0  # it exits as it does with jit disabled: nothing to fix
+def test_a_command_that_fails_with_jit_disabled_too_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "boom.py").write_text("import jax.numpy as jnp\n\nraise SystemExit(3)\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "boom.py"])
+    assert result.exit_code == 2
     assert "reference (JAX_DISABLE_JIT=1): exit 3" in result.stderr
-    assert "0 file(s) fixed" in result.stderr
+    assert "the command fails with jit disabled too (exit 3" in result.stderr
+    assert "nothing fixed, nothing written" in result.stderr
     assert CliRunner().invoke(app, ["run", "--root", str(tmp_path)]).exit_code == 2  # no command
+
+
+def test_a_command_that_hangs_is_stopped(tmp_path: Path) -> None:
+    (tmp_path / "hang.py").write_text("import time\n\ntime.sleep(120)\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--timeout", "3", "--root", str(tmp_path), "--",
+                                      sys.executable, "hang.py"])
+    assert result.exit_code == 2
+    assert "reference (JAX_DISABLE_JIT=1): stopped after --timeout 3 s" in result.stderr
+    assert "runs past --timeout even with jit disabled" in result.stderr
+
+
+# Jitted through a table: only the run shows that `step` is traced, and its print then runs
+# once, at trace time, printing a tracer instead of each step's loss.
+PRINTING_MODEL = '''import jax.numpy as jnp
+
+
+def step(x):
+    loss = jnp.sum(x**2)
+    print("loss", loss)
+    return x - 0.25 * x
+'''
+PRINTING_MAIN = '''import jax
+import jax.numpy as jnp
+
+import model
+
+TABLE = {"step": model.step}
+update = jax.jit(TABLE["step"])
+x = jnp.ones(3)
+for _ in range(3):
+    x = update(x)
+print(x)
+'''
+
+
+def test_what_prints_otherwise_under_jit_is_fixed_in_the_functions_the_run_jitted(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(PRINTING_MODEL)
+    (tmp_path / "main.py").write_text(PRINTING_MAIN)
+    assert CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path)]).exit_code == 0  # nothing provable
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert '+    jax.debug.print("loss {loss!s}", loss=loss)' in result.stdout
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "output differs" not in result.stderr  # each step's loss, as the eager run prints it
+    assert "model.py: step passed" in result.stderr
+
+
+def test_static_arguments_of_a_jit_the_run_saw_stay_python_values(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text("def scale(x, n):\n    if n > 2:\n        return x * n\n    return x\n")
+    (tmp_path / "main.py").write_text("import jax\nimport jax.numpy as jnp\n\nimport model\n\n"
+                                      "f = jax.jit({'s': model.scale}['s'], static_argnums=1)\n"
+                                      "print(f(jnp.ones(2), 3), f(jnp.ones(2), 1))\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "0 file(s) fixed" in result.stderr and result.stdout == ""
+
+
+def test_a_notebook_runs_cell_by_cell_and_its_cells_are_fixed(tmp_path: Path) -> None:
+    import json
+
+    cells = [("import jax\nimport jax.numpy as jnp", None),
+             ("def clip_or_keep(x):\n    if x.max() > 1.0:\n        return jnp.clip(x, 0.0, 1.0)\n    return x", None),
+             ("%matplotlib inline\nTABLE = {'clip': clip_or_keep}\nf = jax.jit(TABLE['clip'])\n"
+              "print(f(jnp.array([0.5, 2.0])), f(jnp.array([0.5, 0.25])))", None)]
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
+                           "outputs": [], "source": source} for i, (source, _) in enumerate(cells)],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "nb.ipynb"])
+    assert result.exit_code == 0, result.output
+    assert "nb.ipynb:cell 2:2 TracerBoolConversionError in clip_or_keep -> JF101" in result.stderr
+    fixed = json.loads((tmp_path / "nb.ipynb").read_text())
+    assert "lax.cond(x.max() > 1.0" in "".join(fixed["cells"][1]["source"])
+    assert "%matplotlib inline" in "".join(fixed["cells"][2]["source"])
 
 
 def test_a_tracer_leaked_out_of_a_jitted_function_is_reported_at_the_line_that_meets_it(tmp_path: Path) -> None:

@@ -613,11 +613,16 @@ def validate_command(
 # -- run ----------------------------------------------------------------------------------------
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-             options_metavar="[OPTIONS] -- COMMAND [ARGS]...")
+             options_metavar="[OPTIONS] -- COMMAND [ARGS]... | NOTEBOOK.ipynb")
 def run(
     ctx: typer.Context,
     write: Annotated[bool, typer.Option("--write", help="Write the fixes to the project's files.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Only show the diff: write nothing, ask nothing.")] = False,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fixes marked unsafe.")] = False,
+    validate: Annotated[bool, typer.Option("--validate/--no-validate",
+                                           help="Validate each rewritten function with the arguments recorded "
+                                                "in an eager run (a file whose validation fails is not written).")]
+    = True,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Runs of the command at most.")] = 10,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each run of the command may take.")] = 600.0,
     root: Annotated[Path, typer.Option("--root", help="The project folder: the command runs in (a copy of) it, "
@@ -626,17 +631,19 @@ def run(
                                                           help="An environment variable the command needs.")] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
 ) -> None:
-    """Run a command (`jitfix run -- python train.py`), fix the jit failures it shows, and run
-    it again until it exits as it does with jit disabled. Runs your code; writes nothing
-    without --write."""
+    """Run a command (`jitfix run -- python train.py`) or a notebook's cells (`jitfix run
+    nb.ipynb`), fix the jit failures it shows, and run it again until it exits as it does
+    with jit disabled. Runs your code; writes only with --write, or when you say yes."""
     from jitfix.config import load_settings
-    from jitfix.run import run_and_fix
+    from jitfix.run import notebook_command, run_and_fix
 
     out, err = _consoles(no_color)
     command = list(ctx.args)
     if not command:
         err.print("jitfix: give the command after --, e.g. jitfix run -- python train.py")
         raise typer.Exit(EXIT_ERROR)
+    if len(command) == 1 and command[0].endswith(".ipynb"):
+        command = notebook_command(command[0])
     if not root.is_dir():
         err.print(f"jitfix: --root {root}: not a folder")
         raise typer.Exit(EXIT_ERROR)
@@ -646,23 +653,28 @@ def run(
         err.print(f"jitfix: {error}")
         raise typer.Exit(EXIT_ERROR)
     result = run_and_fix(command, str(root), settings, max_rounds=max_rounds, timeout=timeout,
-                         pass_env=tuple(pass_env or ()), unsafe_fixes=unsafe_fixes)
-    err.print(f"reference (JAX_DISABLE_JIT=1): exit {result.reference}")
+                         pass_env=tuple(pass_env or ()), unsafe_fixes=unsafe_fixes, validate=validate)
+    err.print(f"reference (JAX_DISABLE_JIT=1): {_exit_status(result.reference, timeout)}")
     for current in result.rounds:
-        err.print(f"round {current.number}: exit {current.returncode}")
+        err.print(f"round {current.number}: {_exit_status(current.returncode, timeout)}")
         for seen in current.failures:
-            where = f"{_relative(seen.path, root)}:{current.original_lines.get(seen, seen.line)}"
+            where = f"{_relative(seen.path, root)}:{current.places.get(seen, seen.line)}"
             done = ", ".join(sorted(set(current.fixed.get(_relative(seen.path, root), [])))) or "no fix"
-            err.print(f"  {where} {seen.error} in {seen.function} -> {done}")
+            err.print(f"  {where} {seen.error} in {seen.function} -> {done}", markup=False)
+    if result.refused:
+        err.print(f"jitfix: {result.refused}; nothing fixed, nothing written", markup=False)
+        raise typer.Exit(EXIT_ERROR)
     for relative, (old, new) in sorted(result.changed.items()):
         _print_diff(Run([], settings, Shared(), out, err), unified_diff(relative, old, new))
+    _print_run_validation(result, err)
     verdict = ("exits as with jit disabled" if result.final == result.reference else
                "now succeeds (the original fails with jit disabled too)" if result.agrees else
                "still exits differently from the reference")
-    err.print(f"{len(result.changed)} file(s) fixed; the command {verdict} (exit {result.final}).")
+    err.print(f"{len(result.changed)} file(s) fixed; the command {verdict} "
+              f"({_exit_status(result.final, timeout)}).")
     printed = result.stdout_difference()
     if printed:
-        err.print(f"its output differs from the run with jit disabled, first at {printed}")
+        err.print(f"its output differs from the run with jit disabled, first at {printed}", markup=False)
     if result.unfixed:
         err.print(f"{len(result.unfixed)} failure(s) seen have no fix (see above)")
     if result.compiled:
@@ -671,9 +683,34 @@ def run(
             causes = ", ".join(f"{cause} x{count}" for cause, count in function.causes().items())
             err.print(f"  {function.name} ({function.where}): {function.calls} calls, {function.compiles} compiles"
                       + (f"; recompiled because {causes}" if causes else ""), markup=False)
-    if write and result.changed:
-        _write_run_fixes(root, result.changed, err)
-    raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed else EXIT_FINDINGS)
+    if result.writable and not diff and (write or _confirmed(f"Write the fixes to {len(result.writable)} file(s)?")):
+        _write_run_fixes(root, result.writable, err)
+    raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed and not result.held else EXIT_FINDINGS)
+
+
+def _exit_status(returncode: int | None, timeout: float) -> str:
+    return f"stopped after --timeout {timeout:g} s" if returncode is None else f"exit {returncode}"
+
+
+def _print_run_validation(result, err: Console) -> None:
+    """For each rewritten function: the failures its rewrite removed, and its validation."""
+    if not result.validation and not result.held:
+        return
+    err.print("validation (the arguments of an eager run as inputs):")
+    for relative, functions in sorted(result.validation.items()):
+        for function in functions:
+            removed = ", ".join(result.removed_by(relative, function.function))
+            err.print(f"  {relative}: {function.function} {function.summary()}"
+                      + (f"; removed {removed}" if removed else ""), markup=False)
+    for relative, why in sorted(result.held.items()):
+        err.print(f"  {relative}: not written: {why}", markup=False)
+
+
+def _confirmed(question: str) -> bool:
+    """A yes to ``question`` -- asked only when a person is at the terminal."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    return typer.confirm(question, default=False, err=True)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},

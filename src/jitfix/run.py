@@ -8,8 +8,15 @@ is evidence -- that function is traced, those parameters are tracers -- given to
 analysis (``Settings.observed``), which then plans the rewrite as ``fix`` would, also where
 the static analysis alone could not prove the value traced. The fixed files replace their
 scratch copies and the command runs again, until it exits as it does with jit disabled, no
-new failure is seen, or the rounds run out. Nothing outside the scratch folder changes; the
-caller decides what to write.
+new failure is seen, or the rounds run out. Every function ``jax.jit`` was applied to in a
+run is evidence too (its parameters but the static ones are traced), and the project files
+the run imported get the safe fixes ``fix`` makes, so what runs but computes otherwise under
+jit (a ``print``, a stale global) is fixed as well. A command that fails with jit disabled
+too has no jit failure to fix: the run stops and says so.
+
+At the end each rewritten function is validated as ``--validate`` does, with the arguments
+the functions were called with in the eager run as inputs. Nothing outside the scratch folder
+changes; the caller decides what to write.
 """
 
 from __future__ import annotations
@@ -17,19 +24,22 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import shlex
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jitfix.analysis.traced import Observation
+from jitfix.analysis.traced import JITTED, Observation
 from jitfix.config import Settings
-from jitfix.engine import Options, process_text
+from jitfix.engine import Options, process_source
 from jitfix.files import InputError, read_source
 from jitfix.profile import FunctionProfile, read_profile
 from jitfix.validate.compare import first_line_difference
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
+from jitfix.validate.runner import FunctionResult, ModuleJob, ValidationOptions
 
 HOOK = Path(__file__).with_name("run_hook.py")
 # Not copied to the scratch folder: version control, environments, caches.
@@ -40,16 +50,17 @@ SKIPPED = shutil.ignore_patterns(".git", ".hg", ".venv", "venv", "env", "__pycac
 @dataclass
 class Round:
     number: int
-    returncode: int | None
+    returncode: int | None  # None: the command ran past --timeout
     failures: list[Observation]
     fixed: dict[str, list[str]] = field(default_factory=dict)  # relative path -> codes of what was fixed
-    # Where each failure is in the project's file as it was (earlier rounds moved lines).
-    original_lines: dict[Observation, int] = field(default_factory=dict)
+    # Where each failure is in the project's file as it was (earlier rounds moved lines):
+    # its line, or a notebook's ``cell N:LINE``.
+    places: dict[Observation, str] = field(default_factory=dict)
 
 
 @dataclass
 class RunResult:
-    reference: int | None  # the command's exit status with jit disabled
+    reference: int | None  # the command's exit status with jit disabled (None: it timed out)
     rounds: list[Round]
     changed: dict[str, tuple[str, str]]  # relative path -> (original text, fixed text)
     final: int | None  # the last run's exit status
@@ -58,12 +69,18 @@ class RunResult:
     final_stdout: str = ""
     # The jitted functions of the last run: calls, compiles and why they recompiled.
     compiled: list[FunctionProfile] = field(default_factory=list)
+    # Why nothing was fixed: the command fails (or hangs) with jit disabled too.
+    refused: str | None = None
+    # relative path -> each rewritten function's validation with the run's recorded arguments.
+    validation: dict[str, list[FunctionResult]] = field(default_factory=dict)
+    # relative path -> why its fixes must not be written (a validation failed or could not run).
+    held: dict[str, str] = field(default_factory=dict)
 
     @property
     def agrees(self) -> bool:
         """The last run exits as the reference does -- or succeeds where even the reference
         failed (code that fails without jit too, such as `x[i] = v` on a JAX array)."""
-        return self.final == self.reference or self.final == 0
+        return self.refused is None and (self.final == self.reference or self.final == 0)
 
     @property
     def unfixed(self) -> list[Observation]:
@@ -71,52 +88,142 @@ class RunResult:
         last = self.rounds[-1] if self.rounds else None
         return last.failures if last is not None and not last.fixed else []
 
+    @property
+    def writable(self) -> dict[str, tuple[str, str]]:
+        return {relative: texts for relative, texts in self.changed.items() if relative not in self.held}
+
     def stdout_difference(self) -> str | None:
         """The first line where the last run printed otherwise than the eager run."""
         return first_line_difference(self.reference_stdout, self.final_stdout, "with jit disabled")
 
+    def removed_by(self, relative: str, function: str) -> list[str]:
+        """The failures the rewrite of ``function`` in ``relative`` removed: ``error at line N``."""
+        return sorted({f"{seen.error} at line {current.places.get(seen, seen.line)}"
+                       for current in self.rounds if current.fixed.get(relative) for seen in current.failures
+                       if seen.function == function.rsplit(".", 1)[-1] and seen.path.endswith(os.sep + relative)})
+
+
+@dataclass
+class _Scratch:
+    """The scratch copy of the project and the logs of the command's runs in it."""
+
+    folder: Path
+    project: Path
+    command: list[str]
+    timeout: float
+    pass_env: tuple[str, ...]
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "failures.jsonl"
+
+    @property
+    def profile_log(self) -> Path:
+        return self.folder / "profile.jsonl"
+
+    def run(self, disable_jit: bool):
+        self.log.unlink(missing_ok=True)
+        self.profile_log.unlink(missing_ok=True)
+        return _run(self.command, self.project, self.folder / "hook", self.log, self.timeout, self.pass_env,
+                    disable_jit, None if disable_jit else self.profile_log)
+
+
+def notebook_command(notebook: str) -> list[str]:
+    """The command that runs a notebook's code cells in order (``jitfix run NB.ipynb``)."""
+    return [sys.executable, "-m", "jitfix.run_notebook", notebook]
+
 
 def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds: int = 10,
-                timeout: float = 600.0, pass_env: tuple[str, ...] = (), unsafe_fixes: bool = False) -> RunResult:
+                timeout: float = 600.0, pass_env: tuple[str, ...] = (), unsafe_fixes: bool = False,
+                validate: bool = True) -> RunResult:
     """Run ``command`` in a scratch copy of ``root`` until its jit failures are fixed."""
     root_path = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="jitfix-run-") as scratch_name:
-        scratch = Path(scratch_name) / root_path.name
-        shutil.copytree(root_path, scratch, ignore=SKIPPED, symlinks=True)
-        hook = Path(scratch_name) / "hook"
-        hook.mkdir()
-        shutil.copyfile(HOOK, hook / "sitecustomize.py")
-        log = Path(scratch_name) / "failures.jsonl"
-        profile_log = Path(scratch_name) / "profile.jsonl"
-        eager = _run(command, scratch, hook, log, timeout, pass_env, disable_jit=True)
-        reference = eager.returncode
+        scratch = _Scratch(Path(scratch_name), Path(scratch_name) / root_path.name, command, timeout, pass_env)
+        shutil.copytree(root_path, scratch.project, ignore=SKIPPED, symlinks=True)
+        (scratch.folder / "hook").mkdir()
+        shutil.copyfile(HOOK, scratch.folder / "hook" / "sitecustomize.py")
+        eager = scratch.run(disable_jit=True)
+        touched = _project_files(scratch.log, scratch.project, command)
         evidence: list[Observation] = []
         originals: dict[str, str] = {}
         rounds: list[Round] = []
         outcome = None
         for number in range(1, max_rounds + 1):
-            log.unlink(missing_ok=True)
-            profile_log.unlink(missing_ok=True)
-            outcome = _run(command, scratch, hook, log, timeout, pass_env, disable_jit=False, profile_log=profile_log)
-            failures = [seen for seen in _read_log(log, scratch) if seen not in evidence]
+            outcome = scratch.run(disable_jit=False)
+            failures = [seen for seen in _read_log(scratch.log, scratch.project) if seen not in evidence]
             current = Round(number, outcome.returncode, failures,
-                            original_lines={seen: _original_line(scratch, seen, originals) for seen in failures})
+                            places={seen: _place(scratch.project, seen, originals) for seen in failures})
             rounds.append(current)
-            if not failures:  # nothing more to learn (the exit status is judged against the reference)
-                break
-            evidence += failures
-            current.fixed = _fix(scratch, settings, evidence, {seen.path for seen in failures}, originals,
+            refused = _refusal(eager, failures) if number == 1 else None
+            if refused:
+                return RunResult(eager.returncode, rounds, {}, outcome.returncode, outcome.stdout + outcome.stderr,
+                                 eager.stdout, outcome.stdout, refused=refused)
+            jitted = [seen for seen in _jitted(scratch.profile_log, scratch.project) if seen not in evidence]
+            if not failures and not jitted and number > 1:
+                break  # nothing more to learn (the exit status is judged against the reference)
+            evidence += failures + jitted
+            paths = {seen.path for seen in failures + jitted} | (touched if number == 1 else set())
+            current.fixed = _fix(scratch.project, settings, evidence, paths, originals,
                                  Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
             if not current.fixed:
                 break  # the failures seen have no fix: running again would show them again
         changed = {}
         for relative, original in originals.items():
-            text = (scratch / relative).read_text(encoding="utf-8")
+            text = (scratch.project / relative).read_text(encoding="utf-8")
             if text != original:
                 changed[relative] = (original, text)
-        return RunResult(reference, rounds, changed, outcome.returncode if outcome else None,
-                         (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
-                         outcome.stdout if outcome else "", read_profile(profile_log, scratch)[0])
+        result = RunResult(eager.returncode, rounds, changed, outcome.returncode if outcome else None,
+                           (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
+                           outcome.stdout if outcome else "", read_profile(scratch.profile_log, scratch.project)[0])
+        if validate and changed:
+            _validate(scratch, result, settings)
+        return result
+
+
+def _refusal(eager, failures: list[Observation]) -> str | None:
+    """Why the run stops before fixing anything: the command hangs or fails with jit
+    disabled too, and under jit it shows no jit failure (so whatever breaks it is not jit)."""
+    if failures:
+        return None
+    if eager.returncode is None:
+        return "the command runs past --timeout even with jit disabled"
+    if eager.returncode != 0:
+        tail = (eager.stdout + eager.stderr).strip().splitlines()[-1:] or ["(no output)"]
+        return f"the command fails with jit disabled too (exit {eager.returncode}: {tail[0]}); that is not a jit failure"
+    return None
+
+
+def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
+    """Validate every rewritten function of the changed modules, with the arguments the
+    functions were called with in an eager run of the original project as inputs; a module
+    whose validation fails, or cannot run, is held back."""
+    import ast
+
+    from jitfix.api import analyse
+    from jitfix.validate.record import record_calls
+    from jitfix.validate.runner import validate_modules
+    from jitfix.validate.targets import changed_functions
+
+    jobs: dict[str, ModuleJob] = {}
+    for relative, (original, fixed) in result.changed.items():
+        path = scratch.project / relative
+        path.write_text(original, encoding="utf-8")  # the calls are recorded as the original makes them
+        if path.suffix == ".py":  # notebooks are reviewed, not imported (as with `fix --validate`)
+            findings, _ = analyse(str(path), original, settings)
+            jobs[relative] = ModuleJob(str(path), original, fixed, {finding.line: finding.code for finding in findings})
+    targets = {job.path: [name for name, _, _ in changed_functions(ast.parse(job.old_text), ast.parse(job.new_text))
+                          if "." not in name] for job in jobs.values()}
+    recorded = scratch.folder / "recorded"
+    record_calls(shlex.join(scratch.command), targets, str(recorded), scratch.timeout, scratch.pass_env,
+                 cwd=str(scratch.project), extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
+    options = ValidationOptions(recorded=str(recorded / "calls"), timeout=scratch.timeout, pass_env=scratch.pass_env)
+    for relative, module in zip(jobs, validate_modules(list(jobs.values()), options)):
+        result.validation[relative] = module.functions
+        if module.error:
+            result.held[relative] = f"its validation could not run: {module.error}"
+        elif module.failed:
+            result.held[relative] = "the validation of " + ", ".join(f.function for f in module.failed) + " failed"
 
 
 def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, pass_env: tuple[str, ...],
@@ -130,26 +237,70 @@ def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, p
     return run_process(command, timeout=timeout, env=environment(extra, pass_env), cwd=str(cwd))
 
 
-def _original_line(scratch: Path, seen: Observation, originals: dict[str, str]) -> int:
+def _place(scratch: Path, seen: Observation, originals: dict[str, str]) -> str:
     """The failure's line in the file as the project has it: earlier rounds' fixes move lines,
-    and a line the fixes kept maps to where it was."""
+    and a line the fixes kept maps to where it was. In a notebook: its cell and line there."""
+    if seen.path.endswith(".ipynb"):
+        from jitfix import notebooks
+
+        try:
+            text = Path(seen.path).read_text(encoding="utf-8")
+            view = notebooks.code_view(notebooks.read(text, seen.path))
+        except (OSError, InputError):
+            return str(seen.line)
+        cell, line = notebooks.locate(view, view.text, seen.line)
+        return f"cell {cell + 1}:{line}"
     original = originals.get(str(Path(seen.path).relative_to(scratch.resolve())))
     if original is None:
-        return seen.line
+        return str(seen.line)
     current = Path(seen.path).read_text(encoding="utf-8").splitlines()
     matcher = difflib.SequenceMatcher(None, original.splitlines(), current, autojunk=False)
     for old_start, new_start, size in matcher.get_matching_blocks():
         if new_start < seen.line <= new_start + size:
-            return old_start + seen.line - new_start
-    return seen.line
+            return str(old_start + seen.line - new_start)
+    return str(seen.line)
+
+
+def _log_entries(log: Path) -> list[dict]:
+    entries = []
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def _project_files(log: Path, scratch: Path, command: list[str]) -> set[str]:
+    """The project's files the run imported (its modules, the script), and a notebook it ran."""
+    paths = {path for entry in _log_entries(log) if entry.get("kind") == "modules" for path in entry["paths"]}
+    paths |= {os.path.realpath(scratch / argument) for argument in command if argument.endswith(".ipynb")}
+    return {path for path in paths if Path(path).is_relative_to(scratch.resolve()) and Path(path).is_file()}
+
+
+def _jitted(profile_log: Path, scratch: Path) -> list[Observation]:
+    """Every function of the project ``jax.jit`` was applied to in the run: its parameters
+    other than the static ones are traced."""
+    jitted = []
+    for entry in _log_entries(profile_log):
+        if entry.get("kind") != "jit" or not entry.get("file"):
+            continue
+        path = os.path.realpath(entry["file"])
+        if Path(path).is_relative_to(scratch.resolve()):
+            traced = tuple(name for name in entry["parameters"] if name not in entry["static"])
+            seen = Observation(path, entry["function"], int(entry["line"]), int(entry["line"]), JITTED, traced)
+            if seen not in jitted:
+                jitted.append(seen)
+    return jitted
 
 
 def _read_log(log: Path, scratch: Path) -> list[Observation]:
     """The failures a run recorded, each once, in the order they happened."""
     seen: list[Observation] = []
-    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+    for entry in _log_entries(log):
+        if entry.get("kind") == "modules":
+            continue
         try:
-            entry = json.loads(line)
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
                                       int(entry["line"]), entry["error"], tuple(entry["traced"]))
         except (ValueError, KeyError, TypeError):
@@ -170,7 +321,7 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
             source = read_source(path)
         except InputError:
             continue
-        result = process_text(path, source.text, with_evidence, options)
+        result = process_source(source, with_evidence, options)
         if result.new_text is not None and result.new_text != source.text:
             originals.setdefault(relative, source.text)
             Path(path).write_text(result.new_text, encoding="utf-8")

@@ -140,9 +140,8 @@ class _Profiler:
             parameters = list(inspect.signature(target).parameters)
         except (TypeError, ValueError):
             parameters = []
-        static = options.get("static_argnames")
         self.write({"kind": "jit", "file": key[0], "line": key[1], "function": name, "parameters": parameters,
-                    "static": [static] if isinstance(static, str) else list(static or ())})
+                    "static": _static_parameters(fun, parameters, options)})
         self.calls.setdefault(key, [0, 0.0])
         return _Counted(jitted, self.calls[key])
 
@@ -150,6 +149,37 @@ class _Profiler:
         for (file, line, name), (calls, seconds) in self.calls.items():
             self.write({"kind": "calls", "file": file, "line": line, "function": name, "calls": calls,
                         "seconds": round(seconds, 6)})
+
+
+def _static_parameters(fun, parameters, options):
+    """The parameters jit does not trace: its static arguments (by name or position), and
+    those a ``partial`` binds."""
+    names = options.get("static_argnames")
+    static = [names] if isinstance(names, str) else list(names or ())
+    numbers = options.get("static_argnums")
+    numbers = [numbers] if isinstance(numbers, int) else list(numbers or ())
+    bound = 0
+    while isinstance(fun, functools.partial):
+        bound += len(fun.args)
+        static += list(fun.keywords)
+        fun = fun.func
+    static += parameters[:bound]
+    free = parameters[bound:]
+    static += [free[number] for number in numbers if -len(free) <= number < len(free)]
+    return [name for name in parameters if name in static]
+
+
+def _project_modules(root, log):
+    """At exit: the files of the project the program imported (its own modules, the script)."""
+    try:
+        prefix = os.path.realpath(root) + os.sep
+        files = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+        paths = sorted({os.path.realpath(file) for file in files if isinstance(file, str)})
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"kind": "modules", "paths": [path for path in paths if path.startswith(prefix)
+                                                                  and path.endswith(".py")]}) + "\n")
+    except Exception:
+        pass
 
 
 def _unwrapped(fun):
@@ -227,6 +257,7 @@ def _install():
     if run_log and root:
         recorder = _Recorder(root, run_log)
         patches.append(lambda jax: recorder.patch(sys.modules["jax.errors"]))
+        atexit.register(_project_modules, root, run_log)
     profile_log = os.environ.get("JITFIX_PROFILE_LOG")
     if profile_log:
         profiler = _Profiler(profile_log)

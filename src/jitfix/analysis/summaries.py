@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.blocks import closures, walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -68,6 +68,7 @@ class ModuleProgram(Program):
         self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
         self._cache: dict[tuple, Verdict] = {}
         self._active: set[tuple] = set()
+        self._closures: dict[ast.AST, dict[ast.AST, frozenset[str]]] = {}  # function -> its defs' reads
 
     @classmethod
     def of_module(cls, tree: ast.Module, imports: ImportTable, text: str | None, path: str | None,
@@ -105,7 +106,19 @@ class ModuleProgram(Program):
                 return self._constructor(scope, call)
             owner, callee = imported
         params = owner._bind(callee, call, values, bound_self)
+        if owner is self:
+            params = {**self._closure_reads(scope, callee, values), **params}
         return owner._summarise(callee, params, values.staged)
+
+    def _closure_reads(self, scope: ast.AST, callee: FunctionNode, values: ValueAnalysis) -> State:
+        """A function defined in the calling function reads that function's names as they
+        are when it is called: each has the kind it has at the call."""
+        if self.scopes.parent.get(callee) is not scope or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            return {}
+        reads = self._closures.get(scope)
+        if reads is None:
+            reads = self._closures[scope] = {node: names for node, names in closures(scope).values()}
+        return {name: values.verdict(ast.Name(id=name, ctx=ast.Load())) for name in reads.get(callee, ())}
 
     def _summarise(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:
         key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), staged)

@@ -150,7 +150,8 @@ def _may_trace(call: ast.Call) -> bool:
 @dataclass(frozen=True)
 class Observation:
     """A run showed this function traced (``jitfix run``): where a JAX error of a traced
-    value was raised in it, and which of its local names held tracers then."""
+    value was raised in it, and which of its local names held tracers then -- or that
+    ``jax.jit`` was applied to it (``error`` is ``JITTED``), and which parameters it traces."""
 
     path: str  # real path of the module
     function: str
@@ -158,6 +159,21 @@ class Observation:
     line: int
     error: str
     traced: tuple[str, ...]
+
+    @property
+    def holds_arrays(self) -> bool:
+        """The traced names held one array each (a tracer was seen in them); a jitted
+        function's parameters may be any pytree of arrays."""
+        return self.error != JITTED
+
+    @property
+    def reason(self) -> str:
+        if self.error == JITTED:
+            return f"jitted in the run of `jitfix run` (line {self.line})"
+        return f"seen traced by `jitfix run` ({self.error} at line {self.line})"
+
+
+JITTED = "jitted"
 
 
 @dataclass
@@ -951,11 +967,11 @@ class TracedFinder:
                 if function.name == seen.function and seen.first_line in lines:
                     params = set(parameter_names(function))
                     held = frozenset(params & set(seen.traced))
-                    self._mark_params(function, held, frozenset(),
-                                      f"seen traced by `jitfix run` ({seen.error} at line {seen.line})")
+                    self._mark_params(function, held, frozenset(), seen.reason)
                     entry = self.traced[function]
                     entry.staged = True
-                    entry.observed_arrays = entry.observed_arrays | held
+                    if seen.holds_arrays:
+                        entry.observed_arrays = entry.observed_arrays | held
 
     def _seed(self) -> None:
         for function in self.scopes.functions:
