@@ -98,7 +98,7 @@ def measure(path: Path, form: str) -> Outcome | None:
         folder = Path(name)
         if not _project(folder, source, form):
             return None
-        fixed = _jitfix("fix", "--diff", "--no-cache", "--unsafe-fixes", "model.py", cwd=folder)
+        fixed = _jitfix("diff", "--no-cache", "--unsafe-fixes", "model.py", cwd=folder)
         started = time.perf_counter()
         run = _jitfix("run", "--diff", "--no-validate", "--unsafe-fixes", "--no-color", "--", sys.executable,
                       "main.py", cwd=folder)
