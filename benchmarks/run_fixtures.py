@@ -60,14 +60,16 @@ def _plain_calls(source: str) -> list[str] | None:
     return None
 
 
+# Results printed as values (a Python bool and a JAX bool array print alike).
 MAIN = """import jax
+import numpy
 
 import model
 
 TABLE = {{name: getattr(model, name) for name in {names!r}}}
 for name, args, kwargs in model.SAMPLES:
     function = jax.jit(TABLE[name]) if name in {tabled!r} else TABLE[name]
-    print(name, jax.block_until_ready(function(*args, **kwargs)))
+    print(name, jax.tree.map(lambda value: numpy.asarray(value).tolist(), function(*args, **kwargs)))
 """
 
 

@@ -192,3 +192,14 @@ def test_a_tracer_leaked_out_of_a_jitted_function_is_reported_at_the_line_that_m
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "leak.py"])
     assert "leak.py:14 UnexpectedTracerError in <module> -> no fix" in result.stderr, result.output
     assert result.exit_code == 1
+
+
+def test_a_failure_with_no_rewrite_is_reported_at_its_line_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "store.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nSTORE = {}\n\n\ndef keep(x):\n    if x.sum() > 0:\n"
+        "        STORE['last'] = x\n    return x * 2\n\n\nf = {'keep': keep}['keep']\nprint(jax.jit(f)(jnp.ones(2)))\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "store.py"])
+    assert result.exit_code == 1
+    assert ("store.py:8 TracerBoolConversionError in keep -> no fix: JF101 `if x.sum() > 0` tests a traced value"
+            in result.stderr), result.output
+    assert "writes into an object" in result.stderr and "0 file(s) fixed" in result.stderr

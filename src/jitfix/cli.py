@@ -660,7 +660,9 @@ def run(
         for seen in current.failures:
             where = f"{_relative(seen.path, root)}:{current.places.get(seen, seen.line)}"
             done = ", ".join(sorted(set(current.fixed.get(_relative(seen.path, root), [])))) or "no fix"
-            err.print(f"  {where} {seen.error} in {seen.function} -> {done}", markup=False)
+            why = current.reasons.get(seen)
+            err.print(f"  {where} {seen.error} in {seen.function} -> {done}" + (f": {why}" if why else ""),
+                      markup=False)
     if result.refused:
         err.print(f"jitfix: {result.refused}; nothing fixed, nothing written", markup=False)
         raise typer.Exit(EXIT_ERROR)

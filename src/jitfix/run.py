@@ -35,6 +35,7 @@ from jitfix.analysis.traced import JITTED, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
 from jitfix.files import InputError, read_source
+from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
 from jitfix.validate.compare import first_line_difference
 from jitfix.validate.process import environment
@@ -56,6 +57,8 @@ class Round:
     # Where each failure is in the project's file as it was (earlier rounds moved lines):
     # its line, or a notebook's ``cell N:LINE``.
     places: dict[Observation, str] = field(default_factory=dict)
+    # Why a failure had no fix: the finding the analysis left on its line, with its reason.
+    reasons: dict[Observation, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -164,8 +167,10 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 break  # nothing more to learn (the exit status is judged against the reference)
             evidence += failures + jitted
             paths = {seen.path for seen in failures + jitted} | (touched if number == 1 else set())
-            current.fixed = _fix(scratch.project, settings, evidence, paths, originals,
-                                 Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+            current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
+                                       Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+            current.reasons = {seen: _reason(seen, left.get(seen.path, [])) for seen in failures
+                               if str(Path(seen.path).relative_to(scratch.project.resolve())) not in current.fixed}
             if not current.fixed:
                 break  # the failures seen have no fix: running again would show them again
         changed = {}
@@ -311,9 +316,11 @@ def _read_log(log: Path, scratch: Path) -> list[Observation]:
 
 
 def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: set[str],
-         originals: dict[str, str], options: Options) -> dict[str, list[str]]:
-    """Fix the modules the failures were in, with all the evidence so far; what was fixed."""
+         originals: dict[str, str], options: Options) -> tuple[dict[str, list[str]], dict[str, list[Finding]]]:
+    """Fix the modules the failures were in, with all the evidence so far: the codes fixed in
+    each changed file (relative path), and the findings left in each file (real path)."""
     fixed: dict[str, list[str]] = {}
+    left: dict[str, list[Finding]] = {}
     with_evidence = replace(settings, observed=tuple(evidence))
     for path in sorted(paths):
         relative = str(Path(path).relative_to(scratch.resolve()))
@@ -322,8 +329,18 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
         except InputError:
             continue
         result = process_source(source, with_evidence, options)
+        left[path] = result.findings
         if result.new_text is not None and result.new_text != source.text:
             originals.setdefault(relative, source.text)
             Path(path).write_text(result.new_text, encoding="utf-8")
             fixed[relative] = [finding.code for finding in result.fixed]
-    return fixed
+    return fixed, left
+
+
+def _reason(seen: Observation, findings: list[Finding]) -> str:
+    """Why the failure has no fix: the message of a finding on its line, else that no rule
+    rewrites what failed there."""
+    on_line = [finding for finding in findings if finding.line == seen.line]
+    if on_line:
+        return f"{on_line[0].code} {on_line[0].message}"
+    return "no rule rewrites what failed on this line"

@@ -174,6 +174,7 @@ def _project_modules(root, log):
     try:
         prefix = os.path.realpath(root) + os.sep
         files = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+        files.append(sys.argv[0] if sys.argv else None)  # the script: its `__file__` is gone at exit
         paths = sorted({os.path.realpath(file) for file in files if isinstance(file, str)})
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"kind": "modules", "paths": [path for path in paths if path.startswith(prefix)

@@ -967,7 +967,9 @@ class TracedFinder:
                 if function.name == seen.function and seen.first_line in lines:
                     params = set(parameter_names(function))
                     held = frozenset(params & set(seen.traced))
-                    self._mark_params(function, held, frozenset(), seen.reason)
+                    # A failure is no new way in: the carry structure a lax primitive passes
+                    # still holds. A jit the run saw is one (any structure may come in).
+                    self._mark_params(function, held, frozenset(), seen.reason, None if not seen.holds_arrays else {})
                     entry = self.traced[function]
                     entry.staged = True
                     if seen.holds_arrays:
