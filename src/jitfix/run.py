@@ -37,7 +37,7 @@ from jitfix.engine import Options, process_source
 from jitfix.files import InputError, read_source
 from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
-from jitfix.validate.compare import first_line_difference
+from jitfix.validate.compare import first_line_difference, unstable_lines
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
 from jitfix.validate.runner import FunctionResult, ModuleJob, ValidationOptions
@@ -78,6 +78,8 @@ class RunResult:
     validation: dict[str, list[FunctionResult]] = field(default_factory=dict)
     # relative path -> why its fixes must not be written (a validation failed or could not run).
     held: dict[str, str] = field(default_factory=dict)
+    # Lines of the output that differ between two runs with jit disabled (a timing, a date).
+    unstable: frozenset[int] = frozenset()
 
     @property
     def agrees(self) -> bool:
@@ -97,7 +99,7 @@ class RunResult:
 
     def stdout_difference(self) -> str | None:
         """The first line where the last run printed otherwise than the eager run."""
-        return first_line_difference(self.reference_stdout, self.final_stdout, "with jit disabled")
+        return first_line_difference(self.reference_stdout, self.final_stdout, "with jit disabled", self.unstable)
 
     def removed_by(self, relative: str, function: str) -> list[str]:
         """The failures the rewrite of ``function`` in ``relative`` removed: ``error at line N``."""
@@ -181,9 +183,21 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         result = RunResult(eager.returncode, rounds, changed, outcome.returncode if outcome else None,
                            (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
                            outcome.stdout if outcome else "", read_profile(scratch.profile_log, scratch.project)[0])
+        if result.stdout_difference() is not None:
+            result.unstable = _unstable_lines(scratch, result)
         if validate and changed:
             _validate(scratch, result, settings)
         return result
+
+
+def _unstable_lines(scratch: _Scratch, result: RunResult) -> frozenset[int]:
+    """The lines the original prints otherwise from one run to the next (with jit disabled,
+    run once more): a difference there is not the fixes' doing. Leaves the originals in the
+    scratch copy."""
+    for relative, (original, _) in result.changed.items():
+        (scratch.project / relative).write_text(original, encoding="utf-8")
+    again = scratch.run(disable_jit=True)
+    return unstable_lines(result.reference_stdout, again.stdout)
 
 
 def _refusal(eager, failures: list[Observation]) -> str | None:

@@ -96,16 +96,25 @@ def printed_difference(expected: str, actual: str, rtol: float = RTOL, atol: flo
     return None if same else f"printed {actual.strip()!r}, expected {expected.strip()!r}"
 
 
-def first_line_difference(expected: str, actual: str, reference: str) -> str | None:
+def first_line_difference(expected: str, actual: str, reference: str,
+                          unstable: frozenset[int] = frozenset()) -> str | None:
     """The first line of a program's output ``actual`` that differs from ``expected`` (the
-    output of the run ``reference`` names), numbers compared as above; None when they agree."""
+    output of the run ``reference`` names), numbers compared as above; None when they agree.
+    Lines in ``unstable`` (1-based: they differ between two runs of the reference itself,
+    such as a timing) are not compared."""
     want_lines, got_lines = expected.splitlines(), actual.splitlines()
     for number, (want, got) in enumerate(zip(want_lines, got_lines), 1):
-        if not _same_line(want, got, RTOL, ATOL):
+        if number not in unstable and not _same_line(want, got, RTOL, ATOL):
             return f"line {number}: {got!r}, {reference} {want!r}"
     if len(want_lines) != len(got_lines):
         return f"{len(got_lines)} lines printed, {reference} {len(want_lines)}"
     return None
+
+
+def unstable_lines(first: str, second: str) -> frozenset[int]:
+    """The lines (1-based) two runs of one program printed otherwise."""
+    return frozenset(number for number, (a, b) in enumerate(zip(first.splitlines(), second.splitlines()), 1)
+                     if not _same_line(a, b, RTOL, ATOL))
 
 
 def _same_line(want: str, got: str, rtol: float, atol: float) -> bool:
