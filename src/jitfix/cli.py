@@ -696,7 +696,7 @@ def _exit_status(returncode: int | None, timeout: float) -> str:
 
 def _print_run_validation(result, err: Console) -> None:
     """For each rewritten function: the failures its rewrite removed, and its validation."""
-    if not result.validation and not result.held:
+    if not result.validation and not result.held and not result.unvalidated:
         return
     err.print("validation (the arguments of an eager run as inputs):")
     for relative, functions in sorted(result.validation.items()):
@@ -704,6 +704,8 @@ def _print_run_validation(result, err: Console) -> None:
             removed = ", ".join(result.removed_by(relative, function.function))
             err.print(f"  {relative}: {function.function} {function.summary()}"
                       + (f"; removed {removed}" if removed else ""), markup=False)
+    for relative, why in sorted(result.unvalidated.items()):
+        err.print(f"  {relative}: not validated ({why}); the rerun is its proof", markup=False)
     for relative, why in sorted(result.held.items()):
         err.print(f"  {relative}: not written: {why}", markup=False)
 

@@ -76,8 +76,11 @@ class RunResult:
     refused: str | None = None
     # relative path -> each rewritten function's validation with the run's recorded arguments.
     validation: dict[str, list[FunctionResult]] = field(default_factory=dict)
-    # relative path -> why its fixes must not be written (a validation failed or could not run).
+    # relative path -> why its fixes must not be written (a validation failed).
     held: dict[str, str] = field(default_factory=dict)
+    # relative path -> why its validation could not run (a script whose import is the program
+    # that failed under jit): the rerun is then the only proof, and the fixes stand on it.
+    unvalidated: dict[str, str] = field(default_factory=dict)
     # Lines of the output that differ between two runs with jit disabled (a timing, a date).
     unstable: frozenset[int] = frozenset()
 
@@ -216,7 +219,7 @@ def _refusal(eager, failures: list[Observation]) -> str | None:
 def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
     """Validate every rewritten function of the changed modules, with the arguments the
     functions were called with in an eager run of the original project as inputs; a module
-    whose validation fails, or cannot run, is held back."""
+    whose validation fails is held back."""
     import ast
 
     from jitfix.api import analyse
@@ -240,7 +243,7 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
     for relative, module in zip(jobs, validate_modules(list(jobs.values()), options)):
         result.validation[relative] = module.functions
         if module.error:
-            result.held[relative] = f"its validation could not run: {module.error}"
+            result.unvalidated[relative] = module.error.splitlines()[0]
         elif module.failed:
             result.held[relative] = "the validation of " + ", ".join(f.function for f in module.failed) + " failed"
 
