@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from jitfix.cli import app
@@ -224,4 +225,51 @@ def test_a_test_command_is_run_and_output_that_differs_from_run_to_run_is_not_a_
     assert "ops.py:3 TracerBoolConversionError in normalise -> JF101" in result.stderr, result.output
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "output differs" not in result.stderr  # the timing and pytest's own differ between eager runs too
+    assert result.exit_code == 0
+
+
+# One function per class of jit failure; each is jitted through a table, so only a run shows it.
+CLASSES_MODEL = '''import numpy as np
+
+
+def total(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i]
+    return s
+
+
+def squashed(x):
+    return np.tanh(x)
+
+
+def scaled(x):
+    return x * float(x.sum())
+'''
+CLASSES_MAIN = '''import sys
+
+import jax
+import jax.numpy as jnp
+
+import model
+
+name = sys.argv[1]
+arguments = (jnp.array([1.0, 2.0, 4.0]), 2) if name == "total" else (jnp.array([1.0, 2.0, 4.0]),)
+print(jax.jit({"f": getattr(model, name)}["f"])(*arguments))
+'''
+
+
+@pytest.mark.parametrize(("name", "seen"), [
+    ("total", "model.py:6 TracerIntegerConversionError in total -> JF201"),
+    ("squashed", "model.py:12 TracerArrayConversionError in squashed -> JF602"),
+    ("scaled", "model.py:16 ConcretizationTypeError in scaled -> JF601"),
+])
+def test_each_class_of_jit_failure_is_seen_and_fixed(tmp_path: Path, name: str, seen: str) -> None:
+    (tmp_path / "model.py").write_text(CLASSES_MODEL)
+    (tmp_path / "main.py").write_text(CLASSES_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--no-validate", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py", name])
+    assert seen in result.stderr, result.output
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "output differs" not in result.stderr
     assert result.exit_code == 0
