@@ -78,7 +78,7 @@ def test_the_three_workflows_run_as_written(tmp_path: Path) -> None:
     # fix exits 1: the recompilation example keeps two findings for a person (an int and a
     # float for one argument; a static argument whose fix is unsafe), which --add-ignore marks.
     assert [o.returncode for o in outcomes] == [0, 1, 1, 0, 0], [o.stderr for o in outcomes]
-    assert "src/train.py:17 TracerBoolConversionError in clipped -> JF101" in outcomes[0].stderr
+    assert "src/train.py:17 TracerBoolConversionError in clipped (g: float32[3], norm: float32[]) -> JF101" in outcomes[0].stderr
     assert "lax.cond(norm > limit" in (project / "src" / "train.py").read_text()
     assert "Validation: 6 passed, 0 failed, 0 skipped" in outcomes[2].stderr
     assert "2 findings left: 1 not auto-fixable, 1 with an unsafe fix" in outcomes[2].stderr

@@ -60,8 +60,8 @@ def test_failures_seen_in_a_run_are_fixed_and_the_run_then_agrees(tmp_path: Path
 
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(root), "--", sys.executable, "main.py"])
     assert result.exit_code == 0, result.output
-    assert "model.py:5 TracerBoolConversionError in relu_or_leak -> JF101" in result.stderr
-    assert "model.py:12 TracerBoolConversionError in count_steps -> JF202" in result.stderr
+    assert "model.py:5 TracerBoolConversionError in relu_or_leak (slope: float32[], x: float32[3]) -> JF101" in result.stderr
+    assert "model.py:12 TracerBoolConversionError in count_steps (x: float32[3]) -> JF202" in result.stderr
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "+    return lax.cond(x.mean() > 0" in result.stdout
     # Each rewrite validated with the arguments of the eager run, and the failure it removed.
@@ -96,7 +96,7 @@ def test_an_in_place_update_seen_in_a_run_is_fixed_with_unsafe_fixes(tmp_path: P
                                       "f = {'bump': bump.bump}['bump']\nprint(jax.jit(f)(jnp.ones(3), 1))\n")
     arguments = ["run", "--no-color", "--no-validate", "--root", str(tmp_path), "--", sys.executable, "main.py"]
     safe_only = CliRunner().invoke(app, arguments)
-    assert "bump.py:2 TypeError (JAX arrays are immutable) in bump -> no fix" in safe_only.stderr
+    assert "bump.py:2 TypeError (JAX arrays are immutable) in bump (i: int32[], x: float32[3]) -> no fix" in safe_only.stderr
     assert safe_only.exit_code == 1
     result = CliRunner().invoke(app, [arguments[0], "--unsafe-fixes", *arguments[1:]])
     assert "-> JF603" in result.stderr and "now succeeds" in result.stderr, result.output
@@ -183,7 +183,7 @@ def test_a_notebook_runs_cell_by_cell_and_its_cells_are_fixed(tmp_path: Path) ->
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "nb.ipynb"])
     assert result.exit_code == 0, result.output
-    assert "nb.ipynb:cell 2:2 TracerBoolConversionError in clip_or_keep -> JF101" in result.stderr
+    assert "nb.ipynb:cell 2:2 TracerBoolConversionError in clip_or_keep (x: float32[2]) -> JF101" in result.stderr
     fixed = json.loads((tmp_path / "nb.ipynb").read_text())
     assert "lax.cond(x.max() > 1.0" in "".join(fixed["cells"][1]["source"])
     assert "%matplotlib inline" in "".join(fixed["cells"][2]["source"])
@@ -204,7 +204,7 @@ def test_a_failure_with_no_rewrite_is_reported_at_its_line_with_the_reason(tmp_p
         "        STORE['last'] = x\n    return x * 2\n\n\nf = {'keep': keep}['keep']\nprint(jax.jit(f)(jnp.ones(2)))\n")
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "store.py"])
     assert result.exit_code == 1
-    assert ("store.py:8 TracerBoolConversionError in keep -> no fix: JF101 `if x.sum() > 0` tests a traced value"
+    assert ("store.py:8 TracerBoolConversionError in keep (x: float32[2]) -> no fix: JF101 `if x.sum() > 0` tests a traced value"
             in result.stderr), result.output
     assert "writes into an object" in result.stderr and "0 file(s) fixed" in result.stderr
 
@@ -222,7 +222,7 @@ def test_a_test_command_is_run_and_output_that_differs_from_run_to_run_is_not_a_
     result = CliRunner().invoke(app, ["run", "--no-color", "--no-validate", "--root", str(tmp_path), "--",
                                       sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
                                       "test_ops.py"])
-    assert "ops.py:3 TracerBoolConversionError in normalise -> JF101" in result.stderr, result.output
+    assert "ops.py:3 TracerBoolConversionError in normalise (total: float32[], x: float32[2]) -> JF101" in result.stderr, result.output
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "output differs" not in result.stderr  # the timing and pytest's own differ between eager runs too
     assert result.exit_code == 0
@@ -260,9 +260,9 @@ print(jax.jit({"f": getattr(model, name)}["f"])(*arguments))
 
 
 @pytest.mark.parametrize(("name", "seen"), [
-    ("total", "model.py:6 TracerIntegerConversionError in total -> JF201"),
-    ("squashed", "model.py:12 TracerArrayConversionError in squashed -> JF602"),
-    ("scaled", "model.py:16 ConcretizationTypeError in scaled -> JF601"),
+    ("total", "model.py:6 TracerIntegerConversionError in total (n: int32[], x: float32[3]) -> JF201"),
+    ("squashed", "model.py:12 TracerArrayConversionError in squashed (x: float32[3]) -> JF602"),
+    ("scaled", "model.py:16 ConcretizationTypeError in scaled (x: float32[3]) -> JF601"),
 ])
 def test_each_class_of_jit_failure_is_seen_and_fixed(tmp_path: Path, name: str, seen: str) -> None:
     (tmp_path / "model.py").write_text(CLASSES_MODEL)

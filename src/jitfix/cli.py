@@ -661,7 +661,8 @@ def run(
             where = f"{_relative(seen.path, root)}:{current.places.get(seen, seen.line)}"
             done = ", ".join(sorted(set(current.fixed.get(_relative(seen.path, root), [])))) or "no fix"
             why = current.reasons.get(seen)
-            err.print(f"  {where} {seen.error} in {seen.function} -> {done}" + (f": {why}" if why else ""),
+            held = f" ({', '.join(f'{name}: {kind}' for name, kind in seen.types)})" if seen.types else ""
+            err.print(f"  {where} {seen.error} in {seen.function}{held} -> {done}" + (f": {why}" if why else ""),
                       markup=False)
     if result.refused:
         err.print(f"jitfix: {result.refused}; nothing fixed, nothing written", markup=False)

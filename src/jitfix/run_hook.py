@@ -45,9 +45,10 @@ class _Recorder:
                 return
             import jax
 
-            traced = sorted(name for name, value in frame.f_locals.items() if isinstance(value, jax.core.Tracer))
+            tracers = {name: value for name, value in frame.f_locals.items() if isinstance(value, jax.core.Tracer)}
             entry = {"path": path, "line": frame.f_lineno, "function": frame.f_code.co_name,
-                     "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": traced}
+                     "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": sorted(tracers),
+                     "types": {name: _abstract_type(value) for name, value in tracers.items()}}
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
         except Exception:  # recording is best effort
@@ -167,6 +168,14 @@ def _static_parameters(fun, parameters, options):
     free = parameters[bound:]
     static += [free[number] for number in numbers if -len(free) <= number < len(free)]
     return [name for name in parameters if name in static]
+
+
+def _abstract_type(tracer):
+    """A tracer's abstract value as JAX prints it short: ``f32[3]``, ``bool[]``."""
+    try:
+        return tracer.aval.str_short()
+    except Exception:
+        return "?"
 
 
 def _project_modules(root, log):

@@ -159,6 +159,9 @@ class Observation:
     line: int
     error: str
     traced: tuple[str, ...]
+    # The abstract value each traced name held (``("x", "f32[3]")``): what the run saw, shown
+    # to the user; the same failure is the same observation whatever the shapes were.
+    types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def holds_arrays(self) -> bool:
