@@ -220,12 +220,10 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
     """Validate every rewritten function of the changed modules, with the arguments the
     functions were called with in an eager run of the original project as inputs; a module
     whose validation fails is held back."""
-    import ast
-
     from jitfix.api import analyse
     from jitfix.validate.record import record_calls
     from jitfix.validate.runner import validate_modules
-    from jitfix.validate.targets import changed_functions
+    from jitfix.validate.session import recording_targets
 
     jobs: dict[str, ModuleJob] = {}
     for relative, (original, fixed) in result.changed.items():
@@ -234,11 +232,10 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
         if path.suffix == ".py":  # notebooks are reviewed, not imported (as with `fix --validate`)
             findings, _ = analyse(str(path), original, settings)
             jobs[relative] = ModuleJob(str(path), original, fixed, {finding.line: finding.code for finding in findings})
-    targets = {job.path: [name for name, _, _ in changed_functions(ast.parse(job.old_text), ast.parse(job.new_text))
-                          if "." not in name] for job in jobs.values()}
     recorded = scratch.folder / "recorded"
-    record_calls(shlex.join(scratch.command), targets, str(recorded), scratch.timeout, scratch.pass_env,
-                 cwd=str(scratch.project), extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
+    record_calls(shlex.join(scratch.command), recording_targets(list(jobs.values())), str(recorded), scratch.timeout,
+                 scratch.pass_env, cwd=str(scratch.project),
+                 extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
     options = ValidationOptions(recorded=str(recorded / "calls"), timeout=scratch.timeout, pass_env=scratch.pass_env)
     for relative, module in zip(jobs, validate_modules(list(jobs.values()), options)):
         result.validation[relative] = module.functions

@@ -51,16 +51,19 @@ def validate_jobs(jobs: list[ModuleJob], validation: ValidationOptions, record: 
     run = ValidationRun()
     with tempfile.TemporaryDirectory(prefix="jitfix-record-") as folder:
         if record and jobs:
-            targets = {job.path: [name for name, _, _ in changed_functions(ast.parse(job.old_text),
-                                                                            ast.parse(job.new_text))
-                                  if "." not in name]
-                       for job in jobs}
-            run.recording = record_calls(record, targets, folder, validation.timeout, validation.pass_env,
+            run.recording = record_calls(record, recording_targets(jobs), folder, validation.timeout, validation.pass_env,
                                          validation.memory_limit)
             validation = replace(validation, recorded=run.recording.folder)
         run.modules = validate_modules(jobs, validation)
     run.seconds = time.perf_counter() - started
     return run
+
+
+def recording_targets(jobs: list[ModuleJob]) -> dict[str, list[str]]:
+    """The functions whose calls a recording saves: each module's rewritten top-level functions."""
+    return {job.path: [name for name, _, _ in changed_functions(ast.parse(job.old_text), ast.parse(job.new_text))
+                       if "." not in name]
+            for job in jobs}
 
 
 def validate_results(results: list[FileResult], settings: Settings, options: Options,
