@@ -70,8 +70,9 @@ def test_failures_seen_in_a_run_are_fixed_and_the_run_then_agrees(tmp_path: Path
     assert (root / "model.py").read_text() == MODEL  # nothing written without --write
     # How the jitted functions of the last run compiled (jitting one function twice reuses
     # its compilation: jit caches by the function jitted). Lines are of the fixed files.
-    assert "relu_or_leak (model.py:5): 2 calls, 1 compiles\n" in result.stderr
-    assert "count_steps (model.py:15): 1 calls, 1 compiles\n" in result.stderr
+    # What each was given: arrays as jit sees them, Python values as passed.
+    assert "relu_or_leak (model.py:5): 2 calls, 1 compiles; given x: float32[3]; slope: float 0.1\n" in result.stderr
+    assert "count_steps (model.py:15): 1 calls, 1 compiles; given x: float32[3]\n" in result.stderr
 
 
 def test_write_puts_the_proven_fixes_in_place(tmp_path: Path) -> None:
@@ -168,6 +169,41 @@ def test_static_arguments_of_a_jit_the_run_saw_stay_python_values(tmp_path: Path
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "main.py"])
     assert result.exit_code == 0, result.output
     assert "0 file(s) fixed" in result.stderr and result.stdout == ""
+
+
+SMOOTH = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def smooth(x, passes):
+    for _ in range(passes):
+        x = (x + jnp.roll(x, 1)) / 2
+    if passes > 2:
+        x = x * 2
+    return x
+'''
+
+
+@pytest.mark.parametrize(("values", "fixed"), [
+    ((0, 1, 3), '@partial(jax.jit, static_argnames=("passes",))\n'),  # always a Python int, few values: static
+    (tuple(range(6)), "lax.fori_loop(0, passes, _loop_body, x)"),  # a new value each call: staged instead
+])
+def test_an_argument_the_run_saw_always_a_python_value_is_made_static(tmp_path: Path, values: tuple[int, ...],
+                                                                       fixed: str) -> None:
+    (tmp_path / "model.py").write_text(SMOOTH)
+    (tmp_path / "main.py").write_text(f"import jax.numpy as jnp\nfrom model import smooth\n\n"
+                                      f"for passes in {values}:\n    print(smooth(jnp.arange(4.0), passes))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "model.py:7 TracerIntegerConversionError in smooth (passes: int32[], x: float32[4])" in result.stderr
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "output differs" not in result.stderr  # every value, every branch, as the eager run printed it
+    written = (tmp_path / "model.py").read_text()
+    assert fixed in written
+    assert ("lax.cond" in written) == ("fori_loop" in written)  # `if passes > 2` follows the same choice
+    assert "passes: " + ", ".join(f"int {value}" for value in values[:4]) in result.stderr
 
 
 def test_a_notebook_runs_cell_by_cell_and_its_cells_are_fixed(tmp_path: Path) -> None:

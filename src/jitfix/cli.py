@@ -685,7 +685,8 @@ def run(
         for function in result.compiled:
             causes = ", ".join(f"{cause} x{count}" for cause, count in function.causes().items())
             err.print(f"  {function.name} ({function.where}): {function.calls} calls, {function.compiles} compiles"
-                      + (f"; recompiled because {causes}" if causes else ""), markup=False)
+                      + (f"; recompiled because {causes}" if causes else "")
+                      + (f"; given {function.arguments_shown()}" if function.arguments else ""), markup=False)
     if result.writable and not diff and (write or _confirmed(f"Write the fixes to {len(result.writable)} file(s)?")):
         _write_run_fixes(root, result.writable, err)
     raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed and not result.held else EXIT_FINDINGS)

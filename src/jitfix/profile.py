@@ -79,6 +79,9 @@ class FunctionProfile:
     compile_seconds: float = 0.0
     compile_times: list[float] = field(default_factory=list)
     recompiles: list[Recompile] = field(default_factory=list)
+    # parameter -> the distinct kinds of argument it was given: ``f32[3]``, ``~f32[]`` (weakly
+    # typed), ``int 3`` (a Python value), ``dict`` (a pytree).
+    arguments: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -125,8 +128,14 @@ class FunctionProfile:
                          f"kind (`jnp.float32({argument})`, or always a Python scalar)")
         return found
 
+    def arguments_shown(self) -> str:
+        """``x: f32[4]; n: int 1, int 3 (static)``: what each parameter was given."""
+        return "; ".join(f"{name}: {', '.join(kinds)}" + (" (static)" if name in self.static else "")
+                         for name, kinds in self.arguments.items())
+
     def as_json(self) -> dict:
         return {"function": self.name, "file": self.file, "line": self.line, "calls": self.calls,
+                "arguments": self.arguments, "static": self.static,
                 "compiles": self.compiles, "compile_seconds": round(self.compile_seconds, 4),
                 "call_seconds": round(self.call_seconds, 4), "compile_bound": self.compile_bound,
                 "recompiles": [{"at": r.at, "callsite": r.callsite, "cause": r.cause, "argument": r.argument,
@@ -201,6 +210,9 @@ def read_profile(log: Path, root: Path | None = None) -> tuple[list[FunctionProf
             else:
                 profile.calls += entry["calls"]
                 profile.call_seconds += entry["seconds"]
+                for name, kinds in entry.get("arguments", {}).items():
+                    known = profile.arguments.setdefault(name, [])
+                    known += [kind for kind in kinds if kind not in known]
             continue
         message = entry.get("message", "")
         if message.startswith("TRACING CACHE MISS"):
@@ -422,6 +434,9 @@ def text_report(profile: Profile, bar_width: int = 20) -> str:
     name_width = max(len(f.name) for f in profile.functions)
     for f in profile.functions:
         lines.append(f"  {f.name.ljust(name_width)}  {'█' * max(1, round(bar_width * f.compiles / most))} {f.compiles}")
+    if any(f.arguments for f in profile.functions):
+        lines += ["", "arguments given (arrays as jit sees them, ~ weakly typed; Python values as given):"]
+        lines += [f"  {f.name.ljust(name_width)}  {f.arguments_shown()}" for f in profile.functions if f.arguments]
     for f in profile.functions:
         if f.suggestions():
             lines += ["", f"{f.name} ({f.where}):", *(f"  - {s}" for s in f.suggestions())]

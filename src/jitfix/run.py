@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jitfix.analysis.traced import JITTED, Observation
+from jitfix.analysis.traced import JITTED, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
 from jitfix.files import InputError, read_source
@@ -43,6 +43,10 @@ from jitfix.validate.process import run as run_process
 from jitfix.validate.runner import FunctionResult, ModuleJob, ValidationOptions
 
 HOOK = Path(__file__).with_name("run_hook.py")
+# Arguments of these kinds on every call (as the hook writes them: `int 3`) may be made static
+# where a failure needs their values, if the calls gave no more distinct values than this.
+PYTHON_SCALARS = ("int ", "bool ", "float ", "str ", "NoneType ")
+STATIC_VALUES_AT_MOST = 4
 # Not copied to the scratch folder: version control, environments, caches.
 SKIPPED = shutil.ignore_patterns(".git", ".hg", ".venv", "venv", "env", "__pycache__", "*.egg-info", "node_modules",
                                  ".jitfix_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache")
@@ -129,11 +133,17 @@ class _Scratch:
     def profile_log(self) -> Path:
         return self.folder / "profile.jsonl"
 
+    @property
+    def eager_profile_log(self) -> Path:
+        """The calls of the jitted functions in the run with jit disabled, with their arguments."""
+        return self.folder / "eager-profile.jsonl"
+
     def run(self, disable_jit: bool):
         self.log.unlink(missing_ok=True)
-        self.profile_log.unlink(missing_ok=True)
+        profile_log = self.eager_profile_log if disable_jit else self.profile_log
+        profile_log.unlink(missing_ok=True)
         return _run(self.command, self.project, self.folder / "hook", self.log, self.timeout, self.pass_env,
-                    disable_jit, None if disable_jit else self.profile_log)
+                    disable_jit, profile_log)
 
 
 def notebook_command(notebook: str) -> list[str]:
@@ -153,6 +163,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         shutil.copyfile(HOOK, scratch.folder / "hook" / "sitecustomize.py")
         eager = scratch.run(disable_jit=True)
         touched = _project_files(scratch.log, scratch.project, command)
+        python_valued = _python_valued(scratch.eager_profile_log, scratch.project)
         evidence: list[Observation] = []
         originals: dict[str, str] = {}
         rounds: list[Round] = []
@@ -168,10 +179,12 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 return RunResult(eager.returncode, rounds, {}, outcome.returncode, outcome.stdout + outcome.stderr,
                                  eager.stdout, outcome.stdout, refused=refused)
             jitted = [seen for seen in _jitted(scratch.profile_log, scratch.project) if seen not in evidence]
+            static = [seen for seen in _static_evidence(scratch.log, scratch.project, python_valued)
+                      if seen not in evidence]
             if not failures and not jitted and number > 1:
                 break  # nothing more to learn (the exit status is judged against the reference)
-            evidence += failures + jitted
-            paths = {seen.path for seen in failures + jitted} | (touched if number == 1 else set())
+            evidence += failures + jitted + static
+            paths = {seen.path for seen in failures + jitted + static} | (touched if number == 1 else set())
             current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
                                        Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
             current.reasons = {seen: _reason(seen, left.get(seen.path, [])) for seen in failures
@@ -249,8 +262,8 @@ def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, p
          disable_jit: bool, profile_log: Path | None = None):
     python_path = os.pathsep.join(filter(None, [str(hook), str(cwd), os.environ.get("PYTHONPATH")]))
     extra = {"JITFIX_RUN_LOG": str(log), "JITFIX_RUN_ROOT": str(cwd), "PYTHONPATH": python_path}
-    if disable_jit:
-        extra["JAX_DISABLE_JIT"] = "1"
+    if disable_jit:  # no compiles to log: only the jitted functions' calls and their arguments
+        extra.update(JAX_DISABLE_JIT="1", JITFIX_PROFILE_CALLS_ONLY="1")
     if profile_log is not None:  # how each jitted function compiled (see jitfix.profile)
         extra["JITFIX_PROFILE_LOG"] = str(profile_log)
     return run_process(command, timeout=timeout, env=environment(extra, pass_env), cwd=str(cwd))
@@ -311,6 +324,45 @@ def _jitted(profile_log: Path, scratch: Path) -> list[Observation]:
             if seen not in jitted:
                 jitted.append(seen)
     return jitted
+
+
+def _python_valued(profile_log: Path, scratch: Path) -> dict[tuple[str, int, str], dict[str, str]]:
+    """For each jitted function of the project (real path, first line, name): its parameters
+    every call gave a Python scalar, with the values given -- few, as each would compile once
+    if the parameter were static."""
+    found: dict[tuple[str, int, str], dict[str, str]] = {}
+    for function in read_profile(profile_log)[0]:
+        path = os.path.realpath(function.file)
+        if not function.file or not Path(path).is_relative_to(scratch.resolve()):
+            continue
+        found[(path, function.line, function.name)] = {
+            name: ", ".join(kinds) for name, kinds in function.arguments.items()
+            if 0 < len(kinds) <= STATIC_VALUES_AT_MOST and all(kind.startswith(PYTHON_SCALARS) for kind in kinds)}
+    return found
+
+
+def _static_evidence(log: Path, scratch: Path, python_valued: dict[tuple[str, int, str], dict[str, str]]
+                     ) -> list[Observation]:
+    """Parameters of a jitted function to make static: a value that failed under jit depends
+    on them alone (JAX says which arguments it depends on), and the run with jit disabled gave
+    them a Python value on every call."""
+    found: list[Observation] = []
+    for entry in _log_entries(log):
+        origin, depends = entry.get("traced_by"), entry.get("depends_on")
+        if not isinstance(origin, dict) or origin.get("for") != "jit" or not depends:
+            continue
+        try:
+            key = (os.path.realpath(origin["file"]), int(origin["line"]), str(origin["function"]))
+            line = int(entry["line"]) if os.path.realpath(entry["path"]) == key[0] else key[1]
+        except (KeyError, TypeError, ValueError):
+            continue
+        given = python_valued.get(key, {})
+        if Path(key[0]).is_relative_to(scratch.resolve()) and all(name in given for name in depends):
+            seen = Observation(key[0], key[2], key[1], line, STATIC, (),
+                               tuple((name, given[name]) for name in depends), static=tuple(depends))
+            if seen not in found:
+                found.append(seen)
+    return found
 
 
 def _read_log(log: Path, scratch: Path) -> list[Observation]:

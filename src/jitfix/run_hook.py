@@ -4,10 +4,13 @@ Standalone on purpose (the user's interpreter may not have jitfix). Once jax is 
 
 * with ``JITFIX_RUN_LOG`` (``jitfix run``): the errors JAX raises when traced code meets Python
   semantics record where they were raised -- the innermost frame in the project
-  (``JITFIX_RUN_ROOT``), its function, and which of its local variables hold tracers;
-* with ``JITFIX_PROFILE_LOG`` (``jitfix profile``): every function ``jax.jit`` makes counts its
-  calls and the time spent in them, and JAX's own compile log and cache-miss explanations
-  (``jax_log_compiles``, ``jax_explain_cache_misses``) are captured instead of printed.
+  (``JITFIX_RUN_ROOT``), its function, which of its local variables hold tracers, and which
+  arguments of the jitted function the failing value depends on (as JAX's message says);
+* with ``JITFIX_PROFILE_LOG`` (``jitfix profile``, ``jitfix run``): every function ``jax.jit``
+  makes counts its calls, the time spent in them and the kinds of arguments it was given
+  (``f32[3]``, ``~f32[]`` weakly typed, ``int 3``), and JAX's own compile log and cache-miss
+  explanations (``jax_log_compiles``, ``jax_explain_cache_misses``) are captured instead of
+  printed; with ``JITFIX_PROFILE_CALLS_ONLY`` too (the run with jit disabled), only the calls.
 
 Both append JSON lines to their log. Recording never changes what the program computes, and
 never raises.
@@ -19,6 +22,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 import time
 import types
@@ -33,7 +37,8 @@ class _Recorder:
         self.root = os.path.realpath(root) + os.sep
         self.log = log
 
-    def record(self, error_name):
+    def record(self, error_name, value=None):
+        """Where ``error_name`` is being raised; ``value``: the tracer it is about, if any."""
         try:
             frame: types.FrameType | None = sys._getframe(2)
             while frame is not None:
@@ -49,6 +54,8 @@ class _Recorder:
             entry = {"path": path, "line": frame.f_lineno, "function": frame.f_code.co_name,
                      "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": sorted(tracers),
                      "types": {name: _abstract_type(value) for name, value in tracers.items()}}
+            if isinstance(value, jax.core.Tracer):
+                entry.update(_origin(value))
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
         except Exception:  # recording is best effort
@@ -79,7 +86,7 @@ class _Recorder:
 
             def init(this, *args, _original=original, _class=cls, **kwargs):
                 if type(this) is _class:  # once, by the class raised (not again by its bases)
-                    self.record(_class.__name__)
+                    self.record(_class.__name__, args[0] if args else None)
                 _original(this, *args, **kwargs)
 
             cls.__init__ = init
@@ -87,16 +94,18 @@ class _Recorder:
 
 
 class _Profiler:
-    """Counts the calls of every jitted function and captures JAX's compile log."""
+    """Counts the calls of every jitted function, notes the kinds of their arguments, and
+    captures JAX's compile log (unless ``calls_only``)."""
 
     # The loggers whose messages tell a compile's story: the cache miss (and why), the
     # compile, and how long each step took.
     LOGGERS = ("jax._src.interpreters.partial_eval", "jax._src.interpreters.pxla", "jax._src.dispatch")
 
-    def __init__(self, log):
+    def __init__(self, log, calls_only=False):
         self.log = log
+        self.calls_only = calls_only
         self.start = time.perf_counter()
-        self.calls = {}  # (file, line, name) -> [calls, seconds]
+        self.tallies = {}  # (file, line, name) -> _Tally
 
     def write(self, entry):
         try:
@@ -107,6 +116,21 @@ class _Profiler:
             pass
 
     def install(self, jax):
+        if not self.calls_only:
+            self._capture_compile_log(jax)
+        original = jax.jit
+        profiler = self
+
+        @functools.wraps(original)
+        def counting_jit(fun=None, *args, **kwargs):
+            if fun is None:  # `jax.jit(static_argnames=...)` used as a decorator factory
+                return lambda f: counting_jit(f, *args, **kwargs)
+            return profiler.counted(original(fun, *args, **kwargs), fun, kwargs)
+
+        jax.jit = counting_jit
+        atexit.register(self.flush)
+
+    def _capture_compile_log(self, jax):
         jax.config.update("jax_explain_cache_misses", True)
         jax.config.update("jax_log_compiles", True)
         try:  # the call site JAX names is the user's line, not this hook's wrapper
@@ -120,17 +144,6 @@ class _Profiler:
             logger = logging.getLogger(name)
             logger.addHandler(handler)
             logger.propagate = False  # captured, not printed on the program's stderr
-        original = jax.jit
-        profiler = self
-
-        @functools.wraps(original)
-        def counting_jit(fun=None, *args, **kwargs):
-            if fun is None:  # `jax.jit(static_argnames=...)` used as a decorator factory
-                return lambda f: counting_jit(f, *args, **kwargs)
-            return profiler.counted(original(fun, *args, **kwargs), fun, kwargs)
-
-        jax.jit = counting_jit
-        atexit.register(self.flush)
 
     def counted(self, jitted, fun, options):
         target = _unwrapped(fun)
@@ -143,13 +156,62 @@ class _Profiler:
             parameters = []
         self.write({"kind": "jit", "file": key[0], "line": key[1], "function": name, "parameters": parameters,
                     "static": _static_parameters(fun, parameters, options)})
-        self.calls.setdefault(key, [0, 0.0])
-        return _Counted(jitted, self.calls[key])
+        tally = self.tallies.setdefault(key, _Tally())
+        tally.signatures.append(_signature(fun))
+        return _Counted(jitted, tally, len(tally.signatures) - 1)
 
     def flush(self):
-        for (file, line, name), (calls, seconds) in self.calls.items():
-            self.write({"kind": "calls", "file": file, "line": line, "function": name, "calls": calls,
-                        "seconds": round(seconds, 6)})
+        for (file, line, name), tally in self.tallies.items():
+            self.write({"kind": "calls", "file": file, "line": line, "function": name, "calls": tally.calls,
+                        "seconds": round(tally.seconds, 6), "arguments": tally.arguments})
+
+
+class _Tally:
+    """What the calls of one function's jitted versions came to."""
+
+    KINDS_KEPT = 8  # distinct kinds of one argument noted; more are not needed to judge it
+
+    def __init__(self):
+        self.calls = 0
+        self.seconds = 0.0
+        self.signatures = []  # of each jitted version (a partial binds some parameters)
+        self.arguments = {}  # parameter -> the distinct kinds it was given
+
+    def note(self, version, args, kwargs):
+        try:
+            signature = self.signatures[version]
+            if signature is None:
+                return
+            for name, value in signature.bind(*args, **kwargs).arguments.items():
+                kinds = self.arguments.setdefault(name, [])
+                if len(kinds) < self.KINDS_KEPT:
+                    kind = _kind(value)
+                    if kind not in kinds:
+                        kinds.append(kind)
+        except Exception:
+            pass
+
+
+def _signature(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _kind(value):
+    """An argument as jit sees it: an array's abstract value (``f32[3]``; ``~f32[]`` weakly
+    typed; ``np f64[3]`` a NumPy array), a Python scalar's type and value (``int 3``), else
+    its type's name (a pytree: ``dict``, ``State``)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        shown = repr(value)
+        return f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+    aval = getattr(value, "aval", None)
+    if aval is not None and hasattr(aval, "str_short"):
+        return ("~" if getattr(aval, "weak_type", False) else "") + aval.str_short()
+    if type(value).__module__ == "numpy" and hasattr(value, "shape"):
+        return f"np {value.dtype}[{','.join(map(str, value.shape))}]"
+    return type(value).__name__
 
 
 def _static_parameters(fun, parameters, options):
@@ -168,6 +230,23 @@ def _static_parameters(fun, parameters, options):
     free = parameters[bound:]
     static += [free[number] for number in numbers if -len(free) <= number < len(free)]
     return [name for name in parameters if name in static]
+
+
+def _origin(tracer):
+    """What JAX knows of where a failing traced value comes from, as its error message says:
+    the function being traced (``traced_by``: name, file, first line, and what traces it,
+    ``jit`` or ``scan``...) and which of that function's arguments the value depends on
+    (``depends_on``, top-level names: ``state['a']`` is ``state``)."""
+    try:
+        info = tracer._debug_info
+        positions, _ = tracer._trace.frame.find_progenitors(tracer)
+        where = re.match(r"(.*) at (.*):(\d+)$", info.func_src_info)
+        names = info.arg_names or ()
+        depends = {re.match(r"\*{0,2}([A-Za-z_]\w*)", names[position]) for position in positions}
+        return {"traced_by": {"function": where[1], "file": where[2], "line": int(where[3]), "for": info.traced_for},
+                "depends_on": sorted(match[1] for match in depends if match)}
+    except Exception:
+        return {}
 
 
 def _abstract_type(tracer):
@@ -202,21 +281,23 @@ def _unwrapped(fun):
 class _Counted:
     """A jitted function that counts its calls; everything else is the jitted function's."""
 
-    def __init__(self, jitted, tally):
+    def __init__(self, jitted, tally, version):
         self._jitted = jitted
         self._tally = tally
+        self._version = version
         functools.update_wrapper(self, jitted, updated=())
 
     def __call__(self, *args, **kwargs):
+        self._tally.note(self._version, args, kwargs)
         start = time.perf_counter()
         try:
             return self._jitted(*args, **kwargs)
         finally:
-            self._tally[0] += 1
-            self._tally[1] += time.perf_counter() - start
+            self._tally.calls += 1
+            self._tally.seconds += time.perf_counter() - start
 
     def __getattr__(self, name):
-        if name in ("_jitted", "_tally"):  # not set yet (a copy being made): no recursion
+        if name in ("_jitted", "_tally", "_version"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
         return getattr(self._jitted, name)
 
@@ -270,7 +351,7 @@ def _install():
         atexit.register(_project_modules, root, run_log)
     profile_log = os.environ.get("JITFIX_PROFILE_LOG")
     if profile_log:
-        profiler = _Profiler(profile_log)
+        profiler = _Profiler(profile_log, calls_only=bool(os.environ.get("JITFIX_PROFILE_CALLS_ONLY")))
         patches.append(profiler.install)
     if patches:
         _patched_once_jax_is_imported(lambda jax: [patch(jax) for patch in patches])

@@ -151,7 +151,9 @@ def _may_trace(call: ast.Call) -> bool:
 class Observation:
     """A run showed this function traced (``jitfix run``): where a JAX error of a traced
     value was raised in it, and which of its local names held tracers then -- or that
-    ``jax.jit`` was applied to it (``error`` is ``JITTED``), and which parameters it traces."""
+    ``jax.jit`` was applied to it (``error`` is ``JITTED``), and which parameters it traces --
+    or (``error`` is ``STATIC``) that the value that failed at ``line`` depends only on
+    ``static``, parameters of this jitted function that every call gave a Python value."""
 
     path: str  # real path of the module
     function: str
@@ -162,21 +164,26 @@ class Observation:
     # The abstract value each traced name held (``("x", "f32[3]")``): what the run saw, shown
     # to the user; the same failure is the same observation whatever the shapes were.
     types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    static: tuple[str, ...] = ()
 
     @property
     def holds_arrays(self) -> bool:
         """The traced names held one array each (a tracer was seen in them); a jitted
         function's parameters may be any pytree of arrays."""
-        return self.error != JITTED
+        return self.error not in (JITTED, STATIC)
 
     @property
     def reason(self) -> str:
         if self.error == JITTED:
             return f"jitted in the run of `jitfix run` (line {self.line})"
+        if self.error == STATIC:
+            given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
+            return f"a Python value on every call in the run with jit disabled ({given})"
         return f"seen traced by `jitfix run` ({self.error} at line {self.line})"
 
 
 JITTED = "jitted"
+STATIC = "static"
 
 
 @dataclass
@@ -215,6 +222,9 @@ class TracedFunction:
     reached_otherwise: bool = False
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
+    # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
+    # depends only on them, and each call gave them a Python value.
+    observed_static: dict[str, Observation] = field(default_factory=dict)
     _flow: FlowAnalysis | None = None
     _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
@@ -965,18 +975,37 @@ class TracedFinder:
     def _seed_observed(self, observed: Iterable[Observation]) -> None:
         """Functions a run saw traced: their parameters that held tracers are traced."""
         for seen in observed:
-            for function in self.scopes.functions:
-                lines = {function.lineno, *(decorator.lineno for decorator in function.decorator_list)}
-                if function.name == seen.function and seen.first_line in lines:
-                    params = set(parameter_names(function))
-                    held = frozenset(params & set(seen.traced))
-                    # A failure is no new way in: the carry structure a lax primitive passes
-                    # still holds. A jit the run saw is one (any structure may come in).
-                    self._mark_params(function, held, frozenset(), seen.reason, None if not seen.holds_arrays else {})
-                    entry = self.traced[function]
-                    entry.staged = True
-                    if seen.holds_arrays:
-                        entry.observed_arrays = entry.observed_arrays | held
+            function = self._observed_function(seen)
+            if function is None:
+                continue
+            held = frozenset(set(parameter_names(function)) & set(seen.traced))
+            # A failure is no new way in: the carry structure a lax primitive passes still
+            # holds. A jit the run saw is one (any structure may come in).
+            self._mark_params(function, held, frozenset(), seen.reason, None if not seen.holds_arrays else {})
+            entry = self.traced[function]
+            entry.staged = True
+            if seen.holds_arrays:
+                entry.observed_arrays = entry.observed_arrays | held
+
+    def _seed_static(self, observed: Iterable[Observation]) -> None:
+        """Parameters a run saw always given Python values, whose values a failure needed:
+        static, where this module holds the jit that can be told so (else the failure is
+        fixed as traced code is)."""
+        for seen in observed:
+            function = self._observed_function(seen)
+            entry = self.traced.get(function) if function is not None else None
+            if entry is not None and entry.jit_sites:
+                new = frozenset(seen.static) - entry.static_params  # not static at its jit yet
+                self._mark_params(entry.node, frozenset(), new, seen.reason)
+                entry.observed_static.update(dict.fromkeys(new, seen))
+
+    def _observed_function(self, seen: Observation) -> FunctionNode | None:
+        """The def a run's observation is about: its name, at the code object's first line."""
+        for function in self.scopes.functions:
+            lines = {function.lineno, *(decorator.lineno for decorator in function.decorator_list)}
+            if function.name == seen.function and seen.first_line in lines:
+                return function
+        return None
 
     def _seed(self) -> None:
         for function in self.scopes.functions:
@@ -1143,8 +1172,10 @@ class TracedFinder:
         return frozenset(traced)
 
     def run(self, observed: Iterable[Observation] = ()) -> dict[FunctionNode, TracedFunction]:
-        self._seed_observed(observed)
+        observed = list(observed)
+        self._seed_observed([seen for seen in observed if seen.error != STATIC])
         self._seed()
+        self._seed_static([seen for seen in observed if seen.error == STATIC])
         self._link_scopes()
         self._propagate()
         self._link_scopes()

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import own_expressions
 from jitfix.analysis.catalogue import shape_parameters
+from jitfix.analysis.traced import TracedFunction
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -49,6 +50,9 @@ class ShapeArgument(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for traced in module.traced.values():
+            if traced.observed_static:
+                yield self._observed_static(module, traced)
         for entry in conditionals(module):
             traced = entry.traced
             params = traced.traced_params
@@ -85,6 +89,24 @@ class ShapeArgument(Rule):
                     fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
                     yield self.finding(module, expr, f"{where}; make {listed} static (each new value "
                                                      "recompiles)", fix, function=traced)
+
+
+    def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
+        """Parameters `jitfix run` saw given a Python value on every call, on which alone a
+        value that failed under jit depends: static at the jit, so the code stays Python."""
+        names = sorted(traced.observed_static)
+        seen = traced.observed_static[names[0]]
+        listed = ", ".join(f"`{name}`" for name in names)
+        given = "; ".join(f"`{name}`: {kinds}" for name, kinds in seen.types if name in names)
+        message = (f"{listed} of `{traced.qualname}` got a Python value on every call in the run with jit disabled "
+                   f"({given}), and the value that failed under jit at line {seen.line} depends only on "
+                   f"{'it' if len(names) == 1 else 'them'}; make {listed} static (each new value recompiles)")
+        edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
+        if any(edit is None for edit in edits):
+            return self.finding(module, traced.jit_sites[0], f"{message}; not auto-fixable: the jit's static "
+                                "arguments are not literal", function=traced)
+        fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
+        return self.finding(module, traced.jit_sites[0], message, fix, function=traced)
 
 
 def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, ast.AST]]:
