@@ -241,11 +241,10 @@ def _origin(tracer):
         info = tracer._debug_info
         positions, _ = tracer._trace.frame.find_progenitors(tracer)
         where = re.match(r"(.*) at (.*):(\d+)$", info.func_src_info)
-        names = info.arg_names or ()
-        depends = {re.match(r"\*{0,2}([A-Za-z_]\w*)", names[position]) for position in positions}
+        depends = {re.match(r"\*{0,2}([A-Za-z_]\w*)", info.arg_names[position])[1] for position in positions}
         return {"traced_by": {"function": where[1], "file": where[2], "line": int(where[3]), "for": info.traced_for},
-                "depends_on": sorted(match[1] for match in depends if match)}
-    except Exception:
+                "depends_on": sorted(depends)}
+    except Exception:  # a name this cannot read: nothing is known of where the value comes from
         return {}
 
 
