@@ -240,12 +240,19 @@ def _origin(tracer):
     try:
         info = tracer._debug_info
         positions, _ = tracer._trace.frame.find_progenitors(tracer)
-        where = re.match(r"(.*) at (.*):(\d+)$", info.func_src_info)
-        depends = {re.match(r"\*{0,2}([A-Za-z_]\w*)", info.arg_names[position])[1] for position in positions}
+        where = _matched(r"(.*) at (.*):(\d+)$", info.func_src_info)
+        depends = {_matched(r"\*{0,2}([A-Za-z_]\w*)", info.arg_names[position])[1] for position in positions}
         return {"traced_by": {"function": where[1], "file": where[2], "line": int(where[3]), "for": info.traced_for},
                 "depends_on": sorted(depends)}
     except Exception:  # a name this cannot read: nothing is known of where the value comes from
         return {}
+
+
+def _matched(pattern, text):
+    found = re.match(pattern, text)
+    if found is None:
+        raise ValueError(text)
+    return found
 
 
 def _abstract_type(tracer):
