@@ -184,10 +184,10 @@ class _Tally:
                 return
             for name, value in signature.bind(*args, **kwargs).arguments.items():
                 kinds = self.arguments.setdefault(name, [])
-                if len(kinds) < self.KINDS_KEPT:
+                if kinds[-1:] != ["..."]:
                     kind = _kind(value)
                     if kind not in kinds:
-                        kinds.append(kind)
+                        kinds.append(kind if len(kinds) < self.KINDS_KEPT else "...")  # "...": more kinds
         except Exception:
             pass
 
