@@ -44,7 +44,9 @@ class ShapeArgument(Rule):
         "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. A shape "
         "computed with jnp from static values (`jnp.array(x.shape).prod()`, `jnp.maximum(4 - n, 0)`) "
         "is traced only because jnp stages it: it is written in Python instead (`math.prod(x.shape)`, "
-        "`max(4 - n, 0)`; see JF601). Not "
+        "`max(4 - n, 0)`; see JF601). Under `jitfix run`, a parameter on whose value alone a failure "
+        "under jit depends (JAX names it) is made static too when every call of the run gave it a Python "
+        "scalar, with at most 4 distinct values (more would compile once each). Not "
         "fixed: a shape computed from array values (no static form exists), and helpers whose "
         "jit is elsewhere.",
     )
