@@ -139,6 +139,28 @@ def mentions_a_transform(text: str) -> bool:
     return spells_a_word(text, _TRANSFORM_WORDS) or ("lax" in text and spells_a_word(text, _BODY_ONLY))
 
 
+def _bound_by(statement: ast.AST) -> Iterator[str]:
+    """The names one statement binds itself (not those of the statements inside it)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        yield statement.name
+        return
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        for alias in statement.names:
+            yield (alias.asname or alias.name).split(".")[0]
+        return
+    targets: list[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
+        targets = [statement.target]
+    elif isinstance(statement, ast.With | ast.AsyncWith):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                yield node.id
+
+
 def _may_trace(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Call):  # partial(jax.jit, ...)(f)
@@ -504,6 +526,8 @@ class _Scopes:
         # Local names of imported transforms (`from jax import jit as J`) spell a call too.
         # `partial` itself traces nothing: `partial(jax.jit, ...)(f)` spells `jit` as well.
         self._indexed_words = {*TRACING_CALL_NAMES, *aliases} - {"partial"}
+        self.tree = tree
+        self._module_bindings: dict[str, int] | None = None
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
@@ -631,6 +655,31 @@ class _Scopes:
             return None
         earlier = [(at, value) for at, value in self.assignments.get((scope, name), []) if at < line]
         return max(earlier, key=lambda item: item[0])[1] if earlier else None
+
+    def module_value(self, scope: ast.AST, name: str) -> ast.AST | None:
+        """The value a name that code in ``scope`` reads from the module is bound to, when
+        the module binds it once and nothing rebinds it (a module's `layer = Layer(2.0)`,
+        read in a function that runs later: no function declares it `global`)."""
+        current: ast.AST | None = scope
+        while current is not None and current is not self.tree:
+            if self._binds_otherwise(current, name) or (current, name) in self.assignments:
+                return None  # a local (or an enclosing function's) name, not the module's
+            current = self.parent.get(current)
+        values = self.assignments.get((self.tree, name), [])
+        if len(values) != 1 or name in self.global_names or self.module_bindings().get(name, 0) != 1:
+            return None
+        return values[0][1]
+
+    def module_bindings(self) -> dict[str, int]:
+        """How many statements at module level bind each name (any kind of binding)."""
+        if self._module_bindings is None:
+            counts: dict[str, int] = {}
+            for statement, scope in self._statements:
+                if scope is self.tree:
+                    for name in _bound_by(statement):
+                        counts[name] = counts.get(name, 0) + 1
+            self._module_bindings = counts
+        return self._module_bindings
 
     def lookup(self, scope: ast.AST, name: str, line: int | None = None) -> FunctionNode | None:
         """Resolve a bare name as Python would from code in scope (class bodies are skipped).
@@ -821,7 +870,10 @@ class TracedFinder:
                     return self._made_by(scope, rebound, depth)
                 return None
             found = self.scopes.lookup(scope, expr.id, line)
-            return _Bound(found) if found else None
+            if found is None:  # layer = Layer(2.0) at module level, called in a function
+                value = self.scopes.module_value(scope, expr.id)
+                return self._made_by(self.scopes.tree, value, depth) if isinstance(value, ast.Call) else None
+            return _Bound(found)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             found = self.scopes.method(scope, expr.attr)
             return _Bound(found, 1) if found else None
