@@ -416,7 +416,8 @@ class TraceTimeSideEffect(Rule):
     doc = RuleDoc(
         what="Finds calls in traced functions that read or change the world — `open()`, `time.time()`, "
         "Python's `random` and `np.random`, `logging`, `os` — and changes to state outside the "
-        "function: appending to a module-level or enclosing list, writing a `global`.",
+        "function: appending a traced value to a module-level or enclosing list, storing one in its "
+        "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), writing a `global`.",
         why="`jax.jit` runs the Python body once to trace it; the compiled function does not run "
         "Python. A clock read, a random draw or a log line happens at that one trace and is then "
         "frozen into (or missing from) every later call; a list appended to grows by one per "
@@ -465,7 +466,22 @@ class TraceTimeSideEffect(Rule):
                         "of the trace, once per trace rather than once per call; return the value instead")
         if isinstance(node, ast.Global):
             return "module state changes once per trace; pass the value in and return the new one"
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                owner = _outer_owner(target, local, module)
+                if owner and traced.values(module.imports).is_traced(node.value):
+                    return (f"`{owner}` lives outside the function: a tracer stored in it leaks out of the "
+                            "trace (a later call meets it: UnexpectedTracerError); return the value instead")
         return None
+
+
+def _outer_owner(target: ast.AST, local: set[str], module: ModuleContext) -> str | None:
+    """The outer name whose item or attribute ``target`` writes (``CACHE[k] = v``,
+    ``state.w = v``), if it is not one of the function's own names."""
+    if isinstance(target, ast.Subscript | ast.Attribute) and isinstance(target.value, ast.Name) \
+            and target.value.id not in local and target.value.id not in module.imports.aliases:
+        return target.value.id
+    return None
 
 
 def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
