@@ -121,6 +121,37 @@ def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[
     return order
 
 
+def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.AST]
+                              ) -> dict[ast.FunctionDef, list[str]]:
+    """The globals each traced function reads. What a def nested in a traced module-level
+    function reads counts as that function's: it runs in that function's trace, and a
+    parameter of that function is what it then reads (a closure), so the fix goes there."""
+    reads: dict[ast.FunctionDef, list[str]] = {}
+    nested: list[tuple[ast.FunctionDef, ast.FunctionDef]] = []
+    for traced in module.traced.values():
+        if not isinstance(traced.node, ast.FunctionDef):
+            continue
+        outermost = _outermost_function(traced.node, parents)
+        if outermost is not traced.node and outermost in module.tree.body and outermost in module.traced:
+            nested.append((traced.node, outermost))
+        else:
+            reads[traced.node] = _free_reads(traced.node, parents)
+    for inner, outer in nested:
+        known = reads.setdefault(outer, _free_reads(outer, parents))
+        known += [name for name in _free_reads(inner, parents) if name not in known]
+    return reads
+
+
+def _outermost_function(function: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The outermost def around ``function`` (itself, if none is)."""
+    outermost, scope = function, parents.get(function)
+    while scope is not None:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            outermost = scope
+        scope = parents.get(scope)
+    return outermost
+
+
 class StaleGlobal(Rule):
     code = "JF301"
     name = "stale-global"
@@ -158,10 +189,7 @@ class StaleGlobal(Rule):
         if not rebound and not changes:
             return  # no module-level name ever changes: no global can go stale
         parents = module.traced.parents
-        reads = {
-            traced.node: _free_reads(traced.node, parents) for traced in module.traced.values()
-            if isinstance(traced.node, ast.FunctionDef)
-        }
+        reads = _reads_by_traced_function(module, parents)
         candidates = {name for names in reads.values() for name in names} - set(module.imports.aliases)
         read_attributes = _read_attributes(list(reads), candidates) if candidates else {}
         changing = changing_globals(module.tree, candidates, changes, read_attributes) if candidates else {}
@@ -183,8 +211,9 @@ class StaleGlobal(Rule):
             if _changed_inside(traced.node, stale):
                 continue  # the function changes the global itself: JF402 says so
             problem = _why_not_fixable(traced, module.tree)
-            first_read = next(node for node in walk_body(traced.node)
-                              if isinstance(node, ast.Name) and node.id in stale)
+            first_read = min((node for node in ast.walk(traced.node) if isinstance(node, ast.Name)
+                              and isinstance(node.ctx, ast.Load) and node.id in stale),
+                             key=lambda node: (node.lineno, node.col_offset))
             if problem:
                 yield self.finding(module, first_read, f"{where}; not auto-fixable: {problem}", function=traced)
                 continue
@@ -547,9 +576,9 @@ class _WithKeywordArguments:
 
 
 def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
-    """A global the function changes itself (``seen.append(x)``): passing a copy in would
-    hide the change from everyone else."""
-    for node in walk_body(function):
+    """A global the function (or a def in it) changes itself (``seen.append(x)``): passing a
+    copy in would hide the change from everyone else."""
+    for node in ast.walk(function):
         target = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
             target = node.func.value
