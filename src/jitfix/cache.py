@@ -17,11 +17,12 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jitfix import __version__
+from jitfix.analysis.observations import CALLED, Observation
 from jitfix.files import file_digest, process_alive
 from jitfix.findings import Finding, Fix, Replacement, Safety
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
-FORMAT = 3  # of the index file
+FORMAT = 4  # of the index file
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Entry:
     stamp: Stamp
     findings: list[Finding]
     dependencies: dict[str, Stamp]
+    # Calls from the file's traced code into other modules of the run (evidence about them).
+    calls_out: list[Observation] = field(default_factory=list)
 
 
 class _Malformed(Exception):
@@ -114,12 +117,25 @@ def _stamp_to_json(stamp: Stamp) -> dict:
     return {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "ctime_ns": stamp.ctime_ns, "digest": stamp.digest}
 
 
+def _call_to_json(seen: Observation) -> dict:
+    return {"path": seen.path, "function": seen.function, "line": seen.line, "traced": list(seen.traced),
+            "via": seen.via}
+
+
+def _call_from_json(data: object) -> Observation:
+    if not isinstance(data, dict) or not all(isinstance(name, str) for name in _field(data, "traced", list)):
+        raise _Malformed("call")
+    line = _field(data, "line", int)
+    return Observation(_field(data, "path", str), _field(data, "function", str), line, line, CALLED,
+                       tuple(data["traced"]), via=_field(data, "via", str))
+
+
 def _entry_from_json(data: object) -> Entry:
     if not isinstance(data, dict):
         raise _Malformed("entry")
     dependencies = {path: _stamp_from_json(stamp) for path, stamp in _field(data, "dependencies", dict).items()}
     return Entry(_stamp_from_json(data), [_finding_from_json(item) for item in _field(data, "findings", list)],
-                 dependencies)
+                 dependencies, [_call_from_json(item) for item in _field(data, "calls_out", list)])
 
 
 def _current(path: str, known: Stamp) -> Stamp | None:
@@ -153,7 +169,8 @@ def _load(data: bytes) -> dict[str, Entry]:
 def _dump(entries: dict[str, Entry]) -> bytes:
     files = {
         path: {**_stamp_to_json(entry.stamp), "findings": [_finding_to_json(finding) for finding in entry.findings],
-               "dependencies": {other: _stamp_to_json(stamp) for other, stamp in entry.dependencies.items()}}
+               "dependencies": {other: _stamp_to_json(stamp) for other, stamp in entry.dependencies.items()},
+               "calls_out": [_call_to_json(seen) for seen in entry.calls_out]}
         for path, entry in entries.items()
     }
     return json.dumps({"format": FORMAT, "version": __version__, "files": files}).encode()
@@ -179,9 +196,9 @@ class Cache:
                 self.entries = {}
         return self.entries
 
-    def lookup(self, path: str) -> list[Finding] | None:
-        """The findings stored for ``path`` if its content, and that of every module its
-        analysis read, is unchanged; else None."""
+    def lookup(self, path: str) -> Entry | None:
+        """What is stored for ``path`` if its content, and that of every module its analysis
+        read, is unchanged; else None."""
         entry = self._index().get(path)
         if entry is None:
             return None
@@ -189,12 +206,12 @@ class Cache:
         if stamp is None or any(_current(other, known) is None for other, known in entry.dependencies.items()):
             return None
         if stamp != entry.stamp:
-            self.remember(path, stamp, entry.findings, entry.dependencies)
-        return entry.findings
+            self.remember(path, stamp, entry.findings, entry.dependencies, entry.calls_out)
+        return self._index()[path]
 
     def remember(self, path: str, stamp: Stamp, findings: list[Finding],
-                 dependencies: dict[str, Stamp] | None = None) -> None:
-        self._index()[path] = Entry(stamp, findings, dict(dependencies or {}))
+                 dependencies: dict[str, Stamp] | None = None, calls_out: list[Observation] | None = None) -> None:
+        self._index()[path] = Entry(stamp, findings, dict(dependencies or {}), list(calls_out or []))
         self.changed = True
 
     def save(self) -> None:

@@ -18,10 +18,11 @@ import multiprocessing
 import os
 import symtable
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.observations import Observation
 from jitfix.analysis.project import Project
 from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
@@ -32,6 +33,8 @@ from jitfix.suppress import filter_suppressed
 # Words a file must contain to possibly hold traced code.
 PREFILTER_WORDS = ("jax", "equinox")
 MAX_FIX_ROUNDS = 8
+# Modules deep that evidence of a traced call into another module of the run is followed.
+EVIDENCE_ROUNDS = 3
 @dataclass(frozen=True)
 class Options:
     apply_fixes: bool = False  # compute the fixed text (fix, diff)
@@ -60,6 +63,9 @@ class FileResult:
     review: tuple[str, str] | None = None
     # Lines of the original the first round of fixes rewrote, with the rule's code.
     rewritten_lines: dict[int, str] = field(default_factory=dict)
+    # Calls from the file's traced code into other modules of the run, with tracers: evidence
+    # that the functions called are traced (see ``_with_calls_between_modules``).
+    calls_out: list[Observation] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -141,6 +147,8 @@ def _analysed(path: str, text: str, settings: Settings,
 
     traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None,
                                    observed)
+    if project is not None and traced.program is not None:
+        traced.program.note_calls_out(traced.values())  # evidence for the modules it calls into
     if not traced and not traced.traces_lambdas:
         return [], tree
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed
@@ -311,12 +319,14 @@ def process_path(path: str, settings: Settings, options: Options, project: Proje
     except InputError as error:
         return FileResult(path=path, error=error)
     if project is not None:
-        project.consulted()  # what earlier files read is theirs
+        project.consulted()  # what earlier files read and called is theirs
+        project.calls_out()
     result = process_source(source, settings, options, project)
     if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
         result.stamp = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
     if project is not None:
         result.dependencies = project.consulted()
+        result.calls_out = project.calls_out()
     return _portable(result)
 
 
@@ -420,30 +430,46 @@ def run_paths(
     enough to pay for the workers. Files the cache answers are not sent to a worker at all;
     what the workers find is added to the cache, which is saved at the end. ``finished``
     hears of each file as it is done (a progress bar), in whatever order that is."""
-    hits = {}
+    results: dict[str, FileResult] = {}
     if cache is not None:
         for path in paths:
-            findings = cache.lookup(path)
-            if findings is not None:
-                hits[path] = FileResult(path=path, findings=findings, cached=True)
+            entry = cache.lookup(path)
+            if entry is not None:
+                results[path] = FileResult(path=path, findings=entry.findings, cached=True, calls_out=entry.calls_out)
                 if finished is not None:
-                    finished(hits[path])
-    misses = _processed([path for path in paths if path not in hits], settings, options, jobs, paths)
-    waiting: dict[str, FileResult] = {}
-    for path in paths:
-        if path in hits:
-            yield hits[path]
-            continue
-        while path not in waiting:
-            result = next(misses)
-            if finished is not None:
-                finished(result)
-            if cache is not None and result.stamp is not None and _cacheable(result):
-                cache.remember(result.path, result.stamp, result.findings, result.dependencies)
-            waiting[result.path] = result
-        yield waiting.pop(path)
+                    finished(results[path])
+    for result in _processed([path for path in paths if path not in results], settings, options, jobs, paths):
+        if finished is not None:
+            finished(result)
+        if cache is not None and result.stamp is not None and _cacheable(result):
+            cache.remember(result.path, result.stamp, result.findings, result.dependencies, result.calls_out)
+        results[result.path] = result
     if cache is not None:
         cache.save()
+    if len(paths) > 1:
+        _with_calls_between_modules(results, paths, settings, options, jobs)
+    for path in paths:
+        yield results[path]
+
+
+def _with_calls_between_modules(results: dict[str, FileResult], paths: list[str], settings: Settings,
+                                options: Options, jobs: int | None) -> None:
+    """Analyse again, with the evidence, the modules that traced code elsewhere in the run
+    calls with tracers (a helper module, called from a training script's jitted step): their
+    functions are traced. What those analyses find called in turn is followed too, a few
+    modules deep. Such results are not cached: they depend on the callers."""
+    known = {os.path.realpath(path): path for path in paths}
+    evidence: list[Observation] = []
+    for _ in range(EVIDENCE_ROUNDS):
+        new = [seen for result in results.values() for seen in result.calls_out
+               if seen.path in known and seen not in evidence]
+        if not new:
+            return
+        evidence += new
+        with_evidence = replace(settings, observed=tuple(settings.observed) + tuple(evidence))
+        again = sorted({known[seen.path] for seen in new})
+        for result in _processed(again, with_evidence, options, jobs, paths):
+            results[result.path] = result
 
 
 def _cacheable(result: FileResult) -> bool:

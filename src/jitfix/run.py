@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jitfix.analysis.traced import JITTED, STATIC, Observation
+from jitfix.analysis.observations import JITTED, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
 from jitfix.files import InputError, read_source

@@ -6,6 +6,11 @@ u``) names a function the analysis can read when ``utils.py`` is one of the file
 given; any module outside the run stays unknown. Modules are loaded on demand, parsed once
 per process, and every module a file's analysis consulted is recorded, so that a cached
 result is reused only while those modules are unchanged too.
+
+The other way round, a call from traced code into another module of the run, with tracers
+as arguments, is evidence about that module: the called function is traced. Each file's
+analysis hands the calls it saw on (``calls_out``); the engine analyses the called modules
+again with them (``Settings.observed``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 from typing import TYPE_CHECKING, Iterable
 
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.observations import CALLED, Observation
 
 if TYPE_CHECKING:
     from jitfix.analysis.summaries import ModuleProgram
@@ -49,6 +55,7 @@ class Project:
         self._module_files: dict[tuple[str, str, int], str | None] = {}
         self._stamps: dict[str, Stamp] = {}
         self._consulted: dict[str, Stamp] = {}
+        self._calls_out: list[Observation] = []
 
     # -- which file an import names --------------------------------------------------------------
 
@@ -109,6 +116,18 @@ class Project:
             return None
         program = self._programs.get(os.path.realpath(path))
         return program if program is not None and program.text == text else None
+
+    def note_traced_call(self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, traced: Iterable[str],
+                         via: str) -> None:
+        """Traced code calls ``function`` of the module at ``path`` with tracers for ``traced``."""
+        seen = Observation(path, function.name, function.lineno, function.lineno, CALLED, tuple(sorted(traced)), via=via)
+        if seen.traced and seen not in self._calls_out:
+            self._calls_out.append(seen)
+
+    def calls_out(self) -> list[Observation]:
+        """The calls into other modules noted since the last call; forgets them."""
+        found, self._calls_out = self._calls_out, []
+        return found
 
     def consulted(self) -> dict[str, Stamp]:
         """The modules read since the last call, with their stamps (for the cache); forgets them."""

@@ -10,8 +10,10 @@ recursion and depth bounded). Code outside the module is never guessed: unknown.
 from __future__ import annotations
 
 import ast
+import os
+from typing import TYPE_CHECKING, Iterable
 
-from jitfix.analysis.blocks import closures, walk_body
+from jitfix.analysis.blocks import closures, own_expressions, walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -27,6 +29,9 @@ from jitfix.analysis.values import (
     parameter_names,
     positional_names,
 )
+
+if TYPE_CHECKING:
+    from jitfix.analysis.traced import TracedFunction
 
 MAX_SUMMARIES = 400  # per module: beyond this, calls are unknown (a bound on the work)
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -106,6 +111,9 @@ class ModuleProgram(Program):
                 return self._constructor(scope, call)
             owner, callee = imported
         params = owner._bind(callee, call, values, bound_self)
+        if owner is not self and values.staged and self.project is not None and owner.path is not None:
+            self.project.note_traced_call(owner.path, callee, [name for name, kind in params.items() if kind.traced],
+                                          f"{os.path.basename(self.path or '')}:{call.lineno}")
         if owner is self:
             params = {**self._closure_reads(scope, callee, values), **params}
         return owner._summarise(callee, params, values.staged)
@@ -134,6 +142,21 @@ class ModuleProgram(Program):
             self._active.discard(key)
         self._cache[key] = result
         return result
+
+    def note_calls_out(self, traced: Iterable[TracedFunction]) -> None:
+        """Give the project every call that traced code of this module makes into another
+        module of the run with tracers (``Project.note_traced_call``, through ``summary``):
+        each call is evaluated here, whether or not a rule asks for its value."""
+        if self.project is None or self.path is None:
+            return
+        for function in traced:
+            if not function.staged or not isinstance(function.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            flow = None
+            for node, statement in own_expressions(function.node):
+                if isinstance(node, ast.Call) and self._imported(node.func) is not None:
+                    flow = flow or function.flow(self.imports)
+                    flow.at(statement).verdict(node)
 
     def _imported(self, func: ast.AST, hops: int = 0) -> tuple[ModuleProgram, FunctionNode] | None:
         """The program and def of a function another module of the run defines, that ``func``

@@ -19,12 +19,13 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
 from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.observations import STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.analysis.values import (
     LOOP_CARRIES,
@@ -44,6 +45,9 @@ from jitfix.analysis.values import (
     positional_parameters,
 )
 from jitfix.analysis.words import LineIndex, spells_a_word
+
+if TYPE_CHECKING:
+    from jitfix.analysis.summaries import ModuleProgram
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # Where the module's code changes a name: (scope, name, how, the attribute written or None).
@@ -169,43 +173,6 @@ def _may_trace(call: ast.Call) -> bool:
     return name in TRACING_CALL_NAMES
 
 
-@dataclass(frozen=True)
-class Observation:
-    """A run showed this function traced (``jitfix run``): where a JAX error of a traced
-    value was raised in it, and which of its local names held tracers then -- or that
-    ``jax.jit`` was applied to it (``error`` is ``JITTED``), and which parameters it traces --
-    or (``error`` is ``STATIC``) that the value that failed at ``line`` depends only on
-    ``static``, parameters of this jitted function that every call gave a Python value."""
-
-    path: str  # real path of the module
-    function: str
-    first_line: int  # of the code object: the def, or its first decorator
-    line: int
-    error: str
-    traced: tuple[str, ...]
-    # The abstract value each traced name held (``("x", "f32[3]")``): what the run saw, shown
-    # to the user; the same failure is the same observation whatever the shapes were.
-    types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    static: tuple[str, ...] = ()
-
-    @property
-    def holds_arrays(self) -> bool:
-        """The traced names held one array each (a tracer was seen in them); a jitted
-        function's parameters may be any pytree of arrays."""
-        return self.error not in (JITTED, STATIC)
-
-    @property
-    def reason(self) -> str:
-        if self.error == JITTED:
-            return f"jitted in the run of `jitfix run` (line {self.line})"
-        if self.error == STATIC:
-            given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
-            return f"a Python value on every call in the run with jit disabled ({given})"
-        return f"seen traced by `jitfix run` ({self.error} at line {self.line})"
-
-
-JITTED = "jitted"
-STATIC = "static"
 
 
 @dataclass
@@ -1277,8 +1244,10 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
     """Every traced function of a module, keyed by its def node, with what the walk that
     found them learnt about the module."""
 
-    def __init__(self, traced: dict[FunctionNode, TracedFunction], scopes: _Scopes, traces_lambdas: bool):
+    def __init__(self, traced: dict[FunctionNode, TracedFunction], scopes: _Scopes, traces_lambdas: bool,
+                 program: ModuleProgram | None = None):
         super().__init__(traced)
+        self.program = program  # the module as the analysis reads it (None: nothing is traced)
         # Where the module's code rebinds or mutates names (see ``_Scopes.changes_of``).
         self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
         self.functions: list[FunctionNode] = scopes.functions  # every def of the module
@@ -1296,4 +1265,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     run saw traced in this module."""
     finder = TracedFinder(tree, imports, text, path, project, scopes)
     traced = finder.run(observed)
-    return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas))
+    program = cast("ModuleProgram | None", finder.program)  # made by `_link_scopes`
+    return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program)

@@ -132,7 +132,8 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
         if not isinstance(traced.node, ast.FunctionDef):
             continue
         outermost = _outermost_function(traced.node, parents)
-        if outermost is not traced.node and outermost in module.tree.body and outermost in module.traced:
+        if outermost is not traced.node and isinstance(outermost, ast.FunctionDef) \
+                and outermost in module.tree.body and outermost in module.traced:
             nested.append((traced.node, outermost))
         else:
             reads[traced.node] = _free_reads(traced.node, parents)

@@ -1,0 +1,52 @@
+"""What was seen of a module from outside its own source: by a run of the program (``jitfix
+run``), or by the analysis of another module of the run that calls into it. The analysis of
+the module takes each as evidence (``Settings.observed``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A run showed this function traced (``jitfix run``): where a JAX error of a traced
+    value was raised in it, and which of its local names held tracers then -- or that
+    ``jax.jit`` was applied to it (``error`` is ``JITTED``), and which parameters it traces --
+    or (``error`` is ``STATIC``) that the value that failed at ``line`` depends only on
+    ``static``, parameters of this jitted function that every call gave a Python value -- or
+    (``error`` is ``CALLED``, found by the analysis of another module of the run) that traced
+    code there calls it with tracers in ``traced``."""
+
+    path: str  # real path of the module
+    function: str
+    first_line: int  # of the code object: the def, or its first decorator
+    line: int
+    error: str
+    traced: tuple[str, ...]
+    # The abstract value each traced name held (``("x", "f32[3]")``): what the run saw, shown
+    # to the user; the same failure is the same observation whatever the shapes were.
+    types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    static: tuple[str, ...] = ()
+    via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
+
+    @property
+    def holds_arrays(self) -> bool:
+        """The traced names held one array each (a tracer was seen in them); a jitted
+        function's parameters may be any pytree of arrays."""
+        return self.error not in (JITTED, STATIC, CALLED)
+
+    @property
+    def reason(self) -> str:
+        if self.error == JITTED:
+            return f"jitted in the run of `jitfix run` (line {self.line})"
+        if self.error == CALLED:
+            return f"called with traced arguments from {self.via}"
+        if self.error == STATIC:
+            given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
+            return f"a Python value on every call in the run with jit disabled ({given})"
+        return f"seen traced by `jitfix run` ({self.error} at line {self.line})"
+
+
+JITTED = "jitted"
+STATIC = "static"
+CALLED = "called"
