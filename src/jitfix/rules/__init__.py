@@ -11,7 +11,8 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
-from jitfix.rules.globals import StaleAttribute, StaleGlobal
+from jitfix.rules.attributes import StaleAttribute
+from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.recompilation import (
     GrowingShapeArgument,

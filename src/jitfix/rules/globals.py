@@ -1,9 +1,8 @@
 """JF3xx — module state read by traced code.
 
 JF301 a module-level name read by a jitted function and rebound or mutated elsewhere in the
-module: the compiled function keeps the value it had when traced.
-JF302 the same for an attribute of ``self`` read by a jitted method (bound, or with a static
-``self``) and changed by another method of the class.
+module: the compiled function keeps the value it had when traced. (JF302, the same for state
+on ``self``, is in ``attributes.py``.)
 
 Where every caller is in the module (a script, a notebook, a private name), the global
 becomes a keyword-only parameter of the jitted function and every call passes it: the
@@ -23,7 +22,6 @@ from typing import Iterator
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.traced import Change, TracedFunction
-from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
@@ -249,112 +247,6 @@ class StaleGlobal(Rule):
             fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
             yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
                                fix, function=traced)
-
-
-class StaleAttribute(Rule):
-    code = "JF302"
-    name = "stale-attribute"
-    summary = "state on `self` that changes is frozen into a jitted method at trace time; pass it in"
-    fixable = "never"
-    doc = RuleDoc(
-        what="Finds attributes of `self` that a jitted method reads -- a method jitted as a bound "
-        "method (`self.step = jax.jit(self._step)`) or with `self` static "
-        "(`@partial(jax.jit, static_argnums=0)`) -- and that another method of the class "
-        "changes (`self.lr = ...`, `self.lr *= 0.5`, `self.history.append(...)`).",
-        why="`self` is then a Python object fixed at trace time: its attributes are read once, "
-        "while tracing, and baked into the compiled function. A later `self.lr = ...` is "
-        "silently ignored (a static `self` is hashed by identity, so the cache still matches).",
-        example="class Trainer:\n    def __init__(self, lr):\n        self.lr = lr\n"
-        "        self.update = jax.jit(self._update)\n\n    def _update(self, w, g):\n"
-        "        return w - self.lr * g\n\n    def decay(self):\n        self.lr = self.lr * 0.5\n",
-        fixed="class Trainer:\n    def __init__(self, lr):\n        self.lr = lr\n"
-        "        self._update_jit = jax.jit(self._update)\n\n    def _update(self, w, g, lr):\n"
-        "        return w - lr * g\n\n    def update(self, w, g):\n"
-        "        return self._update_jit(w, g, self.lr)\n\n    def decay(self):\n        self.lr = self.lr * 0.5\n",
-        safety="Reported, not fixed: the callers of a method are anywhere the object goes. Pass the "
-        "value in as an argument (`def _update(self, w, g, lr)`, called as "
-        "`self.update(w, g, self.lr)`), or make the class a pytree whose changing fields are "
-        "leaves (`flax.struct.dataclass`, `equinox.Module`, `jax.tree_util.register_pytree_node`) "
-        "and pass the object itself. Set-up in `__init__`, `__post_init__` and `setup` is not a "
-        "change; neither is a method that changes what the jitted method never reads.",
-    )
-
-    def check(self, module: ModuleContext) -> Iterator[Finding]:
-        receivers = [(traced, receiver) for traced in module.traced.values()
-                     if (receiver := _fixed_receiver(traced)) is not None]
-        if not receivers:
-            return
-        classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
-                   for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
-        for traced, receiver in receivers:
-            klass = classes.get(id(traced.node))
-            if klass is None:
-                continue
-            changed = _changed_attributes(klass, traced.node)
-            reads = [node for node in walk_body(traced.node) if isinstance(node, ast.Attribute)
-                     and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
-                     and node.value.id == receiver and node.attr in changed]
-            if not reads:
-                continue
-            stale = list(dict.fromkeys(node.attr for node in reads))
-            listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
-            hows = "; ".join(f"`{receiver}.{name}` is {changed[name]}" for name in stale)
-            yield self.finding(module, reads[0], f"`{traced.qualname}` reads {listed} at trace time only "
-                               f"({hows}); not auto-fixable: the method's callers are wherever the object "
-                               "goes; pass the value in as an argument, or make the class a pytree",
-                               function=traced)
-
-
-# Methods that set an object up before it is used: their assignments are not changes.
-SET_UP_METHODS = frozenset({"__init__", "__post_init__", "setup", "__new__", "__setstate__"})
-
-
-def _fixed_receiver(traced: TracedFunction) -> str | None:
-    """The name of ``self`` when the jitted method sees it as a Python object fixed at trace
-    time: jitted as a bound method, or with ``self`` static."""
-    function = traced.node
-    positional = positional_names(function)
-    if not positional or any(isinstance(d, ast.Name) and d.id in {"staticmethod", "classmethod"}
-                             for d in function.decorator_list):
-        return None
-    receiver = positional[0]
-    if traced.bound_jit_sites or receiver in traced.static_params and traced.jit_sites:
-        return receiver
-    return None
-
-
-def _changed_attributes(klass: ast.ClassDef, reader: ast.AST) -> dict[str, str]:
-    """Attributes of ``self`` that a method of the class (other than set-up and the reader)
-    rebinds or changes in place, with how."""
-    changed: dict[str, str] = {}
-    for method in klass.body:
-        if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or method is reader \
-                or method.name in SET_UP_METHODS or not method.args.args:
-            continue
-        receiver = method.args.args[0].arg
-        for node in walk_body(method):
-            for attribute, how in _attribute_changes(node, receiver):
-                changed.setdefault(attribute, f"{how} in `{method.name}`")
-    return changed
-
-
-def _attribute_changes(node: ast.AST, receiver: str) -> Iterator[tuple[str, str]]:
-    """``self.a = v`` (set), ``self.a[k] = v`` and ``self.a.append(v)`` (changed in place)."""
-    def own(expr: ast.AST) -> str | None:
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver:
-            return expr.attr
-        return None
-
-    if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-            for item in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
-                if own(item):
-                    yield own(item), "set"  # type: ignore[misc]
-                elif isinstance(item, ast.Subscript) and own(item.value):
-                    yield own(item.value), "changed in place"  # type: ignore[misc]
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS \
-            and own(node.func.value):
-        yield own(node.func.value), f"changed in place (`.{node.func.attr}`)"  # type: ignore[misc]
 
 
 def _read_attributes(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[str | None]]:

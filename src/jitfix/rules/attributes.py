@@ -1,0 +1,302 @@
+"""JF302 — state on ``self`` read by a jitted method at trace time only.
+
+A method jitted as a bound method (``self.step = jax.jit(self._step)``) or with ``self``
+static (``@partial(jax.jit, static_argnums=0)``) sees ``self`` as a Python object fixed when
+it is traced: the attributes it reads are baked into the compiled function, and another
+method's ``self.lr = ...`` is silently ignored.
+
+Where the method is jitted as a bound method in ``__init__`` and is private to the class, the
+fix is the JAX documentation's: pass the value in. The jit is kept in ``self._step_jit``,
+the changing attributes become keyword-only parameters of ``_step``, and a method ``step``
+with ``_step``'s parameters passes their current values -- callers still write
+``trainer.step(w, g)``. Elsewhere it is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+from jitfix.analysis.blocks import assigned_names, walk_body
+from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.values import positional_names
+from jitfix.cst_text import code, cst
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.naming import unique_name
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.conditionals import name_position
+
+
+class StaleAttribute(Rule):
+    code = "JF302"
+    name = "stale-attribute"
+    summary = "state on `self` that changes is frozen into a jitted method at trace time; pass it in"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds attributes of `self` that a jitted method reads -- a method jitted as a bound "
+        "method (`self.step = jax.jit(self._step)`) or with `self` static "
+        "(`@partial(jax.jit, static_argnums=0)`) -- and that another method of the class "
+        "changes (`self.lr = ...`, `self.lr *= 0.5`, `self.history.append(...)`).",
+        why="`self` is then a Python object fixed at trace time: its attributes are read once, "
+        "while tracing, and baked into the compiled function. A later `self.lr = ...` is "
+        "silently ignored (a static `self` is hashed by identity, so the cache still matches).",
+        example="class Trainer:\n    def __init__(self, lr):\n        self.lr = lr\n"
+        "        self.update = jax.jit(self._update)\n\n    def _update(self, w, g):\n"
+        "        return w - self.lr * g\n\n    def decay(self):\n        self.lr = self.lr * 0.5\n",
+        fixed="class Trainer:\n    def __init__(self, lr):\n        self.lr = lr\n"
+        "        self._update_jit = jax.jit(self._update)\n\n    def _update(self, w, g, *, lr):\n"
+        "        return w - lr * g\n\n    def update(self, w, g):\n"
+        "        return self._update_jit(w, g, lr=self.lr)\n\n    def decay(self):\n        self.lr = self.lr * 0.5\n",
+        safety="Fixed as the example shows where the method is jitted once, as a bound method, in "
+        "`__init__` (`self.update = jax.jit(self._update)`), is private (`_update`, used nowhere else), and "
+        "uses each changing attribute only as an operand of arithmetic with a traced value (so passing "
+        "it in as a traced argument changes nothing Python sees): callers keep writing `obj.update(w, g)`, "
+        "and each call passes the attribute's current value. `obj.update` is then a method, not a jitted "
+        "function (`.lower()` is on `obj._update_jit`). Reported otherwise -- a static `self`, a public "
+        "method, an attribute used as a Python value: pass the value in as an argument, or make the class "
+        "a pytree whose changing fields are leaves (`flax.struct.dataclass`, `equinox.Module`, "
+        "`jax.tree_util.register_pytree_node`) and pass the object itself. Set-up in `__init__`, "
+        "`__post_init__` and `setup` is not a change; neither is a method that changes what the jitted "
+        "method never reads.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        receivers = [(traced, receiver) for traced in module.traced.values()
+                     if (receiver := _fixed_receiver(traced)) is not None]
+        if not receivers:
+            return
+        classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
+                   for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
+        for traced, receiver in receivers:
+            klass = classes.get(id(traced.node))
+            if klass is None:
+                continue
+            changed = _changed_attributes(klass, traced.node)
+            reads = [node for node in walk_body(traced.node) if isinstance(node, ast.Attribute)
+                     and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                     and node.value.id == receiver and node.attr in changed]
+            if not reads:
+                continue
+            stale = list(dict.fromkeys(node.attr for node in reads))
+            listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
+            hows = "; ".join(f"`{receiver}.{name}` is {changed[name]}" for name in stale)
+            where = f"`{traced.qualname}` reads {listed} at trace time only ({hows})"
+            fix = _attribute_fix(module, traced, klass, receiver, stale)
+            if isinstance(fix, Fix):
+                yield self.finding(module, reads[0], f"{where}; pass {'them' if len(stale) > 1 else 'it'} in", fix,
+                                   function=traced)
+                continue
+            yield self.finding(module, reads[0], f"{where}; not auto-fixable: {fix}; pass the value in as an "
+                               "argument, or make the class a pytree", function=traced)
+
+
+# Methods that set an object up before it is used: their assignments are not changes.
+SET_UP_METHODS = frozenset({"__init__", "__post_init__", "setup", "__new__", "__setstate__"})
+
+
+def _fixed_receiver(traced: TracedFunction) -> str | None:
+    """The name of ``self`` when the jitted method sees it as a Python object fixed at trace
+    time: jitted as a bound method, or with ``self`` static."""
+    function = traced.node
+    positional = positional_names(function)
+    if not positional or any(isinstance(d, ast.Name) and d.id in {"staticmethod", "classmethod"}
+                             for d in function.decorator_list):
+        return None
+    receiver = positional[0]
+    if traced.bound_jit_sites or receiver in traced.static_params and traced.jit_sites:
+        return receiver
+    return None
+
+
+def _changed_attributes(klass: ast.ClassDef, reader: ast.AST) -> dict[str, str]:
+    """Attributes of ``self`` that a method of the class (other than set-up and the reader)
+    rebinds or changes in place, with how."""
+    changed: dict[str, str] = {}
+    for method in klass.body:
+        if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or method is reader \
+                or method.name in SET_UP_METHODS or not method.args.args:
+            continue
+        receiver = method.args.args[0].arg
+        for node in walk_body(method):
+            for attribute, how in _attribute_changes(node, receiver):
+                changed.setdefault(attribute, f"{how} in `{method.name}`")
+    return changed
+
+
+def _attribute_changes(node: ast.AST, receiver: str) -> Iterator[tuple[str, str]]:
+    """``self.a = v`` (set), ``self.a[k] = v`` and ``self.a.append(v)`` (changed in place)."""
+    def own(expr: ast.AST) -> str | None:
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver:
+            return expr.attr
+        return None
+
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            for item in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
+                if own(item):
+                    yield own(item), "set"  # type: ignore[misc]
+                elif isinstance(item, ast.Subscript) and own(item.value):
+                    yield own(item.value), "changed in place"  # type: ignore[misc]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS \
+            and own(node.func.value):
+        yield own(node.func.value), f"changed in place (`.{node.func.attr}`)"  # type: ignore[misc]
+
+
+# -- the fix: pass the changing attributes in (a method jitted as a bound method in __init__) --
+
+
+@dataclass
+class _BoundJit:
+    """``self.NAME = jax.jit(self.METHOD)`` in ``__init__``: where it is, and the names."""
+
+    target: ast.Attribute  # `self.NAME`
+    name: str
+    method: ast.FunctionDef
+
+
+def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.ClassDef, receiver: str,
+                   stale: list[str]) -> Fix | str:
+    """The fix the JAX documentation recommends -- pass the value in -- where the method is
+    jitted as a bound method in ``__init__`` and callers can keep calling ``obj.NAME(...)``:
+    the jit is kept in ``self._NAME_jit``, the changing attributes become keyword-only
+    parameters of the method, and a method ``NAME`` with its signature passes their current
+    values. Otherwise why not."""
+    bound = _bound_jit_in_init(traced, klass)
+    if isinstance(bound, str):
+        return bound
+    method = bound.method
+    if method.decorator_list or method.args.vararg or method.args.kwarg:
+        return "the method has decorators or `*args`/`**kwargs`, which a generated method cannot forward faithfully"
+    if not method.name.startswith("_") or _attribute_mentions(module.tree, method.name) != 1:
+        return f"`{method.name}` is used elsewhere than its jit, with the signature the fix changes"
+    values = traced.values(module.imports)
+    for node in ast.walk(method):
+        if _reads_attribute(node, receiver, stale) and not _in_traced_arithmetic(node, method, values):
+            return (f"`{receiver}.{node.attr}` is used at line {node.lineno} where its value may matter to "  # type: ignore[attr-defined]
+                    "Python (not only as an operand of traced arithmetic)")
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in stale:
+            return f"the method changes `{receiver}.{node.attr}` itself"
+    taken = {node.id for node in ast.walk(method) if isinstance(node, ast.Name)} | {
+        arg.arg for arg in ast.walk(method.args) if isinstance(arg, ast.arg)}
+    parameters = {}
+    for attribute in stale:
+        parameters[attribute] = unique_name(attribute, taken)
+    members = _member_names(klass)
+    jitted = unique_name(f"_{bound.name.lstrip('_')}_jit", members)
+    start, end = module.span_of(bound.target)
+    edits = [
+        Edit(start, cst.Attribute, _Renamed(jitted), end=end),
+        Edit(name_position(module, method), cst.FunctionDef,
+             _PassedIn(receiver, parameters, bound.name, jitted)),
+    ]
+    listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
+    return Fix(Safety.SAFE, f"pass {listed} to the jitted `{method.name}` at each call of `{bound.name}`", edits)
+
+
+def _bound_jit_in_init(traced: TracedFunction, klass: ast.ClassDef) -> _BoundJit | str:
+    init = next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+    if len(traced.bound_jit_sites) != 1 or init is None or not init.args.args:
+        return "the method is not jitted once, as a bound method, in `__init__`"
+    site = traced.bound_jit_sites[0]
+    me = init.args.args[0].arg
+    for statement in init.body:
+        if isinstance(statement, ast.Assign) and statement.value is site and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me \
+                    and len(site.args) == 1 and not site.keywords:
+                if target.attr in _member_names(klass) - {target.attr} or _attribute_stores(klass, target.attr) != 1:
+                    return f"`{me}.{target.attr}` is also set or defined elsewhere in the class"
+                return _BoundJit(target, target.attr, traced.node)  # type: ignore[arg-type]
+    return "the jit is not assigned to an attribute of `self` in `__init__` with no other arguments"
+
+
+def _member_names(klass: ast.ClassDef) -> set[str]:
+    """The class's methods and class attributes, and the attributes its methods set on `self`."""
+    names = {node.name for node in klass.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    names |= assigned_names(klass.body)
+    names |= {node.attr for node in ast.walk(klass) if isinstance(node, ast.Attribute)
+              and isinstance(node.ctx, ast.Store)}
+    return names
+
+
+def _attribute_stores(klass: ast.ClassDef, name: str) -> int:
+    return sum(1 for node in ast.walk(klass) if isinstance(node, ast.Attribute) and node.attr == name
+               and isinstance(node.ctx, ast.Store))
+
+
+def _attribute_mentions(tree: ast.Module, name: str) -> int:
+    return sum(1 for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def _reads_attribute(node: ast.AST, receiver: str, names: list[str]) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
+        and node.value.id == receiver and node.attr in names
+
+
+def _in_traced_arithmetic(read: ast.AST, method: ast.FunctionDef, values) -> bool:
+    """Whether the read is an operand of arithmetic that meets a traced value (``self.lr * g``,
+    ``self.lr * 2.0 * g``): the result is a tracer whatever the attribute holds, so passing the
+    attribute in as a traced argument changes nothing Python sees."""
+    parents = {id(child): node for node in ast.walk(method) for child in ast.iter_child_nodes(node)}
+    node = read
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.BinOp):
+            if values.is_traced(parent.right if node is parent.left else parent.left):
+                return True
+        elif not isinstance(parent, ast.UnaryOp):
+            return False
+        node = parent
+
+
+class _Renamed:
+    """``self.step`` -> ``self._step_jit``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Attribute)
+        return node.with_changes(attr=cst.Name(self.name))
+
+
+class _PassedIn:
+    """``def _step(self, w, g): ... self.lr ...`` -> ``def _step(self, w, g, *, lr): ... lr ...``
+    and, after it, ``def step(self, w, g): return self._step_jit(w, g, lr=self.lr)``."""
+
+    def __init__(self, receiver: str, parameters: dict[str, str], name: str, jitted: str):
+        self.receiver, self.parameters, self.name, self.jitted = receiver, parameters, name, jitted
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        params = node.params
+        star = params.star_arg if isinstance(params.star_arg, cst.ParamStar) else cst.ParamStar()
+        extra = [cst.Param(name=cst.Name(name)) for name in self.parameters.values()]
+        body = node.body.visit(_AttributeReads(self.receiver, self.parameters))
+        method = node.with_changes(params=params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params,
+                                                                                            *extra]),
+                                   body=body)
+        forwarded = [param.name.value for param in [*params.posonly_params, *params.params][1:]]
+        keywords = [f"{param.name.value}={param.name.value}" for param in params.kwonly_params]
+        keywords += [f"{parameter}={self.receiver}.{attribute}" for attribute, parameter in self.parameters.items()]
+        call = f"{self.receiver}.{self.jitted}({', '.join([*forwarded, *keywords])})"
+        wrapper = cst.parse_statement(f"def {self.name}({code(params)}):\n    return {call}\n")
+        wrapper = wrapper.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return cst.FlattenSentinel([method, wrapper])  # type: ignore[return-value]
+
+
+class _AttributeReads(cst.CSTTransformer):
+    """``self.lr`` -> ``lr`` for the attributes passed in."""
+
+    def __init__(self, receiver: str, parameters: dict[str, str]):
+        super().__init__()
+        self.receiver, self.parameters = receiver, parameters
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name) and updated.value.value == self.receiver \
+                and updated.attr.value in self.parameters:
+            return cst.Name(self.parameters[updated.attr.value], lpar=updated.lpar, rpar=updated.rpar)
+        return updated
