@@ -16,11 +16,13 @@ eager code does. ``stale-global-fix`` chooses one of the two for every function.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
+from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import Change, TracedFunction
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
@@ -159,7 +161,10 @@ class StaleGlobal(Rule):
     doc = RuleDoc(
         what="Finds module-level names that a jitted function reads and that the module rebinds "
         "(`global x; x = ...`, or at module level after the function was used) or changes in place (`CFG['k'] = ...`, "
-        "`.append`, attribute writes), and passes them to the compiled code as arguments.",
+        "`.append`, attribute writes), and passes them to the compiled code as arguments. The same for "
+        "a global of another module of the run read as `config.LR` when that module rebinds it (a "
+        "setter with `global LR`) or changes it in place; a def nested in the jitted function reads "
+        "for it.",
         why="`jax.jit` reads a global once, while tracing, and bakes its value into the compiled "
         "function. Later changes are silently ignored (until something forces a retrace).",
         example="SCALE = 1.0\n\n@jax.jit\ndef scaled(x):\n    return x * SCALE\n\ndef set_scale(value):\n"
@@ -183,6 +188,10 @@ class StaleGlobal(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        yield from self._own_globals(module)
+        yield from self._imported_globals(module)
+
+    def _own_globals(self, module: ModuleContext) -> Iterator[Finding]:
         module_names, rebound = _module_level_names(module.tree)
         changes = module.traced.changes_of(module_names)
         if not rebound and not changes:
@@ -216,7 +225,7 @@ class StaleGlobal(Rule):
             if problem:
                 yield self.finding(module, first_read, f"{where}; not auto-fixable: {problem}", function=traced)
                 continue
-            opaque = [name for name in stale if not _passable(module, name)]
+            opaque = [name for name in stale if not _passable(module.tree, module.imports, name)]
             if opaque:
                 listed_opaque = ", ".join(f"`{name}`" for name in opaque)
                 yield self.finding(module, first_read, f"{where}; not auto-fixable: {listed_opaque} may hold "
@@ -247,6 +256,115 @@ class StaleGlobal(Rule):
             fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
             yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
                                fix, function=traced)
+
+
+    def _imported_globals(self, module: ModuleContext) -> Iterator[Finding]:
+        """Globals of another module of the run that traced code here reads as `config.LR`,
+        and that their module rebinds (`global LR` in a function) or changes in place: each
+        becomes a parameter, passed as `config.LR` at every call, where the callers are all
+        in this module (a script, a notebook, a private name); reported otherwise."""
+        program = module.traced.program
+        if program is None or program.project is None or program.path is None:
+            return
+        for traced in module.traced.values():
+            if not isinstance(traced.node, ast.FunctionDef) or traced.node not in module.tree.body:
+                continue
+            # (the module's local name, attribute) -> how it changes, and whether it is configuration
+            stale: dict[tuple[str, str], tuple[str, bool]] = {}
+            reads: list[ast.Attribute] = []
+            for read in _module_attribute_reads(traced.node, module.imports):
+                owner = _imported_module(program, read.value)
+                key = (read.value.id, read.attr)  # type: ignore[attr-defined]
+                if owner is None or key in stale:
+                    if key in stale:
+                        reads.append(read)
+                    continue
+                how = changing_globals(owner.tree, {read.attr}, owner.scopes.changes_of([read.attr])).get(read.attr)
+                if how is not None and _passable(owner.tree, owner.imports, read.attr):
+                    stale[key] = (f"{how} of {os.path.basename(owner.path or '')}", _is_config(owner.tree, read.attr))
+                    reads.append(read)
+            if stale:
+                yield self._imported_finding(module, traced, stale, reads)
+
+    def _imported_finding(self, module: ModuleContext, traced: TracedFunction,
+                          stale: dict[tuple[str, str], tuple[str, bool]], reads: list[ast.Attribute]) -> Finding:
+        listed = ", ".join(f"`{owner}.{name}`" for owner, name in stale)
+        hows = "; ".join(f"`{name}` is {how}" for (_, name), (how, _) in stale.items())
+        where = f"`{traced.qualname}` reads {listed} at trace time only ({hows})"
+        first_read = min(reads, key=lambda node: (node.lineno, node.col_offset))
+        problem = _why_not_fixable(traced, module.tree)
+        callers = _callers(module, traced, sorted({owner for owner, _ in stale}))
+        if problem is None and isinstance(callers, str):
+            problem = callers
+        if problem is None and not _passes_parameters(module, callers):  # type: ignore[arg-type]
+            problem = (f"{' and '.join(f'`{name}`' for name in sorted(callers.names))} may be called by other "  # type: ignore[union-attr]
+                       "modules (stale-global-fix = \"parameter\" passes it at every call in this module)")
+        if problem is not None:
+            return self.finding(module, first_read, f"{where}; not auto-fixable: {problem}", function=traced)
+        assert isinstance(callers, _Callers)
+        taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
+        parameters = {key: unique_name(key[1], taken) for key in stale}
+        edits = [Edit(name_position(module, traced.node), cst.FunctionDef, _ReadsPassedIn(parameters))]
+        static = [parameters[key] for key, (_, config) in stale.items() if config]  # strings, bools: static
+        for site in traced.jit_sites if static else ():
+            static_edit = static_argnames_edit(module, site, static, traced.node)
+            if static_edit is None:
+                return self.finding(module, first_read, f"{where}; not auto-fixable: the jit's static arguments "
+                                    "are not literal", function=traced)
+            edits.append(static_edit)
+        passed = [(parameter, f"{owner}.{name}") for (owner, name), parameter in parameters.items()]
+        for call in callers.calls:
+            end = Position(call.end_lineno, module.char_col(call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+            edits.append(Edit(module.start_of(call), cst.Call, _WithKeywordArguments(passed), end=end))
+        count = len(callers.calls)
+        fix = Fix(Safety.SAFE, f"make {listed} {'parameters' if len(stale) > 1 else 'a parameter'} of "
+                  f"`{traced.node.name}`, passed at {'its call' if count == 1 else f'each of its {count} calls'}", edits)
+        return self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in", fix,
+                            function=traced)
+
+
+def _module_attribute_reads(function: ast.FunctionDef, imports: ImportTable) -> Iterator[ast.Attribute]:
+    """``config.LR`` read in the function (or a def in it), ``config`` an imported name."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
+                and node.value.id in imports.aliases | imports.relative.keys():
+            yield node
+
+
+def _imported_module(program, name: ast.AST):
+    """The program of the run's module that an imported name (``config``) is, if it is one."""
+    relative = program.imports.resolve_relative(name)
+    level, dotted = relative if relative else (0, program.imports.resolve(name))
+    if not dotted:
+        return None
+    found = program.project.module_file(program.path, dotted, level)
+    return program.project.program(found) if found is not None else None
+
+
+class _ReadsPassedIn:
+    """``def f(x): ... config.LR ...`` -> ``def f(x, *, LR): ... LR ...``."""
+
+    def __init__(self, parameters: dict[tuple[str, str], str]):
+        self.parameters = parameters
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        with_parameters = _WithKeywordParameters(list(self.parameters.values()))(node, context)
+        assert isinstance(with_parameters, cst.FunctionDef)
+        return with_parameters.with_changes(body=node.body.visit(_ModuleAttributeReads(self.parameters)))
+
+
+class _ModuleAttributeReads(cst.CSTTransformer):
+    def __init__(self, parameters: dict[tuple[str, str], str]):
+        super().__init__()
+        self.parameters = parameters
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name):
+            parameter = self.parameters.get((updated.value.value, updated.attr.value))
+            if parameter is not None:
+                return cst.Name(parameter, lpar=updated.lpar, rpar=updated.rpar)
+        return updated
 
 
 def _read_attributes(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[str | None]]:
@@ -458,14 +576,14 @@ class _WithKeywordParameters:
 
 
 class _WithKeywordArguments:
-    """``f(a)`` -> ``f(a, G=G)``."""
+    """``f(a)`` -> ``f(a, G=G)`` (or ``f(a, LR=config.LR)``: each keyword with its value)."""
 
-    def __init__(self, names: list[str]):
-        self.names = names
+    def __init__(self, passed: list[str] | list[tuple[str, str]]):
+        self.passed = [(item, item) if isinstance(item, str) else item for item in passed]
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
-        return with_keywords(node, [(name, cst.Name(name)) for name in self.names])
+        return with_keywords(node, [(name, cst.parse_expression(value)) for name, value in self.passed])
 
 
 def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
@@ -537,7 +655,7 @@ def _bindings(body: list[ast.stmt], name: str) -> list[ast.AST | None]:
     return values
 
 
-def _passable(module: ModuleContext, name: str) -> bool:
+def _passable(tree: ast.Module, imports: ImportTable, name: str) -> bool:
     """Whether the global holds what jit takes as an argument. Its module-level values must
     show it: numbers, arrays made by NumPy or JAX, arithmetic of those, dicts and lists of
     them, configuration (strings, bools, tuples). A function that rebinds it (`global SCALE; SCALE = value`)
@@ -557,7 +675,7 @@ def _passable(module: ModuleContext, name: str) -> bool:
             return all(key is not None and literal_value(key) and literal_value(item)
                        for key, item in zip(node.keys, node.values))
         if isinstance(node, ast.Call):
-            called = module.imports.resolve(node.func) or ""
+            called = imports.resolve(node.func) or ""
             return function_category(called) in (ARRAY, ONE_ARRAY) or called.startswith("numpy.")
         return isinstance(node, ast.Name) and node.id == name  # `x = x + 1` keeps its kind
 
@@ -568,8 +686,8 @@ def _passable(module: ModuleContext, name: str) -> bool:
             return rebound_value(node.left) and rebound_value(node.right)
         return literal_value(node)
 
-    at_module_level = _bindings(module.tree.body, name)
-    in_functions = [value for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    at_module_level = _bindings(tree.body, name)
+    in_functions = [value for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
                     and any(isinstance(inner, ast.Global) and name in inner.names for inner in ast.walk(node))
                     for value in _bindings(node.body, name)]
     return bool(at_module_level) and all(literal_value(value) for value in at_module_level) \
