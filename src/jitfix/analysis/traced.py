@@ -809,8 +809,10 @@ class TracedFinder:
         if entry is None:
             entry = TracedFunction(function, self.scopes.qualnames[function], how)
             self.traced[function] = entry
+        # A parameter some way in traces is traced -- `jax.jit(f)` fails where
+        # `jax.jit(f, static_argnums=1)` would not -- unless a run showed it is to be static.
         entry.static_params = entry.static_params | static
-        entry.traced_params = (entry.traced_params | traced) - entry.static_params
+        entry.traced_params = (entry.traced_params | traced) - entry.observed_static.keys()
         if shapes is None:
             entry.reached_otherwise = True
         for name, shape in shapes.items() if shapes else ():
@@ -1015,8 +1017,8 @@ class TracedFinder:
             entry = self.traced.get(function) if function is not None else None
             if entry is not None and entry.jit_sites:
                 new = frozenset(seen.static) - entry.static_params  # not static at its jit yet
-                self._mark_params(entry.node, frozenset(), new, seen.reason)
                 entry.observed_static.update(dict.fromkeys(new, seen))
+                self._mark_params(entry.node, frozenset(), new, seen.reason)
 
     def _observed_function(self, seen: Observation) -> FunctionNode | None:
         """The def a run's observation is about: its name, at the code object's first line."""
@@ -1092,7 +1094,7 @@ class TracedFinder:
                 entry = TracedFunction(callee, self.scopes.qualnames[callee], how)
                 self.traced[callee] = entry
                 changed.add(callee)
-            new = (entry.traced_params | traced) - entry.static_params
+            new = (entry.traced_params | traced) - entry.observed_static.keys()
             if differentiated and not entry.differentiated:
                 entry.differentiated = True
                 changed.add(callee)
