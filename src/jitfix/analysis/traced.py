@@ -121,6 +121,8 @@ PARTIAL = "functools.partial"
 # flax.linen: `model.apply(variables, *args, method=..., mutable=..., rngs=...)` runs a method.
 FLAX_MODULES = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
 FLAX_APPLY_METHODS = frozenset({"apply", "init", "init_with_output"})
+# What a haiku model is made with; its `.apply(params, rng, x)` runs the function with `x`.
+HAIKU_TRANSFORMS = frozenset({"haiku.transform", "haiku.transform_with_state", "haiku.without_apply_rng"})
 FLAX_APPLY_OPTIONS = frozenset({"method", "mutable", "rngs", "capture_intermediates"})
 
 
@@ -1146,6 +1148,8 @@ class TracedFinder:
         if isinstance(model, ast.Name):
             model = self.scopes.assignment_before(scope, model.id, call.lineno) or \
                 self.scopes.assignment_before(self.tree, model.id, 10**9)  # type: ignore[assignment]
+        if isinstance(model, ast.Call) and self.imports.resolve(model.func) in HAIKU_TRANSFORMS:
+            return self._haiku_apply(scope, model, call)
         if not (isinstance(model, ast.Call) and isinstance(model.func, ast.Name)):
             return None
         klass = self.scopes.lookup_class(scope, model.func.id)
@@ -1156,6 +1160,27 @@ class TracedFinder:
             chosen.attr if isinstance(chosen, ast.Attribute) else "__call__" if chosen is None else None
         method = self.scopes.defs.get(klass, {}).get(name) if name else None
         return _Bound(method, 1, skipped=1) if method is not None else None
+
+    def _haiku_apply(self, scope: ast.AST, transformed: ast.Call, call: ast.Call) -> _Bound | None:
+        """``hk.transform(f).apply(params, rng, x)`` (``transform_with_state``: ``params,
+        state, rng``; ``without_apply_rng``: no ``rng``) and ``.init(rng, x)``: ``f`` runs
+        with ``x``."""
+        takes_rng = True
+        if self.imports.resolve(transformed.func) == "haiku.without_apply_rng" and transformed.args:
+            inner = transformed.args[0]
+            if not (isinstance(inner, ast.Call) and self.imports.resolve(inner.func) in HAIKU_TRANSFORMS):
+                return None
+            transformed, takes_rng = inner, False
+        transform = self.imports.resolve(transformed.func)
+        if transform not in ("haiku.transform", "haiku.transform_with_state") or not transformed.args:
+            return None
+        assert isinstance(call.func, ast.Attribute)
+        if call.func.attr == "apply":
+            skipped = (2 if transform == "haiku.transform_with_state" else 1) + takes_rng
+        else:
+            skipped = 1  # init(rng, x)
+        bound = self._function_argument(scope, transformed.args[0], transformed.lineno)
+        return _Bound(bound.function, bound.positional, bound.keywords, skipped) if bound is not None else None
 
     def _called_instance(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> _Bound | None:
         """``net(x)`` of a value whose class the analysis knows (an annotated parameter, a
