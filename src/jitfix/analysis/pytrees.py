@@ -7,7 +7,10 @@ classes declare which is which, and jitfix reads the declaration:
 - ``equinox.Module``: ``eqx.field(static=True)`` (or ``dataclasses.field(metadata={"static": True})``);
 - ``jax.tree_util.register_dataclass``: its ``meta_fields`` are static, ``data_fields`` leaves;
 - ``register_pytree_node_class``: what ``tree_flatten`` returns as aux data is static;
-- ``NamedTuple`` and ``chex.dataclass``: every field is a leaf.
+- ``NamedTuple`` and ``chex.dataclass``: every field is a leaf;
+- ``flax.nnx.Module``: its attributes are set in ``__init__``, not declared, so none is known
+  (an array in an ``nnx.Variable`` is traced, a Python value static): the class is known, so
+  ``model(x)`` in ``nnx.jit`` code runs its ``__call__``, and its attributes stay unknown.
 
 A leaf is known to be traced only when it is annotated as an array (an ``int`` leaf is
 traced by ``jax.jit`` but static under ``eqx.filter_jit``); any other leaf is unknown, as is
@@ -26,7 +29,8 @@ TRACED_FIELD, STATIC_FIELD, UNKNOWN_FIELD = "traced", "static", "unknown"
 
 DATACLASS_DECORATORS = frozenset({"flax.struct.dataclass", "chex.dataclass", "chex.mappable_dataclass",
                                   "jax.tree_util.register_dataclass"})
-PYTREE_BASES = frozenset({"equinox.Module", "flax.struct.PyTreeNode", "typing.NamedTuple", "NamedTuple"})
+PYTREE_BASES = frozenset({"equinox.Module", "flax.struct.PyTreeNode", "flax.nnx.Module", "typing.NamedTuple",
+                          "NamedTuple"})
 NODE_CLASS_DECORATORS = frozenset({"jax.tree_util.register_pytree_node_class",
                                    "jax.tree_util.register_pytree_with_keys_class"})
 STATIC_FIELD_CALLS = {"flax.struct.field": ("pytree_node", False), "equinox.field": ("static", True),

@@ -59,6 +59,7 @@ JIT_TRANSFORMS = frozenset(
         "jax.pjit",
         "jax.experimental.pjit.pjit",
         "equinox.filter_jit",
+        "flax.nnx.jit",
     }
 )
 # Transforms that trace every positional argument they are given. (jax.eval_shape and
@@ -78,7 +79,8 @@ TRACING_TRANSFORMS = frozenset(
 # Differentiation alone does not stage control flow: a Python `if` on a value works under
 # `jax.grad` (the primal is concrete). Functions reached only through these are not traced.
 GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian",
-                             "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad"})
+                             "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
+                             "flax.nnx.grad", "flax.nnx.value_and_grad"})
 # Transforms that stage the function into a jaxpr: every JAX operation in it is a tracer.
 STAGING_TRANSFORMS = JIT_TRANSFORMS | {"jax.pmap", "jax.checkpoint", "jax.remat",
                                        "jax.experimental.shard_map.shard_map", "jax.shard_map"}
@@ -89,7 +91,8 @@ FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "e
 
 # Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
 REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacobian",
-                                   "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad"})
+                                   "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
+                                   "flax.nnx.grad", "flax.nnx.value_and_grad"})
 
 # vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
 MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
