@@ -64,6 +64,10 @@ ARGUMENT_BUILTINS = frozenset({"int", "float", "bool", "complex", "abs", "min", 
                                "set", "frozenset", "dict", "any", "all", "iter", "next", "slice"})
 # Standard modules whose functions compute Python values from Python values.
 ARGUMENT_MODULES = ("math.", "numpy.", "operator.")
+# NumPy functions that read only an array's metadata (`x.shape`, `x.dtype`, ...): a Python
+# value for a tracer too, with no conversion to a NumPy array.
+NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type",
+                            "numpy.iscomplexobj", "numpy.isrealobj", "numpy.iterable"})
 
 # Methods that change the object they are called on (lists, dicts, sets, files).
 MUTATING_METHODS = frozenset(

@@ -8,7 +8,7 @@ a tracer on some path may be one there.
 The pass is path-sensitive where a static guard decides what runs:
 
 * in the branch where ``p is None`` (or ``not isinstance(p, jax.Array)``, or
-  ``isinstance(p, int)``) holds, ``p`` is a Python value, and the branch runs under tracing
+  ``isinstance(p, int)``, or ``not hasattr(p, "shape")``) holds, ``p`` is a Python value, and the branch runs under tracing
   only when the caller did not pass an array -- so nothing in it is *proven* traced;
 * inside ``with jax.ensure_compile_time_eval():`` JAX operations on constants are not
   staged.
@@ -21,11 +21,17 @@ static in the ``if`` tests before that statement.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
-from jitfix.analysis.blocks import assigned_names, is_range_call, target_names, walk_body
+from jitfix.analysis.blocks import (
+    assigned_names,
+    is_range_call,
+    target_names,
+    walk_body,
+)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
+    ARRAY_ONLY_ATTRIBUTES,
     COMPREHENSIONS,
     STATIC_KIND,
     TRACED_KIND,
@@ -37,6 +43,7 @@ from jitfix.analysis.values import (
     ValueAnalysis,
     Verdict,
     as_array,
+    may_narrow,
 )
 
 State = dict[str, Verdict]
@@ -49,6 +56,20 @@ PYTHON_VALUE_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes
                                 "numbers.Real", "numbers.Integral", "numpy.ndarray", "numpy.generic",
                                 "numpy.number", "numpy.integer", "numpy.floating"})
 COMPILE_TIME = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
+
+
+def _guarded_expressions(statement: ast.AST) -> Iterator[ast.AST]:
+    """The conditional expressions and ``and``/``or`` of a statement's own expressions whose
+    test is a static guard (``a.shape if hasattr(a, "shape") else np.asarray(a).shape``):
+    evaluated first, a rule that asks about a part of one learns what holds where it is."""
+    stack = [child for child in ast.iter_child_nodes(statement) if isinstance(child, ast.expr)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.IfExp) and may_narrow(node.test) \
+                or isinstance(node, ast.BoolOp) and any(may_narrow(value) for value in node.values):
+            yield node
+        elif not isinstance(node, (ast.Lambda, *COMPREHENSIONS)):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
 
 
 def _join(first: State, second: State) -> State:
@@ -163,7 +184,10 @@ class FlowAnalysis:
             # flows into the name); anything else is a tracer of unknown form.
             state = {**state, **{name: as_array(carried, name in state and state[name].array)
                                  for name in also_traced}}
-        return self._view(state)
+        view = self._view(state)
+        for guarded in _guarded_expressions(statement):
+            view.verdict(guarded)  # its parts get the verdicts of the branch they are in
+        return view
 
     def summary(self) -> ValueAnalysis:
         """Flow-insensitive: traced if traced anywhere, static if static everywhere."""
@@ -339,6 +363,12 @@ class FlowAnalysis:
                 self._python_value(name, state, when_false, f"`{name}` is not an array")
             elif resolved and resolved <= PYTHON_VALUE_TYPES:
                 self._python_value(name, state, when_true, f"`{name}` is a Python or NumPy value")
+        elif isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) \
+                and isinstance(test.args[1], ast.Constant) and test.args[1].value in ARRAY_ONLY_ATTRIBUTES:
+            # Every array (and tracer) has `.shape`: without it, the value is not one.
+            name = test.args[0].id
+            self._python_value(name, state, when_false, f"`{name}` has no `.{test.args[1].value}`")
 
     @staticmethod
     def _python_value(name: str, state: Mapping[str, Verdict], branch: State, guard: str) -> None:

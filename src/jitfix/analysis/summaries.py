@@ -113,6 +113,7 @@ class ModuleProgram(Program):
         params = owner._bind(callee, call, values, bound_self)
         if owner is not self and values.staged and self.project is not None and owner.path is not None:
             self.project.note_traced_call(owner.path, callee, [name for name, kind in params.items() if kind.traced],
+                                          [name for name, kind in params.items() if kind.static],
                                           f"{os.path.basename(self.path or '')}:{call.lineno}")
         if owner is self:
             params = {**self._closure_reads(scope, callee, values), **params}

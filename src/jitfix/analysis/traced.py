@@ -25,7 +25,7 @@ from jitfix.analysis.blocks import non_leaf_children, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.observations import STATIC, Observation
+from jitfix.analysis.observations import CALLED, STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.analysis.values import (
     LOOP_CARRIES,
@@ -219,6 +219,10 @@ class TracedFunction:
     # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
     # depends only on them, and each call gave them a Python value.
     observed_static: dict[str, Observation] = field(default_factory=dict)
+    # Known traced only because traced code of another module of the run calls it (not by a
+    # jit, a lax body or a call of this module): what it reads at trace time is its callers'
+    # concern, and a switch read while tracing is often the point.
+    from_elsewhere: bool = False
     _flow: FlowAnalysis | None = None
     _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
@@ -808,12 +812,14 @@ class TracedFinder:
         return False
 
     def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str,
-                     shapes: dict[str, Verdict] | None = None) -> None:
-        """Mark parameters traced or static; ``shapes``: what a lax primitive passes them."""
+                     shapes: dict[str, Verdict] | None = None, from_elsewhere: bool = False) -> None:
+        """Mark parameters traced or static; ``shapes``: what a lax primitive passes them;
+        ``from_elsewhere``: the evidence is a call from another module."""
         entry = self.traced.get(function)
         if entry is None:
-            entry = TracedFunction(function, self.scopes.qualnames[function], how)
+            entry = TracedFunction(function, self.scopes.qualnames[function], how, from_elsewhere=from_elsewhere)
             self.traced[function] = entry
+        entry.from_elsewhere = entry.from_elsewhere and from_elsewhere
         # A parameter some way in traces is traced -- `jax.jit(f)` fails where
         # `jax.jit(f, static_argnums=1)` would not -- unless a run showed it is to be static.
         entry.static_params = entry.static_params | static
@@ -1005,9 +1011,11 @@ class TracedFinder:
             if function is None:
                 continue
             held = frozenset(set(parameter_names(function)) & set(seen.traced))
+            static = frozenset(set(parameter_names(function)) & set(seen.static)) - held
             # A failure is no new way in: the carry structure a lax primitive passes still
             # holds. A jit the run saw is one (any structure may come in).
-            self._mark_params(function, held, frozenset(), seen.reason, None if not seen.holds_arrays else {})
+            self._mark_params(function, held, static, seen.reason, None if not seen.holds_arrays else {},
+                              from_elsewhere=seen.error == CALLED)
             entry = self.traced[function]
             entry.staged = True
             if seen.holds_arrays:
@@ -1064,11 +1072,13 @@ class TracedFinder:
                 staged = pending.staged or (enclosing is not None and enclosing.staged)
                 calls = [node for node in ast.walk(pending.node.body) if isinstance(node, ast.Call)]
                 changed |= self._follow(pending.scope, calls, values, pending.how, staged,
-                                        enclosing is not None and enclosing.differentiated)
+                                        enclosing is not None and enclosing.differentiated,
+                                        enclosing is not None and enclosing.from_elsewhere)
             for function in [function for function in self.traced if function in dirty]:
                 caller = self.traced[function]
                 changed |= self._follow(caller.node, self._calls_in(caller.node), caller.values(self.imports),
-                                        f"called from {caller.qualname}", caller.staged, caller.differentiated)
+                                        f"called from {caller.qualname}", caller.staged, caller.differentiated,
+                                        caller.from_elsewhere)
             dirty, first = changed, False
 
     def _lambda_values(self, pending: _TracedLambda, enclosing: TracedFunction | None) -> ValueAnalysis:
@@ -1082,7 +1092,7 @@ class TracedFinder:
         return ValueAnalysis(self.imports, state, staged=pending.staged, program=self.program, scope=pending.scope)
 
     def _follow(self, scope: ast.AST, calls: list[ast.Call], values: ValueAnalysis, how: str, staged: bool,
-                differentiated: bool) -> set[FunctionNode]:
+                differentiated: bool, from_elsewhere: bool = False) -> set[FunctionNode]:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
         for call in calls:
@@ -1096,8 +1106,11 @@ class TracedFinder:
             traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
             entry = self.traced.get(callee)
             if entry is None:
-                entry = TracedFunction(callee, self.scopes.qualnames[callee], how)
+                entry = TracedFunction(callee, self.scopes.qualnames[callee], how, from_elsewhere=from_elsewhere)
                 self.traced[callee] = entry
+                changed.add(callee)
+            if entry.from_elsewhere and not from_elsewhere:  # reached from this module too
+                entry.from_elsewhere = False
                 changed.add(callee)
             new = (entry.traced_params | traced) - entry.observed_static.keys()
             if differentiated and not entry.differentiated:
@@ -1282,6 +1295,7 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
         self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
         self.functions: list[FunctionNode] = scopes.functions  # every def of the module
         self.parents: dict[ast.AST, ast.AST] = scopes.parent  # the def or class each def and class is in
+        self.module_bindings: Callable[[], dict[str, int]] = scopes.module_bindings  # name -> statements binding it
         self.traces_lambdas = traces_lambdas  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
 
 

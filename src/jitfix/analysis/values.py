@@ -27,6 +27,7 @@ from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.catalogue import (
     ARGUMENT_BUILTINS,
     ARGUMENT_MODULES,
+    NUMPY_METADATA,
     ARRAY,
     ARRAY_ATTRIBUTES,
     HOST,
@@ -97,16 +98,16 @@ _CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _may_narrow(test: ast.AST) -> bool:
+def may_narrow(test: ast.AST) -> bool:
     """Whether a test has the shape of a static guard (``p is None``, ``isinstance(...)``)."""
     if isinstance(test, ast.Compare):
         return isinstance(test.ops[0], ast.Is | ast.IsNot)
     if isinstance(test, ast.Call):
-        return isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+        return isinstance(test.func, ast.Name) and test.func.id in ("isinstance", "hasattr")
     if isinstance(test, ast.UnaryOp):
-        return isinstance(test.op, ast.Not) and _may_narrow(test.operand)
+        return isinstance(test.op, ast.Not) and may_narrow(test.operand)
     if isinstance(test, ast.BoolOp):
-        return any(_may_narrow(value) for value in test.values)
+        return any(may_narrow(value) for value in test.values)
     return False
 
 
@@ -240,6 +241,9 @@ class ValueAnalysis:
         self.scope = scope
         # Verdicts by node (the node is kept alive with its verdict, so its id is not reused).
         self._memo: dict[int, tuple[ast.AST, Verdict]] = {}
+        # Parts of an expression evaluated where a guard holds (the arms of `a if hasattr(x,
+        # "shape") else b`): the narrowed analysis that answers for each.
+        self._guarded: dict[int, ValueAnalysis] = {}
         self.comprehensions = comprehensions
         # The names of each comprehension's scope where ``state`` holds around it.
         self._comprehension_states = {} if comprehension_states is None else comprehension_states
@@ -273,7 +277,8 @@ class ValueAnalysis:
         """The verdict without the uncertainty of the point (parts of one expression)."""
         found = self._memo.get(id(expr))
         if found is None:
-            found = (expr, self._verdict(expr))
+            guarded = self._guarded.get(id(expr))
+            found = (expr, guarded.verdict(expr) if guarded is not None else self._verdict(expr))
             self._memo[id(expr)] = found
         return found[1]
 
@@ -432,7 +437,7 @@ class ValueAnalysis:
     def _narrowed(self, test: ast.AST, holds: bool) -> ValueAnalysis:
         """The analysis where ``test`` is known to hold (or not): this one, unless the test
         is a static guard that tells something about a name."""
-        if self.narrow is None or not _may_narrow(test):
+        if self.narrow is None or not may_narrow(test):
             return self
         when_true, when_false = dict(self.state), dict(self.state)
         self.narrow(test, self.state, when_true, when_false)
@@ -447,14 +452,13 @@ class ValueAnalysis:
 
     def _within(self, view: ValueAnalysis, part: ast.AST) -> Verdict:
         """The verdict of a part of an expression evaluated by ``view`` (this analysis, or one
-        narrowed by a guard before the part). A narrowed view's verdicts of the nodes it
-        evaluated become this analysis's: a rule asks about the parts too."""
+        narrowed by a guard before the part). A rule asks about the part's own parts too:
+        the narrowed view answers for each of them."""
         if view is self:
             return self._raw(part)
-        found = view.verdict(part)
-        for key, (node, _) in view._memo.items():
-            self._memo[key] = (node, view.verdict(node))
-        return found
+        for node in ast.walk(part):
+            self._guarded.setdefault(id(node), view)
+        return view.verdict(part)
 
     def _Call(self, call: ast.Call) -> Verdict:
         arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
@@ -486,6 +490,8 @@ class ValueAnalysis:
         if category is not None:
             return self._catalogued(name or "", category, arguments)
         if name is not None:
+            if name in NUMPY_METADATA:
+                return Verdict(STATIC_KIND, f"`{name}` reads only the array's metadata")
             if name.startswith(ARGUMENT_MODULES):
                 return _strongest(arguments, lambda v: f"`{name}` of a tracer" if v.traced else f"`{name}`")
             summary = self._summary(call)  # a function of another module of the run

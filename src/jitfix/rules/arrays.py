@@ -15,6 +15,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.catalogue import NUMPY_METADATA
 from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.cst_text import code, cst, small_statement
@@ -250,8 +251,8 @@ class NumpyOnTracer(Rule):
                 if not isinstance(node, ast.Call):
                     continue
                 name = module.imports.resolve(node.func) or ""
-                if not name.startswith("numpy."):
-                    continue
+                if not name.startswith("numpy.") or name in NUMPY_METADATA:
+                    continue  # (`np.shape(x)` reads x.shape: fine on a tracer)
                 values = entry.values_at(statement)
                 arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
                 if not any(values.is_traced(argument) for argument in arguments):

@@ -129,8 +129,9 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
     reads: dict[ast.FunctionDef, list[str]] = {}
     nested: list[tuple[ast.FunctionDef, ast.FunctionDef]] = []
     for traced in module.traced.values():
-        if not isinstance(traced.node, ast.FunctionDef):
-            continue
+        if not isinstance(traced.node, ast.FunctionDef) or traced.from_elsewhere:
+            continue  # traced only by another module's call: whether that call is jitted, and
+            # cached across the change, is not known here (a switch read while tracing is common)
         outermost = _outermost_function(traced.node, parents)
         if outermost is not traced.node and isinstance(outermost, ast.FunctionDef) \
                 and outermost in module.tree.body and outermost in module.traced:
@@ -267,7 +268,8 @@ class StaleGlobal(Rule):
         if program is None or program.project is None or program.path is None:
             return
         for traced in module.traced.values():
-            if not isinstance(traced.node, ast.FunctionDef) or traced.node not in module.tree.body:
+            if not isinstance(traced.node, ast.FunctionDef) or traced.node not in module.tree.body \
+                    or traced.from_elsewhere:
                 continue
             # (the module's local name, attribute) -> how it changes, and whether it is configuration
             stale: dict[tuple[str, str], tuple[str, bool]] = {}
@@ -390,17 +392,31 @@ def _docstring(node: cst.FunctionDef) -> str:
 
 
 def _used_as_registry(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """``REGISTRY[key](...)`` or ``REGISTRY.get(key)``: a table of code looked up while tracing,
-    which is what picking code at trace time means; filled by registration functions."""
-    for node in walk_body(function):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id == name:
-                return True
-            if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(func.value, ast.Name) \
-                    and func.value.id == name:
-                return True
-    return False
+    """``REGISTRY[key](...)`` or ``REGISTRY.get(key)``, or a table read only by a key the
+    code computes (``type(x) in REGISTRY``, ``REGISTRY[node_type]``): a table of code or types
+    looked up while tracing, which is what picking code at trace time means, filled by
+    registration functions. (Settings are read by a literal key: ``CONFIG["lr"]``.)"""
+    parents = {id(child): node for node in walk_body(function) for child in ast.iter_child_nodes(node)}
+    reads = [node for node in walk_body(function) if isinstance(node, ast.Name) and node.id == name
+             and isinstance(node.ctx, ast.Load)]
+    kinds = [_registry_use(read, parents) for read in reads]
+    return "call" in kinds or bool(kinds) and all(kinds)
+
+
+def _registry_use(read: ast.Name, parents: dict[int, ast.AST]) -> str | None:
+    """How a read of a table looks it up: ``"call"`` (``T[key](...)``, ``T.get(key)``),
+    ``"lookup"`` (by a computed key, or ``key in T``), or None (any other use)."""
+    parent = parents.get(id(read))
+    if isinstance(parent, ast.Subscript) and parent.value is read:
+        if isinstance(parents.get(id(parent)), ast.Call) and parents[id(parent)].func is parent:  # type: ignore[attr-defined]
+            return "call"
+        return "lookup" if not isinstance(parent.slice, ast.Constant) else None
+    if isinstance(parent, ast.Attribute) and parent.attr == "get":
+        return "call"
+    if isinstance(parent, ast.Compare) and read in parent.comparators \
+            and isinstance(parent.ops[parent.comparators.index(read)], ast.In | ast.NotIn):
+        return "lookup"
+    return None
 
 
 def _why_not_fixable(traced: TracedFunction, tree: ast.Module) -> str | None:

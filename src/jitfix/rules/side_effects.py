@@ -432,6 +432,11 @@ class TraceTimeSideEffect(Rule):
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
             local = _local_names(traced.node)
+            # A def called by the function around it runs in that function's trace: what it
+            # puts in that function's names stays in the trace. (A lax body or a jitted def
+            # has a trace of its own: a tracer it leaves there leaks.)
+            if traced.how.startswith("called from ") and not traced.is_lax_body and not traced.jit_sites:
+                local |= _enclosing_names(traced.node, module.traced.parents)
             discarded = {id(node.value) for node in walk_body(traced.node)
                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
             for node in walk_body(traced.node):
@@ -468,20 +473,33 @@ class TraceTimeSideEffect(Rule):
             return "module state changes once per trace; pass the value in and return the new one"
         if isinstance(node, ast.Assign | ast.AugAssign):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                owner = _outer_owner(target, local, module)
+                owner = _global_owner(target, local, module)
                 if owner and traced.values(module.imports).is_traced(node.value):
                     return (f"`{owner}` lives outside the function: a tracer stored in it leaks out of the "
                             "trace (a later call meets it: UnexpectedTracerError); return the value instead")
         return None
 
 
-def _outer_owner(target: ast.AST, local: set[str], module: ModuleContext) -> str | None:
-    """The outer name whose item or attribute ``target`` writes (``CACHE[k] = v``,
-    ``state.w = v``), if it is not one of the function's own names."""
+def _global_owner(target: ast.AST, local: set[str], module: ModuleContext) -> str | None:
+    """The module-level name whose item or attribute ``target`` writes (``CACHE[k] = v``,
+    ``STATE.w = v``). Not an enclosing function's name: that may be a mutable ref (Pallas
+    kernels write their refs from loop bodies), and an array there fails eagerly too."""
     if isinstance(target, ast.Subscript | ast.Attribute) and isinstance(target.value, ast.Name) \
-            and target.value.id not in local and target.value.id not in module.imports.aliases:
+            and target.value.id not in local and target.value.id not in module.imports.aliases \
+            and target.value.id in module.traced.module_bindings():
         return target.value.id
     return None
+
+
+def _enclosing_names(function: ast.AST, parents: dict[ast.AST, ast.AST]) -> set[str]:
+    """The names the functions around ``function`` bind."""
+    names: set[str] = set()
+    scope = parents.get(function)
+    while scope is not None:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            names |= _local_names(scope)
+        scope = parents.get(scope)
+    return names
 
 
 def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
