@@ -66,6 +66,9 @@ class FileResult:
     # Calls from the file's traced code into other modules of the run, with tracers: evidence
     # that the functions called are traced (see ``_with_calls_between_modules``).
     calls_out: list[Observation] = field(default_factory=list)
+    # (function, def line) -> traced parameters of each function the file's own analysis
+    # found staged: evidence from elsewhere that says no more changes nothing.
+    traced_here: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -321,12 +324,14 @@ def process_path(path: str, settings: Settings, options: Options, project: Proje
     if project is not None:
         project.consulted()  # what earlier files read and called is theirs
         project.calls_out()
+        project.traced_here()
     result = process_source(source, settings, options, project)
     if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
         result.stamp = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
     if project is not None:
         result.dependencies = project.consulted()
         result.calls_out = project.calls_out()
+        result.traced_here = project.traced_here()
     return _portable(result)
 
 
@@ -438,7 +443,10 @@ def run_paths(
                 results[path] = FileResult(path=path, findings=entry.findings, cached=True, calls_out=entry.calls_out)
                 if finished is not None:
                     finished(results[path])
-    for result in _processed([path for path in paths if path not in results], settings, options, jobs, paths):
+    # In one process, the modules the files' analyses read stay parsed for the analyses again
+    # with evidence from other modules (``_with_calls_between_modules``).
+    project = Project(paths, settings.max_file_bytes)
+    for result in _processed([path for path in paths if path not in results], settings, options, jobs, project):
         if finished is not None:
             finished(result)
         if cache is not None and result.stamp is not None and _cacheable(result):
@@ -447,13 +455,13 @@ def run_paths(
     if cache is not None:
         cache.save()
     if len(paths) > 1:
-        _with_calls_between_modules(results, paths, settings, options, jobs)
+        _with_calls_between_modules(results, paths, settings, options, jobs, project)
     for path in paths:
         yield results[path]
 
 
 def _with_calls_between_modules(results: dict[str, FileResult], paths: list[str], settings: Settings,
-                                options: Options, jobs: int | None) -> None:
+                                options: Options, jobs: int | None, project: Project) -> None:
     """Analyse again, with the evidence, the modules that traced code elsewhere in the run
     calls with tracers (a helper module, called from a training script's jitted step): their
     functions are traced. What those analyses find called in turn is followed too, a few
@@ -462,14 +470,21 @@ def _with_calls_between_modules(results: dict[str, FileResult], paths: list[str]
     evidence: list[Observation] = []
     for _ in range(EVIDENCE_ROUNDS):
         new = [seen for result in results.values() for seen in result.calls_out
-               if seen.path in known and seen not in evidence]
+               if seen.path in known and seen not in evidence and not _known_there(seen, results[known[seen.path]])]
         if not new:
             return
         evidence += new
         with_evidence = replace(settings, observed=tuple(settings.observed) + tuple(evidence))
         again = sorted({known[seen.path] for seen in new})
-        for result in _processed(again, with_evidence, options, jobs, paths):
+        for result in _processed(again, with_evidence, options, jobs, project):
             results[result.path] = result
+
+
+def _known_there(seen: Observation, callee: FileResult) -> bool:
+    """The called module's own analysis already has the function staged with (at least) the
+    parameters the call traces: the evidence adds nothing."""
+    here = callee.traced_here.get((seen.function, seen.line))
+    return here is not None and set(seen.traced) <= set(here)
 
 
 def _cacheable(result: FileResult) -> bool:
@@ -485,9 +500,9 @@ def _size(path: str) -> int:
 
 
 def _processed(paths: list[str], settings: Settings, options: Options, jobs: int | None,
-               project_files: list[str]) -> Iterator[FileResult]:
-    """Results in any order; ``project_files`` are every file of the run (calls into them are
-    summarised). In parallel, the largest files go first and work is handed out a
+               project: Project) -> Iterator[FileResult]:
+    """Results in any order; ``project`` holds every file of the run (calls into them are
+    summarised; in parallel each worker has a project of its own). In parallel, the largest files go first and work is handed out a
     few files at a time, so no worker is left with a long file while the other is idle.
 
     A worker that dies (a crash in a C extension, the kernel's OOM killer) breaks the pool:
@@ -496,7 +511,6 @@ def _processed(paths: list[str], settings: Settings, options: Options, jobs: int
     # More workers than files or cores only costs memory and start-up.
     jobs = min(max(1, jobs or default_jobs()), len(paths) or 1, max(default_jobs(), os.cpu_count() or 1))
     if jobs == 1 or len(paths) < 2 * jobs:
-        project = Project(project_files, settings.max_file_bytes)
         for path in paths:
             yield _guarded(path, settings, options, project)
         return
@@ -504,6 +518,7 @@ def _processed(paths: list[str], settings: Settings, options: Options, jobs: int
     size = max(1, min(4, len(paths) // (jobs * 16)))
     chunks = [largest_first[start:start + size] for start in range(0, len(largest_first), size)]
     suspects: list[str] = []
+    project_files = sorted(project.files)
     for chunk, results in _pool_map(chunks, settings, options, jobs, project_files):
         if results is None:
             suspects.extend(chunk)

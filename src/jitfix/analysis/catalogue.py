@@ -67,7 +67,9 @@ ARGUMENT_MODULES = ("math.", "numpy.", "operator.")
 # NumPy functions that read only an array's metadata (`x.shape`, `x.dtype`, ...): a Python
 # value for a tracer too, with no conversion to a NumPy array.
 NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type",
-                            "numpy.iscomplexobj", "numpy.isrealobj", "numpy.iterable"})
+                            "numpy.iscomplexobj", "numpy.isrealobj", "numpy.iterable", "numpy.dtype",
+                            "numpy.issubdtype", "numpy.can_cast", "numpy.promote_types", "numpy.finfo",
+                            "numpy.broadcast_shapes"})
 
 # Methods that change the object they are called on (lists, dicts, sets, files).
 MUTATING_METHODS = frozenset(

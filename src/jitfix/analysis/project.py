@@ -56,6 +56,8 @@ class Project:
         self._stamps: dict[str, Stamp] = {}
         self._consulted: dict[str, Stamp] = {}
         self._calls_out: list[Observation] = []
+        self._traced_here: dict[tuple[str, int], tuple[str, ...]] = {}
+        self._texts: dict[str, str | None] = {}
 
     # -- which file an import names --------------------------------------------------------------
 
@@ -125,6 +127,28 @@ class Project:
                            static=tuple(sorted(static)), via=via)
         if seen.traced and seen not in self._calls_out:
             self._calls_out.append(seen)
+
+    def text(self, path: str) -> str | None:
+        """The source of a file of the run, read once (None if it cannot be read)."""
+        if path not in self._texts:
+            from jitfix.files import InputError, read_source
+
+            try:
+                self._texts[path] = read_source(path, self.max_file_bytes).text if self.max_file_bytes \
+                    else read_source(path).text
+            except InputError:
+                self._texts[path] = None
+        return self._texts[path]
+
+    def note_traced_here(self, function: ast.FunctionDef | ast.AsyncFunctionDef, traced: Iterable[str]) -> None:
+        """The module's own analysis found ``function`` staged, with ``traced`` parameters:
+        evidence from elsewhere that says no more needs no second analysis."""
+        self._traced_here[(function.name, function.lineno)] = tuple(sorted(traced))
+
+    def traced_here(self) -> dict[tuple[str, int], tuple[str, ...]]:
+        """The staged functions noted since the last call; forgets them."""
+        found, self._traced_here = self._traced_here, {}
+        return found
 
     def calls_out(self) -> list[Observation]:
         """The calls into other modules noted since the last call; forgets them."""

@@ -153,6 +153,7 @@ class ModuleProgram(Program):
         for function in traced:
             if not function.staged or not isinstance(function.node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
+            self.project.note_traced_here(function.node, function.traced_params)
             flow = None
             for node, statement in own_expressions(function.node):
                 if isinstance(node, ast.Call) and self._imported(node.func) is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator
 
@@ -37,6 +38,7 @@ class ModuleContext:
         # Analyses that several rules of a family share, computed once per module.
         self.shared: dict[str, Any] = {}
         self._lines: list[str] | None = None
+        self._source_lines: list[str] | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -63,7 +65,23 @@ class ModuleContext:
         return self.start_of(node), Position(end_line, self.char_col(end_line, end_col))
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """The node's source, as ``ast.get_source_segment`` gives it (which splits the whole
+        text on every call: slow in a long module)."""
+        if self._source_lines is None:  # lines as Python's parser counts them, ends kept
+            self._source_lines = io.StringIO(self.text, newline="").readlines()
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+            start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            return ""
+        if end is None or last >= len(self._source_lines):
+            return ""
+        lines = self._source_lines
+        if first == last:
+            return lines[first].encode()[start:end].decode(errors="replace")
+        head = lines[first].encode()[start:].decode(errors="replace")
+        tail = lines[last].encode()[:end].decode(errors="replace")
+        return "".join([head, *lines[first + 1:last], tail])
 
 
 class Rule:

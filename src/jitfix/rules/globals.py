@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -267,6 +268,7 @@ class StaleGlobal(Rule):
         program = module.traced.program
         if program is None or program.project is None or program.path is None:
             return
+        checked: dict[tuple[str, str], tuple[str, bool] | None] = {}  # each `config.LR` once
         for traced in module.traced.values():
             if not isinstance(traced.node, ast.FunctionDef) or traced.node not in module.tree.body \
                     or traced.from_elsewhere:
@@ -275,15 +277,11 @@ class StaleGlobal(Rule):
             stale: dict[tuple[str, str], tuple[str, bool]] = {}
             reads: list[ast.Attribute] = []
             for read in _module_attribute_reads(traced.node, module.imports):
-                owner = _imported_module(program, read.value)
                 key = (read.value.id, read.attr)  # type: ignore[attr-defined]
-                if owner is None or key in stale:
-                    if key in stale:
-                        reads.append(read)
-                    continue
-                how = changing_globals(owner.tree, {read.attr}, owner.scopes.changes_of([read.attr])).get(read.attr)
-                if how is not None and _passable(owner.tree, owner.imports, read.attr):
-                    stale[key] = (f"{how} of {os.path.basename(owner.path or '')}", _is_config(owner.tree, read.attr))
+                if key not in checked:
+                    checked[key] = _changing_in_its_module(program, read)
+                if checked[key] is not None:
+                    stale[key] = checked[key]  # type: ignore[assignment]
                     reads.append(read)
             if stale:
                 yield self._imported_finding(module, traced, stale, reads)
@@ -326,21 +324,40 @@ class StaleGlobal(Rule):
 
 
 def _module_attribute_reads(function: ast.FunctionDef, imports: ImportTable) -> Iterator[ast.Attribute]:
-    """``config.LR`` read in the function (or a def in it), ``config`` an imported name."""
+    """``config.LR`` read as a value in the function (or a def in it), ``config`` an imported
+    name (``lax.add(x, y)`` calls a function: not a setting)."""
+    called = {id(node.func) for node in ast.walk(function) if isinstance(node, ast.Call)}
     for node in ast.walk(function):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
-                and node.value.id in imports.aliases | imports.relative.keys():
+                and id(node) not in called and node.value.id in imports.aliases | imports.relative.keys():
             yield node
 
 
-def _imported_module(program, name: ast.AST):
-    """The program of the run's module that an imported name (``config``) is, if it is one."""
-    relative = program.imports.resolve_relative(name)
-    level, dotted = relative if relative else (0, program.imports.resolve(name))
-    if not dotted:
+def _changing_in_its_module(program, read: ast.Attribute) -> tuple[str, bool] | None:
+    """How ``config.LR`` changes in ``config``, a module of the run (rebound by `global` in a
+    function, or changed in place), and whether it is configuration (static); None if it
+    does not, or holds what jit cannot take."""
+    relative = program.imports.resolve_relative(read.value)
+    level, dotted = relative if relative else (0, program.imports.resolve(read.value))
+    found = program.project.module_file(program.path, dotted, level) if dotted else None
+    text = program.project.text(found) if found is not None else None
+    if text is None or not _may_change(text, read.attr):
+        return None  # (read cheaply first: most attributes of a module are its functions)
+    owner = program.project.program(found)
+    if owner is None:
         return None
-    found = program.project.module_file(program.path, dotted, level)
-    return program.project.program(found) if found is not None else None
+    how = changing_globals(owner.tree, {read.attr}, owner.scopes.changes_of([read.attr])).get(read.attr)
+    if how is None or how == "rebound at module level" or not _passable(owner.tree, owner.imports, read.attr):
+        return None  # (a module's own top level runs once, when it is imported: before any trace)
+    return f"{how} of {os.path.basename(owner.path or '')}", _is_config(owner.tree, read.attr)
+
+
+def _may_change(text: str, name: str) -> bool:
+    """Whether a module's text could rebind ``name`` from a function (`global name`) or change
+    it in place (`name[k] = v`, `name.a = v`, `name.append(v)`): what ``changing_globals``
+    looks for, spelled."""
+    spelled = re.escape(name)
+    return re.search(rf"\bglobal\b[^\n]*\b{spelled}\b|\b{spelled}\s*(\[[^\n]*\]|\.\w+)\s*(=[^=]|\()", text) is not None
 
 
 class _ReadsPassedIn:

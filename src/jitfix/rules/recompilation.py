@@ -164,16 +164,20 @@ def _bound_before(module: ModuleContext, names: set[str], function: ast.Function
     return all(name in earlier or name not in everything for name in names)
 
 
+LINE_STARTS = "recompilation.line_starts"  # module.shared: where each line of the text starts
+
+
 def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
     """The module's loops whose source spells one of ``words`` (a cheap test on the text
     first: most loops call no jitted function), found by walking statements only."""
+    spelling = _lines_spelling(module, words)
+    if not spelling:
+        return
     stack: list[ast.AST] = list(module.tree.body)
     while stack:
         statement = stack.pop()
-        if isinstance(statement, _LOOPS):
-            text = "\n".join(module.lines[statement.lineno - 1:statement.end_lineno])
-            if any(word in text for word in words):
-                yield statement
+        if isinstance(statement, _LOOPS) and _spans_one_of(statement, spelling):
+            yield statement
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(statement, name, None)
             if isinstance(block, list):
@@ -201,8 +205,18 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
 
 
 def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
-    """The (sorted) numbers of the lines whose text holds one of ``words``."""
-    return [number for number, line in enumerate(module.lines, 1) if any(word in line for word in words)]
+    """The (sorted) numbers of the lines whose text holds one of ``words`` (found with
+    ``str.find`` over the text: most modules are long and spell none of them)."""
+    starts = module.shared.get(LINE_STARTS)
+    if starts is None:
+        starts = module.shared[LINE_STARTS] = [0] + [match.end() for match in re.finditer("\n", module.text)]
+    found: set[int] = set()
+    for word in words:
+        at = module.text.find(word)
+        while at != -1:
+            found.add(bisect.bisect_right(starts, at))
+            at = module.text.find(word, at + len(word))
+    return sorted(found)
 
 
 def _spans_one_of(statement: ast.stmt, lines: list[int]) -> bool:
@@ -221,11 +235,21 @@ def _called_in_loops(module: ModuleContext, names: set[str]) -> set[str]:
     for loop in _loops(module, tuple(names)):
         called |= {node.func.id for node in ast.walk(loop) if isinstance(node, ast.Call)
                    and isinstance(node.func, ast.Name) and node.func.id in names}
-    for node in ast.walk(module.tree):
+    for node in _nodes_spanning(module.tree, _lines_spelling(module, tuple(names))):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             called |= {call.func.id for call in ast.walk(node) if isinstance(call, ast.Call)
                        and isinstance(call.func, ast.Name) and call.func.id in names}
     return called
+
+
+def _nodes_spanning(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` on one of ``lines`` (sorted), entering only what spans one."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node)
+                     if not hasattr(child, "lineno") or _spans_one_of(child, lines))  # type: ignore[arg-type]
 
 
 def _rebuilt_in(module: ModuleContext, scope: ast.For | ast.While | ast.FunctionDef,
