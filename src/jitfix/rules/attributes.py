@@ -27,6 +27,7 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
+from jitfix.rules.globals import AttributeReads
 
 
 class StaleAttribute(Rule):
@@ -275,7 +276,8 @@ class _PassedIn:
         params = node.params
         star = params.star_arg if isinstance(params.star_arg, cst.ParamStar) else cst.ParamStar()
         extra = [cst.Param(name=cst.Name(name)) for name in self.parameters.values()]
-        body = node.body.visit(_AttributeReads(self.receiver, self.parameters))
+        body = node.body.visit(AttributeReads({(self.receiver, attribute): parameter
+                                                for attribute, parameter in self.parameters.items()}))
         method = node.with_changes(params=params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params,
                                                                                             *extra]),
                                    body=body)
@@ -286,17 +288,3 @@ class _PassedIn:
         wrapper = cst.parse_statement(f"def {self.name}({code(params)}):\n    return {call}\n")
         wrapper = wrapper.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         return cst.FlattenSentinel([method, wrapper])  # type: ignore[return-value]
-
-
-class _AttributeReads(cst.CSTTransformer):
-    """``self.lr`` -> ``lr`` for the attributes passed in."""
-
-    def __init__(self, receiver: str, parameters: dict[str, str]):
-        super().__init__()
-        self.receiver, self.parameters = receiver, parameters
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if isinstance(updated.value, cst.Name) and updated.value.value == self.receiver \
-                and updated.attr.value in self.parameters:
-            return cst.Name(self.parameters[updated.attr.value], lpar=updated.lpar, rpar=updated.rpar)
-        return updated

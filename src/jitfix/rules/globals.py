@@ -370,10 +370,13 @@ class _ReadsPassedIn:
         assert isinstance(node, cst.FunctionDef)
         with_parameters = _WithKeywordParameters(list(self.parameters.values()))(node, context)
         assert isinstance(with_parameters, cst.FunctionDef)
-        return with_parameters.with_changes(body=node.body.visit(_ModuleAttributeReads(self.parameters)))
+        return with_parameters.with_changes(body=node.body.visit(AttributeReads(self.parameters)))
 
 
-class _ModuleAttributeReads(cst.CSTTransformer):
+class AttributeReads(cst.CSTTransformer):
+    """``config.LR`` -> ``LR`` (or ``self.lr`` -> ``lr``): each ``(name, attribute)`` read
+    becomes the parameter it is passed in as."""
+
     def __init__(self, parameters: dict[tuple[str, str], str]):
         super().__init__()
         self.parameters = parameters
