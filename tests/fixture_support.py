@@ -65,14 +65,19 @@ def all_fixtures() -> list[Fixture]:
     return [load(path) for path in sorted(FIXTURES.glob("*/*.py"))]
 
 
-def exec_module(code: str, name: str) -> types.ModuleType:
+def exec_module(code: str, name: str, eager: bool = False) -> types.ModuleType:
+    """Run the code as a module; ``eager``: with jit disabled, top-level statements included
+    (the reference a module that computes as it is imported is compared with)."""
+    import jax
+
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
     # dont_inherit: this file's `from __future__ import annotations` must not turn the
     # fixture's annotations into strings (dataclasses would then look the module up).
     sys.modules[name] = module
     try:
-        exec(compile(code, module.__file__, "exec", dont_inherit=True), module.__dict__)
+        with jax.disable_jit() if eager else contextlib.nullcontext():
+            exec(compile(code, module.__file__, "exec", dont_inherit=True), module.__dict__)
     finally:
         del sys.modules[name]
     return module

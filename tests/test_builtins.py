@@ -16,7 +16,7 @@ def test_unsafe_reductions_run_like_the_builtins() -> None:
     assert result.findings == []
     assert "jnp.maximum(jnp.maximum(xs[0], xs[1]), 0.0)" in result.new_text
     assert "jnp.max(xs * 2) + jnp.min(jnp.stack([xs[0], xs[-1]]))" in result.new_text
-    reference = run_samples(exec_module(fixture.source + SAMPLES, "original"), eager=True)
+    reference = run_samples(exec_module(fixture.source + SAMPLES, "original", eager=True), eager=True)
     rewritten = run_samples(exec_module(result.new_text + SAMPLES, "rewritten"), eager=False)
     assert len(reference) == len(rewritten) == 2
     for index, ((want, _), (got, _)) in enumerate(zip(reference, rewritten)):

@@ -59,7 +59,7 @@ RUNNABLE = [f for f in FIXTURES if "\nSAMPLES = " in f.source]
 
 @pytest.mark.parametrize("fixture", RUNNABLE, ids=[f.id for f in RUNNABLE])
 def test_rewrite_under_jit_matches_eager_original(fixture: Fixture) -> None:
-    reference = run_samples(exec_module(fixture.source, "original"), eager=True)
+    reference = run_samples(exec_module(fixture.source, "original", eager=True), eager=True)
     rewritten = run_samples(exec_module(fixture.expected, "rewritten"), eager=False)
     assert len(reference) == len(rewritten)
     for index, ((want, want_out), (got, got_out)) in enumerate(zip(reference, rewritten)):

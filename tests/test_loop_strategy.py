@@ -87,7 +87,7 @@ def test_unknown_strategy_is_a_configuration_error(tmp_path: Path) -> None:
 
 
 def _assert_runs_like_the_original(fixed: str) -> None:
-    reference = run_samples(exec_module(MODULE, "original"), eager=True)
+    reference = run_samples(exec_module(MODULE, "original", eager=True), eager=True)
     rewritten = run_samples(exec_module(fixed, "rewritten"), eager=False)
     for index, ((want, _), (got, _)) in enumerate(zip(reference, rewritten)):
         assert_same_results(want, got, f"sample {index}")

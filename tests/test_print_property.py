@@ -48,6 +48,6 @@ def test_generated_prints_match_eager_output(arguments: list[str], sep: str | No
     if result.new_text == source:
         assert result.findings, "an unchanged print must leave a finding saying why"
         return
-    reference = run_samples(exec_module(source, "original"), eager=True)
+    reference = run_samples(exec_module(source, "original", eager=True), eager=True)
     rewritten = run_samples(exec_module(result.new_text, "rewritten"), eager=False)
     assert rewritten[0][1] == reference[0][1], result.new_text

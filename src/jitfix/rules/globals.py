@@ -184,8 +184,11 @@ class StaleGlobal(Rule):
         "the wrapper (or the finding). A number or array is passed traced; a "
         "string, bool or tuple (configuration that picks code paths) is passed as a static "
         "argument (one compilation per value). Names that never change (constants, modules, "
-        "functions) are left alone. Not fixed, with a finding: helpers that are not jitted "
-        "themselves, a function jitted by assignment whose name other modules may call, "
+        "functions) are left alone. A function jitted by assignment under a name other modules may "
+        "call (`fast = jax.jit(_scaled)`) gets the same kind of wrapper: `_fast_jitted = "
+        "jax.jit(_scaled)` and `def fast(x): return _fast_jitted(x, SCALE=SCALE)` (a public def "
+        "wrapped that way keeps its own signature too). Not fixed, with a finding: helpers that are "
+        "not jitted themselves, jits other than a decorator or a module-level assignment, "
         "`*args`/`**kwargs` behind a wrapper, other decorators, and globals the function also writes.",
     )
 
@@ -246,16 +249,11 @@ class StaleGlobal(Rule):
                     yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
                                        fix, function=traced)
                     continue
-            no_wrapper = _why_no_wrapper(traced)
-            if no_wrapper:
-                reason = callers if isinstance(callers, str) else (
-                    f"{' and '.join(f'`{name}`' for name in sorted(callers.names))} may be called by other modules "
-                    "(stale-global-fix = \"parameter\" passes it at every call in this module)"
-                    if callers.calls else no_wrapper)
-                yield self.finding(module, first_read, f"{where}; not auto-fixable: {reason}", function=traced)
+            split = _split_edits(module, traced, callers, stale, static)
+            if isinstance(split, str):
+                yield self.finding(module, first_read, f"{where}; not auto-fixable: {split}", function=traced)
                 continue
-            edit = _split_edit(module, traced, stale, static)
-            fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", [edit])
+            fix = Fix(Safety.SAFE, f"pass {listed} to the compiled function at each call", split)
             yield self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in",
                                fix, function=traced)
 
@@ -451,14 +449,127 @@ def _why_not_fixable(traced: TracedFunction, tree: ast.Module) -> str | None:
     return None
 
 
-def _why_no_wrapper(traced: TracedFunction) -> str | None:
-    """Why the body cannot move to a jitted ``_f`` behind a same-signature wrapper ``f``."""
+def _split_edits(module: ModuleContext, traced: TracedFunction, callers: _Callers | str, stale: list[str],
+                 static: list[str]) -> list[Edit] | str:
+    """The edits that keep every name's signature for every caller while the jitted code
+    takes the globals as keyword-only parameters, or why there are none."""
     function = traced.node
-    if not function.decorator_list:
-        return "the function is not jitted by its own decorator here; pass the value as an argument"
     if function.args.vararg or function.args.kwarg:
         return "`*args`/`**kwargs` cannot be forwarded faithfully by a generated wrapper"
-    return None
+    if function.decorator_list:
+        return [_split_edit(module, traced, stale, static)]
+    assignments = _assignment_jits(module, traced)
+    if assignments is None:
+        return "the function is not jitted by its own decorator or a module-level assignment here; pass the " \
+            "value as an argument"
+    if not function.name.startswith("_"):  # other modules may call the def itself: it keeps its signature too
+        return [_split_edit(module, traced, stale, []), *_assignment_split_edits(module, traced, assignments, stale,
+                                                                                  static)]
+    if isinstance(callers, str):
+        return callers
+    edits = [Edit(name_position(module, function), cst.FunctionDef, _WithKeywordParameters(stale))]
+    for call in callers.calls:  # the module's own eager calls of the private def
+        if isinstance(call.func, ast.Name) and call.func.id == function.name:
+            end = Position(call.end_lineno, module.char_col(call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+            edits.append(Edit(module.start_of(call), cst.Call, _WithKeywordArguments(stale), end=end))
+    return [*edits, *_assignment_split_edits(module, traced, assignments, stale, static)]
+
+
+def _assignment_jits(module: ModuleContext, traced: TracedFunction) -> list[ast.Assign] | None:
+    """The module-level ``step = jax.jit(_step, ...)`` (through grad and the like) that jit
+    the function, if every jit of it is one."""
+    assignments = []
+    for site in traced.jit_sites:
+        if not isinstance(site, ast.Call) or not site.args:
+            return None
+        inner = _through_transparent_transforms(module, site.args[0])
+        if _assigned_to(module.tree, site) is None or not (isinstance(inner, ast.Name)
+                                                           and inner.id == traced.node.name):
+            return None
+        assignments += [statement for statement in module.tree.body
+                        if isinstance(statement, ast.Assign) and statement.value is site]
+    return assignments or None
+
+
+def _assignment_split_edits(module: ModuleContext, traced: TracedFunction, assignments: list[ast.Assign],
+                            stale: list[str], static: list[str]) -> list[Edit]:
+    """``f = jax.jit(g)`` -> ``_f_jitted = jax.jit(g)`` and ``def f(x): return
+    _f_jitted(x, G=G)`` (``g`` is the def taking ``G``: the def itself if private, else the
+    ``_g`` that ``_split_edit`` moves its body to)."""
+    function = traced.node
+    private = function.name.startswith("_")
+    body_name = function.name if private else _split_name(module, function)
+    taken = _taken_names(module) | {body_name}
+    edits = []
+    for assignment in assignments:
+        site = assignment.value
+        assert isinstance(site, ast.Call)
+        if static:
+            static_edit = static_argnames_edit(module, site, static, function)
+            assert static_edit is not None  # a call site always takes static_argnames
+            edits.append(static_edit)
+        if not private:
+            wrapped = _through_transparent_transforms(module, site.args[0])
+            edits.append(Edit(module.start_of(wrapped), cst.Name, _Renamed(body_name)))
+        target = assignment.targets[0]
+        assert isinstance(target, ast.Name)
+        jitted = unique_name(f"_{target.id.lstrip('_')}_jitted", taken)
+        taken.add(jitted)
+        # No docstring: the name never had the def's own (jit and grad describe what they wrap).
+        wrapper = (f"def {target.id}({ast.unparse(function.args)}):\n"
+                   f"    return {_forwarding_call(jitted, function.args, stale)}\n")
+        edits.append(Edit(module.start_of(assignment), cst.SimpleStatementLine,
+                          _RenamedWithWrapper(jitted, wrapper, _blank_lines_after(module.tree, assignment))))
+    return edits
+
+
+class _Renamed:
+    """A name, spelled as another."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Name)
+        return node.with_changes(value=self.name)
+
+
+def _blank_lines_after(tree: ast.Module, statement: ast.stmt) -> int:
+    """How many lines separate the statement from the next one at module level (2 if none
+    follows)."""
+    index = tree.body.index(statement)
+    if index + 1 == len(tree.body):
+        return 2
+    following = tree.body[index + 1]
+    start = min([following.lineno, *(decorator.lineno for decorator in getattr(following, "decorator_list", []))])
+    return start - statement.end_lineno - 1
+
+
+def _forwarding_call(callee: str, parameters: ast.arguments, stale: list[str]) -> str:
+    """``callee(a, b, k=k, G=G)``: every parameter passed on as it was taken, and the globals."""
+    positional = [parameter.arg for parameter in [*parameters.posonlyargs, *parameters.args]]
+    keywords = [f"{name}={name}" for name in [parameter.arg for parameter in parameters.kwonlyargs] + stale]
+    return f"{callee}({', '.join([*positional, *keywords])})"
+
+
+class _RenamedWithWrapper:
+    """``f = jax.jit(_f)`` -> ``_f_jitted = jax.jit(_f)`` followed by the wrapper ``def f``."""
+
+    def __init__(self, jitted: str, wrapper: str, blank_lines_after: int):
+        self.jitted, self.wrapper, self.blank_lines_after = jitted, wrapper, blank_lines_after
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.SimpleStatementLine) and isinstance(node.body[0], cst.Assign)
+        assignment = node.body[0]
+        renamed = assignment.with_changes(targets=[assignment.targets[0].with_changes(target=cst.Name(self.jitted))])
+        blank = cst.EmptyLine(indent=False)
+        wrapper = cst.parse_statement(self.wrapper)
+        assert isinstance(wrapper, cst.FunctionDef) and isinstance(wrapper.body, cst.IndentedBlock)
+        # Two blank lines around the new def, as around the user's (the next statement's own
+        # blank lines count).
+        footer = [blank] * max(0, 2 - self.blank_lines_after)
+        wrapper = wrapper.with_changes(leading_lines=[blank, blank], body=wrapper.body.with_changes(footer=footer))
+        return cst.FlattenSentinel([node.with_changes(body=[renamed]), wrapper])  # type: ignore[return-value]
 
 
 # -- the seed's fix: the global becomes a parameter, passed at every call ---------------------
@@ -562,7 +673,9 @@ def _local_where(call: ast.Call, names: list[str], parents: dict[int, ast.AST]) 
 def _passes_parameters(module: ModuleContext, callers: _Callers) -> bool:
     """Whether the global becomes a parameter passed by the callers (else a same-signature
     wrapper passes it): chosen by ``stale-global-fix``; by default where every caller is in
-    this module -- a script, a notebook, or names private to the module."""
+    this module -- a script, a notebook, or names private to the module. A module without a
+    ``__main__`` guard that computes at import may still be imported by code jitfix does not
+    see (a test): the wrapper is right for it either way."""
     choice = module.settings.stale_global_fix
     if choice != "auto":
         return choice == "parameter"
@@ -643,17 +756,7 @@ def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -
     before a rebinding, or one statement both rebinds and uses it (a loop). Every call after
     that (this module's or an importer's) sees the old value. A module that only rebinds
     before its first use (set-up, then work) reads no stale value."""
-    reaching = {getattr(function, "name", "")}
-    definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
-                                                                                 | ast.ClassDef | ast.Assign)]
-    grown = True
-    while grown:  # names that lead to the function: defs that call it, `g = jax.jit(f)`
-        grown = False
-        for definition in definitions:
-            targets = {definition.name} if not isinstance(definition, ast.Assign) else assigned_names([definition])
-            if targets - reaching and _mentions(definition, reaching):
-                reaching |= targets
-                grown = True
+    reaching = _names_reaching(tree, function)
     uses, binds = [], []
     for index, statement in enumerate(tree.body):
         if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
@@ -664,6 +767,23 @@ def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -
     if set(uses) & set(binds[1:]):
         return True
     return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
+
+
+def _names_reaching(tree: ast.Module, function: ast.AST) -> set[str]:
+    """The module-level names that lead to the function: its own, defs and classes that call
+    it, ``g = jax.jit(f)``."""
+    reaching = {getattr(function, "name", "")}
+    definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
+                                                                                 | ast.ClassDef | ast.Assign)]
+    grown = True
+    while grown:
+        grown = False
+        for definition in definitions:
+            targets = {definition.name} if not isinstance(definition, ast.Assign) else assigned_names([definition])
+            if targets - reaching and _mentions(definition, reaching):
+                reaching |= targets
+                grown = True
+    return reaching
 
 
 def _mentions(statement: ast.AST, names: set[str]) -> bool:
@@ -746,13 +866,23 @@ def _is_config(tree: ast.Module, name: str) -> bool:
     return bool(values) and all(hashable_literal(value) for value in values)
 
 
-def _split_edit(module: ModuleContext, traced: TracedFunction, stale: list[str], static: list[str]) -> Edit:
-    function = traced.node
-    taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
+def _taken_names(module: ModuleContext) -> set[str]:
+    return {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
         node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)}
-    inner = unique_name(f"_{function.name.lstrip('_')}", taken)
+
+
+def _split_name(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The name the body of ``f`` moves to: ``_f``."""
+    return unique_name(f"_{function.name.lstrip('_')}", _taken_names(module))
+
+
+def _split_edit(module: ModuleContext, traced: TracedFunction, stale: list[str], static: list[str]) -> Edit:
+    """The def split into the body taking the globals and a same-signature wrapper passing them."""
+    function = traced.node
+    inner = _split_name(module, function)
     imports = ("functools.partial",) if static else ()
-    return Edit(name_position(module, function), cst.FunctionDef, _SplitFunction(inner, stale, static),
+    call = _forwarding_call(inner, function.args, stale)
+    return Edit(name_position(module, function), cst.FunctionDef, _SplitFunction(inner, call, stale, static),
                 imports=imports)
 
 
@@ -760,8 +890,8 @@ class _SplitFunction:
     """``@jit def f(a, b=1): body`` -> ``@jit def _f(a, b=1, *, G): body`` and
     ``def f(a, b=1): return _f(a, b, G=G)``."""
 
-    def __init__(self, inner: str, stale: list[str], static: list[str]):
-        self.inner, self.stale, self.static = inner, stale, static
+    def __init__(self, inner: str, call: str, stale: list[str], static: list[str]):
+        self.inner, self.call, self.stale, self.static = inner, call, stale, static
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef)
@@ -769,19 +899,14 @@ class _SplitFunction:
         extra = [cst.Param(name=cst.Name(name)) for name in self.stale]
         star = params.star_arg if params.kwonly_params else cst.ParamStar()
         inner_params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, *extra])
-        decorator = node.decorators[0]
+        decorators = list(node.decorators)  # the jit, or none (jitted by an assignment)
         if self.static:
-            wrapped = (f"{context.name('functools.partial')}({code(decorator.decorator)}, "
+            wrapped = (f"{context.name('functools.partial')}({code(decorators[0].decorator)}, "
                        f"static_argnames={names_source(self.static)})")
-            decorator = decorator.with_changes(decorator=cst.parse_expression(wrapped))
-        inner = node.with_changes(name=cst.Name(self.inner), params=inner_params, decorators=[decorator])
-        forwarded = [param.name.value for param in params.posonly_params] + [
-            param.name.value for param in params.params]
-        keywords = [f"{param.name.value}={param.name.value}" for param in params.kwonly_params]
-        keywords += [f"{name}={name}" for name in self.stale]
-        call = f"{self.inner}({', '.join([*forwarded, *keywords])})"
+            decorators[0] = decorators[0].with_changes(decorator=cst.parse_expression(wrapped))
+        inner = node.with_changes(name=cst.Name(self.inner), params=inner_params, decorators=decorators)
         docstring = _docstring(node)
-        wrapper_source = f"def {node.name.value}({code(params)}):\n{docstring}    return {call}\n"
+        wrapper_source = f"def {node.name.value}({code(params)}):\n{docstring}    return {self.call}\n"
         wrapper = cst.parse_statement(wrapper_source)
         blank = cst.EmptyLine(indent=False)
         wrapper = wrapper.with_changes(leading_lines=[blank, blank])

@@ -12,11 +12,12 @@ import re
 import string
 from typing import Iterator
 
-from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.conditionals import FunctionConditionals, conditionals
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
 DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})
@@ -68,8 +69,9 @@ class PrintInTracedCode(Rule):
         # Unordered debug prints may run in any order; with several (or one in a loop body,
         # which runs many times), keep the program's order.
         several = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
+        planned = {id(entry.traced.node): entry for entry in conditionals(module)}
         for call, traced in prints:
-            values = traced.values(module.imports)
+            values = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
             ordered = several or traced.is_lax_body
@@ -98,6 +100,17 @@ class PrintInTracedCode(Rule):
         shows = "and prints tracers" if prints_tracer and call.args else "(once per compilation, not per call)"
         message = f"{where} runs only at trace time {shows}; use `jax.debug.print`"
         return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
+
+
+def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
+                     module: ModuleContext) -> ValueAnalysis:
+    """What is traced where the print is, as the rewrite will see it: inside a branch or a
+    loop body that the same fix turns into a lax function, its operands and carry are
+    tracers (``k = 0`` passed to a ``lax.cond`` branch prints as the tracer it becomes)."""
+    if entry is None:
+        return traced.values(module.imports)
+    statement = next(statement for node, statement in own_expressions(traced.node) if node is call)
+    return entry.values_at(statement)
 
 
 def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
