@@ -175,12 +175,18 @@ def _held(finding: Finding, options: Options) -> bool:
 
 
 def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
-    return [
+    """The fixes this round applies: safe ones (or all, with ``--unsafe-fixes``) outside
+    held functions, and none inside code another fix of the round restructures."""
+    chosen = [
         finding for finding in findings
         if finding.fix is not None and finding.fix.edits
         and (finding.fix.safety is Safety.SAFE or options.unsafe_fixes)
         and not _held(finding, options)
     ]
+    restructured = [finding.fix.restructures for finding in chosen if finding.fix and finding.fix.restructures]
+    return [finding for finding in chosen
+            if finding.fix and finding.fix.restructures or not any(first <= finding.line <= last
+                                                                  for first, last in restructured)]
 
 
 def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:

@@ -89,6 +89,11 @@ class Fix:
     safety: Safety
     description: str
     edits: list[Edit] = field(default_factory=list, repr=False, compare=False)
+    # For a fix that restructures code in plain Python for the next rounds to rewrite: the
+    # lines (first, last) whose other fixes wait for the next round. They are found again
+    # there against the restructured code, where what is traced may differ (a name the
+    # restructuring makes an operand of a lax function is a tracer in it).
+    restructures: tuple[int, int] | None = None
     # Filled by the engine: the unified diff of this fix alone, and where it applies.
     diff: str | None = None
     replacements: list["Replacement"] = field(default_factory=list)

@@ -77,7 +77,9 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     qualname = function.qualname
     if any(f.function == qualname or (f.function or "").startswith(qualname + ".") for f in result.findings):
         return None  # anything left undone in the function: it is not restructured either
-    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit])
+    node = function.node
+    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=(first, node.end_lineno or node.lineno))
 
 
 def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None:
