@@ -49,7 +49,11 @@ class PrintInTracedCode(Rule):
         "writes `str(x)` (a float32 scalar shows the same shortest digits, `0.1`, not the float64 "
         "`0.10000000149011612` a plain field would); literal braces are escaped; values known at trace time "
         "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
-        "exactly as before. Unsafe when no printed value is certainly traced: such a print may be "
+        "exactly as before. Safe too in a branch or loop body that the same fix makes a lax function, "
+        "whatever it prints: lax traces that code once, so a Python print there would run once, "
+        "whichever branch is taken and however many trips the loop makes; what the lax function "
+        "takes in (its operands and carry) prints as the tracer it becomes there. Unsafe elsewhere "
+        "when no printed value is certainly traced: such a print may be "
         "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`; "
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
         "print is a trace-time message and is not reported. "
@@ -71,25 +75,27 @@ class PrintInTracedCode(Rule):
         several = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
         planned = {id(entry.traced.node): entry for entry in conditionals(module)}
         for call, traced in prints:
-            values = _values_at_print(call, traced, planned.get(id(traced.node)), module)
+            values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
             ordered = several or traced.is_lax_body
-            yield self._finding(module, call, values, traced, ordered)
+            yield self._finding(module, call, values, traced, ordered, in_rewritten)
 
     def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
-                 ordered: bool) -> Finding:
+                 ordered: bool, in_rewritten: bool) -> Finding:
         problem = unsupported_print(call) or _formats_in_python(call, values)
         where = f"`print` in traced function `{traced.qualname}` ({traced.how})"
         if problem:
             message = f"{where} runs only at trace time; not auto-fixable: {problem}"
             return self.finding(module, call, message, function=traced)
-        # Safe only when a printed value is certainly a tracer: a print of Python values
-        # (or of values the analysis cannot place) may be meant to run once per trace.
+        # Safe when a printed value is certainly a tracer, or when the print is in a branch or
+        # loop body the same fix makes a lax function (which runs the Python print once at
+        # trace time, whichever branch or however many trips): elsewhere a print of Python
+        # values (or of values the analysis cannot place) may be meant to run once per trace.
         prints_tracer = _prints_tracer(call, values)
-        safety = Safety.SAFE if prints_tracer else Safety.UNSAFE
+        safety = Safety.SAFE if prints_tracer or in_rewritten else Safety.UNSAFE
         description = "replace with jax.debug.print"
-        if not prints_tracer:
+        if safety is Safety.UNSAFE:
             description += " (unsafe: no printed value is known to be traced; a trace-time log may be intended)"
         edit = Edit(
             start=module.start_of(call),
@@ -97,20 +103,23 @@ class PrintInTracedCode(Rule):
             replace=lambda node, context: debug_print_call(_as_call(node), context, values, ordered),
             imports=("jax.debug.print",),
         )
-        shows = "and prints tracers" if prints_tracer and call.args else "(once per compilation, not per call)"
+        shows = "and prints tracers" if prints_tracer and call.args else \
+            "in a branch or loop body the fix makes a lax function (once, however the call goes)" if in_rewritten \
+            else "(once per compilation, not per call)"
         message = f"{where} runs only at trace time {shows}; use `jax.debug.print`"
         return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
 
 
 def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
-                     module: ModuleContext) -> ValueAnalysis:
+                     module: ModuleContext) -> tuple[ValueAnalysis, bool]:
     """What is traced where the print is, as the rewrite will see it: inside a branch or a
     loop body that the same fix turns into a lax function, its operands and carry are
-    tracers (``k = 0`` passed to a ``lax.cond`` branch prints as the tracer it becomes)."""
+    tracers (``k = 0`` passed to a ``lax.cond`` branch prints as the tracer it becomes).
+    And whether the print is in such a branch or body."""
     if entry is None:
-        return traced.values(module.imports)
+        return traced.values(module.imports), False
     statement = next(statement for node, statement in own_expressions(traced.node) if node is call)
-    return entry.values_at(statement)
+    return entry.values_at(statement), id(statement) in entry.planned.carried_at
 
 
 def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
