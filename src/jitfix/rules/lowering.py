@@ -5,7 +5,8 @@ after an ``if`` that returns on some paths as a function each path returns the c
 (``control_flow/continuation``).
 
 Each is offered only when it works: the restructured text is analysed and fixed as ``fix``
-would, and the restructuring is kept only if nothing is then left undone in the function.
+would, and the restructuring is kept only if no control flow is then left undone in the
+function.
 The rewrite itself is those next rounds; this fix is only the restructuring.
 """
 
@@ -32,6 +33,10 @@ DESCRIPTIONS = {
     Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
                            "with lax.cond",
 }
+# The rules of the control flow a restructuring serves (JF1xx conditionals, JF2xx loops):
+# one left in the function means the restructuring did not get it rewritten. Other findings
+# there (a trace-time log, a stale global) are the function's own, with or without it.
+CONTROL_FLOW = ("JF1", "JF2")
 # How a finding's message says what the restructuring does first.
 FIRST = {
     Lowering.JUMPS: "its nested break/continue first turned into flags",
@@ -75,8 +80,9 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     if result.new_text is None or still_undone(result.new_text):
         return None
     qualname = function.qualname
-    if any(f.function == qualname or (f.function or "").startswith(qualname + ".") for f in result.findings):
-        return None  # anything left undone in the function: it is not restructured either
+    if any(f.code.startswith(CONTROL_FLOW) and (f.function == qualname or (f.function or "").startswith(qualname + "."))
+           for f in result.findings):
+        return None  # control flow left undone in the function: it is not restructured either
     node = function.node
     first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=(first, node.end_lineno or node.lineno))
