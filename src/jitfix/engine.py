@@ -176,7 +176,8 @@ def _held(finding: Finding, options: Options) -> bool:
 
 def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
     """The fixes this round applies: safe ones (or all, with ``--unsafe-fixes``) outside
-    held functions, and none inside code another fix of the round restructures."""
+    held functions; inside code another fix of the round restructures, none that assumes a
+    value is static."""
     chosen = [
         finding for finding in findings
         if finding.fix is not None and finding.fix.edits
@@ -185,8 +186,8 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
     ]
     restructured = [finding.fix.restructures for finding in chosen if finding.fix and finding.fix.restructures]
     return [finding for finding in chosen
-            if finding.fix and finding.fix.restructures or not any(first <= finding.line <= last
-                                                                  for first, last in restructured)]
+            if not (finding.fix and finding.fix.assumes_static)
+            or not any(first <= finding.line <= last for first, last in restructured)]
 
 
 def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:

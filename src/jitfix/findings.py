@@ -90,10 +90,13 @@ class Fix:
     description: str
     edits: list[Edit] = field(default_factory=list, repr=False, compare=False)
     # For a fix that restructures code in plain Python for the next rounds to rewrite: the
-    # lines (first, last) whose other fixes wait for the next round. They are found again
-    # there against the restructured code, where what is traced may differ (a name the
-    # restructuring makes an operand of a lax function is a tracer in it).
+    # lines (first, last) it restructures.
     restructures: tuple[int, int] | None = None
+    # The fix relies on a value being static (a print formats it in Python). Inside code
+    # another fix of the round restructures it waits for the next round: the lax rewrite
+    # that follows may make the value an operand, a tracer. (What is traced stays traced, so
+    # fixes relying on that need not wait.)
+    assumes_static: bool = False
     # Filled by the engine: the unified diff of this fix alone, and where it applies.
     diff: str | None = None
     replacements: list["Replacement"] = field(default_factory=list)

@@ -107,7 +107,8 @@ class PrintInTracedCode(Rule):
             "in a branch or loop body the fix makes a lax function (once, however the call goes)" if in_rewritten \
             else "(once per compilation, not per call)"
         message = f"{where} runs only at trace time {shows}; use `jax.debug.print`"
-        return self.finding(module, call, message, Fix(safety, description, [edit]), function=traced)
+        fix = Fix(safety, description, [edit], assumes_static=_formats_static(call, values))
+        return self.finding(module, call, message, fix, function=traced)
 
 
 def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
@@ -120,6 +121,13 @@ def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
         return traced.values(module.imports), False
     statement = next(statement for node, statement in own_expressions(traced.node) if node is call)
     return entry.values_at(statement), id(statement) in entry.planned.carried_at
+
+
+def _formats_static(call: ast.Call, values: ValueAnalysis) -> bool:
+    """Whether the fix formats a printed value in Python, as static (literals aside)."""
+    printed = [part.value if isinstance(part, ast.FormattedValue) else part for arg in call.args
+               for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])]
+    return any(not isinstance(value, ast.Constant) and not values.is_traced(value) for value in printed)
 
 
 def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
