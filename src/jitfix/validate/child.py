@@ -236,7 +236,8 @@ def _passing_globals(function, module: types.ModuleType, names: list[str]):
 def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, filename: str,
                     given: list[Input], seed: int) -> dict:
     result = {"function": target["name"], "line": target["line"], "tolerances": {"rtol": RTOL, "atol": ATOL}}
-    old_function, new_function = getattr(old, target["name"], None), getattr(new, target["name"], None)
+    called = target.get("entry") or target["name"]
+    old_function, new_function = getattr(old, called, None), getattr(new, called, None)
     if not callable(old_function) or not callable(new_function):
         return {**result, "status": "skipped", "reason": "not a function once the module is imported"}
     if target["mode"] == "wrap":

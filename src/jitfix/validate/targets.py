@@ -56,6 +56,9 @@ class Target:
     name: str
     line: int
     mode: str  # "as_is": call the module's function; "wrap": jax.jit it (a helper traced by its callers)
+    # The module-level name the function is called through when an assignment jits it
+    # (`fast = jax.jit(scaled)`): that name is called, as is, in both modules.
+    entry: str | None = None
     parameters: list[Parameter] = field(default_factory=list)
     before_static: list[str] = field(default_factory=list)
     after_static: list[str] = field(default_factory=list)
@@ -354,7 +357,8 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
             target.skip = f"decorated with `@{other}`: validation calls plain and jit-compiled functions only"
             continue
         old_entry = old_by_node.get(old)
-        target.mode = "as_is" if jitted or old_entry is None else "wrap"
+        target.entry = None if jitted else _assigned_jit(old_tree, old_entry)
+        target.mode = "as_is" if jitted or target.entry or old_entry is None else "wrap"
         target.parameters = _parameters(old, old_entry, old_imports)
         if target.mode == "wrap":
             new_entry = new_by_name.get(name)
@@ -369,6 +373,19 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
         target.sites = _sites(old, finding_lines)
         target.spans = _watched_spans(target.sites)
     return targets
+
+
+def _assigned_jit(tree: ast.Module, entry: TracedFunction | None) -> str | None:
+    """``fast`` of the one module-level ``fast = jax.jit(scaled, ...)`` that jits the def."""
+    if entry is None or len(entry.jit_sites) != 1:
+        return None
+    site = entry.jit_sites[0]
+    if not (isinstance(site, ast.Call) and site.args and isinstance(site.args[0], ast.Name)
+            and site.args[0].id == entry.node.name):
+        return None
+    return next((statement.targets[0].id for statement in tree.body
+                 if isinstance(statement, ast.Assign) and statement.value is site and len(statement.targets) == 1
+                 and isinstance(statement.targets[0], ast.Name)), None)
 
 
 def _module_level_names(tree: ast.Module) -> set[str]:
