@@ -755,18 +755,45 @@ def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -
     top-level statement uses it (directly, or through a function or name that refers to it)
     before a rebinding, or one statement both rebinds and uses it (a loop). Every call after
     that (this module's or an importer's) sees the old value. A module that only rebinds
-    before its first use (set-up, then work) reads no stale value."""
+    before its first use (set-up, then work) reads no stale value. Only the statements
+    before the def's name is defined anew count (a later notebook cell's ``def step_fn``
+    is another function, and no call after the last statement here reaches this one)."""
+    start, lifetime = _lifetime(tree, function)
+    redefined = len(lifetime) < len(tree.body)
+    tree = ast.Module(body=lifetime, type_ignores=[])
     reaching = _names_reaching(tree, function)
     uses, binds = [], []
     for index, statement in enumerate(tree.body):
         if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
             binds.append(index)
-        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+        if index > start and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
                 and _mentions(statement, reaching):
             uses.append(index)
     if set(uses) & set(binds[1:]):
         return True
+    if redefined:  # a stale read needs a use after the rebinding, before the name is defined anew
+        return any(binds[0] < use < rebind < later for use in uses for rebind in binds[1:] for later in uses)
     return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
+
+
+def _lifetime(tree: ast.Module, function: ast.AST) -> tuple[int, list[ast.stmt]]:
+    """(where the def's top-level statement is, the module's statements up to the first that
+    binds its name anew): only uses in between reach it. A rebinding that wraps it (``step =
+    jax.jit(step)``) still refers to it."""
+    def bound(statement: ast.stmt) -> set[str]:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return {statement.name}
+        return assigned_names([statement])
+
+    for index, statement in enumerate(tree.body):
+        if not any(node is function for node in ast.walk(statement)):
+            continue
+        names = bound(statement)
+        for later, other in enumerate(tree.body[index + 1:], start=index + 1):
+            if bound(other) & names and not (isinstance(other, ast.Assign) and _mentions(other.value, names)):
+                return index, tree.body[:later]
+        return index, tree.body
+    return -1, tree.body
 
 
 def _names_reaching(tree: ast.Module, function: ast.AST) -> set[str]:
