@@ -24,7 +24,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import Change, TracedFunction
+from jitfix.analysis.traced import GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
@@ -215,7 +215,7 @@ class StaleGlobal(Rule):
             stale = [name for name in stale if name not in module.imports.aliases
                      and not _used_as_registry(traced.node, name)
                      and (changing[name] != "rebound at module level"
-                          or _called_across_a_rebinding(module.tree, traced.node, name))]
+                          or _called_across_a_rebinding(module.tree, module.imports, traced.node, name))]
             if not stale:
                 continue
             listed = ", ".join(f"`{name}`" for name in stale)
@@ -749,7 +749,7 @@ def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
     return None
 
 
-def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -> bool:
+def _called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function: ast.AST, name: str) -> bool:
     """For a global only the module's own statements rebind (a script, a notebook): whether
     the jitted function is traced with a value that a later statement replaces -- some
     top-level statement uses it (directly, or through a function or name that refers to it)
@@ -761,7 +761,7 @@ def _called_across_a_rebinding(tree: ast.Module, function: ast.AST, name: str) -
     start, lifetime = _lifetime(tree, function)
     redefined = len(lifetime) < len(tree.body)
     tree = ast.Module(body=lifetime, type_ignores=[])
-    reaching = _names_reaching(tree, function)
+    reaching = _names_reaching(tree, imports, function)
     uses, binds = [], []
     for index, statement in enumerate(tree.body):
         if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
@@ -796,9 +796,10 @@ def _lifetime(tree: ast.Module, function: ast.AST) -> tuple[int, list[ast.stmt]]
     return -1, tree.body
 
 
-def _names_reaching(tree: ast.Module, function: ast.AST) -> set[str]:
+def _names_reaching(tree: ast.Module, imports: ImportTable, function: ast.AST) -> set[str]:
     """The module-level names that lead to the function: its own, defs and classes that call
-    it, ``g = jax.jit(f)``."""
+    it, ``g = jax.jit(f)``. A name bound to what the function computes (``state =
+    lax.while_loop(cond, step, state)``) holds data, not a way to call it."""
     reaching = {getattr(function, "name", "")}
     definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
                                                                                  | ast.ClassDef | ast.Assign)]
@@ -806,11 +807,28 @@ def _names_reaching(tree: ast.Module, function: ast.AST) -> set[str]:
     while grown:
         grown = False
         for definition in definitions:
-            targets = {definition.name} if not isinstance(definition, ast.Assign) else assigned_names([definition])
-            if targets - reaching and _mentions(definition, reaching):
+            if isinstance(definition, ast.Assign):
+                targets = assigned_names([definition])
+                leads = _wraps(definition.value, reaching, imports)
+            else:
+                targets, leads = {definition.name}, _mentions(definition, reaching)
+            if targets - reaching and leads:
                 reaching |= targets
                 grown = True
     return reaching
+
+
+# Calls that return a function made from the one they are given.
+WRAPPING = JIT_TRANSFORMS | TRACING_TRANSFORMS | GRAD_TRANSFORMS | {"functools.partial"}
+
+
+def _wraps(value: ast.AST, names: set[str], imports: ImportTable) -> bool:
+    """Whether ``value`` is one of the names, or a transform of one (``jax.jit(f)``,
+    ``partial(f, 2)``, ``jax.jit(jax.grad(f))``)."""
+    if isinstance(value, ast.Name):
+        return value.id in names
+    return isinstance(value, ast.Call) and bool(value.args) and imports.resolve(value.func) in WRAPPING \
+        and _wraps(value.args[0], names, imports)
 
 
 def _mentions(statement: ast.AST, names: set[str]) -> bool:
