@@ -156,3 +156,16 @@ def test_discovery_skips_vcs_caches_virtualenvs_build_and_excludes(tmp_path: Pat
     files, errors = discover([str(tmp_path)], excludes=("legacy",))
     assert errors == []
     assert [Path(f).relative_to(tmp_path).as_posix() for f in files] == ["pkg/sub/m.py"]
+
+
+def test_real_path_agrees_with_realpath_through_links_and_dots(tmp_path: Path) -> None:
+    from jitfix.paths import real_path
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "mod.py").write_text("x = 1\n")
+    (tmp_path / "link").symlink_to(tmp_path / "pkg" / "sub", target_is_directory=True)
+    (tmp_path / "pkg" / "alias.py").symlink_to(tmp_path / "pkg" / "sub" / "mod.py")
+    spellings = [tmp_path / "link" / "mod.py", tmp_path / "link" / ".." / "alias.py", tmp_path / "pkg" / "alias.py",
+                 tmp_path / "pkg" / "sub" / ".", tmp_path / "missing" / "x.py"]
+    for path in spellings:
+        assert real_path(str(path)) == os.path.realpath(path)

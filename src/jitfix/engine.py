@@ -28,6 +28,7 @@ from jitfix.cache import Cache, Stamp
 from jitfix.config import Settings
 from jitfix.files import InputError, SourceFile, decode_source, read_source
 from jitfix.findings import EditError, Finding, Replacement, Safety
+from jitfix.paths import real_path
 from jitfix.suppress import filter_suppressed
 
 # Words a file must contain to possibly hold traced code.
@@ -134,7 +135,7 @@ def analyse(path: str, text: str, settings: Settings,
 
 def _analysed(path: str, text: str, settings: Settings,
               project: Project | None) -> tuple[list[Finding], ast.Module | None]:
-    real = os.path.realpath(path) if settings.observed else path
+    real = real_path(path) if settings.observed else path
     observed = [seen for seen in settings.observed if seen.path == real]  # what a run saw traced here
     if not observed and not _mentions_jax(text):
         return [], None
@@ -473,7 +474,7 @@ def _with_calls_between_modules(results: dict[str, FileResult], paths: list[str]
     calls with tracers (a helper module, called from a training script's jitted step): their
     functions are traced. What those analyses find called in turn is followed too, a few
     modules deep. Such results are not cached: they depend on the callers."""
-    known = {os.path.realpath(path): path for path in paths}
+    known = {real_path(path): path for path in paths}
     evidence: list[Observation] = []
     for _ in range(EVIDENCE_ROUNDS):
         new = [seen for result in results.values() for seen in result.calls_out

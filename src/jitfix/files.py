@@ -20,6 +20,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from jitfix.paths import real_path
+
 SKIPPED_DIRS = frozenset(
     {
         ".git",
@@ -136,7 +138,7 @@ def discover(paths: list[str], excludes: tuple[str, ...] = (), respect_gitignore
         else:
             errors.append(InputError(raw, "no such file or folder"))
     # One entry per file, however it was named (`a.py`, `./a.py`, a folder holding it).
-    unique = list({os.path.realpath(path): path for path in reversed(found)}.values())[::-1]
+    unique = list({real_path(path): path for path in reversed(found)}.values())[::-1]
     return unique, errors
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, Observation
+from jitfix.paths import real_path
 
 if TYPE_CHECKING:
     from jitfix.analysis.summaries import ModuleProgram
@@ -49,7 +50,7 @@ class Project:
     """The Python files of a run, and the programs of those a file's analysis calls into."""
 
     def __init__(self, files: Iterable[str], max_file_bytes: int | None = None):
-        self.files = frozenset(os.path.realpath(path) for path in files if path.endswith(".py"))
+        self.files = frozenset(real_path(path) for path in files if path.endswith(".py"))
         self.max_file_bytes = max_file_bytes
         self._programs: dict[str, ModuleProgram | None] = {}
         self._module_files: dict[tuple[str, str, int], str | None] = {}
@@ -79,7 +80,7 @@ class Project:
             folders = import_roots(importer)
         for folder in folders:
             for candidate in _module_paths(folder, dotted):
-                real = os.path.realpath(candidate)
+                real = real_path(candidate)
                 if real in self.files:
                     return real
         return None
@@ -116,7 +117,7 @@ class Project:
         scope walk serve both)."""
         if not self._programs:
             return None
-        program = self._programs.get(os.path.realpath(path))
+        program = self._programs.get(real_path(path))
         return program if program is not None and program.text == text else None
 
     def note_traced_call(self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, traced: Iterable[str],

@@ -28,13 +28,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
 from jitfix.analysis.blocks import (always_leaves, assigned_names, closures, definitely_assigned, loaded_names,
                                     upward_exposed, walk_body)
 from jitfix.analysis.catalogue import MUTATING_METHODS
 from jitfix.analysis.imports import ImportTable
-from jitfix.cst_text import suite_statements
+from jitfix.cst_text import cst, suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import unique_name
 

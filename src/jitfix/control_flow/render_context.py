@@ -14,8 +14,9 @@ INDENT_WIDTH = 4
 
 # Writes a block of statements with the plans inside it: (libcst statements, the ast
 # statements they were analysed as, indentation depth) -> the new statements.
-BlockRenderer = Callable[[Sequence[cst.BaseStatement], list[ast.stmt], int], list[cst.BaseStatement]]
-StatementPairs = list[tuple[cst.BaseStatement, list[ast.stmt]]]
+# (Quoted: libcst loads only when a fix is built.)
+BlockRenderer = Callable[[Sequence["cst.BaseStatement"], list[ast.stmt], int], list["cst.BaseStatement"]]
+StatementPairs = list[tuple["cst.BaseStatement", list[ast.stmt]]]
 
 
 @dataclass

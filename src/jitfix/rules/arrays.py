@@ -145,8 +145,8 @@ def _is_tolist(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"
 
 
-# The libcst node of an expression the Python spelling replaces.
-_CST_EXPRESSIONS: dict[type[ast.AST], type[cst.CSTNode]] = {ast.Call: cst.Call, ast.BinOp: cst.BinaryOperation, ast.UnaryOp: cst.UnaryOperation}
+# The expressions the Python spelling replaces, by the name of their libcst node.
+_CST_EXPRESSIONS = {ast.Call: "Call", ast.BinOp: "BinaryOperation", ast.UnaryOp: "UnaryOperation"}
 PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 
 
@@ -157,32 +157,15 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
     item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
 
     def replace(updated: cst.CSTNode, context: EditContext) -> Replaced:
-        in_python = _InPython(functions, context)
+        from jitfix.rules.transformers import InPython
+
+        in_python = InPython(functions, context)
         if item:  # x.item() -> the Python number itself
             return updated.func.value.visit(in_python)  # type: ignore[attr-defined]
         return updated.visit(in_python)
 
     needed = ("math",) if any(python and python.startswith("math.") for python in functions.values()) else ()
-    return Edit(start, _CST_EXPRESSIONS[type(node)], replace, imports=needed, end=end)
-
-
-class _InPython(cst.CSTTransformer):
-    def __init__(self, functions: dict[str, str | None], context: EditContext):
-        super().__init__()
-        self.functions, self.context = functions, context
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        source = code(original.func)
-        if source not in self.functions:
-            return updated
-        python = self.functions[source]
-        if python is None:
-            return updated.args[0].value
-        module, _, function = python.rpartition(".")
-        name = cst.parse_expression(f"{self.context.name(module)}.{function}" if module else function)
-        if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
-            return cst.Call(func=name, args=[cst.Arg(updated.func.value)])
-        return updated.with_changes(func=name)
+    return Edit(start, getattr(cst, _CST_EXPRESSIONS[type(node)]), replace, imports=needed, end=end)
 
 
 def _converted(node: ast.Call) -> ast.expr | None:

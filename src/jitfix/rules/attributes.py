@@ -27,7 +27,6 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
-from jitfix.rules.globals import AttributeReads
 
 
 class StaleAttribute(Rule):
@@ -272,6 +271,8 @@ class _PassedIn:
         self.receiver, self.parameters, self.name, self.jitted = receiver, parameters, name, jitted
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        from jitfix.rules.transformers import AttributeReads
+
         assert isinstance(node, cst.FunctionDef)
         params = node.params
         star = params.star_arg if isinstance(params.star_arg, cst.ParamStar) else cst.ParamStar()

@@ -324,10 +324,12 @@ class StaleGlobal(Rule):
 def _module_attribute_reads(function: ast.FunctionDef, imports: ImportTable) -> Iterator[ast.Attribute]:
     """``config.LR`` read as a value in the function (or a def in it), ``config`` an imported
     name (``lax.add(x, y)`` calls a function: not a setting)."""
-    called = {id(node.func) for node in ast.walk(function) if isinstance(node, ast.Call)}
-    for node in ast.walk(function):
+    nodes = list(ast.walk(function))
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    modules = imports.aliases.keys() | imports.relative.keys()
+    for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
-                and id(node) not in called and node.value.id in imports.aliases | imports.relative.keys():
+                and id(node) not in called and node.value.id in modules:
             yield node
 
 
@@ -368,23 +370,9 @@ class _ReadsPassedIn:
         assert isinstance(node, cst.FunctionDef)
         with_parameters = _WithKeywordParameters(list(self.parameters.values()))(node, context)
         assert isinstance(with_parameters, cst.FunctionDef)
+        from jitfix.rules.transformers import AttributeReads
+
         return with_parameters.with_changes(body=node.body.visit(AttributeReads(self.parameters)))
-
-
-class AttributeReads(cst.CSTTransformer):
-    """``config.LR`` -> ``LR`` (or ``self.lr`` -> ``lr``): each ``(name, attribute)`` read
-    becomes the parameter it is passed in as."""
-
-    def __init__(self, parameters: dict[tuple[str, str], str]):
-        super().__init__()
-        self.parameters = parameters
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if isinstance(updated.value, cst.Name):
-            parameter = self.parameters.get((updated.value.value, updated.attr.value))
-            if parameter is not None:
-                return cst.Name(parameter, lpar=updated.lpar, rpar=updated.rpar)
-        return updated
 
 
 def _read_attributes(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[str | None]]:

@@ -1,0 +1,46 @@
+"""The libcst transformers the rules' fixes run over the subtree they rewrite.
+
+They live apart from the rules because a class must have its base when it is defined:
+here, ``libcst`` loads only when a fix is built, and checking code that needs no fix never
+loads it (a fifth of a run's start-up).
+"""
+
+from __future__ import annotations
+
+from jitfix.cst_text import code, cst
+from jitfix.findings import EditContext
+
+
+class AttributeReads(cst.CSTTransformer):
+    """``config.LR`` -> ``LR`` (or ``self.lr`` -> ``lr``): each ``(name, attribute)`` read
+    becomes the parameter it is passed in as."""
+
+    def __init__(self, parameters: dict[tuple[str, str], str]):
+        super().__init__()
+        self.parameters = parameters
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name):
+            parameter = self.parameters.get((updated.value.value, updated.attr.value))
+            if parameter is not None:
+                return cst.Name(parameter, lpar=updated.lpar, rpar=updated.rpar)
+        return updated
+
+
+class InPython(cst.CSTTransformer):
+    def __init__(self, functions: dict[str, str | None], context: EditContext):
+        super().__init__()
+        self.functions, self.context = functions, context
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        source = code(original.func)
+        if source not in self.functions:
+            return updated
+        python = self.functions[source]
+        if python is None:
+            return updated.args[0].value
+        module, _, function = python.rpartition(".")
+        name = cst.parse_expression(f"{self.context.name(module)}.{function}" if module else function)
+        if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
+            return cst.Call(func=name, args=[cst.Arg(updated.func.value)])
+        return updated.with_changes(func=name)
