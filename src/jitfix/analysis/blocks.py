@@ -146,9 +146,62 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     return names
 
 
+def scope_reads(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names the nodes read from the scope they are in: as ``loaded_names``, but a
+    nested function, lambda or comprehension reads only its free names from it (its
+    parameters, its loop variables and what it binds itself are its own)."""
+    names: set[str] = set()
+    for root in nodes:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _NESTED_SCOPES):
+                names |= _free_names(node)
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                  ast.GeneratorExp)
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """What a nested scope reads from the scopes around it: at its definition, a def's
+    decorators, defaults and annotations and a comprehension's first iterable; when it runs,
+    what its body reads that it does not bind (``nonlocal``/``global`` names are not its own)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        parameters = {arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg)}
+        defined = [default for default in [*node.args.defaults, *node.args.kw_defaults] if default is not None]
+        if isinstance(node, ast.Lambda):
+            body: list[ast.AST] = [node.body]
+        else:
+            body = list(node.body)
+            defined += [*node.decorator_list, *[arg.annotation for arg in ast.walk(node.args)
+                                                if isinstance(arg, ast.arg) and arg.annotation is not None]]
+            defined += [node.returns] if node.returns is not None else []
+        declared = {name for child in _own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
+                    for name in child.names}
+        own = (parameters | assigned_names(body)) - declared
+        return scope_reads(defined) | (scope_reads(body) - own)
+    assert isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp)
+    first, *rest = node.generators
+    own = {name for generator in node.generators for name in target_names(generator.target)}
+    inner: list[ast.AST] = [first.target, *first.ifs, *[part for generator in rest for part in
+                                                      (generator.iter, *generator.ifs)]]
+    inner += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+    named = {child.target.id for child in ast.walk(node) if isinstance(child, ast.NamedExpr)
+             and isinstance(child.target, ast.Name)}  # `:=` in a comprehension binds in the scope around it
+    return scope_reads([first.iter]) | (scope_reads(inner) - (own - named))
+
+
 def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:
     """Names one statement may read before binding them (a loop body reading its own
-    target does not count)."""
+    target does not count; a nested function reads only its free names, when called)."""
     if isinstance(statement, ast.If):
         return (loaded_names([statement.test]) | upward_exposed(statement.body, live_out)
                 | upward_exposed(statement.orelse, live_out))
@@ -162,7 +215,7 @@ def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:
         bound = {name for item in statement.items if item.optional_vars for name in target_names(item.optional_vars)}
         return loaded_names([item.context_expr for item in statement.items]) | (
             upward_exposed(statement.body, live_out) - bound)
-    return loaded_names([statement])
+    return scope_reads([statement])
 
 
 def definitely_assigned(statements: list[ast.stmt]) -> set[str]:

@@ -28,9 +28,12 @@ BlockWalker = Callable[[list[ast.stmt], set[str], bool, int], None]
 # How many restructurings' texts are being analysed to check them, around this analysis (see
 # rules/lowering.py): inside one, a traced test the planner cannot prove one array is a
 # problem (the check must not count on it), and restructurings nest at most
-# MAX_NESTED_LOWERINGS deep (a continuation whose `if` also writes into a dict needs two).
+# MAX_NESTED_LOWERINGS deep (a continuation whose `if` also writes into a dict needs two; two
+# returning `if`s, the second in a block with more code after it, and a dict write need three:
+# conditionals/three_restructurings). Each level checks its restructuring by fixing the whole
+# text again, so the bound also bounds the time.
 checking_lowered: contextvars.ContextVar[int] = contextvars.ContextVar("checking_lowered", default=0)
-MAX_NESTED_LOWERINGS = 2
+MAX_NESTED_LOWERINGS = 3
 
 # Why a traced test is left: `jnp.logical_*` would take the truth of an operand elementwise,
 # and a tuple or dict of tracers has Python truth instead.

@@ -1,0 +1,39 @@
+"""What a block reads before binding it: the base of every operand and carry the rewrites pass."""
+
+from __future__ import annotations
+
+import ast
+
+from jitfix.analysis.blocks import scope_reads, upward_exposed
+
+
+def _exposed(source: str) -> set[str]:
+    return upward_exposed(ast.parse(source).body) - {"range", "sum"}
+
+
+def test_a_nested_function_reads_only_its_free_names() -> None:
+    source = "def body(i, acc):\n    j = i * 2\n    return acc + j + scale\nfor i in range(n):\n    total = body(i, 0)\n"
+    assert _exposed(source) == {"scale", "n"}
+
+
+def test_a_comprehension_and_a_lambda_keep_their_own_names() -> None:
+    assert _exposed("w = [k * a for k in xs if k > b]\nf = lambda t: t + c\n") == {"a", "b", "c", "xs"}
+
+
+def test_what_a_def_evaluates_when_defined_is_read_there() -> None:
+    assert _exposed("@deco\ndef g(x: T = default) -> R:\n    return x\n") == {"deco", "T", "default", "R"}
+
+
+def test_nonlocal_names_are_the_enclosing_scopes() -> None:
+    assert _exposed("def g():\n    nonlocal count\n    count = count + 1\n") == {"count"}
+
+
+def test_a_walrus_in_a_comprehension_binds_around_it() -> None:
+    # `m` is the enclosing scope's: read after the comprehension, it is read there (and has
+    # no value when `xs` is empty); inside it, it is not the comprehension's own.
+    assert scope_reads([ast.parse("[(m := v) + m for v in xs]").body[0]]) == {"m", "xs"}
+    assert _exposed("ys = [(m := v) for v in xs]\nz = m\n") == {"xs", "m"}
+
+
+def test_a_name_read_before_it_is_bound_stays_exposed() -> None:
+    assert _exposed("y = x + 1\nx = 2\n") == {"x"}
