@@ -1,9 +1,11 @@
 """Fuzz jitfix's rewrites: generated JAX functions, eager original vs jitted rewrite.
 
-Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int), ``m``
-(an int that is not a trip count), ``flag: bool`` and ``v`` (a vector of 3) with dict and
-tuple state (``st["p"]``, ``t``), a nested helper that closes over a local, early returns at
-several depths, and a random nesting of traced and static
+Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int, also a
+trip count and a shape), ``m`` (an int that is not a trip count), ``flag: bool`` and ``v`` (a
+vector of 3), and a static ``s``, with dict and tuple state (``st["p"]``, ``t``), a nested
+helper that closes over a local, a module global its setter rebinds before every call, a
+NumPy buffer written element-wise, early returns at several depths, and a random nesting of
+traced and static
 ``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
@@ -60,6 +62,17 @@ INPUTS = [(x, y, n, m, flag) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25))
 RESULT = 'return a, b, c, k, jnp.asarray(ok, jnp.float32), st["p"], t[0] + t[1]'
 NESTED_HELPER = "def inner(w):\n    return w * 2.0 + a"
 NAMES = ("a", "b", "c")
+GLOBAL = "SCALE"  # a module global the module's setter rebinds before each call (``_run``)
+SCALE_SETTER = f"""
+
+{GLOBAL} = 1.0
+
+
+def set_scale(value):
+    global {GLOBAL}
+    {GLOBAL} = value
+"""
+STATIC = 2  # the static argument `s` every call passes
 HELPER = """
 
 def scaled(v, w):
@@ -83,7 +96,10 @@ class ProgramGenerator:
         body = [*start, *body, RESULT]
         lines = "\n".join("    " + line for statement in body for line in statement.split("\n"))
         helper = HELPER if "helper" in self.features else ""
-        return f"import jax\nimport jax.numpy as jnp\n{helper}\n\n@jax.jit\ndef f(x, y, n, m, flag: bool, v):\n{lines}\n"
+        numpy = "import numpy as np\n" if "numpy_buffer" in self.features else ""
+        scale = SCALE_SETTER if "global_rebound" in self.features else ""
+        return (f"from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n{numpy}{helper}{scale}\n\n"
+                f"@partial(jax.jit, static_argnames=(\"s\",))\ndef f(x, y, n, m, flag: bool, v, s):\n{lines}\n")
 
     def block(self, depth: int, in_loop: bool, nested: bool = False) -> list[str]:
         statements = [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
@@ -94,7 +110,8 @@ class ProgramGenerator:
 
     def statement(self, depth: int, in_loop: bool) -> str:
         choices = ["assign", "assign", "tuple", "augmented", "counter", "flag", "helper", "print", "dict_state",
-                   "tuple_state", "vector", "nested_helper"]
+                   "tuple_state", "vector", "nested_helper", "static_argument", "shape_argument", "global_rebound",
+                   "numpy_buffer"]
         if depth > 0:
             choices += ["if", "if", "static_if", "for", "while", "elif_chain"]
         if in_loop:
@@ -122,6 +139,18 @@ class ProgramGenerator:
         if kind == "vector":
             return self.rng.choice([f"{self.rng.choice(NAMES)} = {self.atom()} + v.sum()",
                                     f"{self.rng.choice(NAMES)} = v[0] * {self.atom()}"])
+        if kind == "static_argument":  # `s` is static: Python control flow on it stays as it is
+            name = self.rng.choice(NAMES)
+            return self.rng.choice([f"if s > 1:\n    {name} = {name} * 2.0", f"for j in range(s):\n    {name} = {name} + 0.5",
+                                    f"{name} = {name} * s"])
+        if kind == "shape_argument":  # a traced int setting a shape: it must become static
+            return f"{self.rng.choice(NAMES)} = {self.atom()} + jnp.arange(n).sum() * 0.5"
+        if kind == "global_rebound":  # read at trace time; the caller rebinds it between calls
+            name = self.rng.choice(NAMES)
+            return f"{name} = {name} * {GLOBAL}"
+        if kind == "numpy_buffer":  # a NumPy buffer written element by element in traced code
+            name = self.rng.choice(NAMES)
+            return f"buf = np.zeros(3)\nbuf[1] = {self.atom()}\n{name} = {name} + buf.sum()"
         if kind == "nested_helper":  # `inner` reads `a` when called, as it is then
             return f"{self.rng.choice(NAMES)} = inner({self.atom()})"
         if kind == "print":  # of carried and branch values: stdout is compared number by number
@@ -264,10 +293,13 @@ def _same(want, got) -> bool:
 def _run(module: types.ModuleType) -> list:
     """Each input's result, and what the call printed (jax.debug.print's callbacks included)."""
     results = []
-    for x, y, n, m, flag in INPUTS:
+    for index, (x, y, n, m, flag) in enumerate(INPUTS):
+        if hasattr(module, "set_scale"):
+            module.set_scale(1.0 + 0.5 * index)  # a value a stale trace would not see
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            result = module.f(jnp.float32(x), jnp.float32(y), n, m, flag, jnp.array([x, y, 0.25], jnp.float32))
+            result = module.f(jnp.float32(x), jnp.float32(y), n, m, flag, jnp.array([x, y, 0.25], jnp.float32),
+                              s=STATIC)
             jax.block_until_ready(result)
             jax.effects_barrier()
         results.append((result, printed.getvalue()))

@@ -169,13 +169,19 @@ LINE_STARTS = "recompilation.line_starts"  # module.shared: where each line of t
 
 def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
     """The module's loops whose source spells one of ``words`` (a cheap test on the text
-    first: most loops call no jitted function), found by walking statements only."""
+    first: most loops call no jitted function), found by walking statements only. A loop in
+    a function that jit stages runs while it is traced, once per compilation of it, not on
+    every call: what the loop compiles, it compiles into that one compilation."""
     spelling = _lines_spelling(module, words)
     if not spelling:
         return
     stack: list[ast.AST] = list(module.tree.body)
     while stack:
         statement = stack.pop()
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            traced = module.traced.get(statement)
+            if traced is not None and traced.staged:
+                continue
         if isinstance(statement, _LOOPS) and _spans_one_of(statement, spelling):
             yield statement
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
