@@ -156,3 +156,35 @@ def test_broken_and_foreign_notebooks_are_reported_and_others_still_processed(tm
     indented.write_text(json.dumps(document, indent=4, sort_keys=True), encoding="utf-8")
     invoke("fix", str(indented))
     assert indented.read_text().startswith('{\n    "cells": [') and "lax.cond" in indented.read_text()
+
+
+def _tutorial(path: Path, calls_after_last_rebinding: bool) -> None:
+    """A notebook's shape (a Flax tutorial's): a factory builds the jitted loss, a transform
+    wraps it, a cell rebinds `model` and trains, later cells rebind `model` again."""
+    notebook = new_notebook()
+    cells = [
+        "import jax\nimport jax.numpy as jnp",
+        "model = 1.0",
+        "def make_loss(xs):\n    def loss(w):\n        def error(x):\n            return (model * w - x) ** 2\n"
+        "        return jnp.mean(jax.vmap(error)(xs))\n    return jax.jit(loss)\n\n"
+        "loss_fn = make_loss(jnp.arange(3.0))\ngrad_fn = jax.grad(loss_fn)",
+        "model = 2.0\nfor _ in range(3):\n    print(grad_fn(1.0))",
+        "model = 3.0  # the next section's model",
+    ]
+    if calls_after_last_rebinding:
+        cells.append("print(grad_fn(1.0))")
+    notebook.cells = [new_code_cell(source) for source in cells]
+    nbformat.write(notebook, path)
+
+
+def test_a_notebook_rebinding_a_global_after_its_last_call_reads_nothing_stale(tmp_path: Path) -> None:
+    # Making the function (the factory's call, `jax.grad` of it) traces nothing, and nothing
+    # imports a notebook: no call comes after its last cell.
+    _tutorial(tmp_path / "tutorial.ipynb", calls_after_last_rebinding=False)
+    assert invoke("check", str(tmp_path)).exit_code == 0
+
+
+def test_a_notebook_calling_across_the_rebinding_is_reported(tmp_path: Path) -> None:
+    _tutorial(tmp_path / "tutorial.ipynb", calls_after_last_rebinding=True)
+    result = invoke("check", str(tmp_path))
+    assert "JF301" in result.stdout and "`model` is rebound at module level" in result.stdout

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -215,7 +216,8 @@ class StaleGlobal(Rule):
             stale = [name for name in stale if name not in module.imports.aliases
                      and not _used_as_registry(traced.node, name)
                      and (changing[name] != "rebound at module level"
-                          or _called_across_a_rebinding(module.tree, module.imports, traced.node, name))]
+                          or _called_across_a_rebinding(module.tree, module.imports, traced.node, name,
+                                                        importable=not module.path.endswith(".ipynb")))]
             if not stale:
                 continue
             listed = ", ".join(f"`{name}`" for name in stale)
@@ -737,7 +739,8 @@ def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
     return None
 
 
-def _called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function: ast.AST, name: str) -> bool:
+def _called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function: ast.AST, name: str,
+                               importable: bool = True) -> bool:
     """For a global only the module's own statements rebind (a script, a notebook): whether
     the jitted function is traced with a value that a later statement replaces -- some
     top-level statement uses it (directly, or through a function or name that refers to it)
@@ -745,21 +748,21 @@ def _called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function:
     that (this module's or an importer's) sees the old value. A module that only rebinds
     before its first use (set-up, then work) reads no stale value. Only the statements
     before the def's name is defined anew count (a later notebook cell's ``def step_fn``
-    is another function, and no call after the last statement here reaches this one)."""
+    is another function, and no call after the last statement here reaches this one); nor, in
+    a notebook (which nothing imports), the calls after its last cell."""
     start, lifetime = _lifetime(tree, function)
     redefined = len(lifetime) < len(tree.body)
     tree = ast.Module(body=lifetime, type_ignores=[])
-    reaching = _names_reaching(tree, imports, function)
+    reaching, factories = _names_reaching(tree, imports, function)
     uses, binds = [], []
     for index, statement in enumerate(tree.body):
         if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
             binds.append(index)
-        if index > start and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
-                and _mentions(statement, reaching):
+        if index > start and _traces(statement, reaching, factories, imports):
             uses.append(index)
     if set(uses) & set(binds[1:]):
         return True
-    if redefined:  # a stale read needs a use after the rebinding, before the name is defined anew
+    if redefined or not importable:  # a stale read needs a use after the rebinding (and before a new def)
         return any(binds[0] < use < rebind < later for use in uses for rebind in binds[1:] for later in uses)
     return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
 
@@ -784,11 +787,14 @@ def _lifetime(tree: ast.Module, function: ast.AST) -> tuple[int, list[ast.stmt]]
     return -1, tree.body
 
 
-def _names_reaching(tree: ast.Module, imports: ImportTable, function: ast.AST) -> set[str]:
+def _names_reaching(tree: ast.Module, imports: ImportTable, function: ast.AST) -> tuple[set[str], set[str]]:
     """The module-level names that lead to the function: its own, defs and classes that call
-    it, ``g = jax.jit(f)``. A name bound to what the function computes (``state =
-    lax.while_loop(cond, step, state)``) holds data, not a way to call it."""
+    it, ``g = jax.jit(f)``, ``loss = make_loss(data)`` of a factory that returns it; and
+    those factories (calling one makes the function, it traces nothing). A name bound to
+    what the function computes (``state = lax.while_loop(cond, step, state)``) holds data,
+    not a way to call it."""
     reaching = {getattr(function, "name", "")}
+    factories: set[str] = set()
     definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
                                                                                  | ast.ClassDef | ast.Assign)]
     grown = True
@@ -797,26 +803,70 @@ def _names_reaching(tree: ast.Module, imports: ImportTable, function: ast.AST) -
         for definition in definitions:
             if isinstance(definition, ast.Assign):
                 targets = assigned_names([definition])
-                leads = _wraps(definition.value, reaching, imports)
+                leads = _wraps(definition.value, reaching, imports, factories)
             else:
                 targets, leads = {definition.name}, _mentions(definition, reaching)
+                if leads and not isinstance(definition, ast.ClassDef) and definition.name not in factories \
+                        and _returns_a_way_to_call(definition, reaching, imports):
+                    factories.add(definition.name)
+                    grown = True
             if targets - reaching and leads:
                 reaching |= targets
                 grown = True
-    return reaching
+    return reaching, factories
+
+
+def _returns_a_way_to_call(definition: ast.FunctionDef | ast.AsyncFunctionDef, reaching: set[str],
+                           imports: ImportTable) -> bool:
+    """Whether the def returns one of ``reaching``, a def of its own that leads to one, or a
+    transform of those (``return jax.jit(loss)``): a factory."""
+    inner = set(reaching)
+    nested = [node for node in ast.walk(definition)
+              if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not definition]
+    grown = True
+    while grown:
+        grown = False
+        for node in nested:
+            if node.name not in inner and _mentions(node, inner):
+                inner.add(node.name)
+                grown = True
+    return any(isinstance(node, ast.Return) and node.value is not None and _wraps(node.value, inner, imports)
+               for node in walk_body(definition))
+
+
+def _traces(statement: ast.stmt, reaching: set[str], factories: set[str], imports: ImportTable) -> bool:
+    """Whether a top-level statement may call the function (and so trace it): it mentions a
+    name that leads to it, other than in a definition, in a name bound to a transform of one
+    (``grad_fn = jax.grad(loss)``) or in a factory's call (which makes the function)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return False
+    if isinstance(statement, ast.Assign) and _wraps(statement.value, reaching, imports, factories):
+        return False
+    return _mentions(statement, reaching - factories) or _calls_what_it_makes(statement, factories)
+
+
+def _calls_what_it_makes(statement: ast.AST, factories: set[str]) -> bool:
+    """``make_loss(data)(params)``: a factory's function made and called at once."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Call)
+               and isinstance(node.func.func, ast.Name) and node.func.func.id in factories
+               for node in ast.walk(statement))
 
 
 # Calls that return a function made from the one they are given.
 WRAPPING = JIT_TRANSFORMS | TRACING_TRANSFORMS | GRAD_TRANSFORMS | {"functools.partial"}
 
 
-def _wraps(value: ast.AST, names: set[str], imports: ImportTable) -> bool:
-    """Whether ``value`` is one of the names, or a transform of one (``jax.jit(f)``,
-    ``partial(f, 2)``, ``jax.jit(jax.grad(f))``)."""
+def _wraps(value: ast.AST, names: set[str], imports: ImportTable, factories: Collection[str] = ()) -> bool:
+    """Whether ``value`` is one of the names, a transform of one (``jax.jit(f)``,
+    ``partial(f, 2)``, ``jax.jit(jax.grad(f))``), or what one of ``factories`` makes."""
     if isinstance(value, ast.Name):
         return value.id in names
-    return isinstance(value, ast.Call) and bool(value.args) and imports.resolve(value.func) in WRAPPING \
-        and _wraps(value.args[0], names, imports)
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name) and value.func.id in factories:
+        return True
+    return bool(value.args) and imports.resolve(value.func) in WRAPPING \
+        and _wraps(value.args[0], names, imports, factories)
 
 
 def _mentions(statement: ast.AST, names: set[str]) -> bool:
