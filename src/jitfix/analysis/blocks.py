@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS
 
 if TYPE_CHECKING:
     from jitfix.analysis.imports import ImportTable
@@ -329,16 +329,22 @@ def contains_return(statements: list[ast.stmt]) -> bool:
 
 
 def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
-              read_after: Callable[[str], bool] = lambda name: True) -> Iterator[tuple[ast.AST, str]]:
+              read_after: Callable[[str], bool] = lambda name: True,
+              resolve: Callable[[ast.AST], str | None] = lambda node: None) -> Iterator[tuple[ast.AST, str]]:
     """(node, reason) for each thing in the statements that a branch function cannot hold.
 
     ``modules`` are the module's import names: ``jnp.append(x, v)`` changes nothing. A
     function or class defined in them is a temporary of the branch function unless its name
-    is ``read_after`` the statement (a function cannot be a branch's output).
+    is ``read_after`` the statement (a function cannot be a branch's output); so is an object
+    the statements make themselves (``buf = np.zeros(3)``, resolved by ``resolve``), and
+    writing into it changes nothing outside them.
     """
+    own = {name for name in made_here(statements, resolve) if not read_after(name)}
     for statement in statements:
         for node in _own_nodes([statement]):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not read_after(node.name):
+                continue
+            if _changed_object(node) in own:
                 continue
             reason = _obstacle(node, allow_return, modules)
             if reason:
@@ -366,6 +372,59 @@ def framework_obstacles(statements: list[ast.stmt],
                     yield node, (f"a {library} module (`{name.rpartition('.')[2]}`) is made inside; lax "
                                  f"primitives cannot hold it (use {library}'s own "
                                  f"`{'nn' if library == 'flax' else 'hk'}.cond`/loops)")
+
+
+def made_here(statements: list[ast.stmt], resolve: Callable[[ast.AST], str | None]) -> set[str]:
+    """Names that, wherever the statements use them, hold an object the statements made:
+    every binding of them here (nested blocks included) is a new list, dict or set, a
+    comprehension or a call of the catalogue's ``FRESH_OBJECTS``, and none is read before
+    it is bound here."""
+    values: dict[str, list[ast.expr | None]] = {}
+    for node in _own_nodes(statements):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.stmt):
+            for name in assigned_names([node]) - assigned_names(_blocks_of(node)):
+                values.setdefault(name, []).append(None)  # bound otherwise (`for`, unpacking, `with`)
+    exposed = upward_exposed(statements)
+    return {name for name, bound in values.items() if name not in exposed
+            and all(value is not None and _makes_an_object(value, resolve) for value in bound)}
+
+
+def _blocks_of(statement: ast.stmt) -> list[ast.stmt]:
+    """The statements nested in a compound statement (its own binding aside)."""
+    nested: list[ast.stmt] = []
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field, None)
+        if isinstance(block, list):
+            nested += block
+    for handler in getattr(statement, "handlers", []):
+        nested += handler.body
+    for case in getattr(statement, "cases", []):
+        nested += case.body
+    return nested
+
+
+def _makes_an_object(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:
+    if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp):
+        return True
+    if isinstance(value, ast.Call):
+        name = value.func.id if isinstance(value.func, ast.Name) else resolve(value.func)
+        return name in FRESH_OBJECTS
+    return False
+
+
+def _changed_object(node: ast.AST) -> str | None:
+    """The name whose object ``node`` writes into or changes (``buf[1] = v``, ``xs.append(v)``)."""
+    if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+        receiver: ast.AST = node.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+        receiver = node.func.value
+    else:
+        return None
+    while isinstance(receiver, ast.Subscript | ast.Attribute):
+        receiver = receiver.value
+    return receiver.id if isinstance(receiver, ast.Name) else None
 
 
 def _inside_loop(root: ast.AST, target: ast.AST) -> bool:

@@ -76,6 +76,13 @@ MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
      "discard", "popitem", "sort", "reverse", "write", "writelines"})
 
+# Calls that always return a new object (never one of their arguments): writes into it change
+# nothing the caller holds. (`numpy.asarray` may return its argument: not listed.)
+FRESH_OBJECTS = frozenset(
+    {"list", "dict", "set", "bytearray", "numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full",
+     "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like", "numpy.array", "numpy.copy",
+     "numpy.arange", "numpy.linspace", "numpy.eye", "numpy.identity", "copy.copy", "copy.deepcopy"})
+
 # Annotations that say a parameter is an array (jaxtyping's ``Float[Array, "n"]`` too, but
 # not its ``PyTree[...]``, which may hold anything).
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "chex.Array",

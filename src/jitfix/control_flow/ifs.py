@@ -95,7 +95,7 @@ class IfPlanner:
                         uncopyable: list[tuple[ast.AST, str]], read_after=lambda name: False) -> bool:
         imports = self.context.imports
         found = [obstacle for block in blocks
-                 for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after),
+                 for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after, imports.resolve),
                                        framework_obstacles(block, imports.resolve))]
         return self.context.report_obstacle(node, found + uncopyable)
 

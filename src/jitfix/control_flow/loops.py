@@ -117,7 +117,8 @@ def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.F
     """What a loop's body function cannot hold (a function the body defines is its temporary,
     unless code after the loop reads it)."""
     read_after = lambda name: context.live_after(name, node, loops)  # noqa: E731
-    for where, reason in obstacles(statements, False, set(context.imports.aliases), read_after):
+    for where, reason in obstacles(statements, False, set(context.imports.aliases), read_after,
+                                   context.imports.resolve):
         if isinstance(where, ast.Break | ast.Continue | ast.Return):
             continue  # reported with the loop's own reason
         yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
