@@ -344,7 +344,7 @@ def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
         for node in _own_nodes([statement]):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not read_after(node.name):
                 continue
-            if _changed_object(node) in own:
+            if changed_object(node) in own:
                 continue
             reason = _obstacle(node, allow_return, modules)
             if reason:
@@ -414,7 +414,7 @@ def _makes_an_object(value: ast.expr, resolve: Callable[[ast.AST], str | None]) 
     return False
 
 
-def _changed_object(node: ast.AST) -> str | None:
+def changed_object(node: ast.AST) -> str | None:
     """The name whose object ``node`` writes into or changes (``buf[1] = v``, ``xs.append(v)``)."""
     if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
         receiver: ast.AST = node.value

@@ -28,9 +28,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import (always_leaves, assigned_names, closures, definitely_assigned, loaded_names,
-                                    upward_exposed, walk_body)
-from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.blocks import (always_leaves, assigned_names, changed_object, closures, definitely_assigned,
+                                    loaded_names, upward_exposed, walk_body)
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import cst, suite_statements
 from jitfix.findings import EditError
@@ -134,17 +133,8 @@ def _is_staged_effect(func: ast.expr, imports: ImportTable) -> bool:
 def _changed_in_place(statements: list[ast.stmt]) -> set[str]:
     """Names whose object the statements change in place: items or attributes written
     (``d[k] = v``), a method that changes its object called (``xs.append(v)``)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
-        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
-                or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in MUTATING_METHODS:
-            receiver = node.func.value if isinstance(node, ast.Call) else node.value  # type: ignore[attr-defined]
-            while isinstance(receiver, ast.Subscript | ast.Attribute):
-                receiver = receiver.value
-            if isinstance(receiver, ast.Name):
-                found.add(receiver.id)
-    return found
+    return {name for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
+            if (name := changed_object(node)) is not None}
 
 
 def _path_to(block: list[ast.stmt], node: ast.If, owner: ast.If | None = None,
