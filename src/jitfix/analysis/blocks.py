@@ -33,6 +33,11 @@ def own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterato
             if not isinstance(node, _NOT_EXPRESSIONS))
 
 
+def statement_holding(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> ast.stmt | None:
+    """The innermost statement of the function's own body holding the expression ``node``."""
+    return next((statement for child, statement in _own_body(function) if child is node), None)
+
+
 _NOT_EXPRESSIONS = (ast.stmt, ast.excepthandler, ast.match_case, ast.withitem, ast.pattern)
 
 
@@ -427,6 +432,43 @@ def changed_object(node: ast.AST) -> str | None:
     return receiver.id if isinstance(receiver, ast.Name) else None
 
 
+def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: set[str],
+                   callee: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None],
+                   resolve: Callable[[ast.AST], str | None],
+                   seen: frozenset[ast.AST] = frozenset()) -> ast.stmt | ast.expr | None:
+    """Where the function -- or a function it calls that ``callee`` finds by name -- changes
+    an object it does not make itself (one it is given or reads from around it), or
+    declares a name global or nonlocal; None when a call of it changes nothing outside."""
+    body = function.body
+    own = made_here(body, resolve)
+    for node in _own_nodes(body):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            return node
+        if isinstance(node, ast.stmt | ast.expr) and _changes_an_object(node, modules) \
+                and changed_object(node) not in own:
+            return node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called = callee(node.func.id)
+            if called is not None and called not in seen \
+                    and writes_outside(called, modules, callee, resolve, seen | {function}) is not None:
+                return node
+    return None
+
+
+def _changes_an_object(node: ast.AST, modules: set[str]) -> bool:
+    """``obj[k] = v``, ``obj.a = v``, ``del obj[k]``, or a method call that changes its object."""
+    return isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \
+        or _changes_by_method(node, modules)
+
+
+def _changes_by_method(node: ast.AST, modules: set[str]) -> bool:
+    """``xs.append(v)`` (not ``jnp.append(x, v)``, a module's function, nor ``x.at[i].set(v)``)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATING_METHODS
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)
+            and not _is_functional_update(node.func.value))
+
+
 def _inside_loop(root: ast.AST, target: ast.AST) -> bool:
     """Whether target sits inside a loop nested in root."""
     for node in ast.walk(root):
@@ -463,10 +505,8 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
     if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store):
         return (f"`{ast.unparse(node)} = ...` writes into an object: both branches run at trace "
                 "time, so the write would happen whichever branch is taken")
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATING_METHODS
-            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)
-            and not _is_functional_update(node.func.value)):
+    if _changes_by_method(node, modules):
+        assert isinstance(node, ast.Call)
         return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
                 "time, so the change would happen whichever branch is taken")
     return None
@@ -516,10 +556,7 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
     other: set[str] = set(params)  # bound some other way, or declared global/nonlocal
     for node in ast.walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            new_dict = isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                                                       and value.func.id == "dict")
-            (made if new_dict else other).add(node.targets[0].id)
+            (made if _is_new_dict(node.value) else other).add(node.targets[0].id)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             other.update(node.names)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -537,11 +574,16 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
 
 
 def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST],
-                      local_defs: dict[str, ast.FunctionDef] | None = None) -> bool:
+                      local_defs: dict[str, ast.FunctionDef] | None = None,
+                      visiting: frozenset[tuple[str, int]] = frozenset()) -> bool:
     parent = parents.get(id(name))
     if isinstance(parent, ast.Call) and local_defs and isinstance(parent.func, ast.Name) \
             and parent.func.id in local_defs and name in parent.args:
-        return _only_items_read_by(local_defs[parent.func.id], parent.args.index(name), parents)
+        position = parent.args.index(name)
+        if (parent.func.id, position) in visiting:  # a recursive call: what it does is being checked
+            return True
+        return _only_items_read_by(local_defs[parent.func.id], position, parents, local_defs,
+                                   visiting | {(parent.func.id, position)})
     if isinstance(parent, ast.Subscript) and parent.value is name:
         return True
     if isinstance(parent, ast.Attribute) and parent.attr in _DICT_READS:
@@ -553,16 +595,32 @@ def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST],
     return isinstance(parent, ast.Return)
 
 
-def _only_items_read_by(function: ast.FunctionDef, position: int, parents: dict[int, ast.AST]) -> bool:
+def _only_items_read_by(function: ast.FunctionDef, position: int, parents: dict[int, ast.AST],
+                        local_defs: dict[str, ast.FunctionDef], visiting: frozenset[tuple[str, int]]) -> bool:
     """Whether a function of the function, given a dict as its positional argument
-    ``position``, only reads that parameter's items (and never binds it again): the dict is
-    still held by nothing else (a continuation the code after an `if` became)."""
+    ``position``, only reads that parameter's items, passes it on to such functions, or binds
+    the parameter to a new dict of its own: the dict is still held by nothing else (a
+    continuation the code after an `if` became)."""
     names = [arg.arg for arg in function.args.posonlyargs + function.args.args]
     if position >= len(names):
         return False
     param = names[position]
     uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == param]
-    return all(isinstance(node.ctx, ast.Load) and _reads_items_only(node, parents) for node in uses)
+    return all(_reads_items_only(node, parents, local_defs, visiting) if isinstance(node.ctx, ast.Load)
+               else _binds_a_new_dict(node, parents) for node in uses)
+
+
+def _binds_a_new_dict(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    """``name = {...}`` or ``name = dict(...)``: the name then holds a dict nothing else does."""
+    parent = parents.get(id(name))
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is name):
+        return False
+    return _is_new_dict(parent.value)
+
+
+def _is_new_dict(value: ast.AST) -> bool:
+    return isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                           and value.func.id == "dict")
 
 
 # Array functions that make an array larger (or smaller) than their inputs.

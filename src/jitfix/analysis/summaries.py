@@ -249,5 +249,6 @@ class ModuleProgram(Program):
                                  key=lambda element: element.kind) for i in range(size))
         kind = strongest.kind
         return Verdict(kind, f"`{callee.name}(...)` returns a {KIND_NAMES[kind]} value for these arguments",
-                       strongest, elements=elements, array=all(result.array for result in results))
+                       strongest, elements=elements, array=all(result.array for result in results),
+                       scalar=all(result.scalar for result in results))
 

@@ -21,7 +21,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
-from jitfix.analysis.blocks import non_leaf_children, walk_body
+from jitfix.analysis.blocks import non_leaf_children, statement_holding, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -213,6 +213,9 @@ class TracedFunction:
     # pytree structure, every leaf one array (None: bodies of calls that disagree). Used only
     # while no other call reaches the function (``reached_otherwise``).
     param_shapes: dict[str, Verdict | None] = field(default_factory=dict)
+    # The same, from the values at the lax call of the function around the body: for each
+    # parameter, the calls that pass it and their argument (None: the loop's index).
+    param_operands: dict[str, list[tuple[ast.Call, ast.AST | None]]] = field(default_factory=dict)
     reached_otherwise: bool = False
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
@@ -246,7 +249,7 @@ class TracedFunction:
         for name in parameter_names(self.node):
             klass = self.param_classes.get(name)
             if name in self.traced_params:
-                shape = None if self.reached_otherwise else self.param_shapes.get(name)
+                shape = None if self.reached_otherwise else self._operand_shape(name) or self.param_shapes.get(name)
                 why = f"`{name}` is a traced argument of `{self.qualname}` ({self.how})"
                 verdicts[name] = Verdict(TRACED_KIND, why, klass=klass) if shape is None else \
                     Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass, array=shape.array)
@@ -256,6 +259,23 @@ class TracedFunction:
                 why = self.unknown_why.get(name, "no call is seen to pass it a tracer")
                 verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}`: {why}", klass=klass)
         return verdicts
+
+    def _operand_shape(self, name: str) -> Verdict | None:
+        """What the lax calls of the enclosing function pass the parameter, from the values
+        there (``lax.cond(p, f, g, ok)`` with ``ok = x > y``: one array), when they agree."""
+        calls = self.param_operands.get(name)
+        enclosing = self.enclosing
+        if not calls or enclosing is None or enclosing.imports is None:
+            return None
+        flow = enclosing.flow()
+        why = f"`{name}` is what {self.how} passes it"
+        shapes = [Verdict(TRACED_KIND, why, array=True) if operand is None
+                  else carried(operand, flow.at(statement).verdict, why)
+                  for call, operand in calls for statement in [statement_holding(enclosing.node, call)]
+                  if statement is not None]
+        if len(shapes) != len(calls) or len({_form(shape) for shape in shapes}) != 1:
+            return None
+        return shapes[0]
 
     def values(self, imports: ImportTable | None = None) -> ValueAnalysis:
         """Flow-insensitive classification; ``flow().at(statement)`` is per statement."""
@@ -463,6 +483,22 @@ def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
 def _callee_name(call: ast.Call) -> str | None:
     func = call.func
     return func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+
+
+def _body_operands(primitive: str, call: ast.Call) -> dict[int, ast.AST | None]:
+    """What a lax call passes its body, by parameter position, where the call plainly shows
+    it: the argument expression, or None for a loop's index."""
+    carry = lax_operand(call, *LOOP_CARRIES[primitive]) if primitive in LOOP_CARRIES else None
+    if primitive == "jax.lax.fori_loop":
+        return {0: None, 1: carry} if carry is not None else {0: None}
+    if primitive == "jax.lax.while_loop":
+        return {0: carry} if carry is not None else {}
+    if primitive == "jax.lax.scan":
+        return {index: operand for index, operand in enumerate([carry, lax_operand(call, *SCANNED)])
+                if operand is not None}
+    if primitive in ("jax.lax.cond", SWITCH) and not any(isinstance(arg, ast.Starred) for arg in call.args):
+        return dict(enumerate(call.args[3 if primitive == "jax.lax.cond" else 2:]))
+    return {}
 
 
 class _Scopes:
@@ -981,6 +1017,9 @@ class TracedFinder:
                 how = f"body of {primitive} at line {call.lineno}"
                 shapes = dict(zip(free, self._body_shapes(primitive, call, how)))
                 self._mark_params(resolved.function, frozenset(traced), frozenset(), how, shapes)
+                for index, operand in _body_operands(primitive, call).items():
+                    if index < len(free):
+                        self.traced[resolved.function].param_operands.setdefault(free[index], []).append((call, operand))
                 self.traced[resolved.function].is_lax_body = True
                 self.traced[resolved.function].staged = True
 

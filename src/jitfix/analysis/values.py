@@ -70,6 +70,8 @@ class Verdict:
     # lax.cond. Proven by what only an array gives: an ordering comparison of a tracer,
     # arithmetic on an array, a method lists and dicts do not have.
     array: bool = False
+    # A Python number or bool (static): a lax primitive makes one array of it.
+    scalar: bool = False
 
     @property
     def traced(self) -> bool:
@@ -93,6 +95,7 @@ class Verdict:
 
 
 STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
+PYTHON_NUMBER = Verdict(STATIC_KIND, "a literal", scalar=True)
 # Members a Python container has too: `xs.copy()` of a list of tracers is a list.
 _CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple)) | frozenset(dir(set))
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -109,6 +112,17 @@ def may_narrow(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp):
         return any(may_narrow(value) for value in test.values)
     return False
+
+
+def as_scalar(found: Verdict, scalar: bool) -> Verdict:
+    """The verdict, known to be a Python number or bool when ``scalar`` says so (and it is static)."""
+    return Verdict(found.kind, found.why, found.via, found.elements, found.klass, scalar=True) \
+        if scalar and found.static and not found.scalar else found
+
+
+def _one_array_in_lax(found: Verdict) -> bool:
+    """Whether a lax primitive makes one array of the value: an array, or a Python number."""
+    return found.array or (found.static and found.scalar)
 
 
 def as_array(found: Verdict, array: bool) -> Verdict:
@@ -133,7 +147,7 @@ def _lax_result(returned: list[Verdict], where: str) -> Verdict | None:
         return Verdict(TRACED_KIND, f"returned by {where}", elements=slots)  # type: ignore[arg-type]
     if any(found.elements is not None for found in returned):
         return None
-    return Verdict(TRACED_KIND, f"returned by {where}", array=all(found.array for found in returned))
+    return Verdict(TRACED_KIND, f"returned by {where}", array=all(_one_array_in_lax(found) for found in returned))
 
 
 # Where each lax loop takes its carry (position, keyword), and for scan the rows it scans.
@@ -165,7 +179,7 @@ def carried(init: ast.AST | None, verdict: Callable[[ast.AST], Verdict], why: st
 def _carried_leaves(found: Verdict, why: str) -> Verdict:
     if found.elements is not None:
         return Verdict(TRACED_KIND, why, found, elements=tuple(_carried_leaves(e, why) for e in found.elements))
-    return Verdict(TRACED_KIND, why, found, klass=found.klass, array=found.array)
+    return Verdict(TRACED_KIND, why, found, klass=found.klass, array=_one_array_in_lax(found))
 
 
 def _strongest(verdicts: list[Verdict], why: Callable[[Verdict], str]) -> Verdict:
@@ -283,7 +297,7 @@ class ValueAnalysis:
         return found[1]
 
     def _Constant(self, expr: ast.Constant) -> Verdict:
-        return STATIC_LITERAL
+        return PYTHON_NUMBER if isinstance(expr.value, int | float | complex) else STATIC_LITERAL
 
     def _JoinedStr(self, expr: ast.JoinedStr) -> Verdict:
         return Verdict(STATIC_KIND, "a string, formatted at trace time")
@@ -299,7 +313,9 @@ class ValueAnalysis:
             return found
         if expr.id in self.imports.aliases:
             return Verdict(STATIC_KIND, f"`{expr.id}` is an imported name")
-        if expr.id in {"True", "False", "None"}:
+        if expr.id in {"True", "False"}:
+            return PYTHON_NUMBER
+        if expr.id == "None":
             return STATIC_LITERAL
         return Verdict(UNKNOWN_KIND, f"`{expr.id}` is not bound in this function")
 
@@ -402,6 +418,8 @@ class ValueAnalysis:
                 return Verdict(UNKNOWN_KIND, "membership of a traced value", parts[0])
             return Verdict(STATIC_KIND, "membership in a Python container")
         found = _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
+        if found.static:
+            return as_scalar(found, True)  # a bool (a NumPy array of them, which lax takes as one array too)
         # `a < b` of a tracer is an array (tuples order by their elements' truth: it raises);
         # `==` is one when an operand is (tuples compare equal in Python).
         return as_array(found, any(part.array for part in parts)
@@ -410,12 +428,13 @@ class ValueAnalysis:
     def _BinOp(self, expr: ast.BinOp) -> Verdict:
         left, right = self._raw(expr.left), self._raw(expr.right)
         found = _strongest([left, right], lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
-        return as_array(found, left.array or right.array)
+        return as_scalar(as_array(found, left.array or right.array), left.scalar and right.scalar)
 
     def _UnaryOp(self, expr: ast.UnaryOp) -> Verdict:
         operand = self._raw(expr.operand)
         return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand,
-                       array=operand.array and not isinstance(expr.op, ast.Not))
+                       array=operand.array and not isinstance(expr.op, ast.Not),
+                       scalar=operand.static and (operand.scalar or isinstance(expr.op, ast.Not)))
 
     def _BoolOp(self, expr: ast.BoolOp) -> Verdict:
         """Each operand is evaluated where the ones before it let Python reach it: after
@@ -424,7 +443,8 @@ class ValueAnalysis:
         for value in expr.values:
             verdicts.append(self._within(view, value))
             view = view._narrowed(value, isinstance(expr.op, ast.And))
-        return _strongest(verdicts, lambda v: "`and`/`or` of a tracer" if v.traced else "`and`/`or`")
+        found = _strongest(verdicts, lambda v: "`and`/`or` of a tracer" if v.traced else "`and`/`or`")
+        return as_scalar(found, all(verdict.scalar for verdict in verdicts))  # it is one of them
 
     def _IfExp(self, expr: ast.IfExp) -> Verdict:
         test = self._raw(expr.test)

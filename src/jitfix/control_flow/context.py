@@ -15,9 +15,11 @@ from jitfix.analysis.blocks import (
     private_dicts,
     target_names,
     upward_exposed,
+    writes_outside,
 )
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 
@@ -70,6 +72,8 @@ class PlanContext:
     _loads: list[ast.Name] | None = None
     _private_dicts: frozenset[str] | None = None
     _closures: dict[str, tuple[ast.AST, frozenset[str]]] | None = None
+    # Where each function of the module a branch or body calls changes an object it does not make.
+    _changes_outside: dict[ast.AST, ast.stmt | ast.expr | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.sizes = SizeEvidence(self.arrays, self.imports)
@@ -145,6 +149,33 @@ class PlanContext:
                                        f"rewrite makes `{stale[0]}` a local of a new function, where a copy of a "
                                        "decorated helper or one with defaults would not mean the same"))
         return sorted(copies.values(), key=lambda statement: statement.lineno), problems
+
+    def changes_by_calls(self, statements: list[ast.stmt]) -> list[tuple[ast.AST, str]]:
+        """Calls in the statements of a function of the module that changes an object it does
+        not make (``bump(state)``, with ``def bump(d): d["n"] += 1``): a branch or loop body
+        is traced once, so the change would not follow the condition or the trips."""
+        found: list[tuple[ast.AST, str]] = []
+        modules = set(self.imports.aliases)
+        for node in ast.walk(ast.Module(body=statements, type_ignores=[])):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            definition = self._function_named(node.func.id)
+            if definition is None:
+                continue
+            if definition not in self._changes_outside:
+                self._changes_outside[definition] = writes_outside(definition, modules, self._function_named,
+                                                                   self.imports.resolve)
+            where = self._changes_outside[definition]
+            if where is not None:
+                found.append((node, f"`{node.func.id}(...)` changes an object it does not make (line {where.lineno}): "
+                                    "both branches run at trace time, so the change would happen whichever branch "
+                                    "is taken"))
+        return found
+
+    def _function_named(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def of this module a call of ``name`` in the function runs."""
+        program = self.flow.program
+        return program.scopes.lookup(self.function, name) if isinstance(program, ModuleProgram) else None
 
     def reads_of(self, copies: list[ast.stmt]) -> set[str]:
         """The names of the function the copied helpers read when called: inputs of the new

@@ -20,6 +20,8 @@ loop variable from the count, so a loop that runs zero times leaves the carry as
 from __future__ import annotations
 
 import ast
+import re
+from itertools import chain
 from typing import Callable, Iterator, Sequence, TypeVar
 
 from jitfix.analysis.blocks import (
@@ -112,16 +114,23 @@ def _ifs_holding_jumps(statements: list[ast.stmt]) -> Iterator[ast.If]:
                 yield from _ifs_holding_jumps(block)
 
 
+# How a branch's obstacle says why (blocks.obstacles), said of a loop body instead.
+_BRANCHES_RUN = re.compile(r"both branches run at trace time, so the (write|change) would happen whichever branch "
+                           r"is taken")
+
+
 def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.For | ast.While,
                    loops: int) -> Iterator[tuple[ast.AST, str]]:
     """What a loop's body function cannot hold (a function the body defines is its temporary,
     unless code after the loop reads it)."""
     read_after = lambda name: context.live_after(name, node, loops)  # noqa: E731
-    for where, reason in obstacles(statements, False, set(context.imports.aliases), read_after,
-                                   context.imports.resolve):
+    found = chain(obstacles(statements, False, set(context.imports.aliases), read_after, context.imports.resolve),
+                  context.changes_by_calls(statements))
+    for where, reason in found:
         if isinstance(where, ast.Break | ast.Continue | ast.Return):
             continue  # reported with the loop's own reason
-        yield where, reason.replace("a branch", "the loop body").replace("both branches run", "the body runs")
+        yield where, _BRANCHES_RUN.sub(r"the body is traced once, so the \1 would happen once, not once per trip",
+                                       reason.replace("a branch", "the loop body"))
     yield from framework_obstacles(statements, context.imports.resolve)
     yield from context.closure_copies([statements], _localized(statements, node))[1]
 
