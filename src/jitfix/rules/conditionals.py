@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.blocks import assigned_names, own_expressions, walk_body
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
@@ -141,6 +141,11 @@ def array_evidence(traced: TracedFunction) -> ArrayEvidence:
     return ArrayEvidence(traced.node, outer, traced.observed_arrays)
 
 
+def _bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names local to the function: its parameters and what its body binds."""
+    return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | assigned_names(function.body)
+
+
 class FunctionConditionals:
     """Everything JF101-JF103 need to know about one traced function."""
 
@@ -191,9 +196,17 @@ class FunctionConditionals:
 
     @property
     def boolean_names(self) -> frozenset[str]:
-        """Local names only ever bound to booleans (asked for only where a boolean site is fixed)."""
+        """Names only ever bound to booleans (asked for only where a boolean site is fixed):
+        the function's own, and those it reads from the traced functions around it."""
         if self._boolean_names is None:
-            self._boolean_names = boolean_names(self.traced.node, self._imports)
+            names = set(boolean_names(self.traced.node, self._imports))
+            local = _bound_in(self.traced.node)
+            enclosing = self.traced.enclosing
+            while enclosing is not None:
+                names |= boolean_names(enclosing.node, self._imports) - local
+                local |= _bound_in(enclosing.node)
+                enclosing = enclosing.enclosing
+            self._boolean_names = frozenset(names)
         return self._boolean_names
 
     def values_at(self, statement: ast.stmt) -> ValueAnalysis:
