@@ -83,9 +83,19 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     if any(f.code.startswith(CONTROL_FLOW) and (f.function == qualname or (f.function or "").startswith(qualname + "."))
            for f in result.findings):
         return None  # control flow left undone in the function: it is not restructured either
+    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=_restructured_lines(function, statement, lowering))
+
+
+def _restructured_lines(function: TracedFunction, statement: ast.If | ast.For | ast.While,
+                        lowering: Lowering) -> tuple[int, int]:
+    """The lines whose values the next round's lax rewrite may make operands: the statement
+    (its jumps become flags, its dict writes new dicts), or, for a continuation, the whole
+    function (the code after the statement moves into a function of its own)."""
+    if lowering is not Lowering.CONTINUATION:
+        return statement.lineno, statement.end_lineno or statement.lineno
     node = function.node
     first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=(first, node.end_lineno or node.lineno))
+    return first, node.end_lineno or node.lineno
 
 
 def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None:
