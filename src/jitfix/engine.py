@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import difflib
 import gc
 import multiprocessing
@@ -258,9 +259,38 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
         finding.fix.replacements = replacements(text, fixed)
 
 
+# How many restructurings (rules/lowering.py) the processing of one text checks, over all its
+# fix rounds and the checks nested in them: each check fixes a whole text again, and a long
+# function with many returning `if`s offers many more than ever take effect. Past the bound
+# the rest are reported as they are.
+MAX_LOWERING_CHECKS = 12
+
+
+@dataclass
+class LoweringChecks:
+    """The restructurings one text's processing has checked: how many more it may, and what
+    each restructured text (at its depth of nesting) gave, so that none is checked twice."""
+
+    left: int = MAX_LOWERING_CHECKS
+    results: dict[tuple[int, str], FileResult | None] = field(default_factory=dict)
+
+
+lowering_checks: contextvars.ContextVar[LoweringChecks | None] = contextvars.ContextVar("lowering_checks",
+                                                                                      default=None)
+
+
 def process_text(path: str, text: str, settings: Settings, options: Options,
                  project: Project | None = None) -> FileResult:
     """Everything for one module's text. Raises InputError for input that cannot be read."""
+    token = lowering_checks.set(LoweringChecks()) if lowering_checks.get() is None else None
+    try:
+        return _process_text(path, text, settings, options, project)
+    finally:
+        if token is not None:
+            lowering_checks.reset(token)
+
+
+def _process_text(path: str, text: str, settings: Settings, options: Options, project: Project | None) -> FileResult:
     result = FileResult(path=path)
     findings, tree = analyse(path, text, settings, project)
     result.parsed = _mentions_jax(text)  # parsed, or at least syntax-checked

@@ -52,8 +52,10 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         return None  # checking restructurings already, as deep as they go
     from jitfix.engine import (  # the engine drives the rules
         InternalError,
+        LoweringChecks,
         Options,
         apply_edits,
+        lowering_checks,
         process_text,
     )
     from jitfix.files import InputError
@@ -69,15 +71,26 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) \
             else cst.While
         edit = Edit(module.start_of(statement), node_type, restructure)
-    token = checking_lowered.set(checking_lowered.get() + 1)
     try:
         lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
-        result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
-    except (InternalError, InputError):
+    except InternalError:
         return None
-    finally:
-        checking_lowered.reset(token)
-    if result.new_text is None or still_undone(result.new_text):
+    checks = lowering_checks.get() or module.shared.setdefault("lowering checks", LoweringChecks())
+    key = (checking_lowered.get(), lowered_text)
+    if key not in checks.results:
+        if checks.left <= 0:
+            return None  # as many checked for this text as are worth the time
+        checks.left -= 1
+        depth, shared = checking_lowered.set(checking_lowered.get() + 1), lowering_checks.set(checks)
+        try:
+            checks.results[key] = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
+        except (InternalError, InputError):
+            checks.results[key] = None
+        finally:
+            checking_lowered.reset(depth)
+            lowering_checks.reset(shared)
+    result = checks.results[key]
+    if result is None or result.new_text is None or still_undone(result.new_text):
         return None
     qualname = function.qualname
     if any(f.code.startswith(CONTROL_FLOW) and (f.function == qualname or (f.function or "").startswith(qualname + "."))

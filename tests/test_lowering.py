@@ -1,0 +1,32 @@
+"""Restructurings are checked by fixing the restructured text again, nested; a function with
+many returning `if`s offers many. Their number per analysis is bounded and each text is
+checked once, so such a function is analysed in bounded time."""
+
+from pathlib import Path
+
+import jitfix.engine as engine
+from jitfix.config import Settings
+from jitfix.control_flow.context import checking_lowered
+from jitfix.engine import Options, process_text
+from jitfix.engine import MAX_LOWERING_CHECKS
+
+# A fuzzed program that took 100 s to check before the bound: one 90-line function, a
+# `while` with a `break`, and returning `if`s nested three deep.
+MANY_RETURNING_IFS = Path(__file__).parent / "data" / "many_returning_ifs.py"
+
+
+def test_restructurings_checked_per_analysis_are_bounded(monkeypatch):
+    nested: list[str] = []
+    real = engine.process_text
+
+    def counting(path, text, settings, options, *args, **kwargs):
+        if checking_lowered.get():
+            nested.append(text)
+        return real(path, text, settings, options, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "process_text", counting)
+    text = MANY_RETURNING_IFS.read_text()
+    result = process_text("many_returning_ifs.py", text, Settings(), Options(apply_fixes=False))
+    assert result.findings  # the function still gets its findings
+    assert 0 < len(nested) <= MAX_LOWERING_CHECKS
+    assert len(set(nested)) == len(nested)  # no text is checked twice
