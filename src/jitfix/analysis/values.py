@@ -72,6 +72,9 @@ class Verdict:
     array: bool = False
     # A Python number or bool (static): a lax primitive makes one array of it.
     scalar: bool = False
+    # One value, never a tuple or dict, whichever it is: one array or a Python number or bool
+    # (`done = step >= limit or err < tol`). Its truth is that of one value, as jnp takes it.
+    single: bool = False
 
     @property
     def traced(self) -> bool:
@@ -444,6 +447,8 @@ class ValueAnalysis:
             verdicts.append(self._within(view, value))
             view = view._narrowed(value, isinstance(expr.op, ast.And))
         found = _strongest(verdicts, lambda v: "`and`/`or` of a tracer" if v.traced else "`and`/`or`")
+        if found.traced and all(_one_array_in_lax(verdict) or verdict.single for verdict in verdicts):
+            return Verdict(found.kind, found.why, found.via, single=True)
         return as_scalar(found, all(verdict.scalar for verdict in verdicts))  # it is one of them
 
     def _IfExp(self, expr: ast.IfExp) -> Verdict:
@@ -811,7 +816,8 @@ class ArrayEvidence:
             return all(self.certain_truth(value, values) for value in test.values if values.is_traced(value))
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.certain_truth(test.operand, values)
-        return self.certain(test, calls=False) or values.verdict(test).array
+        found = values.verdict(test)
+        return self.certain(test, calls=False) or found.array or found.single
 
     def raises_on_truth(self, test: ast.AST, values: ValueAnalysis) -> bool:
         """Whether taking ``test``'s truth certainly asks a value that is certainly one traced
