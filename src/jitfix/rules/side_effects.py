@@ -49,7 +49,9 @@ class PrintInTracedCode(Rule):
         "writes `str(x)` (a float32 scalar shows the same shortest digits, `0.1`, not the float64 "
         "`0.10000000149011612` a plain field would); literal braces are escaped; values known at trace time "
         "(shapes, dtypes, static arguments) are formatted in Python (`str(x.shape)`) so they print "
-        "exactly as before. Safe too in a branch or loop body that the same fix makes a lax function, "
+        "exactly as before, but for Python numbers and bools, which are passed as they are (a float "
+        "prints float32's shortest digits): a later rewrite may make one an operand of a lax "
+        "function, and it then prints each call's value. Safe too in a branch or loop body that the same fix makes a lax function, "
         "whatever it prints: lax traces that code once, so a Python print there would run once, "
         "whichever branch is taken and however many trips the loop makes; what the lax function "
         "takes in (its operands and carry) prints as the tracer it becomes there. Unsafe elsewhere "
@@ -127,7 +129,16 @@ def _formats_static(call: ast.Call, values: ValueAnalysis) -> bool:
     """Whether the fix formats a printed value in Python, as static (literals aside)."""
     printed = [part.value if isinstance(part, ast.FormattedValue) else part for arg in call.args
                for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])]
-    return any(not isinstance(value, ast.Constant) and not values.is_traced(value) for value in printed)
+    return any(not isinstance(value, ast.Constant) and not values.is_traced(value)
+               and not values.verdict(value).scalar for value in printed)
+
+
+def _formatted_in_python(value: ast.AST, values: ValueAnalysis) -> bool:
+    """Whether the fix formats a printed value in Python (``str(n)``): it is static and not a
+    Python number or bool. A number is passed to jax.debug.print as it is, which prints it as
+    Python does (a float with float32's shortest digits); a later rewrite may make it an
+    operand or carry of a lax function, a tracer, and it then prints each call's value."""
+    return values.is_static(value) and not values.verdict(value).scalar
 
 
 def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
@@ -286,7 +297,7 @@ class _FormatBuilder:
         if isinstance(parsed, ast.Constant) and not isinstance(parsed.value, bytes) and not conversion and not spec:
             self.text.append(_escape_braces(str(parsed.value)))
             return
-        if parsed is not None and self.values.is_static(parsed):
+        if parsed is not None and _formatted_in_python(parsed, self.values):
             # Format a trace-time value in Python so it prints exactly as before
             # (a shape passed as an argument would print as a tuple of arrays).
             key = f"{conversion}:{spec}:{text}"
@@ -314,7 +325,8 @@ class _FormatBuilder:
             # `print(x)` writes str(x): for a float32 scalar the shortest digits (0.1), where
             # a plain field would format the float64 it converts to (0.10000000149011612).
             parsed = self._classify(code(expression).strip())
-            traced = parsed is not None and not isinstance(parsed, ast.Constant) and not self.values.is_static(parsed)
+            traced = parsed is not None and not isinstance(parsed, ast.Constant) \
+                and not _formatted_in_python(parsed, self.values)
             self.add_field(expression, "s" if traced else None)
 
     def _add_fstring(self, string: cst.FormattedString) -> None:
