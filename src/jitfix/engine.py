@@ -263,7 +263,7 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
 # fix rounds and the checks nested in them: each check fixes a whole text again, and a long
 # function with many returning `if`s offers many more than ever take effect. Past the bound
 # the rest are reported as they are.
-MAX_LOWERING_CHECKS = 12
+MAX_LOWERING_CHECKS = 8
 
 
 @dataclass
