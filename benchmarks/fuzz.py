@@ -428,17 +428,20 @@ class Miscompiled(AssertionError):
     pass
 
 
-def fuzz(count: int, seed: int) -> Tally:
+def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0) -> Tally:
     """Try ``count`` programs drawn by hypothesis; stop at the first miscompiled or broken
-    rewrite, shrunk (the other failures are counted and shown, not shrunk)."""
+    rewrite, shrunk (the other failures are counted and shown, not shrunk). With
+    ``keep_going``, every program is tried and every failure kept, unshrunk: the counts of a
+    long run. ``progress``: print the counts to stderr every that many programs."""
     from hypothesis import HealthCheck, Phase, given, settings, strategies
     from hypothesis import seed as hypothesis_seed
 
     tally = Tally()
     shrinking = False
+    phases = [Phase.generate] if keep_going else [Phase.generate, Phase.shrink]
 
     @hypothesis_seed(seed)
-    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
+    @settings(max_examples=count, deadline=None, database=None, phases=phases,
               suppress_health_check=list(HealthCheck))
     @given(strategies.randoms(use_true_random=False))
     def one_program(rng: random.Random) -> None:
@@ -447,7 +450,9 @@ def fuzz(count: int, seed: int) -> Tally:
         code = generator.program()
         seen = Tally() if shrinking else tally  # shrink attempts are not counted
         check_program(code, seen, generator.features)
-        if seen.failed and (shrinking or seen.counts["miscompiled"] or seen.counts["broken"]):
+        if progress and not shrinking and tally.tried % progress == 0:
+            print(_counts(tally), file=sys.stderr, flush=True)
+        if seen.failed and not keep_going and (shrinking or seen.counts["miscompiled"] or seen.counts["broken"]):
             shrinking = True
             raise Miscompiled(seen.failures[-1])
 
@@ -464,13 +469,22 @@ def fuzz(count: int, seed: int) -> Tally:
     return tally
 
 
+def _counts(tally: Tally) -> str:
+    return "fuzz: tried {}, {}".format(tally.tried, ", ".join(
+        f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="programs to try")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=3, help="miscompiled programs to print")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="try every program and keep every failure, unshrunk (long runs)")
+    parser.add_argument("--progress", type=int, default=0, metavar="K",
+                        help="print the counts to stderr every K programs")
     args = parser.parse_args(argv)
-    tally = fuzz(args.n, args.seed)
+    tally = fuzz(args.n, args.seed, keep_going=args.keep_going, progress=args.progress)
     for failure in tally.failures[: args.show]:
         print(failure, end="\n\n")
     print(f"skipped {tally.skipped} programs whose original fails eagerly on some input")
@@ -480,8 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     print("declined, the most common reasons (programs):")
     for reason, count in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
         print(f"  {count:5}  {reason}")
-    print("fuzz: tried {}, {}".format(tally.tried, ", ".join(
-        f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES)))
+    print(_counts(tally))
     return 1 if tally.failed else 0
 
 
