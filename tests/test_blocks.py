@@ -37,3 +37,15 @@ def test_a_walrus_in_a_comprehension_binds_around_it() -> None:
 
 def test_a_name_read_before_it_is_bound_stays_exposed() -> None:
     assert _exposed("y = x + 1\nx = 2\n") == {"x"}
+
+
+def test_a_name_bound_on_some_paths_and_bound_again_before_it_is_read_is_not_exposed() -> None:
+    # The path that skips the first binding never reads the old value: the later read sees
+    # the second binding on every path.
+    assert _exposed("if c:\n    t = 1\n    y = t\nt = 2\nz = t\n") == {"c"}
+
+
+def test_a_name_bound_on_some_paths_and_read_before_it_is_bound_again_is_exposed() -> None:
+    assert _exposed("if c:\n    t = 1\nz = t\nt = 2\n") == {"c", "t"}
+    assert _exposed("if c:\n    t = 1\nif d:\n    t = 2\nz = t\n") == {"c", "d", "t"}
+    assert upward_exposed(ast.parse("if c:\n    t = 1\nt2 = 0\n").body, {"t"}) == {"c", "t"}

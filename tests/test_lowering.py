@@ -2,6 +2,7 @@
 many returning `if`s offers many. Their number per analysis is bounded and each text is
 checked once, so such a function is analysed in bounded time."""
 
+import sys
 from pathlib import Path
 
 import jitfix.engine as engine
@@ -13,6 +14,10 @@ from jitfix.engine import MAX_LOWERING_CHECKS
 # A fuzzed program that took 100 s to check before the bound: one 90-line function, a
 # `while` with a `break`, and returning `if`s nested three deep.
 MANY_RETURNING_IFS = Path(__file__).parent / "data" / "many_returning_ifs.py"
+# A fuzzed program whose dict write in a branch is restructured first; checking that, the
+# nested checks find that the returning `if`s in a branch block with a loop after them can be
+# restructured too, which is all the bound leaves room for.
+RETURN_IN_A_BRANCH_BLOCK = Path(__file__).parent / "data" / "return_in_a_branch_block_after_a_dict_write.py"
 
 
 def test_restructurings_checked_per_analysis_are_bounded(monkeypatch):
@@ -30,3 +35,12 @@ def test_restructurings_checked_per_analysis_are_bounded(monkeypatch):
     assert result.findings  # the function still gets its findings
     assert 0 < len(nested) <= MAX_LOWERING_CHECKS
     assert len(set(nested)) == len(nested)  # no text is checked twice
+
+
+def test_a_restructuring_that_worked_checked_deeper_stands_at_the_top():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import fuzz
+
+    tally = fuzz.Tally()
+    fuzz.check_program(RETURN_IN_A_BRANCH_BLOCK.read_text(), tally)
+    assert tally.counts["fixed"] == 1, tally.failures or tally.declines  # eager = jitted rewrite, idempotent

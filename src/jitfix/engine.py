@@ -269,10 +269,11 @@ MAX_LOWERING_CHECKS = 8
 @dataclass
 class LoweringChecks:
     """The restructurings one text's processing has checked: how many more it may, and what
-    each restructured text (at its depth of nesting) gave, so that none is checked twice."""
+    each restructured text gave and at which depth of nesting it was checked, so that none is
+    checked twice (``rules/lowering.py`` says when a check at another depth stands)."""
 
     left: int = MAX_LOWERING_CHECKS
-    results: dict[tuple[int, str], FileResult | None] = field(default_factory=dict)
+    results: dict[str, tuple[int, FileResult | None]] = field(default_factory=dict)
 
 
 lowering_checks: contextvars.ContextVar[LoweringChecks | None] = contextvars.ContextVar("lowering_checks",

@@ -295,23 +295,22 @@ def upward_exposed(statements: list[ast.stmt], live_out: frozenset[str] | set[st
     """Names that may be read before the statements have certainly bound them.
 
     A name bound only on some paths inside a compound statement (an ``if`` without ``else``, a
-    loop that may not run) counts as read there when it is read later -- by a later statement,
-    or after the block (``live_out``): the path that skips the binding keeps, and so needs, the
-    value from before.
+    loop that may not run) counts as read there when it may be read later before it is bound
+    again -- by a later statement, or after the block (``live_out``): the path that skips the
+    binding keeps, and so needs, the value from before.
     """
+    # Backwards, with what is live after each statement: the names a later statement may read
+    # before binding them, or that are live after the block and not certainly bound between.
+    # (A later read of a name that statement binds first does not count.)
     exposed: set[str] = set()
-    written: set[str] = set()
-    reads_after = [set(live_out)]
+    live = set(live_out)
     for statement in reversed(statements):
-        reads_after.append(reads_after[-1] | loaded_names([statement]))
-    reads_after.reverse()  # reads_after[i + 1]: what statements after i (and after the block) read
-    for index, statement in enumerate(statements):
-        exposed.update(_exposed_by(statement, reads_after[index + 1]) - written)
+        reads = _exposed_by(statement, live)
         certain = _definitely_assigned_by(statement)
+        exposed = reads | (exposed - certain)
         if not isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
-            maybe = assigned_names([statement]) - certain - written
-            exposed.update(maybe & reads_after[index + 1])
-        written |= certain
+            exposed |= (assigned_names([statement]) - certain) & live
+        live = reads | (live - certain)
     return exposed
 
 

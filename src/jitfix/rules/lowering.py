@@ -25,6 +25,7 @@ from jitfix.findings import Edit, EditContext, EditError, Fix, Safety
 from jitfix.rules.base import ModuleContext
 
 if TYPE_CHECKING:
+    from jitfix.engine import FileResult
     from jitfix.findings import Replaced
 
 DESCRIPTIONS = {
@@ -50,15 +51,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     """The restructuring of ``statement``, if the rewrite then takes everything in the function."""
     if checking_lowered.get() >= MAX_NESTED_LOWERINGS:
         return None  # checking restructurings already, as deep as they go
-    from jitfix.engine import (  # the engine drives the rules
-        InternalError,
-        LoweringChecks,
-        Options,
-        apply_edits,
-        lowering_checks,
-        process_text,
-    )
-    from jitfix.files import InputError
+    from jitfix.engine import InternalError, apply_edits  # the engine drives the rules
 
     if lowering is Lowering.CONTINUATION:
         assert isinstance(statement, ast.If)
@@ -75,28 +68,50 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
     except InternalError:
         return None
-    checks = lowering_checks.get() or module.shared.setdefault("lowering checks", LoweringChecks())
-    key = (checking_lowered.get(), lowered_text)
-    if key not in checks.results:
-        if checks.left <= 0:
-            return None  # as many checked for this text as are worth the time
-        checks.left -= 1
-        depth, shared = checking_lowered.set(checking_lowered.get() + 1), lowering_checks.set(checks)
-        try:
-            checks.results[key] = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
-        except (InternalError, InputError):
-            checks.results[key] = None
-        finally:
-            checking_lowered.reset(depth)
-            lowering_checks.reset(shared)
-    result = checks.results[key]
-    if result is None or result.new_text is None or still_undone(result.new_text):
+    if not _checked(module, lowered_text, lambda result: _rewrites_all(result, function, still_undone)):
         return None
-    qualname = function.qualname
-    if any(f.code.startswith(CONTROL_FLOW) and (f.function == qualname or (f.function or "").startswith(qualname + "."))
-           for f in result.findings):
-        return None  # control flow left undone in the function: it is not restructured either
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=_restructured_lines(function, statement, lowering))
+
+
+def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResult | None], bool]) -> bool:
+    """Whether what ``fix`` makes of ``lowered_text`` ``works``; False too when no more checks
+    are worth the time. A check made deeper in the nesting (fewer
+    restructurings allowed under it) that worked stands here too, as one made shallower that
+    did not: more room to restructure does not undo a rewrite that took everything."""
+    from jitfix.engine import InternalError, LoweringChecks, Options, lowering_checks, process_text
+    from jitfix.files import InputError
+
+    checks = lowering_checks.get() or module.shared.setdefault("lowering checks", LoweringChecks())
+    depth = checking_lowered.get()
+    if lowered_text in checks.results:
+        checked_at, result = checks.results[lowered_text]
+        worked = works(result)
+        if checked_at == depth or (checked_at > depth) == worked:
+            return worked
+    if checks.left <= 0:
+        return False  # as many checked for this text as are worth the time
+    checks.left -= 1
+    deeper, shared = checking_lowered.set(depth + 1), lowering_checks.set(checks)
+    try:
+        result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
+    except (InternalError, InputError):
+        result = None
+    finally:
+        checking_lowered.reset(deeper)
+        lowering_checks.reset(shared)
+    checks.results[lowered_text] = (depth, result)
+    return works(result)
+
+
+def _rewrites_all(result: FileResult | None, function: TracedFunction, still_undone: Callable[[str], bool]) -> bool:
+    """Whether ``fix`` rewrote the restructured text with no control flow left undone in the
+    function (other findings there, a trace-time log or a stale global, are its own)."""
+    if result is None or result.new_text is None or still_undone(result.new_text):
+        return False
+    qualname = function.qualname
+    return not any(f.code.startswith(CONTROL_FLOW) and (f.function == qualname or
+                                                         (f.function or "").startswith(qualname + "."))
+                   for f in result.findings)
 
 
 def _restructured_lines(function: TracedFunction, statement: ast.If | ast.For | ast.While,
