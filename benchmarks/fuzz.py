@@ -449,9 +449,13 @@ def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0) -> 
         generator = ProgramGenerator(rng)
         code = generator.program()
         seen = Tally() if shrinking else tally  # shrink attempts are not counted
+        failures = len(seen.failures)
         check_program(code, seen, generator.features)
-        if progress and not shrinking and tally.tried % progress == 0:
-            print(_counts(tally), file=sys.stderr, flush=True)
+        if progress and not shrinking:
+            for failure in seen.failures[failures:]:
+                print(failure, end="\n\n", file=sys.stderr, flush=True)  # a long run's failures, as found
+            if tally.tried % progress == 0:
+                print(_counts(tally), file=sys.stderr, flush=True)
         if seen.failed and not keep_going and (shrinking or seen.counts["miscompiled"] or seen.counts["broken"]):
             shrinking = True
             raise Miscompiled(seen.failures[-1])
@@ -482,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-going", action="store_true",
                         help="try every program and keep every failure, unshrunk (long runs)")
     parser.add_argument("--progress", type=int, default=0, metavar="K",
-                        help="print the counts to stderr every K programs")
+                        help="print the counts to stderr every K programs, and each failure as found")
     args = parser.parse_args(argv)
     tally = fuzz(args.n, args.seed, keep_going=args.keep_going, progress=args.progress)
     for failure in tally.failures[: args.show]:
