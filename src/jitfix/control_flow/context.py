@@ -62,7 +62,8 @@ class PlanContext:
     carried_at: dict[int, frozenset[str]] = field(default_factory=dict)  # statement -> names traced around it
     non_scalar: list[tuple[ast.If, int]] = field(default_factory=list)  # tests on arrays of that many elements
     # -- where the walk is
-    carried: frozenset[str] = frozenset()  # carries of the planned loops being walked
+    carried: frozenset[str] = frozenset()  # carries and loop variables of the planned loops being walked
+    returned: frozenset[str] = frozenset()  # carries of the planned loops being walked: what their bodies return
     operands: frozenset[str] = frozenset()  # operands of the planned ifs being walked
     # The statements after the one being walked, in each enclosing block, innermost last;
     # and where in that stack the body of each loop being rewritten starts.
@@ -232,7 +233,7 @@ class PlanContext:
 
     def live_after(self, name: str, node: ast.If | ast.For | ast.While, loops: int) -> bool:
         """Whether code that runs after ``node`` (``loops`` Python loops deep) may read ``name``."""
-        if name in self.carried:
+        if name in self.returned:
             return True  # the body of a loop being rewritten returns its whole carry
         inside = {id(child) for child in ast.walk(node)}
         if not any(load.id == name and id(load) not in inside for load in self.loads):

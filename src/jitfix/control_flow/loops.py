@@ -237,23 +237,25 @@ class LoopPlanner:
                 plan.counter = unique_name(f"{target}_pass", context.taken)
             plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
         context.plans[node] = plan
-        self.walk_body(body, set(carry) | ({target} if target else set()), loops, mark=True)
+        self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True)
         return None
 
-    def walk_body(self, body: list[ast.stmt], names: set[str], loops: int, mark: bool) -> None:
+    def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool) -> None:
         """Plan inside a body that becomes a function: its carry and loop variables are its
-        own names there, and tracers."""
+        own names there, and tracers; what it returns is its carry (not its loop variables,
+        which each pass is given)."""
         context = self.context
-        outer = context.carried
-        context.carried = frozenset(outer | names)
+        outer, outer_returned = context.carried, context.returned
+        context.carried = frozenset(outer | carry | targets)
+        context.returned = frozenset(outer_returned | carry)
         if mark:
             context.mark_traced_inside(body)
         context.rewritten_loop_levels.append((len(context.rests), loops + 1))
         try:
-            self.walk(body, names, False, loops + 1)
+            self.walk(body, carry | targets, False, loops + 1)
         finally:
             context.rewritten_loop_levels.pop()
-            context.carried = outer
+            context.carried, context.returned = outer, outer_returned
 
     def _carry(self, node: ast.For | ast.While, body: list[ast.stmt], target: str | None, flag: str | None,
                bound: set[str], loops: int, copied_reads: set[str]) -> list[str] | None:

@@ -108,7 +108,7 @@ class ScanPlanner:
                         enumerated=enumerated, outputs=outputs,
                         initializers=[statement for statement in initializers if statement is not None])
         context.plans[node] = plan
-        self.loops.walk_body(node.body, set(carry) | set(names), loops, mark=False)
+        self.loops.walk_body(node.body, set(carry), set(names), loops, mark=False)
         return None
 
     def _outputs(self, node: ast.For, values: dict[str, ast.expr]) -> list[Output] | str:
