@@ -511,6 +511,20 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
     return None
 
 
+def local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The names local to a function: its parameters and what its body binds (not the names
+    it declares ``global`` or ``nonlocal``)."""
+    parameters = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return parameters
+    return parameters | (assigned_names(function.body) - declared_names(function))
+
+
+def declared_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function declares ``global`` or ``nonlocal``."""
+    return {name for node in walk_body(function) if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
+
+
 def closures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[ast.AST, frozenset[str]]]:
     """The functions ``function`` defines (``def g``, ``g = lambda``), each with its node and
     the names of ``function`` it reads when called -- its own, and those of the closures it

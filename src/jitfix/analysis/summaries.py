@@ -13,7 +13,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from jitfix.analysis.blocks import closures, own_expressions, walk_body
+from jitfix.analysis.blocks import closures, local_names, own_expressions, walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -120,14 +120,36 @@ class ModuleProgram(Program):
         return owner._summarise(callee, params, values.staged)
 
     def _closure_reads(self, scope: ast.AST, callee: FunctionNode, values: ValueAnalysis) -> State:
-        """A function defined in the calling function reads that function's names as they
-        are when it is called: each has the kind it has at the call."""
-        if self.scopes.parent.get(callee) is not scope or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        """A function defined in the calling function, or in a function around it, reads that
+        function's names as they are when it is called: each has the kind it has at the call
+        (a branch function calling a helper of the function around it sees the same names),
+        unless a function between them binds the name itself (the helper does not see that
+        binding: its kind there is not known)."""
+        definer = self.scopes.parent.get(callee)
+        if not isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef):
             return {}
-        reads = self._closures.get(scope)
+        between = self._scopes_between(scope, definer)
+        if between is None:
+            return {}
+        reads = self._closures.get(definer)
         if reads is None:
-            reads = self._closures[scope] = {node: names for node, names in closures(scope).values()}
-        return {name: values.verdict(ast.Name(id=name, ctx=ast.Load())) for name in reads.get(callee, ())}
+            reads = self._closures[definer] = {node: names for node, names in closures(definer).values()}
+        shadowed = {name for function in between for name in local_names(function)}
+        unknown = Verdict(UNKNOWN_KIND, "a name a function between the helper and its caller binds again")
+        return {name: unknown if name in shadowed else values.verdict(ast.Name(id=name, ctx=ast.Load()))
+                for name in reads.get(callee, ())}
+
+    def _scopes_between(self, scope: ast.AST, definer: ast.AST) -> list[FunctionNode] | None:
+        """The functions from ``scope`` out to ``definer`` (excluded), when ``definer`` is
+        ``scope`` or encloses it through functions only; else None."""
+        between: list[FunctionNode] = []
+        current: ast.AST | None = scope
+        while current is not definer:
+            if not isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+                return None
+            between.append(current)
+            current = self.scopes.parent.get(current)
+        return between
 
     def _summarise(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:
         key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), staged)

@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.blocks import declared_names, walk_body
 from jitfix.analysis.catalogue import (
     ARGUMENT_BUILTINS,
     ARGUMENT_MODULES,
@@ -706,11 +706,13 @@ class ArrayEvidence:
     """
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: ArrayEvidence | None = None,
-                 observed: frozenset[str] = frozenset()):
+                 known: frozenset[str] = frozenset()):
         self.function = function
         self.outer = outer  # the enclosing function's evidence, for the names it closes over
         self.params = set(parameter_names(function))
-        self.observed = observed  # parameters a run saw holding tracers (`jitfix run`)
+        # Parameters known to hold arrays: a run saw tracers there (`jitfix run`), or every
+        # call of a local function passes one.
+        self.known = known
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
         self._declared: set[str] | None = None
@@ -728,8 +730,7 @@ class ArrayEvidence:
     def declared(self) -> set[str]:
         """Names the function declares ``global`` or ``nonlocal``: read before any binding."""
         if self._declared is None:
-            self._declared = {name for node in walk_body(self.function) if isinstance(node, ast.Global | ast.Nonlocal)
-                              for name in node.names}
+            self._declared = declared_names(self.function)
         return self._declared
 
     @property
@@ -747,7 +748,7 @@ class ArrayEvidence:
                                                           *arguments.kwonlyargs)
                                       if _names_an_array_type(arg.annotation))
             self._array_params.update(_scalar_parameters(arguments))
-            self._array_params.update(self.observed & self.params)
+            self._array_params.update(self.known & self.params)
         return self._array_params
 
     def _collect(self) -> None:

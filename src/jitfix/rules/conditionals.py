@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, own_expressions, walk_body
+from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body
 from jitfix.analysis.traced import TracedFunction
-from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
+from jitfix.analysis.values import ArrayEvidence, ValueAnalysis, positional_names
 from jitfix.control_flow.boolean_expressions import (
     boolean_names,
     boolop_edit,
@@ -136,14 +136,57 @@ def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, i
 
 def array_evidence(traced: TracedFunction) -> ArrayEvidence:
     """What the function's own bindings, and those of the traced functions around it (for
-    the names it closes over), prove to be arrays."""
+    the names it closes over), prove to be arrays; and, for a function defined in a traced
+    function and only ever called there, the parameters every call passes an array."""
     outer = array_evidence(traced.enclosing) if traced.enclosing is not None else None
-    return ArrayEvidence(traced.node, outer, traced.observed_arrays)
+    passed = _passed_arrays(traced.node, traced.enclosing.node, outer) \
+        if traced.enclosing is not None and outer is not None else frozenset()
+    return ArrayEvidence(traced.node, outer, traced.observed_arrays | passed)
 
 
-def _bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names local to the function: its parameters and what its body binds."""
-    return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | assigned_names(function.body)
+def _passed_arrays(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, definer: ast.AST,
+                   definer_evidence: ArrayEvidence) -> frozenset[str]:
+    """The parameters of ``function`` (a def in ``definer``) that every call passes a value
+    certainly an array (``_after_if(a, ok)`` with ``ok = x > y`` around it), when the name is
+    only ever called: a function handed on (to ``lax.cond``, say) may get anything."""
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or \
+            function.args.vararg or function.args.kwarg:
+        return frozenset()
+    if not isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef) or \
+            not any(node is function for node in walk_body(definer)):
+        return frozenset()  # defined in a function that is not traced
+    positional = positional_names(function)
+    certain: set[str] | None = None
+    for call, caller_evidence in _calls_in(definer, function, definer_evidence):
+        if call is None:
+            return frozenset()  # the name is read other than as a call, or bound again
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+            return frozenset()
+        passed = {**dict(zip(positional, call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
+        arrays = {name for name, value in passed.items() if caller_evidence.certain(value, calls=False)}
+        certain = arrays if certain is None else certain & arrays
+    return frozenset(certain or ())
+
+
+def _calls_in(function: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.FunctionDef | ast.AsyncFunctionDef,
+              evidence: ArrayEvidence) -> Iterator[tuple[ast.Call | None, ArrayEvidence]]:
+    """Each read of ``target``'s name in ``function`` and the defs in it, as the call it makes,
+    with the array evidence of the function the call is in; None for a read that is not a
+    call's function, or another binding of the name."""
+    name = target.name
+    nodes = list(walk_body(function))
+    called = {id(node.func): node for node in nodes if isinstance(node, ast.Call)}
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id == name:
+            call = called.get(id(node)) if isinstance(node.ctx, ast.Load) else None
+            yield call, evidence
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name == name and node is not target:
+                yield None, evidence  # another function of the same name
+            yield from _calls_in(node, target, ArrayEvidence(node, evidence))
+        elif isinstance(node, ast.Lambda | ast.ClassDef) and any(
+                isinstance(child, ast.Name) and child.id == name for child in ast.walk(node)):
+            yield None, evidence  # read where the evidence is not followed
 
 
 class FunctionConditionals:
@@ -200,11 +243,11 @@ class FunctionConditionals:
         the function's own, and those it reads from the traced functions around it."""
         if self._boolean_names is None:
             names = set(boolean_names(self.traced.node, self._imports))
-            local = _bound_in(self.traced.node)
+            local = local_names(self.traced.node)
             enclosing = self.traced.enclosing
             while enclosing is not None:
                 names |= boolean_names(enclosing.node, self._imports) - local
-                local |= _bound_in(enclosing.node)
+                local |= local_names(enclosing.node)
                 enclosing = enclosing.enclosing
             self._boolean_names = frozenset(names)
         return self._boolean_names

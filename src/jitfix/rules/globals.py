@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, walk_body
+from jitfix.analysis.blocks import assigned_names, declared_names, local_names, walk_body
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction
@@ -101,19 +101,15 @@ def _module_level_names(tree: ast.Module) -> tuple[set[str], bool]:
     return seen, rebound
 
 
-def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-    return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)} | (
-        assigned_names(function.body) if isinstance(function.body, list) else set())
-
-
 def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[ast.AST, ast.AST]) -> list[str]:
     """Names the function reads that are bound neither in it nor in a function around it
-    (a closure's names are the enclosing call's, not globals), in order."""
-    local = _local_names(function)
+    (a closure's names are the enclosing call's, not globals), in order. A name it declares
+    `global` (or `nonlocal`) is not among them: it writes it too, which JF402 reports."""
+    local = local_names(function) | declared_names(function)
     scope = parents.get(function)
     while scope is not None:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            local |= _local_names(scope)
+            local |= local_names(scope) | declared_names(scope)
         scope = parents.get(scope)
     order: list[str] = []
     for node in walk_body(function):
@@ -644,7 +640,7 @@ def _local_where(call: ast.Call, names: list[str], parents: dict[int, ast.AST]) 
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             declared = set() if isinstance(scope, ast.Lambda) else {  # a lambda holds no `global`
                 name for node in walk_body(scope) if isinstance(node, ast.Global) for name in node.names}
-            bound = (_local_names(scope) - declared) & set(names)
+            bound = (local_names(scope) - declared) & set(names)
             if bound:
                 return sorted(bound)[0]
         elif isinstance(scope, ast.ClassDef):

@@ -88,9 +88,10 @@ def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResu
         worked = works(result)
         if checked_at == depth or (checked_at > depth) == worked:
             return worked
-    if checks.left <= 0:
+    if checks.left <= 0 or checks.left_in_all_rounds <= 0:
         return False  # as many checked for this text as are worth the time
     checks.left -= 1
+    checks.left_in_all_rounds -= 1
     deeper, shared = checking_lowered.set(depth + 1), lowering_checks.set(checks)
     try:
         result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))

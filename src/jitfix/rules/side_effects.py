@@ -12,7 +12,7 @@ import re
 import string
 from typing import Iterator
 
-from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.blocks import local_names, own_expressions, walk_body
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -473,7 +473,7 @@ class TraceTimeSideEffect(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
-            local = _local_names(traced.node)
+            local = local_names(traced.node)
             # A def called by the function around it runs in that function's trace: what it
             # puts in that function's names stays in the trace. (A lax body or a jitted def
             # has a trace of its own: a tracer it leaves there leaks.)
@@ -539,17 +539,7 @@ def _enclosing_names(function: ast.AST, parents: dict[ast.AST, ast.AST]) -> set[
     scope = parents.get(function)
     while scope is not None:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            names |= _local_names(scope)
+            names |= local_names(scope)
         scope = parents.get(scope)
     return names
 
-
-def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Parameters and names bound in the function (not declared global/nonlocal)."""
-    declared = {name for node in walk_body(function) if isinstance(node, ast.Global | ast.Nonlocal)
-                for name in node.names}
-    names = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    for node in walk_body(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names - declared
