@@ -134,14 +134,18 @@ def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, i
     return None
 
 
-def array_evidence(traced: TracedFunction) -> ArrayEvidence:
+def array_evidence(traced: TracedFunction, found: dict[ast.AST, ArrayEvidence]) -> ArrayEvidence:
     """What the function's own bindings, and those of the traced functions around it (for
     the names it closes over), prove to be arrays; and, for a function defined in a traced
-    function and only ever called there, the parameters every call passes an array."""
-    outer = array_evidence(traced.enclosing) if traced.enclosing is not None else None
-    passed = _passed_arrays(traced.node, traced.enclosing.node, outer) \
-        if traced.enclosing is not None and outer is not None else frozenset()
-    return ArrayEvidence(traced.node, outer, traced.observed_arrays | passed)
+    function and only ever called there, the parameters every call passes an array.
+    ``found``: the evidence of the module's functions so far (nested ones share it)."""
+    evidence = found.get(traced.node)
+    if evidence is None:
+        outer = array_evidence(traced.enclosing, found) if traced.enclosing is not None else None
+        passed = _passed_arrays(traced.node, traced.enclosing.node, outer) \
+            if traced.enclosing is not None and outer is not None else frozenset()
+        evidence = found[traced.node] = ArrayEvidence(traced.node, outer, traced.observed_arrays | passed)
+    return evidence
 
 
 def _passed_arrays(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, definer: ast.AST,
@@ -202,7 +206,7 @@ class FunctionConditionals:
                 node.id for node in ast.walk(function) if isinstance(node, ast.Name)
             } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
 
-        arrays = self.arrays = array_evidence(traced)
+        arrays = self.arrays = array_evidence(traced, module.shared.setdefault("array evidence", {}))
         options = PlanningOptions(
             loop_strategy=module.settings.loop_strategy,
             scan_static_loops=module.settings.scan_static_loops,

@@ -101,15 +101,19 @@ def _module_level_names(tree: ast.Module) -> tuple[set[str], bool]:
     return seen, rebound
 
 
-def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[ast.AST, ast.AST]) -> list[str]:
+def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[ast.AST, ast.AST],
+                bound: dict[ast.AST, set[str]]) -> list[str]:
     """Names the function reads that are bound neither in it nor in a function around it
     (a closure's names are the enclosing call's, not globals), in order. A name it declares
-    `global` (or `nonlocal`) is not among them: it writes it too, which JF402 reports."""
-    local = local_names(function) | declared_names(function)
-    scope = parents.get(function)
+    `global` (or `nonlocal`) is not among them: it writes it too, which JF402 reports.
+    ``bound``: each function's own names, as far as computed (nested functions share them)."""
+    local: set[str] = set()
+    scope: ast.AST | None = function
     while scope is not None:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            local |= local_names(scope) | declared_names(scope)
+            if scope not in bound:
+                bound[scope] = local_names(scope) | declared_names(scope)
+            local |= bound[scope]
         scope = parents.get(scope)
     order: list[str] = []
     for node in walk_body(function):
@@ -126,6 +130,7 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
     parameter of that function is what it then reads (a closure), so the fix goes there."""
     reads: dict[ast.FunctionDef, list[str]] = {}
     nested: list[tuple[ast.FunctionDef, ast.FunctionDef]] = []
+    bound: dict[ast.AST, set[str]] = {}
     for traced in module.traced.values():
         if not isinstance(traced.node, ast.FunctionDef) or traced.from_elsewhere:
             continue  # traced only by another module's call: whether that call is jitted, and
@@ -135,10 +140,12 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
                 and outermost in module.tree.body and outermost in module.traced:
             nested.append((traced.node, outermost))
         else:
-            reads[traced.node] = _free_reads(traced.node, parents)
+            reads[traced.node] = _free_reads(traced.node, parents, bound)
     for inner, outer in nested:
-        known = reads.setdefault(outer, _free_reads(outer, parents))
-        known += [name for name in _free_reads(inner, parents) if name not in known]
+        if outer not in reads:
+            reads[outer] = _free_reads(outer, parents, bound)
+        known = reads[outer]
+        known += [name for name in _free_reads(inner, parents, bound) if name not in known]
     return reads
 
 
