@@ -24,11 +24,19 @@ _BINARY: dict[type[cst.BaseAugOp], Callable[[], cst.BaseBinaryOp]] = {cst.AddAss
 
 
 class DictUpdates(cst.CSTTransformer):
-    """Rewrites the item writes into ``names`` in the statement it visits."""
+    """Rewrites the item writes into ``names`` in the statement (or function) it visits; not
+    in a def or class inside it, where the name would become a local of its own."""
 
     def __init__(self, names: Sequence[str]):
         super().__init__()
         self.names = frozenset(names)
+        self.visited_root = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.FunctionDef | cst.ClassDef) and self.visited_root:
+            return False
+        self.visited_root = True
+        return super().on_visit(node)
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.BaseSmallStatement:
         if len(updated.targets) != 1:

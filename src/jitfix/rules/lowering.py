@@ -16,7 +16,7 @@ import ast
 import textwrap
 from typing import TYPE_CHECKING, Callable
 
-from jitfix.analysis.blocks import private_dicts
+from jitfix.analysis.blocks import private_dicts, walk_body
 from jitfix.analysis.traced import TracedFunction
 from jitfix.control_flow.context import MAX_NESTED_LOWERINGS, checking_lowered
 from jitfix.control_flow.plans import Lowering
@@ -53,12 +53,21 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         return None  # checking restructurings already, as deep as they go
     from jitfix.engine import InternalError, apply_edits  # the engine drives the rules
 
+    statement_lines = None
     if lowering is Lowering.CONTINUATION:
         assert isinstance(statement, ast.If)
         edit = _continuation_edit(module, function, statement)
         if edit is None:
             return None
         still_undone: Callable[[str], bool] = lambda text: False  # what it made is a function: findings tell
+    elif lowering is Lowering.DICT_UPDATES and _dict_writes_outside(function, statement):
+        # The writes the rewrite meets include some after the statement (the code after a
+        # returning `if` goes into its branches): the function's are all written as new dicts.
+        from jitfix.rules.conditionals import name_position
+
+        restructure, still_undone = _restructuring(function, lowering)
+        edit = Edit(name_position(module, function.node), cst.FunctionDef, restructure)
+        statement_lines = _function_lines(function)
     else:
         restructure, still_undone = _restructuring(function, lowering)
         node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) \
@@ -70,7 +79,8 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         return None
     if not _checked(module, lowered_text, lambda result: _rewrites_all(result, function, still_undone)):
         return None
-    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit], restructures=_restructured_lines(function, statement, lowering))
+    return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit],
+               restructures=statement_lines or _restructured_lines(function, statement, lowering))
 
 
 def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResult | None], bool]) -> bool:
@@ -122,9 +132,21 @@ def _restructured_lines(function: TracedFunction, statement: ast.If | ast.For | 
     function (the code after the statement moves into a function of its own)."""
     if lowering is not Lowering.CONTINUATION:
         return statement.lineno, statement.end_lineno or statement.lineno
+    return _function_lines(function)
+
+
+def _function_lines(function: TracedFunction) -> tuple[int, int]:
     node = function.node
     first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
     return first, node.end_lineno or node.lineno
+
+
+def _dict_writes_outside(function: TracedFunction, statement: ast.stmt) -> bool:
+    """Whether the function writes items of its private dicts outside ``statement``."""
+    names = private_dicts(function.node)
+    inside = {id(node) for node in ast.walk(statement)}
+    return any(isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+               and node.value.id in names and id(node) not in inside for node in walk_body(function.node))
 
 
 def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None:
