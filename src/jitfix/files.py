@@ -241,7 +241,10 @@ def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFil
             raise InputError(path, f"not read: {status.st_size:,} bytes is over the limit of {max_bytes:,} "
                                    "(max-file-size in [tool.jitfix])")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
+            # Sized by the file, not the limit: a read of the limit allocates that much each time.
+            data = handle.read(min(status.st_size, max_bytes) + 1)
+            if len(data) > status.st_size:  # it grew while being read
+                data += handle.read(max_bytes + 1 - len(data))
     except OSError as error:
         raise InputError(path, f"cannot read: {error.strerror or error}") from None
     finally:

@@ -110,7 +110,7 @@ def _own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
         elif isinstance(node, ast.Lambda):
             stack.extend(reversed(node.args.defaults))
         else:
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(child_nodes(node)))
 
 
 def target_names(target: ast.AST) -> list[str]:

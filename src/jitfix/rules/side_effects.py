@@ -7,10 +7,12 @@ JF401: ``print`` in a traced function runs once, at trace time, and prints trace
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import re
 import string
-from typing import Iterator
+from functools import partial
+from typing import Callable, Iterator
 
 from jitfix.analysis.blocks import local_names, own_expressions, walk_body
 from jitfix.analysis.values import ValueAnalysis
@@ -473,12 +475,7 @@ class TraceTimeSideEffect(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
-            local = local_names(traced.node)
-            # A def called by the function around it runs in that function's trace: what it
-            # puts in that function's names stays in the trace. (A lax body or a jitted def
-            # has a trace of its own: a tracer it leaves there leaks.)
-            if traced.how.startswith("called from ") and not traced.is_lax_body and not traced.jit_sites:
-                local |= _enclosing_names(traced.node, module.traced.parents)
+            local = functools.cache(partial(_local_names, traced, module.traced.parents))
             discarded = {id(node.value) for node in walk_body(traced.node)
                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
             for node in walk_body(traced.node):
@@ -489,11 +486,13 @@ class TraceTimeSideEffect(Rule):
                                        function=traced)
 
     @staticmethod
-    def _problem(module: ModuleContext, node: ast.AST, local: set[str], discarded: set[int],
+    def _problem(module: ModuleContext, node: ast.AST, local: Callable[[], set[str]], discarded: set[int],
                  traced) -> str | None:
+        """Why ``node`` runs only at trace time, if it does. (``local()`` is found only when asked:
+        most statements need no names.)"""
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id in TRACE_TIME_CALLS \
-                    and node.func.id not in module.imports.aliases and node.func.id not in local:
+                    and node.func.id not in module.imports.aliases and node.func.id not in local():
                 return TRACE_TIME_CALLS[node.func.id]
             name = module.imports.resolve(node.func) or ""
             if name in TRACE_TIME_CALLS:
@@ -506,8 +505,8 @@ class TraceTimeSideEffect(Rule):
             # that is used (`state = buffer.insert(x)`) is a functional update, and a static
             # value appended (a shape, a trace counter) is deliberate trace-time bookkeeping.
             if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
-                    and func.value.id not in local and func.value.id not in module.imports.aliases \
-                    and id(node) in discarded \
+                    and id(node) in discarded and func.value.id not in module.imports.aliases \
+                    and func.value.id not in local() \
                     and any(traced.values(module.imports).is_traced(arg) for arg in node.args):
                 return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
                         "of the trace, once per trace rather than once per call; return the value instead")
@@ -522,13 +521,23 @@ class TraceTimeSideEffect(Rule):
         return None
 
 
-def _global_owner(target: ast.AST, local: set[str], module: ModuleContext) -> str | None:
+def _local_names(traced, parents: dict[ast.AST, ast.AST]) -> set[str]:
+    """The names that are the traced function's own. A def called by the function around it
+    runs in that function's trace: what it puts in that function's names stays in the trace.
+    (A lax body or a jitted def has a trace of its own: a tracer it leaves there leaks.)"""
+    local = local_names(traced.node)
+    if traced.how.startswith("called from ") and not traced.is_lax_body and not traced.jit_sites:
+        local |= _enclosing_names(traced.node, parents)
+    return local
+
+
+def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: ModuleContext) -> str | None:
     """The module-level name whose item or attribute ``target`` writes (``CACHE[k] = v``,
     ``STATE.w = v``). Not an enclosing function's name: that may be a mutable ref (Pallas
     kernels write their refs from loop bodies), and an array there fails eagerly too."""
     if isinstance(target, ast.Subscript | ast.Attribute) and isinstance(target.value, ast.Name) \
-            and target.value.id not in local and target.value.id not in module.imports.aliases \
-            and target.value.id in module.traced.module_bindings():
+            and target.value.id not in module.imports.aliases \
+            and target.value.id in module.traced.module_bindings() and target.value.id not in local():
         return target.value.id
     return None
 
