@@ -89,6 +89,16 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return children
 
 
+def walk_tree(root: ast.AST) -> Iterator[ast.AST]:
+    """``root`` and every node under it, in source order: ``ast.walk`` at a fraction of the
+    cost, without the context and operator nodes (``Load``, ``Add``) no search looks for."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(child_nodes(node)))
+
+
 def non_leaf_children(node: ast.AST) -> list[ast.AST]:
     """The children worth visiting for a walk that looks for calls, defs and statements:
     names, constants and operators left out."""
@@ -143,7 +153,7 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     reads ``c`` too, though its target is a store."""
     names: set[str] = set()
     for root in nodes:
-        for node in ast.walk(root):
+        for node in walk_tree(root):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 names.add(node.id)
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):

@@ -21,7 +21,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
 
-from jitfix.analysis.blocks import non_leaf_children, statement_holding, walk_body
+from jitfix.analysis.blocks import non_leaf_children, statement_holding, walk_body, walk_tree
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -1109,7 +1109,7 @@ class TracedFinder:
                     continue
                 values = self._lambda_values(pending, enclosing)
                 staged = pending.staged or (enclosing is not None and enclosing.staged)
-                calls = [node for node in ast.walk(pending.node.body) if isinstance(node, ast.Call)]
+                calls = [node for node in walk_tree(pending.node.body) if isinstance(node, ast.Call)]
                 changed |= self._follow(pending.scope, calls, values, pending.how, staged,
                                         enclosing is not None and enclosing.differentiated,
                                         enclosing is not None and enclosing.from_elsewhere)

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, declared_names, local_names, walk_body
+from jitfix.analysis.blocks import assigned_names, declared_names, local_names, walk_body, walk_tree
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction
@@ -329,7 +329,7 @@ class StaleGlobal(Rule):
 def _module_attribute_reads(function: ast.FunctionDef, imports: ImportTable) -> Iterator[ast.Attribute]:
     """``config.LR`` read as a value in the function (or a def in it), ``config`` an imported
     name (``lax.add(x, y)`` calls a function: not a setting)."""
-    nodes = list(ast.walk(function))
+    nodes = list(walk_tree(function))
     called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
     modules = imports.aliases.keys() | imports.relative.keys()
     for node in nodes:
