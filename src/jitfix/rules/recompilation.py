@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, literal_int, shape_growth
+from jitfix.analysis.blocks import assigned_names, child_nodes, literal_int, shape_growth, walk_tree
 from jitfix.analysis.elementwise import row_wise, traceable
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
@@ -239,11 +239,11 @@ def _called_in_loops(module: ModuleContext, names: set[str]) -> set[str]:
     if not names:
         return called
     for loop in _loops(module, tuple(names)):
-        called |= {node.func.id for node in ast.walk(loop) if isinstance(node, ast.Call)
+        called |= {node.func.id for node in walk_tree(loop) if isinstance(node, ast.Call)
                    and isinstance(node.func, ast.Name) and node.func.id in names}
     for node in _nodes_spanning(module.tree, _lines_spelling(module, tuple(names))):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            called |= {call.func.id for call in ast.walk(node) if isinstance(call, ast.Call)
+            called |= {call.func.id for call in walk_tree(node) if isinstance(call, ast.Call)
                        and isinstance(call.func, ast.Name) and call.func.id in names}
     return called
 
@@ -254,7 +254,7 @@ def _nodes_spanning(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(child for child in ast.iter_child_nodes(node)
+        stack.extend(child for child in child_nodes(node)
                      if not hasattr(child, "lineno") or _spans_one_of(child, lines))  # type: ignore[arg-type]
 
 
@@ -288,7 +288,7 @@ def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        for child in reversed(list(ast.iter_child_nodes(node))):
+        for child in reversed(child_nodes(node)):
             if isinstance(child, _LOOPS) or isinstance(node, _NEW_SCOPES):
                 continue
             stack.append(child)
