@@ -53,7 +53,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         return None  # checking restructurings already, as deep as they go
     from jitfix.engine import InternalError, apply_edits  # the engine drives the rules
 
-    statement_lines = None
+    restructured = None
     if lowering is Lowering.CONTINUATION:
         assert isinstance(statement, ast.If)
         edit = _continuation_edit(module, function, statement)
@@ -67,7 +67,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
 
         restructure, still_undone = _restructuring(function, lowering)
         edit = Edit(name_position(module, function.node), cst.FunctionDef, restructure)
-        statement_lines = _function_lines(function)
+        restructured = _function_lines(function)
     else:
         restructure, still_undone = _restructuring(function, lowering)
         node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) \
@@ -80,7 +80,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     if not _checked(module, lowered_text, lambda result: _rewrites_all(result, function, still_undone)):
         return None
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit],
-               restructures=statement_lines or _restructured_lines(function, statement, lowering))
+               restructures=restructured or _restructured_lines(function, statement, lowering))
 
 
 def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResult | None], bool]) -> bool:
