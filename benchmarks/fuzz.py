@@ -336,16 +336,23 @@ def _alarm(signum, frame):
 
 
 def check_program(code: str, tally: Tally, features: set[str] = frozenset(), seconds: int = 60) -> None:
-    """Classify one program; a run longer than ``seconds`` (a loop that never ends) is broken."""
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(seconds)
+    """Classify one program; one that runs longer than ``seconds`` of CPU time (a loop that
+    never ends) is broken. CPU time, not the clock's: a busy machine, or a run paused and
+    resumed (``kill -STOP``), does not make a program slow. A wait that uses no CPU is
+    stopped by the clock, ten times later."""
+    previous = signal.signal(signal.SIGPROF, _alarm), signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.alarm(10 * seconds)
     try:
         _check_program(code, tally, set(features))
     except _TimedOut:
-        tally.add("broken", set(features), f"did not finish in {seconds} s\n{code}")
+        tally.add("broken", set(features),
+                  f"did not finish in {seconds} s of CPU time (or {10 * seconds} s of waiting)\n{code}")
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
 def _check_program(code: str, tally: Tally, features: set[str]) -> None:
