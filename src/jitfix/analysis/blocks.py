@@ -10,7 +10,7 @@ and whether it holds something a branch function cannot hold (``yield``, ``globa
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS
 
@@ -20,10 +20,14 @@ if TYPE_CHECKING:
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Sequence[ast.AST]:
     """Every node of a function's own body, in source order, not descending into nested defs
-    and classes (those are checked as functions of their own when they are traced)."""
-    return (node for node, _ in _own_body(function))
+    and classes (those are checked as functions of their own when they are traced). Kept on
+    the node, as ``_own_body`` is: every rule walks it."""
+    nodes = function.__dict__.get("_jitfix_body_nodes")
+    if nodes is None:
+        nodes = function._jitfix_body_nodes = [node for node, _ in _own_body(function)]  # type: ignore[union-attr]
+    return nodes
 
 
 def own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
