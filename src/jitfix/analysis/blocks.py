@@ -543,30 +543,62 @@ def closures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tupl
     """The functions ``function`` defines (``def g``, ``g = lambda``), each with its node and
     the names of ``function`` it reads when called -- its own, and those of the closures it
     calls."""
-    bound = assigned_names(function.body) | {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    found: dict[str, tuple[ast.AST, set[str]]] = {}
-    for node in walk_body(function):
-        inner: ast.AST | None = None
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            name, inner = node.name, node
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Lambda):
-            name, inner = node.targets[0].id, node.value
-        if inner is None:
+    return {name: (node, closure_reads(function, node)) for name, node in _closures_by_name(function).items()}
+
+
+def closure_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, closure: ast.AST) -> frozenset[str]:
+    """The names of ``function`` that ``closure``, a def it defines (or the statement
+    ``g = lambda ...``), reads when called: its own reads and those of the closures it calls,
+    and theirs (found for this one alone: a function may define many). Empty for one whose
+    name a later definition takes."""
+    found = _closures_by_name(function)
+    reads: set[str] = set()
+    pending = [closure] if closure in found.values() else []
+    seen: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
             continue
-        own = {arg.arg for arg in ast.walk(inner.args) if isinstance(arg, ast.arg)}  # type: ignore[attr-defined]
+        seen.add(id(node))
+        own = _own_closure_reads(function, node)
+        reads |= own
+        pending.extend(found[name] for name in own if name in found)
+    return frozenset(reads)
+
+
+def _closures_by_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.stmt]:
+    """The statements that define a function of ``function`` (``def g``, ``g = lambda``) by
+    name (the last, for a name defined twice); kept on the node."""
+    found = function.__dict__.get("_jitfix_closures")
+    if found is None:
+        found = {}
+        for node in walk_body(function):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found[node.name] = node
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Lambda):
+                found[node.targets[0].id] = node
+        function._jitfix_closures = found  # type: ignore[union-attr]
+    return found
+
+
+def _own_closure_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, closure: ast.AST) -> set[str]:
+    """The names of ``function`` that ``closure``'s own body reads (not through other closures);
+    kept on the closure's node, as ``function``'s names are on its."""
+    reads = closure.__dict__.get("_jitfix_closure_reads")
+    if reads is None:
+        bound = function.__dict__.get("_jitfix_bound")
+        if bound is None:
+            bound = function._jitfix_bound = assigned_names(function.body) | _parameters(function)  # type: ignore[union-attr]
+        inner = closure.value if isinstance(closure, ast.Assign) else closure
         body = inner.body if isinstance(inner.body, list) else [inner.body]  # type: ignore[attr-defined]
-        own |= assigned_names(body)
-        found[name] = (node, (loaded_names(body) - own) & bound)
-    changed = True
-    while changed:  # through the closures a closure calls
-        changed = False
-        for node, reads in found.values():
-            for other in list(reads):
-                if other in found and not found[other][1] <= reads:
-                    reads |= found[other][1]
-                    changed = True
-    return {name: (node, frozenset(reads)) for name, (node, reads) in found.items()}
+        own = _parameters(inner) | assigned_names(body)
+        reads = closure._jitfix_closure_reads = (loaded_names(body) - own) & bound  # type: ignore[attr-defined]
+    return reads
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}  # type: ignore[attr-defined]
 
 
 # Methods that read a dict and keep no hold on it.

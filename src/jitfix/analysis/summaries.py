@@ -13,7 +13,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from jitfix.analysis.blocks import closures, local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import closure_reads, local_names, own_expressions, walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -73,7 +73,6 @@ class ModuleProgram(Program):
         self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
         self._cache: dict[tuple, Verdict] = {}
         self._active: set[tuple] = set()
-        self._closures: dict[ast.AST, dict[ast.AST, frozenset[str]]] = {}  # function -> its defs' reads
 
     @classmethod
     def of_module(cls, tree: ast.Module, imports: ImportTable, text: str | None, path: str | None,
@@ -131,13 +130,13 @@ class ModuleProgram(Program):
         between = self._scopes_between(scope, definer)
         if between is None:
             return {}
-        reads = self._closures.get(definer)
-        if reads is None:
-            reads = self._closures[definer] = {node: names for node, names in closures(definer).values()}
+        reads = closure_reads(definer, callee)
+        if not reads:
+            return {}
         shadowed = {name for function in between for name in local_names(function)}
         unknown = Verdict(UNKNOWN_KIND, "a name a function between the helper and its caller binds again")
         return {name: unknown if name in shadowed else values.verdict(ast.Name(id=name, ctx=ast.Load()))
-                for name in reads.get(callee, ())}
+                for name in reads}
 
     def _scopes_between(self, scope: ast.AST, definer: ast.AST) -> list[FunctionNode] | None:
         """The functions from ``scope`` out to ``definer`` (excluded), when ``definer`` is
