@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from jitfix.analysis.blocks import (
     assigned_names,
+    child_nodes,
     is_range_call,
     target_names,
     walk_body,
@@ -62,14 +63,14 @@ def _guarded_expressions(statement: ast.AST) -> Iterator[ast.AST]:
     """The conditional expressions and ``and``/``or`` of a statement's own expressions whose
     test is a static guard (``a.shape if hasattr(a, "shape") else np.asarray(a).shape``):
     evaluated first, a rule that asks about a part of one learns what holds where it is."""
-    stack = [child for child in ast.iter_child_nodes(statement) if isinstance(child, ast.expr)]
+    stack = [child for child in child_nodes(statement) if isinstance(child, ast.expr)]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.IfExp) and may_narrow(node.test) \
                 or isinstance(node, ast.BoolOp) and any(may_narrow(value) for value in node.values):
             yield node
         elif not isinstance(node, (ast.Lambda, *COMPREHENSIONS)):
-            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+            stack.extend(child for child in child_nodes(node) if isinstance(child, ast.expr))
 
 
 def _join(first: State, second: State) -> State:
@@ -78,9 +79,9 @@ def _join(first: State, second: State) -> State:
     them (a point reached on a certain path is certain)."""
     joined = dict(first)
     for name, found in second.items():
-        if name[0] == "<":
-            continue
         current = joined.get(name)
+        if current is found or name[0] == "<":  # most entries are shared: module constants, parameters
+            continue
         if current is None or found.kind > current.kind:
             joined[name] = found
     for marker in (UNCERTAIN, UNSTAGED):
