@@ -194,7 +194,7 @@ def _free_names(node: ast.AST) -> set[str]:
     decorators, defaults and annotations and a comprehension's first iterable; when it runs,
     what its body reads that it does not bind (``nonlocal``/``global`` names are not its own)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        parameters = {arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg)}
+        parameters = _parameters(node)
         defined = [default for default in [*node.args.defaults, *node.args.kw_defaults] if default is not None]
         if isinstance(node, ast.Lambda):
             body: list[ast.AST] = [node.body]
@@ -528,7 +528,7 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
 def local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     """The names local to a function: its parameters and what its body binds (not the names
     it declares ``global`` or ``nonlocal``)."""
-    parameters = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    parameters = _parameters(function)
     if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
         return parameters
     return parameters | (assigned_names(function.body) - declared_names(function))
@@ -598,6 +598,7 @@ def _own_closure_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, closure
 
 
 def _parameters(function: ast.AST) -> set[str]:
+    """The names of a def's or lambda's parameters."""
     return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}  # type: ignore[attr-defined]
 
 
@@ -609,7 +610,7 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
     """Local names only ever bound to a new dict (``{...}``, ``dict(...)``) and used only
     through their items (``d[k]``, ``d[k] = v``, ``d.get(k)``, ``{**d}``) or returned: nothing
     else can hold the same dict, so ``d[k] = v`` means the same as ``d = {**d, k: v}``."""
-    params = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    params = _parameters(function)
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
     made: set[str] = set()
     other: set[str] = set(params)  # bound some other way, or declared global/nonlocal
