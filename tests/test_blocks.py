@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jitfix.analysis.blocks import scope_reads, upward_exposed
+from jitfix.analysis.blocks import closures, scope_reads, upward_exposed
 
 
 def _exposed(source: str) -> set[str]:
@@ -49,3 +49,25 @@ def test_a_name_bound_on_some_paths_and_read_before_it_is_bound_again_is_exposed
     assert _exposed("if c:\n    t = 1\nz = t\nt = 2\n") == {"c", "t"}
     assert _exposed("if c:\n    t = 1\nif d:\n    t = 2\nz = t\n") == {"c", "d", "t"}
     assert upward_exposed(ast.parse("if c:\n    t = 1\nt2 = 0\n").body, {"t"}) == {"c", "t"}
+
+
+def _closure_reads(source: str) -> dict[str, set[str]]:
+    function = ast.parse(source).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    return {name: set(reads) for name, (_, reads) in closures(function).items()}
+
+
+def test_a_helper_reads_of_its_definer_only_the_names_free_in_it() -> None:
+    # `buf` is bound by the definer and by a function nested in the helper: that function's
+    # `buf` is its own, so the helper does not read the definer's (a copy of the helper made
+    # for it would only duplicate code).
+    source = ("def f(x, n):\n    buf = x\n    scale = 2.0\n"
+              "    def helper(a):\n        def inner(b):\n            buf = b * 2\n            return buf + scale\n"
+              "        return inner(a) + n\n"
+              "    return helper(buf)\n")
+    assert _closure_reads(source) == {"helper": {"scale", "n"}}
+
+
+def test_a_helper_that_declares_a_name_nonlocal_reads_the_definers() -> None:
+    source = "def f(x):\n    count = 0\n    def bump():\n        nonlocal count\n        count += 1\n    bump()\n    return count\n"
+    assert _closure_reads(source) == {"bump": {"count"}}

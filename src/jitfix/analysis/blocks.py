@@ -194,19 +194,12 @@ def _free_names(node: ast.AST) -> set[str]:
     decorators, defaults and annotations and a comprehension's first iterable; when it runs,
     what its body reads that it does not bind (``nonlocal``/``global`` names are not its own)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        parameters = _parameters(node)
         defined = [default for default in [*node.args.defaults, *node.args.kw_defaults] if default is not None]
-        if isinstance(node, ast.Lambda):
-            body: list[ast.AST] = [node.body]
-        else:
-            body = list(node.body)
+        if not isinstance(node, ast.Lambda):
             defined += [*node.decorator_list, *[arg.annotation for arg in ast.walk(node.args)
                                                 if isinstance(arg, ast.arg) and arg.annotation is not None]]
             defined += [node.returns] if node.returns is not None else []
-        declared = {name for child in _own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
-                    for name in child.names}
-        own = (parameters | assigned_names(body)) - declared
-        return scope_reads(defined) | (scope_reads(body) - own)
+        return scope_reads(defined) | free_names_when_called(node)
     assert isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp)
     first, *rest = node.generators
     own = {name for generator in node.generators for name in target_names(generator.target)}
@@ -216,6 +209,17 @@ def _free_names(node: ast.AST) -> set[str]:
     named = {child.target.id for child in ast.walk(node) if isinstance(child, ast.NamedExpr)
              and isinstance(child.target, ast.Name)}  # `:=` in a comprehension binds in the scope around it
     return scope_reads([first.iter]) | (scope_reads(inner) - (own - named))
+
+
+def free_names_when_called(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """What a def's or lambda's body reads from the scopes around it when it runs: what it
+    reads and does not bind itself (``nonlocal``/``global`` names are not its own), its
+    nested functions' free names included, their own locals not."""
+    body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
+    declared = {name for child in _own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
+                for name in child.names}
+    own = (_parameters(function) | assigned_names(body)) - declared
+    return scope_reads(body) - own
 
 
 def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:
@@ -591,9 +595,7 @@ def _own_closure_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, closure
         if bound is None:
             bound = function._jitfix_bound = assigned_names(function.body) | _parameters(function)  # type: ignore[union-attr]
         inner = closure.value if isinstance(closure, ast.Assign) else closure
-        body = inner.body if isinstance(inner.body, list) else [inner.body]  # type: ignore[attr-defined]
-        own = _parameters(inner) | assigned_names(body)
-        reads = closure._jitfix_closure_reads = (loaded_names(body) - own) & bound  # type: ignore[attr-defined]
+        reads = closure._jitfix_closure_reads = free_names_when_called(inner) & bound  # type: ignore[attr-defined,arg-type]
     return reads
 
 

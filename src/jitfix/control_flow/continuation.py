@@ -29,7 +29,7 @@ import ast
 from dataclasses import dataclass
 
 from jitfix.analysis.blocks import (always_leaves, assigned_names, changed_object, closures, definitely_assigned,
-                                    loaded_names, upward_exposed, walk_body)
+                                    free_names_when_called, loaded_names, upward_exposed, walk_body)
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import cst, suite_statements
 from jitfix.findings import EditError
@@ -174,7 +174,7 @@ def _helpers_to_copy(function: ast.FunctionDef | ast.AsyncFunctionDef, rest: lis
                 or definition.args.defaults or definition.args.kw_defaults:
             return f"`{name}` reads the function's names and cannot be defined again as it is"
         needed[name] = definition
-        pending += [other for other in loaded_names(definition.body) if other in known]
+        pending += [other for other in free_names_when_called(definition) if other in known]
     return sorted(needed.items(), key=lambda item: item[1].lineno)
 
 
