@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jitfix.analysis.blocks import closures, scope_reads, upward_exposed
+from jitfix.analysis.blocks import closures, nodes_seeing, scope_reads, upward_exposed
 
 
 def _exposed(source: str) -> set[str]:
@@ -71,3 +71,10 @@ def test_a_helper_reads_of_its_definer_only_the_names_free_in_it() -> None:
 def test_a_helper_that_declares_a_name_nonlocal_reads_the_definers() -> None:
     source = "def f(x):\n    count = 0\n    def bump():\n        nonlocal count\n        count += 1\n    bump()\n    return count\n"
     assert _closure_reads(source) == {"bump": {"count"}}
+
+
+def test_nodes_seeing_a_name_enter_the_nested_functions_it_is_free_in() -> None:
+    body = ast.parse("a = self.x\nf = lambda v: v * self.y\ng = lambda self: self.z\n"
+                     "def h(w):\n    return w + self.t\n").body
+    read = {node.attr for node in nodes_seeing(body, "self") if isinstance(node, ast.Attribute)}
+    assert read == {"x", "y", "t"}  # `g` has a `self` of its own

@@ -109,7 +109,7 @@ def non_leaf_children(node: ast.AST) -> list[ast.AST]:
     return [child for child in child_nodes(node) if type(child) not in _LEAVES]
 
 
-def _own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
+def own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """Every node of the statements, without the bodies of nested functions and classes
     (their names and decorators, defaults and bases are still visited)."""
     stack = list(statements)[::-1]
@@ -127,6 +127,17 @@ def _own_nodes(statements: Iterable[ast.AST]) -> Iterator[ast.AST]:
             stack.extend(reversed(child_nodes(node)))
 
 
+def nodes_seeing(statements: Iterable[ast.AST], name: str) -> Iterator[ast.AST]:
+    """Every node of the statements where ``name`` is the variable of the scope they are in:
+    their own nodes, and those of the defs and lambdas nested in them for which ``name`` is
+    free (one that binds ``name`` itself has its own)."""
+    for node in own_nodes(statements):
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) \
+                and name in free_names_when_called(node):
+            yield from nodes_seeing([node.body] if isinstance(node, ast.Lambda) else node.body, name)
+
+
 def target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -140,7 +151,7 @@ def target_names(target: ast.AST) -> list[str]:
 def assigned_names(statements: Iterable[ast.AST]) -> set[str]:
     """Every name the statements bind, on any path."""
     names: set[str] = set()
-    for node in _own_nodes(statements):
+    for node in own_nodes(statements):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -216,7 +227,7 @@ def free_names_when_called(function: ast.FunctionDef | ast.AsyncFunctionDef | as
     reads and does not bind itself (``nonlocal``/``global`` names are not its own), its
     nested functions' free names included, their own locals not."""
     body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
-    declared = {name for child in _own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
+    declared = {name for child in own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
                 for name in child.names}
     own = (_parameters(function) | assigned_names(body)) - declared
     return scope_reads(body) - own
@@ -275,7 +286,7 @@ def _definitely_assigned_by(statement: ast.stmt) -> set[str]:
     if isinstance(statement, ast.For) and _certainly_iterates(statement.iter):
         # The first pass certainly runs: it binds the target, and the body's certain
         # bindings when nothing can cut that pass short.
-        cut = any(isinstance(node, ast.Break | ast.Continue) for node in _own_nodes(statement.body))
+        cut = any(isinstance(node, ast.Break | ast.Continue) for node in own_nodes(statement.body))
         return set(target_names(statement.target)) | (set() if cut else definitely_assigned(statement.body))
     return set()
 
@@ -347,7 +358,7 @@ def always_leaves(statements: list[ast.stmt]) -> bool:
 
 
 def contains_return(statements: list[ast.stmt]) -> bool:
-    return any(isinstance(node, ast.Return) for node in _own_nodes(statements))
+    return any(isinstance(node, ast.Return) for node in own_nodes(statements))
 
 
 def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
@@ -363,7 +374,7 @@ def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
     """
     own = {name for name in made_here(statements, resolve) if not read_after(name)}
     for statement in statements:
-        for node in _own_nodes([statement]):
+        for node in own_nodes([statement]):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not read_after(node.name):
                 continue
             if changed_object(node) in own:
@@ -402,7 +413,7 @@ def made_here(statements: list[ast.stmt], resolve: Callable[[ast.AST], str | Non
     comprehension or a call of the catalogue's ``FRESH_OBJECTS``, and none is read before
     it is bound here."""
     values: dict[str, list[ast.expr | None]] = {}
-    for node in _own_nodes(statements):
+    for node in own_nodes(statements):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values.setdefault(node.targets[0].id, []).append(node.value)
         elif isinstance(node, ast.stmt):
@@ -458,7 +469,7 @@ def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: se
     declares a name global or nonlocal; None when a call of it changes nothing outside."""
     body = function.body
     own = made_here(body, resolve)
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, ast.Global | ast.Nonlocal):
             return node
         if isinstance(node, ast.stmt | ast.expr) and _changes_an_object(node, modules) \

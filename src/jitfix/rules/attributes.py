@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, walk_body
+from jitfix.analysis.blocks import assigned_names, free_names_when_called, nodes_seeing, own_nodes, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
@@ -37,8 +37,11 @@ class StaleAttribute(Rule):
     doc = RuleDoc(
         what="Finds attributes of `self` that a jitted method reads -- a method jitted as a bound "
         "method (`self.step = jax.jit(self._step)`) or with `self` static "
-        "(`@partial(jax.jit, static_argnums=0)`) -- and that another method of the class "
-        "changes (`self.lr = ...`, `self.lr *= 0.5`, `self.history.append(...)`).",
+        "(`@partial(jax.jit, static_argnums=0)`), or a def or lambda inside it (`tree_map(lambda p: "
+        "p - self.lr * ...)`) -- and that another method of the class changes (`self.lr = ...`, "
+        "`self.lr *= 0.5`, `self.history.append(...)`), or code outside the class changes on an "
+        "instance after calling it (`t = Trainer(...)`, `t.update(...)`, then `t.lr = ...`; or in a "
+        "loop that calls it; or on a parameter annotated `Trainer`).",
         why="`self` is then a Python object fixed at trace time: its attributes are read once, "
         "while tracing, and baked into the compiled function. A later `self.lr = ...` is "
         "silently ignored (a static `self` is hashed by identity, so the cache still matches).",
@@ -58,8 +61,9 @@ class StaleAttribute(Rule):
         "method, an attribute used as a Python value: pass the value in as an argument, or make the class "
         "a pytree whose changing fields are leaves (`flax.struct.dataclass`, `equinox.Module`, "
         "`jax.tree_util.register_pytree_node`) and pass the object itself. Set-up in `__init__`, "
-        "`__post_init__` and `setup` is not a change; neither is a method that changes what the jitted "
-        "method never reads.",
+        "`__post_init__` and `setup` is not a change, nor is a change on an instance before its first "
+        "call (the first trace reads it); neither is a method that changes what the jitted method never "
+        "reads.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -73,8 +77,10 @@ class StaleAttribute(Rule):
             klass = classes.get(id(traced.node))
             if klass is None:
                 continue
-            changed = _changed_attributes(klass, traced.node)
-            reads = [node for node in walk_body(traced.node) if isinstance(node, ast.Attribute)
+            changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(klass, traced.node)}
+            # Read by the method or by a def or lambda in it (`tree_map(lambda p: p - self.lr * ...)`):
+            # both run while it is traced.
+            reads = [node for node in nodes_seeing(traced.node.body, receiver) if isinstance(node, ast.Attribute)
                      and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
                      and node.value.id == receiver and node.attr in changed]
             if not reads:
@@ -125,6 +131,71 @@ def _changed_attributes(klass: ast.ClassDef, reader: ast.AST) -> dict[str, str]:
     return changed
 
 
+def _changed_on_instances(tree: ast.Module, klass: ast.ClassDef) -> dict[str, str]:
+    """Attributes changed on an instance of the class from outside it, where the change may
+    come after the instance's jitted method was traced: ``t = Trainer(...)``, then a call on
+    ``t`` and after it (or in a loop that also calls it) ``t.lr = ...``; and any change to a
+    parameter annotated with the class, whose caller may have called it already. A change
+    made before the first call is set-up: the first trace sees it."""
+    changed: dict[str, str] = {}
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    scopes: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[ast.AST]]] = [
+        (None, list(own_nodes(tree.body))), *((function, list(walk_body(function))) for function in functions)]
+    for function, nodes in scopes:
+        instances = _instances(klass, function, nodes)
+        if not instances:
+            continue
+        loops: list[ast.AST] = [node for node in nodes if isinstance(node, ast.For | ast.AsyncFor | ast.While)]
+        for name, always in instances.items():
+            calls = [node for node in nodes if isinstance(node, ast.Call) and _calls_on(node, name)]
+            for node in nodes:
+                for attribute, how in _attribute_changes(node, name):
+                    if always or _after_a_call(node, calls, loops):
+                        changed.setdefault(attribute, f"{how} on `{name}` at line {node.lineno}")  # type: ignore[attr-defined]
+    return changed
+
+
+def _instances(klass: ast.ClassDef, function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+               nodes: list[ast.AST]) -> dict[str, bool]:
+    """Names of the scope that hold an instance of the class: made there (``t = Trainer()``:
+    False) or a parameter annotated with it (True: it may have been called already)."""
+    found: dict[str, bool] = {}
+    if function is not None:
+        for arg in ast.walk(function.args):
+            if not isinstance(arg, ast.arg):
+                continue
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Name) and annotation.id == klass.name \
+                    or isinstance(annotation, ast.Constant) and annotation.value == klass.name:
+                found[arg.arg] = True
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id == klass.name:
+            found.setdefault(node.targets[0].id, False)
+    return found
+
+
+def _calls_on(call: ast.Call, name: str) -> bool:
+    """``name(...)`` or ``name.method(...)``."""
+    func = call.func
+    target = func.value if isinstance(func, ast.Attribute) else func
+    return isinstance(target, ast.Name) and target.id == name
+
+
+def _after_a_call(change: ast.AST, calls: list[ast.Call], loops: list[ast.AST]) -> bool:
+    """Whether a call on the instance runs before ``change``: earlier in the source, or in a
+    loop holding both (its next pass)."""
+    where = (change.lineno, change.col_offset)  # type: ignore[attr-defined]
+    if any((call.lineno, call.col_offset) < where for call in calls):
+        return True
+    return any(_inside(change, loop) and any(_inside(call, loop) for call in calls) for loop in loops)
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return outer.lineno <= node.lineno <= (outer.end_lineno or outer.lineno)  # type: ignore[attr-defined]
+
+
 def _attribute_changes(node: ast.AST, receiver: str) -> Iterator[tuple[str, str]]:
     """``self.a = v`` (set), ``self.a[k] = v`` and ``self.a.append(v)`` (changed in place)."""
     def own(expr: ast.AST) -> str | None:
@@ -171,6 +242,8 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
         return "the method has decorators or `*args`/`**kwargs`, which a generated method cannot forward faithfully"
     if not method.name.startswith("_") or _attribute_mentions(module.tree, method.name) != 1:
         return f"`{method.name}` is used elsewhere than its jit, with the signature the fix changes"
+    if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
+        return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
     values = traced.values(module.imports)
     for node in ast.walk(method):
         if _reads_attribute(node, receiver, stale) and not _in_traced_arithmetic(node, method, values):
@@ -194,6 +267,14 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
     ]
     listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
     return Fix(Safety.SAFE, f"pass {listed} to the jitted `{method.name}` at each call of `{bound.name}`", edits)
+
+
+def _own_receiver(node: ast.AST, receiver: str) -> bool:
+    """A def or lambda that binds ``receiver`` itself and uses it (the fix renames
+    ``receiver.attr`` reads by their spelling)."""
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) \
+        and receiver not in free_names_when_called(node) \
+        and any(isinstance(child, ast.Name) and child.id == receiver for child in ast.walk(node))
 
 
 def _bound_jit_in_init(traced: TracedFunction, klass: ast.ClassDef) -> _BoundJit | str:
