@@ -68,15 +68,15 @@ class PrintInTracedCode(Rule):
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         if "print" in module.imports.aliases:
             return  # `print` is rebound by an import: not the builtin
-        prints = [
-            (node, traced)
-            for traced in module.traced.values()
-            for node in walk_body(traced.node)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-        ]
+        calls = [(node, traced) for traced in module.traced.values() for node in walk_body(traced.node)
+                 if isinstance(node, ast.Call)]
+        prints = [(node, traced) for node, traced in calls
+                  if isinstance(node.func, ast.Name) and node.func.id == "print"]
         # Unordered debug prints may run in any order; with several (or one in a loop body,
-        # which runs many times), keep the program's order.
-        several = sum(1 for call, _ in prints if unsupported_print(call) is None) >= 2
+        # which runs many times), keep the program's order. Debug prints already there count:
+        # those written by the user, and those an earlier round of fixes made of prints.
+        debug_prints = sum(1 for node, _ in calls if module.imports.resolve(node.func) == "jax.debug.print")
+        several = sum(1 for call, _ in prints if unsupported_print(call) is None) + debug_prints >= 2
         planned = {id(entry.traced.node): entry for entry in conditionals(module)}
         for call, traced in prints:
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
