@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, cast
 
 from jitfix.analysis.blocks import non_leaf_children, statement_holding, walk_body, walk_tree
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
@@ -298,6 +299,25 @@ class _Transform:
     in_axes: ast.AST | None = None
 
 
+# The name of the function a staged lambda's body is checked as (``_add_lambda_bodies``).
+LAMBDA_NAME = "<lambda>"
+
+
+def lambda_as_function(node: ast.Lambda) -> ast.FunctionDef:
+    """``lambda params: body`` as ``def <lambda>(params): return body``, sharing its nodes
+    and placed where it is."""
+    returned = ast.copy_location(ast.Return(value=node.body), node.body)
+    function = ast.FunctionDef(name=LAMBDA_NAME, args=node.args, body=[returned], decorator_list=[], returns=None,
+                               type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
+        setattr(function, "type_params", [])
+    return ast.copy_location(function, node)
+
+
+def is_lambda_body(function: ast.AST) -> bool:
+    return isinstance(function, ast.FunctionDef) and function.name == LAMBDA_NAME
+
+
 @dataclass(frozen=True)
 class _TracedLambda:
     """A lambda a transform traces (``jax.jit(lambda x: f(x, cfg))``, a ``lax`` body): the
@@ -308,6 +328,7 @@ class _TracedLambda:
     traced: frozenset[str]
     how: str
     staged: bool
+    lax_body: bool = False
 
 
 @dataclass(frozen=True)
@@ -761,6 +782,7 @@ class TracedFinder:
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
         self.lambdas: list[_TracedLambda] = []
+        self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a staged lambda's function -> the scope it is in
 
     # -- classification of decorators and wrapping calls -----------------------------------
 
@@ -1005,7 +1027,7 @@ class TracedFinder:
                 positional = positional_names(body)
                 self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]),
                                                   f"called from a lambda, the body of {primitive} at line {call.lineno}",
-                                                  True))
+                                                  True, lax_body=True))
                 continue
             resolved = self._function_argument(scope, body, call.lineno)
             if resolved:
@@ -1279,8 +1301,26 @@ class TracedFinder:
         self._seed_static([seen for seen in observed if seen.error == STATIC])
         self._link_scopes()
         self._propagate()
+        self._add_lambda_bodies()
         self._link_scopes()
         return self.traced
+
+    def _add_lambda_bodies(self) -> None:
+        """A lambda that jit or a lax loop stages is traced code too: its body is checked as
+        a function of its own (``def <lambda>(params): return body``, made from the lambda's
+        nodes, so that findings point into it). Its findings are reported, not fixed (see
+        ``LAMBDA_NAME``): a rewrite of a lambda's body is not written."""
+        for pending in self.lambdas:
+            if not pending.staged or not pending.traced:
+                continue
+            function = lambda_as_function(pending.node)
+            enclosing = self._traced_at(pending.scope)
+            qualname = f"{enclosing.qualname}.{LAMBDA_NAME}" if enclosing is not None else LAMBDA_NAME
+            how = pending.how.removeprefix("called from a lambda").lstrip(", ")
+            self.lambda_scopes[function] = pending.scope
+            self.traced[function] = TracedFunction(function, qualname, how, traced_params=pending.traced,
+                                                   is_lax_body=pending.lax_body, staged=True,
+                                                   differentiated=enclosing is not None and enclosing.differentiated)
 
     def _link_scopes(self) -> None:
         """Give each traced function the module's constants and its traced enclosing function."""
@@ -1293,7 +1333,7 @@ class TracedFinder:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
                                          dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
         for function, entry in self.traced.items():
-            enclosing = self._traced_at(self.scopes.parent.get(function))
+            enclosing = self._traced_at(self.lambda_scopes.get(function) or self.scopes.parent.get(function))
             classes = self._param_classes(function)
             if entry.enclosing is not enclosing or entry.program is not self.program \
                     or entry.imports is not self.imports or entry.module_static != module_static \
@@ -1327,13 +1367,16 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
     found them learnt about the module."""
 
     def __init__(self, traced: dict[FunctionNode, TracedFunction], scopes: _Scopes, traces_lambdas: bool,
-                 program: ModuleProgram | None = None):
+                 program: ModuleProgram | None = None, lambda_scopes: dict[ast.AST, ast.AST] | None = None):
         super().__init__(traced)
         self.program = program  # the module as the analysis reads it (None: nothing is traced)
         # Where the module's code rebinds or mutates names (see ``_Scopes.changes_of``).
         self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
         self.functions: list[FunctionNode] = scopes.functions  # every def of the module
-        self.parents: dict[ast.AST, ast.AST] = scopes.parent  # the def or class each def and class is in
+        # The def or class each def and class is in (the scope a staged lambda is in, for the
+        # function its body is checked as).
+        self.parents: Mapping[ast.AST, ast.AST] = ChainMap(lambda_scopes, scopes.parent) if lambda_scopes \
+            else scopes.parent
         self.module_bindings: Callable[[], dict[str, int]] = scopes.module_bindings  # name -> statements binding it
         self.traces_lambdas = traces_lambdas  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
 
@@ -1349,4 +1392,5 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     finder = TracedFinder(tree, imports, text, path, project, scopes)
     traced = finder.run(observed)
     program = cast("ModuleProgram | None", finder.program)  # made by `_link_scopes`
-    return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program)
+    return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program,
+                           lambda_scopes=finder.lambda_scopes)

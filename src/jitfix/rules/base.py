@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import TracedFunction, TracedFunctions
+from jitfix.analysis.traced import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
 from jitfix.findings import Finding, Fix, Position
 
@@ -110,7 +110,11 @@ class Rule:
 
     def finding(self, module: ModuleContext, node: ast.AST, message: str, fix: Fix | None = None,
                 function: TracedFunction | None = None, end: ast.AST | None = None) -> Finding:
-        """A finding spanning ``node`` (or from ``node`` to the end of ``end``)."""
+        """A finding spanning ``node`` (or from ``node`` to the end of ``end``). In a staged
+        lambda's body it is reported, not fixed: its fixes are written for a def's body."""
+        if function is not None and fix is not None and is_lambda_body(function.node):
+            fix = None
+            message += "; not auto-fixable: it is in a lambda, whose body jitfix does not rewrite (write it as a def)"
         start = module.start_of(node)
         _, _, end_line, end_byte = located(end or node)
         end_col = module.char_col(end_line, end_byte)

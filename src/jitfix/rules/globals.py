@@ -20,12 +20,13 @@ import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from jitfix.analysis.blocks import assigned_names, declared_names, local_names, walk_body, walk_tree
 from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction
+from jitfix.analysis.traced import (GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction,
+                                    is_lambda_body)
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
@@ -101,7 +102,7 @@ def _module_level_names(tree: ast.Module) -> tuple[set[str], bool]:
     return seen, rebound
 
 
-def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[ast.AST, ast.AST],
+def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: Mapping[ast.AST, ast.AST],
                 bound: dict[ast.AST, set[str]]) -> list[str]:
     """Names the function reads that are bound neither in it nor in a function around it
     (a closure's names are the enclosing call's, not globals), in order. A name it declares
@@ -123,7 +124,7 @@ def _free_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, parents: dict[
     return order
 
 
-def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.AST]
+def _reads_by_traced_function(module: ModuleContext, parents: Mapping[ast.AST, ast.AST]
                               ) -> dict[ast.FunctionDef, list[str]]:
     """The globals each traced function reads. What a def nested in a traced module-level
     function reads counts as that function's: it runs in that function's trace, and a
@@ -139,6 +140,9 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
         if outermost is not traced.node and isinstance(outermost, ast.FunctionDef) \
                 and outermost in module.tree.body and outermost in module.traced:
             nested.append((traced.node, outermost))
+        elif is_lambda_body(traced.node) and outermost is not traced.node:
+            continue  # a lambda jitted inside a function that is not traced is made anew by each
+            # call, and each trace reads the global afresh (JF502 reports the recompilations)
         else:
             reads[traced.node] = _free_reads(traced.node, parents, bound)
     for inner, outer in nested:
@@ -149,7 +153,7 @@ def _reads_by_traced_function(module: ModuleContext, parents: dict[ast.AST, ast.
     return reads
 
 
-def _outermost_function(function: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+def _outermost_function(function: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> ast.AST:
     """The outermost def around ``function`` (itself, if none is)."""
     outermost, scope = function, parents.get(function)
     while scope is not None:

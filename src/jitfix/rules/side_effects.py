@@ -12,7 +12,7 @@ import keyword
 import re
 import string
 from functools import partial
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 from jitfix.analysis.blocks import local_names, own_expressions, walk_body
 from jitfix.analysis.values import ValueAnalysis
@@ -521,7 +521,7 @@ class TraceTimeSideEffect(Rule):
         return None
 
 
-def _local_names(traced, parents: dict[ast.AST, ast.AST]) -> set[str]:
+def _local_names(traced, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
     """The names that are the traced function's own. A def called by the function around it
     runs in that function's trace: what it puts in that function's names stays in the trace.
     (A lax body or a jitted def has a trace of its own: a tracer it leaves there leaks.)"""
@@ -542,7 +542,7 @@ def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: Module
     return None
 
 
-def _enclosing_names(function: ast.AST, parents: dict[ast.AST, ast.AST]) -> set[str]:
+def _enclosing_names(function: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
     """The names the functions around ``function`` bind."""
     names: set[str] = set()
     scope = parents.get(function)
