@@ -34,7 +34,26 @@ def function_category(name: str | None) -> str | None:
     """The category of a fully qualified JAX function, or None when jitfix does not know it."""
     if name is None:
         return None
-    return FUNCTIONS.get(name)
+    found = FUNCTIONS.get(name)
+    if found is None and name.startswith(FLAX_REEXPORTS):
+        return FUNCTIONS.get("jax.nn." + name.rpartition(".")[2])
+    return found
+
+
+# flax.linen re-exports jax.nn's activations (`nn.relu`, `nn.softmax`, `nn.one_hot`): where a
+# name there is one of jax.nn's, it is that function.
+FLAX_REEXPORTS = ("flax.linen.",)
+
+# Layers of flax.linen and haiku made and called on the spot (`nn.Dense(4)(x)` in a compact
+# `__call__`, `hk.Linear(4)(x)` in a transformed function): each maps its input to one array.
+LAYERS = frozenset({
+    *(f"flax.linen.{name}" for name in (
+        "Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Embed", "LayerNorm", "RMSNorm", "GroupNorm",
+        "BatchNorm", "Dropout", "MultiHeadDotProductAttention", "SelfAttention")),
+    *(f"haiku.{name}" for name in (
+        "Linear", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Embed", "LayerNorm",
+        "RMSNorm", "GroupNorm", "BatchNorm", "MultiHeadAttention", "nets.MLP")),
+})
 
 
 # Functions returning a tuple whose parts differ: (leaves, treedef) -- the tree structure

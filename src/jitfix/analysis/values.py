@@ -31,6 +31,7 @@ from jitfix.analysis.catalogue import (
     ARRAY,
     ARRAY_ATTRIBUTES,
     HOST,
+    LAYERS,
     ONE_ARRAY,
     PYTREE,
     RESULT_PARTS,
@@ -601,6 +602,8 @@ class ValueAnalysis:
             return Verdict(STATIC_KIND, f"`{name}(...)(...)` describes a function, it does not run it")
         if function_category(name) == TRANSFORM:
             return self._catalogued(name or "", ARRAY, arguments)
+        if name in LAYERS:  # `nn.Dense(4)(x)`
+            return self._catalogued(name or "", ONE_ARRAY, arguments)
         return Verdict(UNKNOWN_KIND, "a call of a function returned by a call")
 
     def _method_call(self, call: ast.Call, func: ast.Attribute, arguments: list[Verdict]) -> Verdict:
