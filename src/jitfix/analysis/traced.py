@@ -1306,12 +1306,12 @@ class TracedFinder:
         return self.traced
 
     def _add_lambda_bodies(self) -> None:
-        """A lambda that jit or a lax loop stages is traced code too: its body is checked as
+        """A lambda that a transform traces is traced code too: its body is checked as
         a function of its own (``def <lambda>(params): return body``, made from the lambda's
         nodes, so that findings point into it). Its findings are reported, not fixed (see
         ``LAMBDA_NAME``): a rewrite of a lambda's body is not written."""
         for pending in self.lambdas:
-            if not pending.staged or not pending.traced:
+            if not pending.traced:
                 continue
             function = lambda_as_function(pending.node)
             enclosing = self._traced_at(pending.scope)
@@ -1319,7 +1319,7 @@ class TracedFinder:
             how = pending.how.removeprefix("called from a lambda").lstrip(", ")
             self.lambda_scopes[function] = pending.scope
             self.traced[function] = TracedFunction(function, qualname, how, traced_params=pending.traced,
-                                                   is_lax_body=pending.lax_body, staged=True,
+                                                   is_lax_body=pending.lax_body, staged=pending.staged,
                                                    differentiated=enclosing is not None and enclosing.differentiated)
 
     def _link_scopes(self) -> None:
