@@ -1308,8 +1308,8 @@ class TracedFinder:
     def _add_lambda_bodies(self) -> None:
         """A lambda that a transform traces is traced code too: its body is checked as
         a function of its own (``def <lambda>(params): return body``, made from the lambda's
-        nodes, so that findings point into it). Its findings are reported, not fixed (see
-        ``LAMBDA_NAME``): a rewrite of a lambda's body is not written."""
+        nodes, so that findings point into it). Only fixes that rewrite expressions inside it
+        are kept (``Rule.finding``): a lambda holds no statements."""
         for pending in self.lambdas:
             if not pending.traced:
                 continue

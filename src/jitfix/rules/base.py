@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Iterator
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
+from jitfix.cst_text import cst
 from jitfix.findings import Finding, Fix, Position
 
 
@@ -110,11 +111,13 @@ class Rule:
 
     def finding(self, module: ModuleContext, node: ast.AST, message: str, fix: Fix | None = None,
                 function: TracedFunction | None = None, end: ast.AST | None = None) -> Finding:
-        """A finding spanning ``node`` (or from ``node`` to the end of ``end``). In a staged
-        lambda's body it is reported, not fixed: its fixes are written for a def's body."""
-        if function is not None and fix is not None and is_lambda_body(function.node):
+        """A finding spanning ``node`` (or from ``node`` to the end of ``end``). In a traced
+        lambda's body only a fix that rewrites expressions inside it is kept: one that adds
+        statements or changes a def is written for a def's body."""
+        if function is not None and fix is not None and is_lambda_body(function.node) \
+                and not _inside_the_expression(module, fix, function.node):
             fix = None
-            message += "; not auto-fixable: it is in a lambda, whose body jitfix does not rewrite (write it as a def)"
+            message += "; not auto-fixable: in a lambda, whose body holds no statements (write it as a def)"
         start = module.start_of(node)
         _, _, end_line, end_byte = located(end or node)
         end_col = module.char_col(end_line, end_byte)
@@ -130,6 +133,17 @@ class Rule:
             fix=fix,
             function=function.qualname if function else None,
         )
+
+
+def _inside_the_expression(module: ModuleContext, fix: Fix, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether every edit of ``fix`` replaces an expression within the body of the lambda
+    ``function`` was made from (``lambda_as_function``: its one statement returns the body)."""
+    body = function.body[0]
+    first = module.start_of(body)
+    last = (body.end_lineno or body.lineno, module.char_col(body.end_lineno or body.lineno, body.end_col_offset or 0))
+    return fix.restructures is None and all(
+        issubclass(edit.node_type, cst.BaseExpression)
+        and (first.line, first.col) <= (edit.start.line, edit.start.col) < last for edit in fix.edits)
 
 
 def located(node: ast.AST) -> tuple[int, int, int, int]:
