@@ -109,6 +109,8 @@ BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "jax.lax.custom_root": (0, 2, 3),
 }
 SWITCH = "jax.lax.switch"
+# `tree_map(f, tree, *rest)` calls `f` on the leaves of the trees: Python calls in the same trace.
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map"})
 # How many leading positional parameters of a body the primitive passes tracers to
 # (None: the operands given to the call). Parameters after those keep their defaults.
 BODY_TRACED_COUNT: dict[str, int | None] = {
@@ -1157,6 +1159,15 @@ class TracedFinder:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
         for call in calls:
+            if self.imports.resolve(call.func) in TREE_MAPS:
+                mapped = self._mapped_call(scope, call, values, staged)
+                if isinstance(mapped, _TracedLambda):  # followed in the next pass, with the function it is in
+                    self.lambdas.append(mapped)
+                    if self._traced_at(scope) is not None:
+                        changed.add(scope)  # type: ignore[arg-type]
+                if not isinstance(mapped, ast.Call):
+                    continue
+                call = mapped
             resolved = self._callee(scope, call) or self._called_instance(scope, call, values)
             if resolved is None:
                 continue
@@ -1191,6 +1202,22 @@ class TracedFinder:
                 entry.forget_analysis()
                 changed.add(callee)
         return changed
+
+    def _mapped_call(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis,
+                     staged: bool) -> ast.Call | _TracedLambda | None:
+        """``tree_map(f, t1, t2)`` as the call ``f(t1, t2)``: ``f`` runs on the leaves, and a
+        leaf of a traced tree is a tracer. A lambda ``f`` not yet known: it, as traced code.
+        None with ``is_leaf=`` (``f`` may then receive subtrees), or nothing new to follow."""
+        if len(call.args) < 2 or call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+            return None
+        function, trees = call.args[0], call.args[1:]
+        if not isinstance(function, ast.Lambda):
+            return ast.copy_location(ast.Call(func=function, args=trees, keywords=[]), call)
+        traced = frozenset(name for name, tree in zip(positional_names(function), trees) if values.verdict(tree).traced)
+        if not traced or any(pending.node is function for pending in self.lambdas):
+            return None
+        return _TracedLambda(scope, function, traced, f"called from a lambda mapped by "
+                                                      f"{self.imports.resolve(call.func)} at line {call.lineno}", staged)
 
     def _callee(self, scope: ast.AST, call: ast.Call) -> _Bound | None:
         """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
