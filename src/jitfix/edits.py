@@ -35,8 +35,7 @@ def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
     the next round, against the rewritten code."""
     grouped: dict[tuple, list[Edit]] = {}
     for edit in edits:
-        end = (edit.end.line, edit.end.col) if edit.end else None
-        grouped.setdefault((edit.start.line, edit.start.col, edit.node_type, end), []).append(edit)
+        grouped.setdefault(edit.target, []).append(edit)
     combined: dict[tuple, Edit] = {}
     for key, group in grouped.items():
         kind = type(group[0].replace)

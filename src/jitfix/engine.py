@@ -209,6 +209,24 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
             or not any(first <= finding.line <= last for first, last in restructured)]
 
 
+def _compatible(findings: list[Finding]) -> list[Finding]:
+    """The findings whose fixes one round applies together. Edits of one node by different
+    rules do not mix (``edits._combined`` applies the first); a fix that has an edit of a node
+    an earlier fix edits otherwise waits, whole, for the next round, where it is found again
+    against the rewritten code: applied in part, it would leave the code half changed (a
+    renamed attribute without the method that was to replace it)."""
+    claimed: dict[tuple, type] = {}
+    kept = []
+    for finding in findings:
+        edits = finding.fix.edits if finding.fix else []
+        if any(claimed.get(edit.target, type(edit.replace)) is not type(edit.replace) for edit in edits):
+            continue
+        for edit in edits:
+            claimed.setdefault(edit.target, type(edit.replace))
+        kept.append(finding)
+    return kept
+
+
 def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:
     from jitfix.edits import apply  # libcst loads only when code changes
 
@@ -335,7 +353,7 @@ def _process_text(path: str, text: str, settings: Settings, options: Options, pr
         return result
     current = text
     for _ in range(MAX_FIX_ROUNDS):
-        to_apply = _applicable(findings, options)
+        to_apply = _compatible(_applicable(findings, options))
         if not to_apply or tree is None:
             break
         edits = [edit for finding in to_apply if finding.fix is not None for edit in finding.fix.edits]

@@ -50,6 +50,11 @@ class Edit:
     # Several edits of one node (one per finding) are combined by this, if given.
     merge: Callable[[list["Edit"]], "Edit"] | None = None
 
+    @property
+    def target(self) -> tuple[int, int, type, tuple[int, int] | None]:
+        """The node it replaces: edits with one target replace one node."""
+        return (self.start.line, self.start.col, self.node_type, (self.end.line, self.end.col) if self.end else None)
+
 
 class EditError(Exception):
     """A fix could not be applied (a rule's replacement did not fit the tree it was given,

@@ -20,7 +20,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import assigned_names, free_names_when_called, nodes_seeing, own_nodes, walk_body
 from jitfix.analysis.catalogue import MUTATING_METHODS
-from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.traced import TracedFunction, is_lambda_body
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -245,8 +245,10 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
     if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
         return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
     values = traced.values(module.imports)
+    lambdas = _traced_lambdas_in(module, method)
     for node in ast.walk(method):
-        if _reads_attribute(node, receiver, stale) and not _in_traced_arithmetic(node, method, values):
+        if _reads_attribute(node, receiver, stale) \
+                and not _in_traced_arithmetic(node, method, _values_where(node, lambdas, module) or values):
             return (f"`{receiver}.{node.attr}` is used at line {node.lineno} where its value may matter to "  # type: ignore[attr-defined]
                     "Python (not only as an operand of traced arithmetic)")
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
@@ -315,6 +317,25 @@ def _attribute_mentions(tree: ast.Module, name: str) -> int:
 def _reads_attribute(node: ast.AST, receiver: str, names: list[str]) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
         and node.value.id == receiver and node.attr in names
+
+
+def _traced_lambdas_in(module: ModuleContext, method: ast.FunctionDef) -> list[TracedFunction]:
+    """The traced lambdas inside ``method`` (``tree_map(lambda p, g: p - self.lr * g, ...)``),
+    innermost first."""
+    first, last = method.lineno, method.end_lineno or method.lineno
+    found = [entry for entry in module.traced.values() if is_lambda_body(entry.node)
+             and first <= entry.node.lineno <= last and entry.node.lineno != method.lineno]
+    return sorted(found, key=lambda entry: (entry.node.lineno, entry.node.col_offset), reverse=True)
+
+
+def _values_where(read: ast.AST, lambdas: list[TracedFunction], module: ModuleContext):
+    """What is traced where ``read`` is, if it is in the body of one of ``lambdas``: the
+    lambda's own parameters are known there, not in the method's analysis."""
+    for entry in lambdas:
+        body = entry.node.body[0]
+        if any(node is read for node in ast.walk(body)):
+            return entry.values(module.imports)
+    return None
 
 
 def _in_traced_arithmetic(read: ast.AST, method: ast.FunctionDef, values) -> bool:
