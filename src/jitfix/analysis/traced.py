@@ -301,7 +301,7 @@ class _Transform:
     in_axes: ast.AST | None = None
 
 
-# The name of the function a staged lambda's body is checked as (``_add_lambda_bodies``).
+# The name of the function a traced lambda's body is checked as (``_add_lambda_bodies``).
 LAMBDA_NAME = "<lambda>"
 
 
@@ -331,6 +331,11 @@ class _TracedLambda:
     how: str
     staged: bool
     lax_body: bool = False
+
+    @property
+    def traced_as(self) -> str:
+        """How the lambda itself is traced (``how`` says it of the functions it calls)."""
+        return self.how.removeprefix("called from a lambda").lstrip(", ")
 
 
 @dataclass(frozen=True)
@@ -784,7 +789,7 @@ class TracedFinder:
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: Program | None = None
         self.lambdas: list[_TracedLambda] = []
-        self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a staged lambda's function -> the scope it is in
+        self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a traced lambda's function -> the scope it is in
 
     # -- classification of decorators and wrapping calls -----------------------------------
 
@@ -1343,9 +1348,8 @@ class TracedFinder:
             function = lambda_as_function(pending.node)
             enclosing = self._traced_at(pending.scope)
             qualname = f"{enclosing.qualname}.{LAMBDA_NAME}" if enclosing is not None else LAMBDA_NAME
-            how = pending.how.removeprefix("called from a lambda").lstrip(", ")
             self.lambda_scopes[function] = pending.scope
-            self.traced[function] = TracedFunction(function, qualname, how, traced_params=pending.traced,
+            self.traced[function] = TracedFunction(function, qualname, pending.traced_as, traced_params=pending.traced,
                                                    is_lax_body=pending.lax_body, staged=pending.staged,
                                                    differentiated=enclosing is not None and enclosing.differentiated)
 
