@@ -14,7 +14,7 @@ import string
 from functools import partial
 from typing import Callable, Iterator, Mapping
 
-from jitfix.analysis.blocks import local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import local_names, own_expressions, walk_body, walk_tree
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -72,17 +72,22 @@ class PrintInTracedCode(Rule):
                  if isinstance(node, ast.Call)]
         prints = [(node, traced) for node, traced in calls
                   if isinstance(node.func, ast.Name) and node.func.id == "print"]
-        # Unordered debug prints may run in any order; with several (or one in a loop body,
-        # which runs many times), keep the program's order. Debug prints already there count:
-        # those written by the user, and those an earlier round of fixes made of prints.
+        # Unordered debug prints may run in any order; with several, or one that runs more
+        # than once per trace (in a Python loop, unrolled as it is traced; in a lax body; in a
+        # helper, which may be called more than once), keep the program's order. Debug prints
+        # already there count: those written by the user, and those an earlier round of fixes
+        # made of prints.
         debug_prints = sum(1 for node, _ in calls if module.imports.resolve(node.func) == "jax.debug.print")
         several = sum(1 for call, _ in prints if unsupported_print(call) is None) + debug_prints >= 2
+        in_loops = {id(node) for traced in {id(t.node): t for _, t in prints}.values()
+                    for loop in walk_body(traced.node) if isinstance(loop, ast.For | ast.AsyncFor | ast.While)
+                    for node in walk_tree(loop)} if prints else set()
         planned = {id(entry.traced.node): entry for entry in conditionals(module)}
         for call, traced in prints:
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
-            ordered = several or traced.is_lax_body
+            ordered = several or traced.is_lax_body or id(call) in in_loops or _reached_by_calls_only(traced)
             yield self._finding(module, call, values, traced, ordered, in_rewritten)
 
     def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
