@@ -18,11 +18,9 @@ import sys
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional, cast
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from jitfix import __version__, api, report
 from jitfix.cli_options import CodeList, Paths, Shared, Validation, resolve_settings, with_options
@@ -31,7 +29,10 @@ from jitfix.engine import FileResult, Options, default_jobs, unified_diff
 from jitfix.files import InputError, read_source
 from jitfix.findings import Finding, Safety
 
-if TYPE_CHECKING:  # validation is loaded only when asked for
+if TYPE_CHECKING:  # validation is loaded only when asked for; rich, when something is printed
+    from rich.console import Console
+    from rich.text import Text
+
     from jitfix.validate.runner import ValidationOptions
     from jitfix.validate.session import ValidationRun
 
@@ -140,6 +141,26 @@ def _env_flag(name: str) -> bool:
     return bool(os.environ.get(name))  # set and not empty, as no-color.org and force-color.org say
 
 
+class _LazyConsole:
+    """A rich ``Console`` made on first use: importing rich is a third of the start-up of a
+    run that prints nothing (a clean check, an editor checking one file)."""
+
+    def __init__(self, **options: object):
+        self._options = options
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)  # type: ignore[arg-type]
+        return self._console
+
+    def __getattr__(self, name: str):
+        return getattr(self.console, name)
+
+
 def _consoles(no_color: bool) -> tuple[Console, Console]:
     """Colour on terminals; never with --no-color or NO_COLOR (which win), always with
     FORCE_COLOR. color_system=None drops every escape code (rich's no_color keeps bold)."""
@@ -148,7 +169,18 @@ def _consoles(no_color: bool) -> tuple[Console, Console]:
         common["color_system"] = None
     elif _env_flag("FORCE_COLOR"):
         common["force_terminal"] = True
-    return Console(**common), Console(stderr=True, **common)
+    return cast("Console", _LazyConsole(**common)), cast("Console", _LazyConsole(stderr=True, **common))
+
+
+def _real_console(console: Console) -> Console:
+    """The rich console itself, for rich's own classes to hold."""
+    return console.console if isinstance(console, _LazyConsole) else console
+
+
+def _styled(text: str, style: str = "") -> Text:
+    from rich.text import Text
+
+    return Text(text, style=style)
 
 
 def _prepare(paths: list[str], shared: Shared) -> Run:
@@ -197,7 +229,7 @@ def _settings_lines(settings: Settings) -> list[str]:
 
 
 def _report_error(run: Run, error: InputError) -> None:
-    run.err.print(Text("error: ", style="bold red") + Text(error.describe()))
+    run.err.print(_styled("error: ", style="bold red") + _styled(error.describe()))
 
 
 def _process(run: Run, options: Options) -> api.Results:
@@ -211,7 +243,7 @@ def _process(run: Run, options: Options) -> api.Results:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         bar["progress"] = Progress(TextColumn("jitfix"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                   console=run.err, transient=True)
+                                   console=_real_console(run.err), transient=True)
         bar["task"] = bar["progress"].add_task("files", total=count)
         bar["progress"].start()
 
@@ -233,7 +265,7 @@ def _process(run: Run, options: Options) -> api.Results:
         if result.error is not None:
             _report_error(run, result.error)
         elif result.internal_error is not None:
-            run.err.print(Text("internal error: ", style="bold red") + Text(
+            run.err.print(_styled("internal error: ", style="bold red") + _styled(
                 f"{result.path}: {result.internal_error}; the file was left unchanged. Please report this."))
         elif run.verbose:
             run.err.print(f"{result.path}: {_what_happened(result, options)}", style="dim")
@@ -433,7 +465,7 @@ def fix(
     if not run.quiet:
         for result in written.files:
             codes = ", ".join(sorted({finding.code for finding in result.fixed}))
-            run.err.print(Text("fixed ", style="green") + Text(
+            run.err.print(_styled("fixed ", style="green") + _styled(
                 f"{result.path} ({report.plural(len(result.fixed), 'fix')}: {codes})"))
     if show_fixes:
         _show_fixes(run, written.files + ([stdin] if stdin is not None and stdin.changed else []))
@@ -539,7 +571,7 @@ def _print_diff(run: Run, patch: str) -> None:
     for line in patch.rstrip("\n").split("\n"):
         if line.startswith("@@"):
             header, _, label = line.partition(" @@")
-            run.out.print(Text(header + " @@", style="cyan") + Text(label, style="yellow"))
+            run.out.print(_styled(header + " @@", style="cyan") + _styled(label, style="yellow"))
             continue
         style = ""
         if line.startswith(("+++", "---")):
@@ -548,7 +580,7 @@ def _print_diff(run: Run, patch: str) -> None:
             style = "green"
         elif line.startswith("-"):
             style = "red"
-        run.out.print(Text(line, style=style))
+        run.out.print(_styled(line, style=style))
 
 
 # -- validate -----------------------------------------------------------------------------------

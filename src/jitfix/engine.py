@@ -15,7 +15,6 @@ import contextlib
 import contextvars
 import difflib
 import gc
-import multiprocessing
 import os
 import symtable
 import sys
@@ -635,6 +634,7 @@ def _processed(paths: list[str], settings: Settings, options: Options, jobs: int
 def _pool_map(chunks: list[list[str]], settings: Settings, options: Options, jobs: int,
               project_files: list[str]) -> Iterator[tuple[list[str], list[FileResult] | None]]:
     """Each chunk with its results, or with None when the pool broke before it finished."""
+    import multiprocessing  # only here: a run on one core never loads it
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 

@@ -16,11 +16,21 @@ _WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 _LINE_END = re.compile(r"\r\n?|\n")
 
 
+# The last text read and how Python reads it: one module's text is read several times (the
+# prefilter, its imports, its scopes), and checking a long non-ASCII text is not free.
+_last_read: tuple[str, str] = ("", "")
+
+
 def _as_python_reads_it(text: str) -> str:
     """Python NFKC-normalises identifiers (``ｊｉｔ`` is ``jit``); that changes no line break."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # the quick check: most text is
+    global _last_read
+    if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", text)
+    if _last_read[0] is text:
+        return _last_read[1]
+    read = text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+    _last_read = (text, read)
+    return read
 
 
 def _word_starts(text: str, names: Iterable[str]) -> Iterator[int]:
@@ -45,7 +55,7 @@ class LineIndex:
     def __init__(self, text: str | None):
         self.text = None if text is None else _as_python_reads_it(text)
         # Only old Mac files end lines with a lone `\r`: they count lines the slow way.
-        self._lone_returns = self.text is not None and "\r" in self.text.replace("\r\n", "")
+        self._lone_returns = self.text is not None and self.text.count("\r") > self.text.count("\r\n")
 
     def spelling(self, names: Iterable[str]) -> list[int] | None:
         """Sorted line numbers (1-based; lines end at ``\\n``, ``\\r\\n`` or ``\\r``) on which
