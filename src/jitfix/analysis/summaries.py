@@ -177,15 +177,15 @@ class ModuleProgram(Program):
             self.project.note_traced_here(function.node, function.traced_params)
             flow = None
             for node, statement in own_expressions(function.node):
-                if isinstance(node, ast.Call) and self._imported(node.func) is not None:
+                # The module is read only if the call passes it a tracer (``summary``).
+                if isinstance(node, ast.Call) and self._imported_from(node.func) is not None:
                     flow = flow or function.flow(self.imports)
                     flow.at(statement).verdict(node)
 
-    def _imported(self, func: ast.AST, hops: int = 0) -> tuple[ModuleProgram, FunctionNode] | None:
-        """The program and def of a function another module of the run defines, that ``func``
-        names through an import (followed through re-exports such as a package's
-        ``__init__.py``, a few hops at most)."""
-        if self.project is None or self.path is None or hops > 3:
+    def _imported_from(self, func: ast.AST) -> tuple[str, str] | None:
+        """(file, name) of a function ``func`` names through an import from another module
+        of the run, without reading that module."""
+        if self.project is None or self.path is None:
             return None
         relative = self.imports.resolve_relative(func)
         level, dotted = relative if relative else (0, self.imports.resolve(func))
@@ -193,8 +193,17 @@ class ModuleProgram(Program):
             return None
         module, _, name = dotted.rpartition(".")
         found = self.project.module_file(self.path, module, level)
-        if found is None:
+        return None if found is None else (found, name)
+
+    def _imported(self, func: ast.AST, hops: int = 0) -> tuple[ModuleProgram, FunctionNode] | None:
+        """The program and def of a function another module of the run defines, that ``func``
+        names through an import (followed through re-exports such as a package's
+        ``__init__.py``, a few hops at most)."""
+        imported = self._imported_from(func) if hops <= 3 else None
+        if imported is None:
             return None
+        found, name = imported
+        assert self.project is not None
         owner = self.project.program(found)
         if owner is None:
             return None
