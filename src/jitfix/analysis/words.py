@@ -8,6 +8,7 @@ so an expression whose lines spell none of the names a walk looks for holds none
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from typing import Iterable, Iterator
@@ -34,14 +35,29 @@ def _as_python_reads_it(text: str) -> str:
 
 
 def _word_starts(text: str, names: Iterable[str]) -> Iterator[int]:
-    """Where one of ``names`` starts as a whole word (not inside a longer name)."""
-    for name in set(names):
-        at = text.find(name)
+    """Where one of ``names`` starts as a whole word (not inside a longer name). The text is
+    scanned for the names that hold none of the others (``map`` for ``vmap`` and ``pmap``
+    too: each scan reads the whole text), and each find is widened to its whole word."""
+    wanted = frozenset(names)
+    for probe in _probes(wanted):
+        at = text.find(probe)
         while at >= 0:
-            end = at + len(name)
-            if (at == 0 or text[at - 1] not in _WORD_CHARACTERS) and text[end:end + 1] not in _WORD_CHARACTERS:
-                yield at
-            at = text.find(name, end)
+            start, end = at, at + len(probe)
+            while start > 0 and text[start - 1] in _WORD_CHARACTERS:
+                start -= 1
+            while text[end:end + 1] in _WORD_CHARACTERS and end < len(text):
+                end += 1
+            if text[start:end] in wanted:
+                yield start
+            at = text.find(probe, end)
+
+
+@functools.lru_cache(maxsize=64)
+def _probes(names: frozenset[str]) -> tuple[str, ...]:
+    """The names that hold no other of ``names``: a word that spells any of them holds one.
+    Shortest first: the common words, so a search for any one of them ends soonest."""
+    return tuple(sorted((name for name in names if name and not any(other != name and other in name
+                                                                    for other in names)), key=lambda name: (len(name), name)))
 
 
 def spells_a_word(text: str, names: Iterable[str]) -> bool:
