@@ -221,6 +221,18 @@ def decode_source(data: bytes, path: str) -> SourceFile:
 DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
 
 
+def _read_up_to(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes, fewer only at the end of the file (``os.read`` may return less)."""
+    parts = []
+    while size > 0:
+        part = os.read(fd, size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
 def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFile:
     """Read a regular file (never a FIFO or a device: they can block or never end)."""
     try:
@@ -240,11 +252,10 @@ def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFil
         if status.st_size > max_bytes:
             raise InputError(path, f"not read: {status.st_size:,} bytes is over the limit of {max_bytes:,} "
                                    "(max-file-size in [tool.jitfix])")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            # Sized by the file, not the limit: a read of the limit allocates that much each time.
-            data = handle.read(min(status.st_size, max_bytes) + 1)
-            if len(data) > status.st_size:  # it grew while being read
-                data += handle.read(max_bytes + 1 - len(data))
+        # Sized by the file, not the limit: a read of the limit allocates that much each time.
+        data = _read_up_to(fd, min(status.st_size, max_bytes) + 1)
+        if len(data) > status.st_size:  # it grew while being read
+            data += _read_up_to(fd, max_bytes + 1 - len(data))
     except OSError as error:
         raise InputError(path, f"cannot read: {error.strerror or error}") from None
     finally:

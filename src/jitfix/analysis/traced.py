@@ -563,6 +563,8 @@ class _Scopes:
         # Every statement (handlers and match cases count), with its scope, in source order.
         self._statements: list[tuple[ast.AST, ast.AST]] = []
         self._calls_to: dict[str, list[ast.Call]] = {}
+        # The calls of a mutating method (`.append(`): every search for in-place changes reads them.
+        self._mutating_calls: list[tuple[ast.Call, ast.AST]] | None = None
         # Local names of imported transforms (`from jax import jit as J`) spell a call too.
         # `partial` itself traces nothing: `partial(jax.jit, ...)(f)` spells `jit` as well.
         self._indexed_words = {*TRACING_CALL_NAMES, *aliases} - {"partial"}
@@ -676,18 +678,22 @@ class _Scopes:
         if not names:
             return []
         found = [(at, change) for at, change in self._changes if change[1] in names]
-        named = self._lines.spelling(names)
-        for statement, scope in self._statements_spelling(MUTATING_METHODS):  # `.append(` spells one
-            if not _spans_a_line(statement, named):
-                continue  # `name.append(...)` spells the name too
-            for node in _own_expression_nodes(statement):
-                if type(node) is ast.Call and not _may_trace(node):
-                    func = node.func
-                    if type(func) is ast.Attribute and type(func.value) is ast.Name \
-                            and func.value.id in names and func.attr in MUTATING_METHODS:
-                        found.append(((node.lineno, node.col_offset),
-                                      (scope, func.value.id, f"changed with `.{func.attr}()`", None)))
+        for node, scope in self._mutating_method_calls():
+            func = node.func
+            if func.value.id in names:  # type: ignore[attr-defined]
+                found.append(((node.lineno, node.col_offset),
+                              (scope, func.value.id, f"changed with `.{func.attr}()`", None)))  # type: ignore[attr-defined]
         return [change for _, change in sorted(found, key=lambda item: item[0])]
+
+    def _mutating_method_calls(self) -> list[tuple[ast.Call, ast.AST]]:
+        """(call, scope) of every ``name.append(...)`` and the like (``MUTATING_METHODS``)."""
+        if self._mutating_calls is None:
+            self._mutating_calls = [
+                (node, scope) for statement, scope in self._statements_spelling(MUTATING_METHODS)  # `.append(` spells one
+                for node in _own_expression_nodes(statement)
+                if type(node) is ast.Call and not _may_trace(node) and type(node.func) is ast.Attribute
+                and type(node.func.value) is ast.Name and node.func.attr in MUTATING_METHODS]
+        return self._mutating_calls
 
     def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
         """The value ``name`` was last assigned in ``scope`` before ``line`` (not its def)."""
