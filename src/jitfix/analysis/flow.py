@@ -21,7 +21,7 @@ static in the ``if`` tests before that statement.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import (
     assigned_names,
@@ -142,6 +142,19 @@ def _is_literal(node: ast.AST) -> bool:
     return False
 
 
+def _array_attribute_read(target: ast.AST, uses: Sequence[ast.AST]) -> str | None:
+    """The array-only attribute (``.sum``, ``.shape``) ``uses`` read of the name ``target``
+    binds, when they never bind it again (a later binding could be anything)."""
+    if not isinstance(target, ast.Name) or not uses:
+        return None
+    nodes = [node for use in uses for node in ast.walk(use)]
+    if any(isinstance(node, ast.Name) and node.id == target.id and not isinstance(node.ctx, ast.Load)
+           for node in nodes):
+        return None
+    return next((node.attr for node in nodes if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
+                 and isinstance(node.value, ast.Name) and node.value.id == target.id), None)
+
+
 class FlowAnalysis:
     """Verdicts of names before each statement of one function."""
 
@@ -152,6 +165,7 @@ class FlowAnalysis:
         self.imports = imports
         self.program = program
         self.before: dict[int, State] = {}
+        self.loop_heads: dict[int, State] = {}  # a `while`'s state where its test runs: any pass's start
         self._arrays: ArrayEvidence | None = None
         # Most functions hold no `:=`: then no expression needs searching for one.
         kinds = {type(node) for node in walk_body(function)}
@@ -178,7 +192,7 @@ class FlowAnalysis:
         ``also_traced`` names are tracers there whatever the code says: the carry of a loop
         that is being rewritten into a lax loop is traced inside its body.
         """
-        state = self.before.get(id(statement), self.entry)
+        state = self.loop_heads.get(id(statement)) or self.before.get(id(statement), self.entry)
         if also_traced:
             carried = Verdict(TRACED_KIND, "carried by the lax loop this loop becomes")
             # A carried array is still one array (what proved it holds of every value that
@@ -221,26 +235,34 @@ class FlowAnalysis:
     def _verdict(self, expr: ast.AST, state: State) -> Verdict:
         return self._view(state).verdict(expr)
 
-    def _iteration(self, iterable: ast.AST, evaluate: Callable[[ast.AST], Verdict]) -> Verdict:
-        """What one pass of ``for _ in iterable`` binds."""
+    def _iteration(self, iterable: ast.AST, evaluate: Callable[[ast.AST], Verdict],
+                   used_as_array: Callable[[], str | None] = lambda: None) -> Verdict:
+        """What one pass of ``for _ in iterable`` binds (``used_as_array``: the array-only
+        attribute the code reads of what it binds, if any)."""
         found = evaluate(iterable)
         if found.elements:
             kinds = sorted(found.elements, key=lambda element: element.kind)
             return Verdict(kinds[-1].kind, "an element of a sequence", kinds[-1])
         if found.traced and isinstance(iterable, ast.Name) and iterable.id in self.arrays.params \
                 and iterable.id not in self.arrays.array_params:
-            # A parameter may be a dict (keys: static) as well as an array (rows: traced).
+            # A parameter may be a dict (keys: static) as well as an array (rows: traced). What
+            # the code reads `.sum()` or `.shape` of is no key: a row, or a leaf of a list.
+            attribute = used_as_array()
+            if attribute:
+                return Verdict(TRACED_KIND, f"an element of `{iterable.id}`, used as an array (`.{attribute}`)",
+                               found, array=True)
             return Verdict(UNKNOWN_KIND, f"iterating `{iterable.id}`, which may be a dict or an array", found)
         if found.traced:
             return Verdict(TRACED_KIND, "a row of a traced array", found, array=found.array)
         return Verdict(found.kind, "an element of the iterated value", found)
 
     def _bind_iteration(self, target: ast.AST, iterable: ast.AST, state: State,
-                        evaluate: Callable[[ast.AST], Verdict] | None = None) -> None:
+                        evaluate: Callable[[ast.AST], Verdict] | None = None, uses: Sequence[ast.AST] = ()) -> None:
         """Bind a loop target from what is iterated (evaluated before anything is bound, as
         Python does; by ``evaluate`` inside a comprehension): ``range(static)`` gives static
         indices, ``enumerate`` a static count, ``zip`` each target from its own iterable, a
-        dict's ``.items()`` static keys."""
+        dict's ``.items()`` static keys. ``uses``: the code that reads the target (the loop's
+        body, the comprehension)."""
         if evaluate is None:
             evaluate = self._view(dict(state)).verdict
         if isinstance(iterable, ast.Call) and all(keyword.arg == "strict" for keyword in iterable.keywords):
@@ -251,15 +273,15 @@ class FlowAnalysis:
                     return
                 if func.id == "enumerate" and len(args) == 1 and _pair(target):
                     self._bind(target.elts[0], Verdict(STATIC_KIND, "an `enumerate` count"), state)  # type: ignore[attr-defined]
-                    self._bind_iteration(target.elts[1], args[0], state, evaluate)  # type: ignore[attr-defined]
+                    self._bind_iteration(target.elts[1], args[0], state, evaluate, uses)  # type: ignore[attr-defined]
                     return
                 if func.id == "zip" and isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(args) \
                         and not any(isinstance(arg, ast.Starred) for arg in args):
                     for element, arg in zip(target.elts, args):
-                        self._bind_iteration(element, arg, state, evaluate)
+                        self._bind_iteration(element, arg, state, evaluate, uses)
                     return
                 if func.id in {"reversed", "list", "tuple", "sorted"} and len(args) == 1:
-                    self._bind_iteration(target, args[0], state, evaluate)
+                    self._bind_iteration(target, args[0], state, evaluate, uses)
                     return
             if isinstance(func, ast.Attribute) and not args and func.attr in {"items", "keys", "values"}:
                 owner = evaluate(func.value)
@@ -275,7 +297,7 @@ class FlowAnalysis:
                 else:
                     self._bind(target, value, state)
                 return
-        self._bind(target, self._iteration(iterable, evaluate), state)
+        self._bind(target, self._iteration(iterable, evaluate, lambda: _array_attribute_read(target, uses)), state)
 
     def _bind(self, target: ast.AST, found: Verdict, state: State, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Tuple | ast.List) \
@@ -412,15 +434,19 @@ class FlowAnalysis:
         elif isinstance(node, ast.For | ast.AsyncFor):
             traced_range = is_range_call(node.iter, self.imports) and any(
                 self._verdict(arg, state).traced for arg in node.iter.args)  # type: ignore[attr-defined]
-            head = self._loop(node.body, state, lambda entry: self._bind_iteration(node.target, node.iter, entry))
+            head = self._loop(node.body, state,
+                              lambda entry: self._bind_iteration(node.target, node.iter, entry, uses=node.body))
             if traced_range:
                 _made_traced(assigned_names(node.body) | set(target_names(node.target)), head,
                              "carried by a loop with a traced trip count (`lax` loops return tracers)")
             state = self._block(node.orelse, head)
         elif isinstance(node, ast.While):
             self._walrus(node.test, state)
-            traced_test = self._traced_array(node.test, state)
             head = self._loop(node.body, state)
+            # The test runs at the head of every pass: `total < 10.0` is traced there once the
+            # body makes `total` a tracer, though `total = 0.0` before the loop is not.
+            self.loop_heads[id(node)] = head
+            traced_test = self._traced_array(node.test, head)
             if traced_test:
                 _made_traced(assigned_names(node.body), head,
                              "carried by a loop on a traced test (`lax.while_loop` returns tracers)")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
 from jitfix.analysis.catalogue import (
@@ -208,8 +208,16 @@ def _callee_name(func: ast.AST) -> str:
 
 
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _results_of(comprehension: ast.AST) -> list[ast.AST]:
+    """What a comprehension makes of each pass: its element, or its key and value."""
+    if isinstance(comprehension, ast.DictComp):
+        return [comprehension.key, comprehension.value]
+    return [comprehension.elt]  # type: ignore[attr-defined]
 # Binds a loop target in a state from an iterable, evaluating with the function given.
-BindIteration = Callable[[ast.AST, ast.AST, dict, Callable[[ast.AST], "Verdict"]], None]
+# The last argument: the code that reads the targets.
+BindIteration = Callable[[ast.AST, ast.AST, dict, Callable[[ast.AST], "Verdict"], Sequence[ast.AST]], None]
 # Narrows the states where a test holds and where it does not (``p is None``,
 # ``isinstance(x, int)``): (test, state, when_true, when_false).
 Narrow = Callable[[ast.AST, Mapping[str, "Verdict"], dict[str, "Verdict"], dict[str, "Verdict"]], None]
@@ -343,8 +351,11 @@ class ValueAnalysis:
             inside = ValueAnalysis(self.imports, state, staged=self.staged, uncertain=self.uncertain,
                                    program=self.program, scope=self.scope, comprehensions=self.comprehensions,
                                    comprehension_states=self._comprehension_states)
-            for generator in comprehension.generators:  # type: ignore[attr-defined]
-                self.comprehensions.bind(generator.target, generator.iter, state, inside.verdict)
+            generators = comprehension.generators  # type: ignore[attr-defined]
+            for at, generator in enumerate(generators):
+                uses = [*_results_of(comprehension), *generator.ifs,
+                        *(later for after in generators[at + 1:] for later in (after.iter, *after.ifs))]
+                self.comprehensions.bind(generator.target, generator.iter, state, inside.verdict, uses)
         return state
 
     def _comprehension(self, expr: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Verdict:
