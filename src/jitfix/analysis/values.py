@@ -186,6 +186,20 @@ def _carried_leaves(found: Verdict, why: str) -> Verdict:
     return Verdict(TRACED_KIND, why, found, klass=found.klass, array=_one_array_in_lax(found))
 
 
+# Operators a container that can hold tracers also has: `+` and `*` of lists and tuples, `|`
+# of dicts. A traced value any other operator (or `+`/`*` with a float) applies to is an array.
+_CONTAINER_OPERATORS = (ast.Add, ast.Mult, ast.BitOr)
+
+
+def _arithmetic_only(expr: ast.BinOp) -> bool:
+    """Whether no list, tuple or dict can be an operand of ``expr`` (sets and strings hold no
+    tracer: a tracer is not hashable, and a string is never traced)."""
+    if not isinstance(expr.op, _CONTAINER_OPERATORS):
+        return True
+    return not isinstance(expr.op, ast.BitOr) and any(
+        isinstance(side, ast.Constant) and isinstance(side.value, float) for side in (expr.left, expr.right))
+
+
 def _strongest(verdicts: list[Verdict], why: Callable[[Verdict], str]) -> Verdict:
     """Traced if any part is (that part is the evidence), static if all are, else unknown."""
     if not verdicts:
@@ -443,7 +457,8 @@ class ValueAnalysis:
     def _BinOp(self, expr: ast.BinOp) -> Verdict:
         left, right = self._raw(expr.left), self._raw(expr.right)
         found = _strongest([left, right], lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
-        return as_scalar(as_array(found, left.array or right.array), left.scalar and right.scalar)
+        array = left.array or right.array or (found.traced and _arithmetic_only(expr))
+        return as_scalar(as_array(found, array), left.scalar and right.scalar)
 
     def _UnaryOp(self, expr: ast.UnaryOp) -> Verdict:
         operand = self._raw(expr.operand)
@@ -822,6 +837,12 @@ class ArrayEvidence:
                        for value in self.bindings[expr.id])
         return False
 
+    def proven(self, expr: ast.AST, values: ValueAnalysis) -> bool:
+        """Whether ``expr`` is certainly an array: from its syntax, or, for what a call
+        returns, where the value analysis proves it one (a helper, or `lax.pmean` of a dict,
+        may return a dict or a list)."""
+        return self.certain(expr, calls=False) or values.verdict(expr).array
+
     def certain_truth(self, test: ast.AST, values: ValueAnalysis) -> bool:
         """Whether every traced value whose truth ``test`` takes is certainly an array
         (static operands of and/or/not are fine: Python takes their truth itself). A
@@ -843,7 +864,7 @@ class ArrayEvidence:
             return self.raises_on_truth(test.values[0], values)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.raises_on_truth(test.operand, values)
-        return values.is_traced(test) and (self.certain(test, calls=False) or values.verdict(test).array)
+        return values.is_traced(test) and self.proven(test, values)
 
 
 # Constructors whose size a literal argument gives: jnp.zeros((2, 3)) has 6 elements.

@@ -307,7 +307,7 @@ class BuiltinOnTracer(Rule):
                 name = node.func.id
                 where = f"`{name}()` of a traced value in `{entry.traced.qualname}`"
                 problem = _builtin_unfixable(node, parents) or (
-                    None if len(node.args) > 1 or entry.arrays.certain(node.args[0])
+                    None if len(node.args) > 1 or entry.arrays.proven(node.args[0], values)
                     or isinstance(node.args[0], _SEQUENCES) else "its argument may be a container, not an array")
                 if problem:
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {problem}",
@@ -445,7 +445,7 @@ class InPlaceUpdate(Rule):
                     continue
                 values = entry.values_at(statement)
                 made_by_numpy = _numpy_allocations(module, arrays, target.value)
-                traced_array = values.is_traced(target.value) and arrays.certain(target.value)
+                traced_array = values.is_traced(target.value) and arrays.proven(target.value, values)
                 # A NumPy array cannot hold a tracer either: it becomes a jnp array.
                 numpy_receiving_tracer = made_by_numpy is not None and (
                     values.is_traced(statement.value) or values.is_traced(target.slice))
