@@ -7,7 +7,8 @@ helper that closes over a local, a module global its setter rebinds before every
 NumPy buffer written element-wise, early returns at several depths, and a random nesting of
 traced and static
 ``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
-``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (loop variables
+``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (a ``while not
+stop:`` whose flag starts as Python ``False`` and is traced from the second pass; loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
 tuple assignments, ``+=``/``-=``/``*=``, an int counter and a bool flag carried through
 branches and loops, calls of a module-level helper, and prints of carried and branch values
@@ -194,6 +195,13 @@ class ProgramGenerator:
         # while: bounded by its own counter (one per nesting level) so it always ends
         body = self.block(depth - 1, in_loop=True)
         counter = f"k{depth}"
+        if self.rng.random() < 0.3:
+            # `stop = False` is Python before the loop; the body binds it to a tracer, so the
+            # test is traced from the second pass on (as RL code writes `while not done:`).
+            self.features.add("while_flag")
+            flag = f"stop{depth}"
+            return (f"{counter} = 0\n{flag} = False\nwhile not {flag}:\n"
+                    f"{self.indent([f'{counter} = {counter} + 1', *body, f'{flag} = {counter} >= n or ({self.condition()})'])}")
         return (f"{counter} = 0\nwhile {counter} < n and ({self.condition()}):\n"
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
 
