@@ -43,6 +43,7 @@ from jitfix.analysis.values import (
     Program,
     ValueAnalysis,
     Verdict,
+    array_attributes_read,
     as_array,
     may_narrow,
 )
@@ -151,8 +152,7 @@ def _array_attribute_read(target: ast.AST, uses: Sequence[ast.AST]) -> str | Non
     if any(isinstance(node, ast.Name) and node.id == target.id and not isinstance(node.ctx, ast.Load)
            for node in nodes):
         return None
-    return next((node.attr for node in nodes if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
-                 and isinstance(node.value, ast.Name) and node.value.id == target.id), None)
+    return array_attributes_read(nodes).get(target.id)
 
 
 class FlowAnalysis:
@@ -192,7 +192,9 @@ class FlowAnalysis:
         ``also_traced`` names are tracers there whatever the code says: the carry of a loop
         that is being rewritten into a lax loop is traced inside its body.
         """
-        state = self.loop_heads.get(id(statement)) or self.before.get(id(statement), self.entry)
+        state = self.loop_heads.get(id(statement))
+        if state is None:
+            state = self.before.get(id(statement), self.entry)
         if also_traced:
             carried = Verdict(TRACED_KIND, "carried by the lax loop this loop becomes")
             # A carried array is still one array (what proved it holds of every value that

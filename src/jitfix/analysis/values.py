@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
 from jitfix.analysis.catalogue import (
@@ -694,6 +694,16 @@ ARRAY_ONLY_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T", "at", "astype"
                                    "max", "min", "any", "all", "squeeze", "transpose", "ravel", "flatten"})
 
 
+def array_attributes_read(nodes: Iterable[ast.AST]) -> dict[str, str]:
+    """Each name the nodes read an attribute of that only arrays have (``x.shape``,
+    ``x.sum()``; a list or dict has none), with the first such attribute."""
+    found: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES and isinstance(node.value, ast.Name):
+            found.setdefault(node.value.id, node.attr)
+    return found
+
+
 def _names_an_array_type(annotation: ast.AST | None) -> bool:
     """``jax.Array``, ``jnp.ndarray``, ``ArrayLike``, jaxtyping's ``Float[Array, "n"]``."""
     if isinstance(annotation, ast.Subscript):
@@ -767,11 +777,7 @@ class ArrayEvidence:
         """Parameters the body treats as arrays (``xs.shape``, ``xs.astype(...)``): a list
         or dict has none of these."""
         if self._array_params is None:
-            self._array_params = {
-                node.value.id for node in walk_body(self.function)
-                if isinstance(node, ast.Attribute) and node.attr in ARRAY_ONLY_ATTRIBUTES
-                and isinstance(node.value, ast.Name) and node.value.id in self.params
-            }
+            self._array_params = set(array_attributes_read(walk_body(self.function)).keys() & self.params)
             arguments = self.function.args
             self._array_params.update(arg.arg for arg in (*arguments.posonlyargs, *arguments.args,
                                                           *arguments.kwonlyargs)
