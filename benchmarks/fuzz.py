@@ -200,8 +200,9 @@ class ProgramGenerator:
             # test is traced from the second pass on (as RL code writes `while not done:`).
             self.features.add("while_flag")
             flag = f"stop{depth}"
+            # Its bound is set before the body, whose `continue` would skip what comes after.
             return (f"{counter} = 0\n{flag} = False\nwhile not {flag}:\n"
-                    f"{self.indent([f'{counter} = {counter} + 1', *body, f'{flag} = {counter} >= n or ({self.condition()})'])}")
+                    f"{self.indent([f'{counter} = {counter} + 1', f'{flag} = {counter} >= n', *body, f'{flag} = {flag} or ({self.condition()})'])}")
         return (f"{counter} = 0\nwhile {counter} < n and ({self.condition()}):\n"
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
 
@@ -367,8 +368,8 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
     try:
         with jax.disable_jit():
             reference = _run(_load(code))
-    except Exception:  # noqa: BLE001 - e.g. a name bound in a loop that ran zero times
-        tally.skipped += 1
+    except (Exception, _TimedOut):  # noqa: BLE001 - e.g. a name bound in a loop that ran zero times
+        tally.skipped += 1  # (or a loop the original never leaves: nothing to compare with)
         return
     try:
         result = process_text("fuzzed.py", code, Settings(), Options(apply_fixes=True))
@@ -506,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     tally = fuzz(args.n, args.seed, keep_going=args.keep_going, progress=args.progress)
     for failure in tally.failures[: args.show]:
         print(failure, end="\n\n")
-    print(f"skipped {tally.skipped} programs whose original fails eagerly on some input")
+    print(f"skipped {tally.skipped} programs whose original fails eagerly on some input, or does not finish")
     print("fixed, per feature (programs holding it that need a fix):")
     for feature, (holding, fixed) in sorted(tally.by_feature.items()):
         print(f"  {feature:22} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")

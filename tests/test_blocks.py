@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from jitfix.analysis.blocks import closures, nodes_seeing, scope_reads, upward_exposed
+from jitfix.analysis.blocks import changed_objects, closures, method_changes, nodes_seeing, scope_reads, upward_exposed
 
 
 def _exposed(source: str) -> set[str]:
@@ -78,3 +78,30 @@ def test_nodes_seeing_a_name_enter_the_nested_functions_it_is_free_in() -> None:
                      "def h(w):\n    return w + self.t\n").body
     read = {node.attr for node in nodes_seeing(body, "self") if isinstance(node, ast.Attribute)}
     assert read == {"x", "y", "t"}  # `g` has a `self` of its own
+
+
+def _changed(code: str) -> list[str]:
+    """The names the code changes through a method, as a walk of it finds them."""
+    return [name for node in ast.walk(ast.parse(code)) for name in changed_objects(node)]
+
+
+def test_a_method_call_for_its_effect_changes_its_object() -> None:
+    assert _changed("xs.append(v)") == ["xs"]
+    assert _changed("ok and seen.add(k)") == ["seen"]
+    assert _changed("f = lambda v: log.append(v)") == ["log"]
+    assert _changed("[out.extend(row) for row in rows]") == ["out"]
+    assert _changed("a.append(1) if c else b.append(2)") == ["a", "b"]
+
+
+def test_a_method_whose_value_is_kept_is_another_objects() -> None:
+    # optax's `optimizer.update` returns new values; `dict.update` returns None.
+    assert _changed("updates, state = optimizer.update(grads, state)") == []
+    assert _changed("path = self.path.update(path, x)") == []
+    assert _changed("return opt.update(g, s)") == []
+
+
+def test_a_method_that_also_returns_a_value_changes_its_object_wherever_it_stands() -> None:
+    assert _changed("x = queue.pop()") == ["queue"]
+    assert _changed("queue.pop()") == ["queue"]
+    assert _changed("f(cache.setdefault(k, 0))") == ["cache"]
+    assert len([call for node in ast.walk(ast.parse("d.pop(k)")) for call in method_changes(node)]) == 1

@@ -94,6 +94,26 @@ def test_magics_and_cell_magics_are_left_alone(tmp_path: Path) -> None:
     assert "!pip install jax" in "".join(after["cells"][1]["source"])
 
 
+def test_a_cell_whose_first_line_is_indented_is_read_as_ipython_runs_it(tmp_path: Path) -> None:
+    # IPython takes the first line's indent off every line that has it before it runs a cell.
+    path = tmp_path / "indented.ipynb"
+    notebook = new_notebook()
+    notebook.cells = [
+        new_code_cell("import jax"),
+        new_code_cell("  @jax.jit\n  def step(x):\n      if x.sum() > 0:\n          x = x * 2\n      return x\n"
+                      "# a comment the indent never reached\nstep"),
+    ]
+    nbformat.write(notebook, path)
+    check = invoke("check", str(path))
+    assert check.stdout.startswith(f"{path}:cell 2:3:7: JF101"), check.stdout + check.stderr  # its own column
+    assert invoke("fix", str(path)).exit_code == 0
+    source = "".join(json.loads(path.read_bytes())["cells"][1]["source"])
+    assert source.startswith("  @jax.jit\n  def step(x):\n      def _if_")
+    assert "      x = lax.cond(x.sum() > 0, " in source
+    assert source.endswith("\n      return x\n# a comment the indent never reached\nstep")
+    assert invoke("check", str(path)).exit_code == 0
+
+
 def test_diff_shows_cells_as_python_on_a_terminal_and_a_json_patch_otherwise(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess

@@ -5,13 +5,15 @@ rebound in a third are all seen together).
 The notebook is read with nbformat (which knows every format version and says clearly what
 is wrong with a broken file). IPython syntax -- line magics, shell escapes, ``x = !cmd``,
 ``obj?`` -- is swapped for a placeholder call while the rules run and put back after; a
-cell that starts with a cell magic (``%%bash``) is not Python and is left out. Only the
+cell that starts with a cell magic (``%%bash``) is not Python and is left out. A cell whose
+first line is indented is read as IPython runs it, without that indent, and given it back. Only the
 ``source`` of a fixed cell changes: outputs, metadata and ids are untouched, and the JSON is
 written back in the layout it was read in (Jupyter's own), so every other byte is the same.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import secrets
@@ -41,6 +43,8 @@ class CodeView:
     magics: list[str]  # placeholder number -> the IPython text it stands for
     nonce: str = ""
     tails: dict[int, str] = field(default_factory=dict)  # the newlines each cell ended with
+    # Cells whose first line is indented: the indent IPython takes off, and their lines as read.
+    indents: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
 
     def restored(self, text: str) -> str:
         return PLACEHOLDER_CALL.sub(lambda match: self.magics[int(match.group(1))], text)
@@ -78,33 +82,71 @@ def code_view(document: dict) -> CodeView:
     cells: list[int] = []
     magics: list[str] = []
     tails: dict[int, str] = {}
+    indents: dict[int, tuple[str, list[str]]] = {}
     nonce = secrets.token_hex(8)
     for index, cell in enumerate(document.get("cells", [])):
         source = _cell_source(cell)
         if cell.get("cell_type") != "code" or source.lstrip().startswith("%%"):
             continue
         body = _hide_magics(source, magics)
+        indent = _leading_indent(body)
+        if indent:
+            lines = body.split("\n")
+            indents[index] = (indent, lines)
+            body = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
         stripped = body.rstrip("\n")
         tails[index] = body[len(stripped):]
         parts.append(MARKER.format(index + 1, nonce) + "\n" + stripped + "\n")
         cells.append(index)
-    return CodeView("".join(parts), cells, magics, nonce, tails)
+    return CodeView("".join(parts), cells, magics, nonce, tails, indents)
+
+
+def _leading_indent(body: str) -> str:
+    """The indent of a cell's first line that is not blank, which IPython takes off every line
+    that starts with it before it runs the cell (its ``leading_indent`` transform)."""
+    first = next((line for line in body.split("\n") if line.strip()), "")
+    return first[:len(first) - len(first.lstrip(" \t"))]
+
+
+def _indented_again(view: CodeView, index: int, body: str) -> str:
+    """A cell's body (as the rules saw it) with the indent IPython took off given back: the
+    lines as they were read where they are unchanged, the indent on every other line."""
+    if index not in view.indents:
+        return body
+    indent, original = view.indents[index]
+    read = [line[len(indent):] if line.startswith(indent) else line for line in original]
+    lines = body.split("\n")
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(a=read, b=lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(original[i1:i2])
+        else:
+            out.extend(indent + line if line.strip() else line for line in lines[j1:j2])
+    return "\n".join(out)
 
 
 def cell_sources(view: CodeView, text: str) -> dict[int, str]:
     """Each code cell's source in a (fixed) view, ending as it ended; imports the fixes
     added above the first cell go into that cell."""
-    pieces = view.marker_line.split(text)
-    head, rest = pieces[0], pieces[1:]
-    sources: dict[int, str] = {}
-    for number, body in zip(rest[0::2], rest[1::2]):
-        index = int(number) - 1
-        body = body[1:] if body.startswith("\n") else body
-        sources[index] = view.restored(body.rstrip("\n")) + view.tails.get(index, "")
+    head, sources = _cell_bodies(view, text)
+    sources = {index: body + view.tails.get(index, "") for index, body in sources.items()}
     if head.strip() and view.cells:
         first = view.cells[0]
         sources[first] = head.rstrip("\n") + "\n" + sources.get(first, "")
     return sources
+
+
+def _cell_bodies(view: CodeView, text: str) -> tuple[str, dict[int, str]]:
+    """(the text above the first cell, each code cell's source in the view without the
+    newlines it ended with)."""
+    pieces = view.marker_line.split(text)
+    bodies: dict[int, str] = {}
+    for number, body in zip(pieces[1::2], pieces[2::2]):
+        index = int(number) - 1
+        body = body[1:] if body.startswith("\n") else body
+        bodies[index] = view.restored(_indented_again(view, index, body.rstrip("\n")))
+    return pieces[0], bodies
 
 
 def locate(view: CodeView, text: str, line: int) -> tuple[int, int]:
@@ -171,10 +213,19 @@ def write(text: str, document: dict, sources: dict[int, str], path: str) -> str:
 
 
 def relocate(view: CodeView, findings: list, text: str) -> list:
-    """Findings of a view's text, placed at their cell (1-based) and the line within it."""
+    """Findings of a view's text, placed at their cell (1-based) and the line within it (and
+    the column, in a cell whose indent IPython takes off, on a line given it back)."""
     placed = []
+    bodies: dict[int, str] | None = None
     for finding in findings:
         cell, line = locate(view, text, finding.line)
         _, end_line = locate(view, text, finding.end_line)
-        placed.append(replace(finding, cell=cell + 1, line=line, end_line=end_line))
+        col, end_col = finding.col, finding.end_col
+        if cell in view.indents:
+            bodies = bodies if bodies is not None else _cell_bodies(view, text)[1]
+            indent = view.indents[cell][0]
+            lines = bodies[cell].split("\n")
+            col += len(indent) if line <= len(lines) and lines[line - 1].startswith(indent) else 0
+            end_col += len(indent) if end_line <= len(lines) and lines[end_line - 1].startswith(indent) else 0
+        placed.append(replace(finding, cell=cell + 1, line=line, end_line=end_line, col=col, end_col=end_col))
     return placed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS
+from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS, VALUE_RETURNING_MUTATORS
 
 if TYPE_CHECKING:
     from jitfix.analysis.imports import ImportTable
@@ -377,7 +377,8 @@ def obstacles(statements: list[ast.stmt], allow_return: bool, modules: set[str],
         for node in own_nodes([statement]):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not read_after(node.name):
                 continue
-            if changed_object(node) in own:
+            changed = changed_objects(node)
+            if changed and all(name in own for name in changed):
                 continue
             reason = _obstacle(node, allow_return, modules)
             if reason:
@@ -447,17 +448,59 @@ def _makes_an_object(value: ast.expr, resolve: Callable[[ast.AST], str | None]) 
     return False
 
 
-def changed_object(node: ast.AST) -> str | None:
-    """The name whose object ``node`` writes into or changes (``buf[1] = v``, ``xs.append(v)``)."""
+def changed_objects(node: ast.AST) -> list[str | None]:
+    """The names whose objects ``node`` writes into or changes (``buf[1] = v``,
+    ``xs.append(v)``); None for an object no name holds (``f().append(v)``)."""
     if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
-        receiver: ast.AST = node.value
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
-        receiver = node.func.value
+        receivers: list[ast.AST] = [node.value]
     else:
-        return None
-    while isinstance(receiver, ast.Subscript | ast.Attribute):
-        receiver = receiver.value
-    return receiver.id if isinstance(receiver, ast.Name) else None
+        receivers = [call.func.value for call in method_changes(node)]  # type: ignore[attr-defined]
+    names: list[str | None] = []
+    for receiver in receivers:
+        while isinstance(receiver, ast.Subscript | ast.Attribute):
+            receiver = receiver.value
+        names.append(receiver.id if isinstance(receiver, ast.Name) else None)
+    return names
+
+
+_ONLY_CHANGING = MUTATING_METHODS - VALUE_RETURNING_MUTATORS
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+
+
+def method_changes(node: ast.AST) -> Iterator[ast.Call]:
+    """The calls of a method that changes its object (``xs.append(v)``) whose place is
+    ``node``: for one that returns None, an expression statement, a lambda or a comprehension
+    that drops its value; for one that also returns a value (``d.pop(k)``), the call itself.
+    Every call has one such place, so a walk meets each once. One whose value is kept is
+    another object's method of that name, not a change (``updates, state =
+    optimizer.update(grads, state)``): the list, dict and set methods that only change their
+    object return None, and no one keeps that."""
+    kind = type(node)
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr in VALUE_RETURNING_MUTATORS:
+            yield node  # type: ignore[misc]
+        return
+    if kind is ast.Expr:
+        dropped = [node.value]  # type: ignore[attr-defined]
+    elif kind is ast.Lambda:
+        dropped = [node.body]  # type: ignore[attr-defined]
+    elif kind in _COMPREHENSIONS:
+        dropped = [node.elt]  # type: ignore[attr-defined]
+    else:
+        return
+    while dropped:  # `xs and xs.append(v)`, `a.append(v) if c else b.append(v)` drop theirs too
+        expr = dropped.pop()
+        if type(expr) is ast.Call:
+            func = expr.func
+            if type(func) is ast.Attribute and func.attr in _ONLY_CHANGING:
+                yield expr
+        elif type(expr) is ast.BoolOp:
+            dropped.extend(reversed(expr.values))
+        elif type(expr) is ast.IfExp:
+            dropped.extend((expr.orelse, expr.body))
+        elif type(expr) in (ast.Tuple, ast.List):
+            dropped.extend(reversed(expr.elts))
 
 
 def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: set[str],
@@ -473,7 +516,7 @@ def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: se
         if isinstance(node, ast.Global | ast.Nonlocal):
             return node
         if isinstance(node, ast.stmt | ast.expr) and _changes_an_object(node, modules) \
-                and changed_object(node) not in own:
+                and any(name not in own for name in changed_objects(node)):
             return node
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called = callee(node.func.id)
@@ -486,15 +529,17 @@ def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: se
 def _changes_an_object(node: ast.AST, modules: set[str]) -> bool:
     """``obj[k] = v``, ``obj.a = v``, ``del obj[k]``, or a method call that changes its object."""
     return isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \
-        or _changes_by_method(node, modules)
+        or _change_by_method(node, modules) is not None
 
 
-def _changes_by_method(node: ast.AST, modules: set[str]) -> bool:
-    """``xs.append(v)`` (not ``jnp.append(x, v)``, a module's function, nor ``x.at[i].set(v)``)."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATING_METHODS
-            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in modules)
-            and not _is_functional_update(node.func.value))
+def _change_by_method(node: ast.AST, modules: set[str]) -> ast.Call | None:
+    """The call ``xs.append(v)`` whose place ``node`` is (``method_changes``; not
+    ``jnp.append(x, v)``, a module's function, nor ``x.at[i].add(v)``)."""
+    for call in method_changes(node):
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if not (isinstance(receiver, ast.Name) and receiver.id in modules) and not _is_functional_update(receiver):
+            return call
+    return None
 
 
 def _inside_loop(root: ast.AST, target: ast.AST) -> bool:
@@ -533,9 +578,8 @@ def _obstacle(node: ast.AST, allow_return: bool, modules: set[str]) -> str | Non
     if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store):
         return (f"`{ast.unparse(node)} = ...` writes into an object: both branches run at trace "
                 "time, so the write would happen whichever branch is taken")
-    if _changes_by_method(node, modules):
-        assert isinstance(node, ast.Call)
-        return (f"`{ast.unparse(node.func)}(...)` changes an object: both branches run at trace "
+    if (call := _change_by_method(node, modules)) is not None:
+        return (f"`{ast.unparse(call.func)}(...)` changes an object: both branches run at trace "
                 "time, so the change would happen whichever branch is taken")
     return None
 

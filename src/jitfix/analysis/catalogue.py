@@ -94,6 +94,10 @@ NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.is
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
      "discard", "popitem", "sort", "reverse", "write", "writelines"})
+# Of those, the ones that also return a value (``d.pop(k)``). The others return None: a call
+# of one whose value is used is another object's method of that name, not a change
+# (``updates, state = optimizer.update(grads, state)``, optax's).
+VALUE_RETURNING_MUTATORS = frozenset({"pop", "popitem", "setdefault", "write"})
 
 # Calls that always return a new object (never one of their arguments): writes into it change
 # nothing the caller holds. (`numpy.asarray` may return its argument: not listed.)

@@ -20,9 +20,10 @@ import ast
 import bisect
 from collections import ChainMap
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, cast
 
-from jitfix.analysis.blocks import non_leaf_children, statement_holding, walk_body, walk_tree
+from jitfix.analysis.blocks import method_changes, non_leaf_children, statement_holding, walk_body, walk_tree
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -689,10 +690,9 @@ class _Scopes:
         """(call, scope) of every ``name.append(...)`` and the like (``MUTATING_METHODS``)."""
         if self._mutating_calls is None:
             self._mutating_calls = [
-                (node, scope) for statement, scope in self._statements_spelling(MUTATING_METHODS)  # `.append(` spells one
-                for node in _own_expression_nodes(statement)
-                if type(node) is ast.Call and not _may_trace(node) and type(node.func) is ast.Attribute
-                and type(node.func.value) is ast.Name and node.func.attr in MUTATING_METHODS]
+                (call, scope) for statement, scope in self._statements_spelling(MUTATING_METHODS)  # `.append(` spells one
+                for node in chain((statement,), _own_expression_nodes(statement)) for call in method_changes(node)
+                if not _may_trace(call) and type(call.func.value) is ast.Name]  # type: ignore[attr-defined]
         return self._mutating_calls
 
     def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import (always_leaves, assigned_names, changed_object, closures, definitely_assigned,
+from jitfix.analysis.blocks import (always_leaves, assigned_names, changed_objects, closures, definitely_assigned,
                                     free_names_when_called, loaded_names, upward_exposed, walk_body)
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import cst, suite_statements
@@ -134,7 +134,7 @@ def _changed_in_place(statements: list[ast.stmt]) -> set[str]:
     """Names whose object the statements change in place: items or attributes written
     (``d[k] = v``), a method that changes its object called (``xs.append(v)``)."""
     return {name for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
-            if (name := changed_object(node)) is not None}
+            for name in changed_objects(node) if name is not None}
 
 
 def _path_to(block: list[ast.stmt], node: ast.If, owner: ast.If | None = None,

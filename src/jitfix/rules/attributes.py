@@ -18,8 +18,8 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, free_names_when_called, nodes_seeing, own_nodes, walk_body
-from jitfix.analysis.catalogue import MUTATING_METHODS
+from jitfix.analysis.blocks import (assigned_names, free_names_when_called, method_changes, nodes_seeing, own_nodes,
+                                    walk_body)
 from jitfix.analysis.traced import TracedFunction, is_lambda_body
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst
@@ -210,9 +210,9 @@ def _attribute_changes(node: ast.AST, receiver: str) -> Iterator[tuple[str, str]
                     yield own(item), "set"  # type: ignore[misc]
                 elif isinstance(item, ast.Subscript) and own(item.value):
                     yield own(item.value), "changed in place"  # type: ignore[misc]
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS \
-            and own(node.func.value):
-        yield own(node.func.value), f"changed in place (`.{node.func.attr}`)"  # type: ignore[misc]
+    for call in method_changes(node):
+        if own(call.func.value):  # type: ignore[attr-defined]
+            yield own(call.func.value), f"changed in place (`.{call.func.attr}`)"  # type: ignore[attr-defined, misc]
 
 
 # -- the fix: pass the changing attributes in (a method jitted as a bound method in __init__) --

@@ -22,8 +22,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from jitfix.analysis.blocks import assigned_names, declared_names, local_names, walk_body, walk_tree
-from jitfix.analysis.catalogue import ARRAY, MUTATING_METHODS, ONE_ARRAY, function_category
+from jitfix.analysis.blocks import assigned_names, declared_names, local_names, method_changes, walk_body, walk_tree
+from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import (GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction,
                                     is_lambda_body)
@@ -736,13 +736,12 @@ def _changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
     """A global the function (or a def in it) changes itself (``seen.append(x)``): passing a
     copy in would hide the change from everyone else."""
     for node in ast.walk(function):
-        target = None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
-            target = node.func.value
-        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
-            target = node.value
-        if isinstance(target, ast.Name) and target.id in names:
-            return target.id
+        targets = [call.func.value for call in method_changes(node)]  # type: ignore[attr-defined]
+        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
+            targets.append(node.value)
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in names:
+                return target.id
     return None
 
 

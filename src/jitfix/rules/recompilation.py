@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, child_nodes, literal_int, shape_growth, walk_tree
+from jitfix.analysis.blocks import assigned_names, child_nodes, literal_int, own_nodes, shape_growth, walk_tree
 from jitfix.analysis.elementwise import row_wise, traceable
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
@@ -168,27 +168,37 @@ LINE_STARTS = "recompilation.line_starts"  # module.shared: where each line of t
 
 
 def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
-    """The module's loops whose source spells one of ``words`` (a cheap test on the text
-    first: most loops call no jitted function), found by walking statements only. A loop in
-    a function that jit stages runs while it is traced, once per compilation of it, not on
-    every call: what the loop compiles, it compiles into that one compilation."""
+    """The module's loops whose source spells one of ``words`` (``_scoped_loops``)."""
+    return (loop for loop, _ in _scoped_loops(module, words))
+
+
+Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _scoped_loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[tuple[ast.For | ast.While, Scope]]:
+    """(loop, the function or module it runs in) for the module's loops whose source spells
+    one of ``words`` (a cheap test on the text first: most loops call no jitted function),
+    found by walking statements only. A loop in a function that jit stages runs while it is
+    traced, once per compilation of it, not on every call: what the loop compiles, it
+    compiles into that one compilation."""
     spelling = _lines_spelling(module, words)
     if not spelling:
         return
-    stack: list[ast.AST] = list(module.tree.body)
+    stack: list[tuple[ast.AST, Scope]] = [(statement, module.tree) for statement in module.tree.body]
     while stack:
-        statement = stack.pop()
+        statement, scope = stack.pop()
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
             traced = module.traced.get(statement)
             if traced is not None and traced.staged:
                 continue
         if isinstance(statement, _LOOPS) and _spans_one_of(statement, spelling):
-            yield statement
+            yield statement, scope
+        inner = statement if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) else scope
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(statement, name, None)
             if isinstance(block, list):
-                stack.extend(child for child in block if isinstance(child, ast.stmt | ast.excepthandler
-                                                                    | ast.match_case))
+                stack.extend((child, inner) for child in block
+                             if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case))
 
 
 def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
@@ -437,7 +447,8 @@ class StaticArgumentPerPass(Rule):
         "(round up to a bucket, pad) or move the loop inside the jitted function. Only loop "
         "counters are reported (the index of `range` or `enumerate`, what a `while` loop "
         "steps): a loop over configurations (`for n in (8, 16, 32)`, `for cfg in sweep`) "
-        "compiles one variant per value on purpose, as does a literal `range` of a few values.",
+        "compiles one variant per value on purpose, as does a `range` of a few values (literals, or "
+        "names the function binds once to one: `num_viz = 3`).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -445,8 +456,11 @@ class StaticArgumentPerPass(Rule):
         if not jitted:
             return
         reported: set[tuple[int, str]] = set()
-        for loop in _loops(module, tuple(jitted)):
-            changed = _counters(loop)
+        constants: dict[int, dict[str, int]] = {}
+        for loop, scope in _scoped_loops(module, tuple(jitted)):
+            if id(scope) not in constants:
+                constants[id(scope)] = _constant_ints(scope)
+            changed = _counters(loop, constants[id(scope)])
             if not changed:
                 continue
             for call in _own_nodes(loop.body):
@@ -551,9 +565,10 @@ def _arguments(traced: TracedFunction, call: ast.Call, static: bool) -> Iterator
             yield keyword.arg, keyword.value
 
 
-def _counters(loop: ast.For | ast.While) -> set[str]:
+def _counters(loop: ast.For | ast.While, constants: dict[str, int] | None = None) -> set[str]:
     """The names that take a new value on every pass: the index of ``for i in range(n)``
-    (unless a literal range has a few values) or of ``enumerate``, and what a ``while`` loop
+    (unless a range of literals, or of names the scope binds once to one (``constants``), has
+    a few values) or of ``enumerate``, and what a ``while`` loop
     steps (``i += 1``, ``i = i + 1``). A loop over configurations (``for n in sizes``) picks
     its values on purpose: compiling one variant per value is what it asks for."""
     if isinstance(loop, ast.While):
@@ -566,12 +581,30 @@ def _counters(loop: ast.For | ast.While) -> set[str]:
     if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args):
         return set()
     if iterable.func.id == "range" and isinstance(target, ast.Name):
-        bounds = [literal_int(argument) for argument in iterable.args]
+        constants = constants or {}
+        bounds = [constants.get(argument.id) if isinstance(argument, ast.Name) else literal_int(argument)
+                  for argument in iterable.args]
         few = None not in bounds and len(range(*bounds)) <= FEW_VALUES  # type: ignore[arg-type]
         return set() if few else {target.id}
     if iterable.func.id == "enumerate" and isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name):
         return {target.elts[0].id}
     return set()
+
+
+def _constant_ints(scope: Scope) -> dict[str, int]:
+    """The names the scope binds once, to an int literal (``num_viz = 3``), and never again."""
+    values: dict[str, int] = {}
+    bindings: dict[str, int] = {}
+    for node in own_nodes(scope.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bindings[node.id] = bindings.get(node.id, 0) + 1
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bindings.update((name, 2) for name in node.names)  # bound elsewhere too
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = literal_int(node.value)
+            if value is not None:
+                values[node.targets[0].id] = value
+    return {name: value for name, value in values.items() if bindings.get(name) == 1}
 
 
 class GrowingShapeArgument(Rule):

@@ -14,7 +14,7 @@ import string
 from functools import partial
 from typing import Callable, Iterator, Mapping
 
-from jitfix.analysis.blocks import local_names, own_expressions, walk_body, walk_tree
+from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body, walk_tree
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -516,7 +516,12 @@ class TraceTimeSideEffect(Rule):
                 return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
                         "of the trace, once per trace rather than once per call; return the value instead")
         if isinstance(node, ast.Global):
-            return "module state changes once per trace; pass the value in and return the new one"
+            # A declaration alone changes nothing (reading a global needs none): only a name the
+            # function binds is module state it changes.
+            written = [name for name in node.names if name in assigned_names(traced.node.body)]
+            if not written:
+                return None
+            return f"module state (`{'`, `'.join(written)}`) changes once per trace; pass the value in and return the new one"
         if isinstance(node, ast.Assign | ast.AugAssign):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 owner = _global_owner(target, local, module)
