@@ -36,6 +36,11 @@ BlockWalker = Callable[[list[ast.stmt], set[str], bool, int], None]
 # text again, so the bound also bounds the time.
 checking_lowered: contextvars.ContextVar[int] = contextvars.ContextVar("checking_lowered", default=0)
 MAX_NESTED_LOWERINGS = 3
+# The function (qualified name) whose restructuring is being checked: the check asks only
+# whether the rewrite takes everything in it, so inside the check the other functions of the
+# module are offered no restructuring of their own (each would be checked in turn, nested).
+lowering_checked_for: contextvars.ContextVar[str | None] = contextvars.ContextVar("lowering_checked_for",
+                                                                                   default=None)
 
 # Why a traced test is left: `jnp.logical_*` would take the truth of an operand elementwise,
 # and a tuple or dict of tracers has Python truth instead.

@@ -34,6 +34,7 @@ from jitfix.analysis.blocks import (
     upward_exposed,
 )
 from jitfix.control_flow.continuation import continuable
+from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
@@ -141,9 +142,11 @@ class IfPlanner:
     def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool) -> bool:
         context = self.context
         if not tail:
+            lowering = Lowering.CONTINUATION if continuable(context.function, node) \
+                else Lowering.RETURNS if returns_from_loop(context.function, node, context.imports) else None
             context.report(node, "a branch returns, but the `if` is inside a loop or block with more code "
                                  "after it; only an `if` whose branches end the function becomes a `lax.cond`",
-                           lowering=Lowering.CONTINUATION if continuable(context.function, node) else None)
+                           lowering=lowering)
             return False
         true_falls = not always_leaves(node.body)
         false_falls = not always_leaves(node.orelse)

@@ -37,6 +37,7 @@ from jitfix.analysis.blocks import (
 )
 from jitfix.control_flow.boolean_expressions import is_boolean_valued
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext
+from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
@@ -140,6 +141,19 @@ def _localized(statements: list[ast.stmt], node: ast.For | ast.While) -> set[str
     return assigned_names(statements) | (set(target_names(node.target)) if isinstance(node, ast.For) else set())
 
 
+def rows_iterated(node: ast.For) -> ast.Name | None:
+    """The array a loop takes the rows of, named and not rebound in the body: ``x`` of
+    ``for v in x`` or ``for i, v in enumerate(x)``; else None."""
+    iterable, target = node.iter, node.target
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+            and len(iterable.args) == 1 and not iterable.keywords and isinstance(target, ast.Tuple) \
+            and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
+        iterable = iterable.args[0]
+    if not isinstance(iterable, ast.Name) or iterable.id in assigned_names(node.body):
+        return None
+    return iterable
+
+
 class LoopPlanner:
     """Plans the traced range and while loops of one function."""
 
@@ -148,7 +162,8 @@ class LoopPlanner:
         self.walk = walk
 
     def is_traced(self, node: ast.stmt) -> bool:
-        return self._is_traced_range(node) or self._is_traced_while(node) or self._has_traced_guard(node)
+        return self._is_traced_range(node) or self._is_traced_while(node) or self._has_traced_guard(node) \
+            or self._leaves_rows_on_traced_test(node)
 
     def _is_traced_range(self, node: ast.stmt) -> bool:
         if not (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports)):
@@ -176,6 +191,9 @@ class LoopPlanner:
         if not (isinstance(node, ast.While)
                 or (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports))):
             return False
+        return self._jumps_on_traced_test(node)
+
+    def _jumps_on_traced_test(self, node: ast.For | ast.While) -> bool:
         _, guards = split_guards(node.body)
         values_at = self.context.values_at
         if any(values_at(guard.node).is_traced(guard.node.test) for guard in guards):
@@ -183,8 +201,19 @@ class LoopPlanner:
         # A jump inside an `if` of the body (lowered to a flag, see jump_lowering) on a traced test.
         return any(values_at(test).is_traced(test.test) for test in _ifs_holding_jumps(node.body))
 
+    def _leaves_rows_on_traced_test(self, node: ast.stmt) -> bool:
+        """A loop over the rows of an array (``for v in x``, ``for i, v in enumerate(x)``) that
+        breaks or continues on a traced condition: Python unrolls it (its length is static)
+        and cannot leave it on a tracer. Iterated by index, it becomes a lax loop."""
+        array = rows_iterated(node) if isinstance(node, ast.For) else None
+        return array is not None and self.context.arrays.proven(array, self.context.values_at(node)) \
+            and self._jumps_on_traced_test(node)  # type: ignore[arg-type]
+
     def plan(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
         context = self.context
+        if isinstance(node, ast.For) and not is_range_call(node.iter, context.imports):
+            return context.report(node, "it leaves a loop over an array's rows on a traced condition, which Python "
+                                        "cannot do in a loop it unrolls", lowering=Lowering.BY_INDEX)
         if node.orelse:
             return context.report(node, "the loop has an `else:` clause", lowering=Lowering.JUMPS)
         segments, guards = split_guards(node.body)
@@ -193,8 +222,9 @@ class LoopPlanner:
         unguarded = [statement for segment in segments for statement in segment]
         found = loop_obstacle(unguarded)
         if found:
-            jumps = isinstance(found[0], ast.Break | ast.Continue)
-            return context.report(node, found[1], found[0], lowering=Lowering.JUMPS if jumps else None)
+            lowering = Lowering.JUMPS if isinstance(found[0], ast.Break | ast.Continue) \
+                else Lowering.RETURNS if returns_from_loop(context.function, node, context.imports) else None
+            return context.report(node, found[1], found[0], lowering=lowering)
         if context.report_obstacle(node, body_obstacles(context, unguarded, node, loops)):
             return None
         for guard in guards:

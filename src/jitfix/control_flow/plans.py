@@ -149,6 +149,8 @@ class Lowering(Enum):
     JUMPS = "jumps"  # a loop's break/continue nested in an `if`, or its `else:`, as flags (jump_lowering)
     DICT_UPDATES = "dict updates"  # `d[k] = v` on a dict of the function as `d = {**d, k: v}` (dict_updates)
     CONTINUATION = "continuation"  # the code after an `if` that returns on some paths, as a function (continuation)
+    RETURNS = "returns"  # a loop's `return v` as `result = v; break`, the function returning it after (loop_returns)
+    BY_INDEX = "by index"  # a loop over an array's rows as a loop over their indices (`for i in range(len(x))`)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from jitfix.control_flow.plans import Lowering, LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.lowering import FIRST, lowering_fix, why_not_continued
+from jitfix.rules.lowering import FIRST, lowering_fix, why_no_break, why_not_continued
 
 SHARED_KEY = "conditionals"
 
@@ -409,6 +409,8 @@ class TracedIf(Rule):
                 if problem.lowering is Lowering.CONTINUATION:
                     why = why_not_continued(function, problem.statement)
                     where += f"; and the code after it cannot become a function: {why}" if why else ""
+                elif problem.reason.startswith("a branch returns, but the `if` is inside a loop"):
+                    where += why_no_break(function, problem.statement)
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from jitfix.analysis.blocks import is_range_call
 from jitfix.control_flow.plans import LoopKind, LoopPlan, Lowering
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
-from jitfix.rules.lowering import lowering_fix
+from jitfix.rules.lowering import lowering_fix, why_no_break
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
@@ -49,15 +50,20 @@ class _LoopRule(Rule):
                 statement = problem.statement
                 lowered = lowering_fix(module, function, statement, problem.lowering) if problem.lowering else None
                 if lowered is not None:
-                    first = ("its `break`/`continue` nested in an `if`, or its `else:`, first restructured with a flag"
-                             if problem.lowering is Lowering.JUMPS else
-                             "its writes into a dict first written as new dicts")
+                    first = {Lowering.JUMPS: "its `break`/`continue` nested in an `if`, or its `else:`, first "
+                                             "restructured with a flag",
+                             Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
+                             Lowering.BY_INDEX: "looping over the array's indices first",
+                             Lowering.RETURNS: "its `return` first made a `break`, the value returned after "
+                                               "the loop"}[problem.lowering]  # type: ignore[index]
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
                                f"as a lax loop ({first})")
                     yield self.finding(module, statement, message, lowered, function=function,
                                        end=self._header_end(statement))
                     continue
                 where = f" (line {problem.line})" if problem.line != statement.lineno else ""
+                if isinstance(problem.node, ast.Return):
+                    where += why_no_break(function, statement)
                 message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
 
@@ -90,6 +96,8 @@ class _LoopRule(Rule):
         """The loop's header as the user wrote it, and what goes wrong with it."""
         if isinstance(node, ast.While):
             return f"`while {source_excerpt(module, node.test)}` {self.trouble}"
+        if self.kind is LoopKind.FORI and not is_range_call(node.iter, module.imports):  # rows left on a traced test
+            return f"`for ... in {source_excerpt(module, node.iter)}` leaves the loop on a traced test"
         return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
 
     @staticmethod
@@ -126,7 +134,13 @@ class TracedRangeLoop(_LoopRule):
         "flag, and what follows a jump runs only while it has not fired; a jump inside an `if` of "
         "the body first becomes a flag (`breaking = True`, reset on every pass), offered only "
         "when the loop is then rewritten; an `else:` clause moves after the loop (under `if not "
-        "breaking:` when the loop can break). Reported, not fixed: `return` in the body, a jump "
+        "breaking:` when the loop can break). A loop over the rows of an array (`for v in x`, `for i, v "
+        "in enumerate(x)`) that breaks or continues on a traced test is first looped over by index "
+        "(`for i in range(len(x)):` reading `v = x[i]`; an array with no rows then fails to trace). "
+        "A `return` in the body, in a loop the function's last `return` follows, first becomes a "
+        "`break`: the value is kept in `result` (initialised, before the loop, to what the function "
+        "returns after it, when that reads nothing the loop binds), or the `break` alone does where "
+        "both return the same expression. Reported, not fixed: other `return`s in the body, a jump "
         "inside a `with`/`try` block, a `break` when the loop variable is read "
         "after the loop, a step that is not a literal, a name first bound in the body and read "
         "after the loop, and anything a body function cannot hold (writes into outer objects, "
@@ -193,8 +207,8 @@ class TracedWhileLoop(_LoopRule):
         "code reads. `and`/`or`/`not` in the test become `jnp.logical_*`; a test that is not a "
         "boolean (`while n:`) is compared with zero. `break`/`continue` are rewritten as for "
         "JF201 (a stop flag in the carry; a jump inside an `if` of the body first becomes a flag). "
-        "An `else:` clause moves after the loop as for JF201. Reported, not fixed: `return` in "
-        "the body, a body that changes nothing the test reads. "
+        "An `else:` clause moves after the loop as for JF201, and a `return` in the body becomes a "
+        "`break` as for JF201. Reported, not fixed: a body that changes nothing the test reads. "
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 

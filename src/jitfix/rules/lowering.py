@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import private_dicts, walk_body
 from jitfix.analysis.traced import TracedFunction
-from jitfix.control_flow.context import MAX_NESTED_LOWERINGS, checking_lowered
+from jitfix.control_flow.context import MAX_NESTED_LOWERINGS, checking_lowered, lowering_checked_for
 from jitfix.control_flow.plans import Lowering
-from jitfix.cst_text import cst
+from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, EditError, Fix, Safety
+from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ DESCRIPTIONS = {
     Lowering.DICT_UPDATES: "write the dict items as new dicts (`d = {**d, k: v}`), then rewrite with lax",
     Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
                            "with lax.cond",
+    Lowering.BY_INDEX: "loop over the array's indices (`for i in range(len(x))`), then rewrite as a lax loop",
+    Lowering.RETURNS: "keep the loop's returned value and `break`, return it after the loop, then rewrite with lax",
 }
 # The rules of the control flow a restructuring serves (JF1xx conditionals, JF2xx loops):
 # one left in the function means the restructuring did not get it rewritten. Other findings
@@ -43,6 +46,8 @@ FIRST = {
     Lowering.JUMPS: "its nested break/continue first turned into flags",
     Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
     Lowering.CONTINUATION: "the code after it first made a function that each path returns the call of",
+    Lowering.BY_INDEX: "its array first looped over by index",
+    Lowering.RETURNS: "the loop's `return` first made a `break`, the value returned after the loop",
 }
 
 
@@ -51,6 +56,9 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     """The restructuring of ``statement``, if the rewrite then takes everything in the function."""
     if checking_lowered.get() >= MAX_NESTED_LOWERINGS:
         return None  # checking restructurings already, as deep as they go
+    focus = lowering_checked_for.get()
+    if focus is not None and function.qualname != focus and not function.qualname.startswith(focus + "."):
+        return None  # checking another function's restructuring: what this one needs does not matter there
     from jitfix.engine import InternalError, apply_edits  # the engine drives the rules
 
     restructured = None
@@ -60,6 +68,16 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         if edit is None:
             return None
         still_undone: Callable[[str], bool] = lambda text: False  # what it made is a function: findings tell
+    elif lowering is Lowering.RETURNS:
+        from jitfix.control_flow.loop_returns import LoopReturns, ReturnsAsBreaks, plan_loop_returns
+        from jitfix.rules.conditionals import name_position
+
+        plan = plan_loop_returns(function.node, statement, module.imports)
+        if not isinstance(plan, LoopReturns):
+            return None
+        edit = Edit(name_position(module, function.node), cst.FunctionDef, ReturnsAsBreaks(plan))
+        restructured = _function_lines(function)
+        still_undone = lambda text: False  # noqa: E731 - what is left is a break: findings tell
     elif lowering is Lowering.DICT_UPDATES and _dict_writes_outside(function, statement):
         # The writes the rewrite meets include some after the statement (the code after a
         # returning `if` goes into its branches): the function's are all written as new dicts.
@@ -77,13 +95,15 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
     except InternalError:
         return None
-    if not _checked(module, lowered_text, lambda result: _rewrites_all(result, function, still_undone)):
+    if not _checked(module, lowered_text, function.qualname,
+                    lambda result: _rewrites_all(result, function, still_undone)):
         return None
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit],
                restructures=restructured or _restructured_lines(function, statement, lowering))
 
 
-def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResult | None], bool]) -> bool:
+def _checked(module: ModuleContext, lowered_text: str, qualname: str,
+             works: Callable[[FileResult | None], bool]) -> bool:
     """Whether what ``fix`` makes of ``lowered_text`` ``works``; False too when no more checks
     are worth the time. A check made deeper in the nesting (fewer
     restructurings allowed under it) that worked stands here too, as one made shallower that
@@ -103,6 +123,7 @@ def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResu
     checks.left -= 1
     checks.left_in_all_rounds -= 1
     deeper, shared = checking_lowered.set(depth + 1), lowering_checks.set(checks)
+    focus = lowering_checked_for.set(qualname)
     try:
         result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
     except (InternalError, InputError):
@@ -110,6 +131,7 @@ def _checked(module: ModuleContext, lowered_text: str, works: Callable[[FileResu
     finally:
         checking_lowered.reset(deeper)
         lowering_checks.reset(shared)
+        lowering_checked_for.reset(focus)
     checks.results[lowered_text] = (depth, result)
     return works(result)
 
@@ -158,6 +180,16 @@ def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None
     return plan if isinstance(plan, str) else None
 
 
+def why_no_break(function: TracedFunction, node: ast.AST) -> str:
+    """Why the returns of the loop holding ``node`` cannot become breaks, said after a reason
+    (empty when the plan says they can: then the rewrite after it did not take the loop)."""
+    from jitfix.control_flow.loop_returns import plan_loop_returns
+
+    assert function.imports is not None
+    plan = plan_loop_returns(function.node, node, function.imports)
+    return f"; and the loop's `return` cannot become a `break`: {plan}" if isinstance(plan, str) else ""
+
+
 def _continuation_edit(module: ModuleContext, function: TracedFunction, statement: ast.If) -> Edit | None:
     """The edit of the function that gives the code after ``statement`` a function of its own
     (``control_flow/continuation``), or None when it cannot."""
@@ -182,6 +214,8 @@ def _restructuring(function: TracedFunction,
 
         names = sorted(private_dicts(function.node))
         return (lambda node, context: node.visit(DictUpdates(names))), lambda text: False
+    if lowering is Lowering.BY_INDEX:
+        return (lambda node, context: _by_index(function.node, node)), lambda text: False
     from jitfix.control_flow.jump_lowering import JumpLowering
 
     flags: set[str] = set()
@@ -203,3 +237,26 @@ def _flag_guards_left(text: str, flags: set[str]) -> bool:
     return any(isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in flags
                and len(node.body) == 1 and isinstance(node.body[0], ast.Break | ast.Continue)
                for node in ast.walk(ast.parse(text)))
+
+
+def _by_index(function: ast.FunctionDef | ast.AsyncFunctionDef, node: cst.CSTNode) -> cst.For:
+    """``for v in x:`` as ``for i in range(len(x)):`` whose body starts ``v = x[i]`` (and
+    ``for i, v in enumerate(x):`` the same, with its own index): the same rows in the same
+    order, the form the loop rewrite takes when a traced test leaves the loop."""
+    assert isinstance(node, cst.For)
+    if not isinstance(node.body, cst.IndentedBlock):
+        raise EditError("the loop's body is on its line")
+    target: cst.BaseExpression = node.target
+    iterable = node.iter
+    if isinstance(iterable, cst.Call):  # enumerate(x): its index is the loop's
+        assert isinstance(target, cst.Tuple)
+        index, target = target.elements[0].value, target.elements[1].value
+        iterable = iterable.args[0].value
+    else:
+        taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
+            arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        index = cst.Name(unique_name("i", taken))
+    row = cst.parse_statement(f"{code(target)} = {code(iterable)}[{code(index)}]")
+    assert isinstance(index, cst.Name)
+    return node.with_changes(target=index, iter=cst.parse_expression(f"range(len({code(iterable)}))"),
+                             body=node.body.with_changes(body=[row, *node.body.body]))

@@ -1,0 +1,179 @@
+"""A loop of the function's body that returns from inside, followed by the function's last
+``return``, rewritten so that the loop leaves with a ``break`` and the function returns once,
+after it:
+
+    for i in range(len(x)):                  result = -1
+        if x[i] < 0:                         for i in range(len(x)):
+            return i                 ->          if x[i] < 0:
+    return -1                                        result = i
+                                                     break
+                                             return result
+
+Plain Python with the original's meaning: what the function returns when the loop ends is
+computed before the loop instead of after it (it reads nothing the loop binds and calls
+nothing but JAX, so the value is the same), and a ``return`` in the loop keeps its value and
+leaves the loop, which the function then returns. The ``break`` is the loop rewrite's to
+take (one inside an ``if`` through ``jump_lowering``); the restructuring is offered only when
+it does (``rules/lowering.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jitfix.analysis.blocks import assigned_names, loaded_names
+from jitfix.analysis.imports import ImportTable
+from jitfix.cst_text import code
+from jitfix.findings import EditError
+from jitfix.naming import unique_name
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+@dataclass(frozen=True)
+class LoopReturns:
+    loop: ast.For | ast.While  # a statement of the function's body
+    ordinal: int  # among the loops of the function's body, counted from 0
+    result: str | None  # the name the returned value is kept in; None: each returns what follows the loop
+
+
+def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST,
+                      imports: ImportTable) -> LoopReturns | str:
+    """How to make the returns of the loop of the function's body that holds ``node`` (or is
+    it) breaks, or why it cannot be."""
+    loops = [statement for statement in function.body if isinstance(statement, _LOOPS)]
+    loop = next((statement for statement in loops
+                 if any(child is node for child in ast.walk(statement))), None)
+    if not isinstance(loop, ast.For | ast.While):
+        return "the loop is not a statement of the function's body"
+    rest = function.body[function.body.index(loop) + 1:]
+    if len(rest) != 1 or not isinstance(rest[0], ast.Return) or rest[0].value is None:
+        return "the loop is not followed by the function's last statement, a `return` of a value"
+    if loop.orelse:
+        return "the loop has an `else:` clause"
+    for found, nested in _returns(loop.body):
+        if found.value is None:
+            return f"a bare `return` in the loop (line {found.lineno})"
+        if nested:
+            return f"the `return` at line {found.lineno} sits in a loop inside the loop"
+    after = rest[0].value
+    if all(ast.dump(found.value) == ast.dump(after) for found, _ in _returns(loop.body)):  # type: ignore[arg-type]
+        # `return x` in the loop and after it: leaving the loop, the function returns the same.
+        return LoopReturns(loop, loops.index(loop), None)
+    if loaded_names([after]) & assigned_names([loop]):
+        return "what the function returns after the loop reads what the loop binds"
+    if not _pure(after, imports):
+        return "what the function returns after the loop calls a function that is not JAX's"
+    taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
+        arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    return LoopReturns(loop, loops.index(loop), unique_name("result", taken))
+
+
+def returns_from_loop(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, imports: ImportTable) -> bool:
+    """Whether the returns of the loop holding ``node`` can be made breaks."""
+    return isinstance(plan_loop_returns(function, node, imports), LoopReturns)
+
+
+def _returns(statements: list[ast.stmt]) -> list[tuple[ast.Return, bool]]:
+    """The returns of the statements (not of a def or lambda in them), each with whether it
+    sits in a loop nested in them."""
+    found: list[tuple[ast.Return, bool]] = []
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in statements]
+    while stack:
+        node, nested = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Return):
+            found.append((node, nested))
+        stack.extend((child, nested or isinstance(node, _LOOPS)) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _pure(expr: ast.expr, imports: ImportTable) -> bool:
+    """Whether evaluating ``expr`` earlier changes nothing: no call but JAX's, no walrus."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and not (imports.resolve(node.func) or "").startswith("jax."):
+            return False
+        if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield | ast.YieldFrom):
+            return False
+    return True
+
+
+class ReturnsAsBreaks:
+    """The edit of the function (``cst.FunctionDef``) that the plan describes."""
+
+    def __init__(self, plan: LoopReturns):
+        self.plan = plan
+
+    def __call__(self, node: cst.CSTNode, context: object) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        if not isinstance(node.body, cst.IndentedBlock):
+            raise EditError("the function's body is on its line")
+        body = list(node.body.body)
+        loops = [index for index, statement in enumerate(body) if isinstance(statement, cst.For | cst.While)]
+        at = loops[self.plan.ordinal]
+        last = body[-1]
+        if at != len(body) - 2 or not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
+                                       and isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
+            raise EditError("the loop is not followed by the function's last `return`")
+        result = self.plan.result
+        original = body[at]
+        assert isinstance(original, cst.For | cst.While)
+        loop = original.visit(_BreakingReturns(result))
+        assert isinstance(loop, cst.For | cst.While)
+        if result is None:
+            body[at] = loop
+            return node.with_changes(body=node.body.with_changes(body=body))
+        first = cst.parse_statement(f"{result} = {code(last.body[0].value)}")
+        ending = last.with_changes(body=[last.body[0].with_changes(value=cst.Name(result))])
+        # The loop's comments and blank lines go before the new first line.
+        body[at:] = [first.with_changes(leading_lines=original.leading_lines), loop.with_changes(leading_lines=[]),
+                     ending]
+        return node.with_changes(body=node.body.with_changes(body=body))
+
+
+class _BreakingReturns(cst.CSTTransformer):
+    """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
+    function returns the same expression after the loop); not in a def, class or lambda
+    inside. What follows a return on its line never ran: it goes."""
+
+    def __init__(self, result: str | None):
+        super().__init__()
+        self.result = result
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _instead(self, small: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement] | None:
+        """The small statements up to a return, the return replaced; None if none returns."""
+        at = next((index for index, statement in enumerate(small) if isinstance(statement, cst.Return)), None)
+        if at is None:
+            return None
+        value = small[at].value  # type: ignore[attr-defined]
+        keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
+        return [*small[:at], *keep, cst.Break()]
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+                                  ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+        small = self._instead(list(updated.body))
+        if small is None:
+            return updated
+        lines = [cst.SimpleStatementLine(body=[statement]) for statement in small]
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
+
+    def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite,
+                                   updated: cst.SimpleStatementSuite) -> cst.SimpleStatementSuite:
+        small = self._instead(list(updated.body))  # `if c: return v` keeps its one line
+        return updated if small is None else updated.with_changes(body=small)
