@@ -1,15 +1,16 @@
 """Fuzz jitfix's rewrites: generated JAX functions, eager original vs jitted rewrite.
 
 Each program is a small function of traced ``x``, ``y`` (floats), ``n`` (an int, also a
-trip count and a shape), ``m`` (an int that is not a trip count), ``flag: bool`` and ``v`` (a
-vector of 3), and a static ``s``, with dict and tuple state (``st["p"]``, ``t``), a nested
-helper that closes over a local, a module global its setter rebinds before every call, a
+trip count and a shape), ``m`` (an int that is not a trip count), ``flag: bool`` and
+``v: jax.Array`` (a vector of 3, whose rows a loop may take), and a static ``s``, with dict
+and tuple state (``st["p"]``, ``t``), a nested helper that closes over a local, a module global its setter rebinds before every call, a
 NumPy buffer written element-wise, early returns at several depths, and a random nesting of
 traced and static
 ``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (a ``while not
 stop:`` whose flag starts as Python ``False`` and is traced from the second pass; loop variables
-``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards,
+``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards (in
+loops over ``v``'s rows too), early returns inside loops,
 tuple assignments, ``+=``/``-=``/``*=``, an int counter and a bool flag carried through
 branches and loops, calls of a module-level helper, and prints of carried and branch values
 (what each call prints is compared line by line, numbers within float32's precision). The eager original (under
@@ -100,12 +101,12 @@ class ProgramGenerator:
         numpy = "import numpy as np\n" if "numpy_buffer" in self.features else ""
         scale = SCALE_SETTER if "global_rebound" in self.features else ""
         return (f"from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n{numpy}{helper}{scale}\n\n"
-                f"@partial(jax.jit, static_argnames=(\"s\",))\ndef f(x, y, n, m, flag: bool, v, s):\n{lines}\n")
+                f"@partial(jax.jit, static_argnames=(\"s\",))\ndef f(x, y, n, m, flag: bool, v: jax.Array, s):\n{lines}\n")
 
     def block(self, depth: int, in_loop: bool, nested: bool = False) -> list[str]:
         statements = [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
-        if nested and not in_loop and self.rng.random() < 0.15:  # an early return ends the block
-            self.features.add("early_return")
+        if nested and self.rng.random() < 0.15:  # an early return ends the block
+            self.features.add("loop_return" if in_loop else "early_return")
             statements.append(RESULT)
         return statements
 
@@ -114,7 +115,7 @@ class ProgramGenerator:
                    "tuple_state", "vector", "nested_helper", "static_argument", "shape_argument", "global_rebound",
                    "numpy_buffer"]
         if depth > 0:
-            choices += ["if", "if", "static_if", "for", "while", "elif_chain"]
+            choices += ["if", "if", "static_if", "for", "while", "elif_chain", "row_loop"]
         if in_loop:
             choices += ["guard"]
         kind = self.rng.choice(choices)
@@ -160,6 +161,11 @@ class ProgramGenerator:
                                     f'print("{name} and k:", {name}, k)'])
         if kind == "guard":
             return f"if {self.condition()}:\n    {self.rng.choice(['break', 'continue'])}"
+        if kind == "row_loop":  # the rows of `v`, unrolled by Python: a traced test cannot leave it
+            body = [f"if w > {self.atom()}:\n    {self.rng.choice(['break', 'continue'])}", "c = c + w * 0.5",
+                    *self.block(depth - 1, in_loop=True)]
+            self.rng.shuffle(body)
+            return f"for w in v:\n{self.indent(body)}"
         if kind == "static_if":
             inner = self.indent(self.block(depth - 1, in_loop))
             return f"if x.ndim == 0:\n{inner}\nelse:\n    c = c + 100.0"

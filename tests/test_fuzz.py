@@ -3,7 +3,7 @@ conditionals and elif chains, ternaries, boolean operators, range and while loop
 `_` loop variables, guards), augmented assignments, int counters, bool flags, helpers (one
 nested, closing over a local), a vector argument, a static argument, an int setting a shape, a
 global rebound between calls, a NumPy buffer written element-wise, dict and tuple state, early
-returns; each must be fixed faithfully (jitted and eager), declined with a finding, or already
+returns (inside loops too), loops over an array's rows; each must be fixed faithfully (jitted and eager), declined with a finding, or already
 work."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import fuzz  # noqa: E402
 EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_return", "elif_chain", "flag", "for",
                  "guard", "helper", "int_argument", "loop_variable_after", "nested_helper", "print", "static_if",
                  "ternary", "tuple", "tuple_state", "underscore_loop", "vector", "while", "static_argument",
-                 "shape_argument", "global_rebound", "numpy_buffer"}
+                 "shape_argument", "global_rebound", "numpy_buffer", "loop_return", "row_loop", "while_flag"}
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
@@ -43,4 +43,4 @@ def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
 def test_the_generator_makes_programs_that_run_eagerly() -> None:
     code = fuzz.ProgramGenerator(random.Random(3)).program()
     compile(code, "<fuzzed>", "exec")
-    assert "def f(x, y, n, m, flag: bool, v, s):" in code and "return a, b, c, k" in code
+    assert "def f(x, y, n, m, flag: bool, v: jax.Array, s):" in code and "return a, b, c, k" in code
