@@ -22,11 +22,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
 from jitfix.analysis.blocks import assigned_names, loaded_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.cst_text import code
+from jitfix.cst_text import code, cst
 from jitfix.findings import EditError
 from jitfix.naming import unique_name
 
@@ -123,7 +121,7 @@ class ReturnsAsBreaks:
         result = self.plan.result
         original = body[at]
         assert isinstance(original, cst.For | cst.While)
-        loop = original.visit(_BreakingReturns(result))
+        loop = original.visit(_breaking_returns(result))
         assert isinstance(loop, cst.For | cst.While)
         if result is None:
             body[at] = loop
@@ -136,44 +134,50 @@ class ReturnsAsBreaks:
         return node.with_changes(body=node.body.with_changes(body=body))
 
 
-class _BreakingReturns(cst.CSTTransformer):
-    """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
-    function returns the same expression after the loop); not in a def, class or lambda
-    inside. What follows a return on its line never ran: it goes."""
+def _breaking_returns(result: str | None) -> cst.CSTTransformer:
+    """The transformer that makes the loop's returns breaks (a class made when first used:
+    libcst loads only when code changes)."""
 
-    def __init__(self, result: str | None):
-        super().__init__()
-        self.result = result
+    class BreakingReturns(cst.CSTTransformer):
+        """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
+        function returns the same expression after the loop); not in a def, class or lambda
+        inside. What follows a return on its line never ran: it goes."""
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+        def __init__(self, result: str | None):
+            super().__init__()
+            self.result = result
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
 
-    def _instead(self, small: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement] | None:
-        """The small statements up to a return, the return replaced; None if none returns."""
-        at = next((index for index, statement in enumerate(small) if isinstance(statement, cst.Return)), None)
-        if at is None:
-            return None
-        value = small[at].value  # type: ignore[attr-defined]
-        keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
-        return [*small[:at], *keep, cst.Break()]
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
 
-    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-                                  ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
-        small = self._instead(list(updated.body))
-        if small is None:
-            return updated
-        lines = [cst.SimpleStatementLine(body=[statement]) for statement in small]
-        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
-        lines[-1] = lines[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
-        return cst.FlattenSentinel(lines)
+        def _instead(self, small: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement] | None:
+            """The small statements up to a return, the return replaced; None if none returns."""
+            at = next((index for index, statement in enumerate(small) if isinstance(statement, cst.Return)), None)
+            if at is None:
+                return None
+            value = small[at].value  # type: ignore[attr-defined]
+            keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
+            return [*small[:at], *keep, cst.Break()]
 
-    def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite,
-                                   updated: cst.SimpleStatementSuite) -> cst.SimpleStatementSuite:
-        small = self._instead(list(updated.body))  # `if c: return v` keeps its one line
-        return updated if small is None else updated.with_changes(body=small)
+        def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+                                      ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+            small = self._instead(list(updated.body))
+            if small is None:
+                return updated
+            lines = [cst.SimpleStatementLine(body=[statement]) for statement in small]
+            lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+            lines[-1] = lines[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+            return cst.FlattenSentinel(lines)
+
+        def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite,
+                                       updated: cst.SimpleStatementSuite) -> cst.SimpleStatementSuite:
+            small = self._instead(list(updated.body))  # `if c: return v` keeps its one line
+            return updated if small is None else updated.with_changes(body=small)
+
+    return BreakingReturns(result)
