@@ -11,6 +11,7 @@ Many files run in parallel worker processes.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import contextvars
 import difflib
@@ -293,26 +294,41 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
         finding.fix.replacements = replacements(text, fixed)
 
 
-# How many restructurings (rules/lowering.py) the processing of one text checks, with the
-# checks nested in them: each check fixes a whole text again, and a long function with many
-# returning `if`s offers many more than ever take effect. Past the bound the rest are
-# reported as they are. Each fix round has its own (a round's restructured code holds
-# problems no earlier check saw), within a bound over all rounds. On 250 fuzzed programs:
-# one bound of 8 over all rounds declined 12, these 6, as with no bound at all, in 1.4x the
-# time; a bound of 24 over all rounds took 1.5x.
+# How many restructurings (rules/lowering.py) the processing of one text checks for one
+# function, with the checks nested in them: each check fixes a whole text again, and a long
+# function with many returning `if`s offers many more than ever take effect. Past the bound
+# the rest are reported as they are. Each fix round has its own (a round's restructured code
+# holds problems no earlier check saw), within a bound over all rounds. On 250 fuzzed
+# programs: one bound of 8 over all rounds declined 12, these 6, as with no bound at all, in
+# 1.4x the time; a bound of 24 over all rounds took 1.5x. Each function has its own: a module
+# of several functions to restructure had the last reported "not auto-fixable" by `check`
+# while `fix` fixed it in a later round. A bound over the whole text keeps a module of many
+# such functions in time.
 MAX_LOWERING_CHECKS = 8
 MAX_LOWERING_CHECKS_IN_ALL_ROUNDS = 16
+MAX_LOWERING_CHECKS_OF_A_TEXT = 64
 
 
 @dataclass
 class LoweringChecks:
-    """The restructurings one text's processing has checked: how many more it may, and what
-    each restructured text gave and at which depth of nesting it was checked, so that none is
-    checked twice (``rules/lowering.py`` says when a check at another depth stands)."""
+    """The restructurings one text's processing has checked: how many each function (by
+    qualified name) has used, and what each restructured text gave and at which depth of
+    nesting it was checked, so that none is checked twice (``rules/lowering.py`` says when a
+    check at another depth stands)."""
 
-    left: int = MAX_LOWERING_CHECKS  # in this round of fixes of the text a run was given
-    left_in_all_rounds: int = MAX_LOWERING_CHECKS_IN_ALL_ROUNDS
+    used: collections.Counter[str] = field(default_factory=collections.Counter)  # in this round of fixes
+    used_in_all_rounds: collections.Counter[str] = field(default_factory=collections.Counter)
     results: dict[str, tuple[int, FileResult | None]] = field(default_factory=dict)
+    function: str = ""  # whose restructuring the outermost check running now is for
+
+    def take(self, function: str) -> bool:
+        """Count one more check for ``function``; False when it has had as many as it may."""
+        if (self.used[function] >= MAX_LOWERING_CHECKS or self.used_in_all_rounds[function]
+                >= MAX_LOWERING_CHECKS_IN_ALL_ROUNDS or self.used_in_all_rounds.total() >= MAX_LOWERING_CHECKS_OF_A_TEXT):
+            return False
+        self.used[function] += 1
+        self.used_in_all_rounds[function] += 1
+        return True
 
 
 lowering_checks: contextvars.ContextVar[LoweringChecks | None] = contextvars.ContextVar("lowering_checks",
@@ -338,7 +354,7 @@ def _new_round_of_checks() -> None:
 
     checks = lowering_checks.get()
     if checks is not None and checking_lowered.get() == 0:
-        checks.left = MAX_LOWERING_CHECKS
+        checks.used.clear()
 
 
 def _process_text(path: str, text: str, settings: Settings, options: Options, project: Project | None) -> FileResult:

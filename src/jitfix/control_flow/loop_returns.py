@@ -12,9 +12,26 @@ after it:
 Plain Python with the original's meaning: what the function returns when the loop ends is
 computed before the loop instead of after it (it reads nothing the loop binds and calls
 nothing but JAX, so the value is the same), and a ``return`` in the loop keeps its value and
-leaves the loop, which the function then returns. The ``break`` is the loop rewrite's to
-take (one inside an ``if`` through ``jump_lowering``); the restructuring is offered only when
-it does (``rules/lowering.py``).
+leaves the loop, which the function then returns.
+
+Where the loop returns what the function's last ``return`` returns, no value is kept: the
+state at the ``return`` is the state the last ``return`` reads, so leaving the loop is
+enough, and code between the loop and the last ``return`` runs only if the loop did not
+return:
+
+    for i in range(n):                       returned = False
+        if x < 0:                            for i in range(n):
+            return x                             if x < 0:
+        x = x - 1                    ->              returned = True
+    x = x * 2                                        break
+    return x                                     x = x - 1
+                                             if not returned:
+                                                 x = x * 2
+                                             return x
+
+The ``break`` is the loop rewrite's to take (one inside an ``if`` through
+``jump_lowering``), and the ``if`` the conditional rewrite's; the restructuring is offered
+only when they do (``rules/lowering.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +53,8 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 class LoopReturns:
     loop: ast.For | ast.While  # a statement of the function's body
     ordinal: int  # among the loops of the function's body, counted from 0
-    result: str | None  # the name the returned value is kept in; None: each returns what follows the loop
+    result: str | None  # the name the returned value is kept in; None: each returns what the last return does
+    returned: str | None  # the flag that skips the code between the loop and the last return; None: there is none
 
 
 def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST,
@@ -49,8 +67,8 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
     if not isinstance(loop, ast.For | ast.While):
         return "the loop is not a statement of the function's body"
     rest = function.body[function.body.index(loop) + 1:]
-    if len(rest) != 1 or not isinstance(rest[0], ast.Return) or rest[0].value is None:
-        return "the loop is not followed by the function's last statement, a `return` of a value"
+    if not isinstance(rest[-1], ast.Return) or rest[-1].value is None:
+        return "the function does not end with a `return` of a value after the loop"
     if loop.orelse:
         return "the loop has an `else:` clause"
     for found, nested in _returns(loop.body):
@@ -58,17 +76,21 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
             return f"a bare `return` in the loop (line {found.lineno})"
         if nested:
             return f"the `return` at line {found.lineno} sits in a loop inside the loop"
-    after = rest[0].value
+    after = rest[-1].value
+    taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
+        arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
     if all(ast.dump(found.value) == ast.dump(after) for found, _ in _returns(loop.body)):  # type: ignore[arg-type]
-        # `return x` in the loop and after it: leaving the loop, the function returns the same.
-        return LoopReturns(loop, loops.index(loop), None)
+        # `return x` in the loop and last: leaving the loop (and skipping what follows it), the
+        # function returns the same.
+        return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken) if len(rest) > 1 else None)
+    if len(rest) > 1:
+        return ("more code follows the loop, and the loop's `return` returns what the function's last "
+                "`return` does not")
     if loaded_names([after]) & assigned_names([loop]):
         return "what the function returns after the loop reads what the loop binds"
     if not _pure(after, imports):
         return "what the function returns after the loop calls a function that is not JAX's"
-    taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
-        arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    return LoopReturns(loop, loops.index(loop), unique_name("result", taken))
+    return LoopReturns(loop, loops.index(loop), unique_name("result", taken), None)
 
 
 def returns_from_loop(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, imports: ImportTable) -> bool:
@@ -115,37 +137,49 @@ class ReturnsAsBreaks:
         loops = [index for index, statement in enumerate(body) if isinstance(statement, cst.For | cst.While)]
         at = loops[self.plan.ordinal]
         last = body[-1]
-        if at != len(body) - 2 or not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
-                                       and isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
-            raise EditError("the loop is not followed by the function's last `return`")
-        result = self.plan.result
+        if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
+                and isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
+            raise EditError("the function does not end with a `return` of a value")
+        between = body[at + 1:-1]
+        if bool(between) != bool(self.plan.returned):
+            raise EditError("the code after the loop is not what was planned")
         original = body[at]
         assert isinstance(original, cst.For | cst.While)
-        loop = original.visit(_breaking_returns(result))
+        result, returned = self.plan.result, self.plan.returned
+        loop = original.visit(_breaking_returns(result, returned))
         assert isinstance(loop, cst.For | cst.While)
-        if result is None:
+        if returned is not None:
+            skipped = cst.parse_statement(f"if not {returned}:\n    pass\n")
+            assert isinstance(skipped, cst.If)
+            block = skipped.body.with_changes(body=[between[0].with_changes(leading_lines=[]), *between[1:]])
+            body[at:-1] = [cst.parse_statement(f"{returned} = False").with_changes(leading_lines=original.leading_lines),
+                           loop.with_changes(leading_lines=[]),
+                           skipped.with_changes(body=block, leading_lines=between[0].leading_lines)]
+        elif result is None:
             body[at] = loop
-            return node.with_changes(body=node.body.with_changes(body=body))
-        first = cst.parse_statement(f"{result} = {code(last.body[0].value)}")
-        ending = last.with_changes(body=[last.body[0].with_changes(value=cst.Name(result))])
-        # The loop's comments and blank lines go before the new first line.
-        body[at:] = [first.with_changes(leading_lines=original.leading_lines), loop.with_changes(leading_lines=[]),
-                     ending]
+        else:
+            first = cst.parse_statement(f"{result} = {code(last.body[0].value)}")
+            ending = last.with_changes(body=[last.body[0].with_changes(value=cst.Name(result))])
+            # The loop's comments and blank lines go before the new first line.
+            body[at:] = [first.with_changes(leading_lines=original.leading_lines), loop.with_changes(leading_lines=[]),
+                         ending]
         return node.with_changes(body=node.body.with_changes(body=body))
 
 
-def _breaking_returns(result: str | None) -> cst.CSTTransformer:
+def _breaking_returns(result: str | None, returned: str | None) -> cst.CSTTransformer:
     """The transformer that makes the loop's returns breaks (a class made when first used:
     libcst loads only when code changes)."""
 
     class BreakingReturns(cst.CSTTransformer):
         """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
-        function returns the same expression after the loop); not in a def, class or lambda
-        inside. What follows a return on its line never ran: it goes."""
+        function returns the same expression after the loop), ``returned = True`` before the
+        ``break`` when there is that flag; not in a def, class or lambda inside. What follows
+        a return on its line never ran: it goes."""
 
-        def __init__(self, result: str | None):
+        def __init__(self, result: str | None, returned: str | None):
             super().__init__()
             self.result = result
+            self.returned = returned
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
@@ -163,6 +197,8 @@ def _breaking_returns(result: str | None) -> cst.CSTTransformer:
                 return None
             value = small[at].value  # type: ignore[attr-defined]
             keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
+            if self.returned:
+                keep.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(self.returned))], value=cst.Name("True")))
             return [*small[:at], *keep, cst.Break()]
 
         def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
@@ -180,4 +216,4 @@ def _breaking_returns(result: str | None) -> cst.CSTTransformer:
             small = self._instead(list(updated.body))  # `if c: return v` keeps its one line
             return updated if small is None else updated.with_changes(body=small)
 
-    return BreakingReturns(result)
+    return BreakingReturns(result, returned)

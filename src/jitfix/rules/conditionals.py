@@ -202,7 +202,7 @@ class FunctionConditionals:
         flow = traced.flow(module.imports)
 
         def taken() -> set[str]:  # every name a generated helper must not shadow
-            return _module_names(module) | {
+            return _global_names(module) | {
                 node.id for node in ast.walk(function) if isinstance(node, ast.Name)
             } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
 
@@ -291,15 +291,27 @@ class FunctionConditionals:
         return [site.edit(module) for site in self.booleans if self.owner(site.node) is holder]
 
 
-def _module_names(module: ModuleContext) -> set[str]:
-    names = module.shared.get("names")
+def _global_names(module: ModuleContext) -> set[str]:
+    """The names of the module's scope (another function's locals are its own: a helper named
+    like one of them shadows nothing)."""
+    names = module.shared.get("global names")
     if names is None:
-        names = {
-            node.id if isinstance(node, ast.Name) else node.name
-            for node in ast.walk(module.tree)
-            if isinstance(node, ast.Name | ast.FunctionDef | ast.ClassDef)
-        }
-        module.shared["names"] = names
+        names = set()
+        stack: list[ast.AST] = [module.tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)  # its body is its own scope; what it reads of the module's is bound here
+                stack.extend(node.decorator_list)
+                continue
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.Lambda):
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        module.shared["global names"] = names
     return names
 
 

@@ -54,8 +54,8 @@ class _LoopRule(Rule):
                                              "restructured with a flag",
                              Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
                              Lowering.BY_INDEX: "looping over the array's indices first",
-                             Lowering.RETURNS: "its `return` first made a `break`, the value returned after "
-                                               "the loop"}[problem.lowering]  # type: ignore[index]
+                             Lowering.RETURNS: "its `return` first made a `break`, the function returning "
+                                               "after the loop"}[problem.lowering]  # type: ignore[index]
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
                                f"as a lax loop ({first})")
                     yield self.finding(module, statement, message, lowered, function=function,

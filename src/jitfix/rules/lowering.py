@@ -35,7 +35,8 @@ DESCRIPTIONS = {
     Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
                            "with lax.cond",
     Lowering.BY_INDEX: "loop over the array's indices (`for i in range(len(x))`), then rewrite as a lax loop",
-    Lowering.RETURNS: "keep the loop's returned value and `break`, return it after the loop, then rewrite with lax",
+    Lowering.RETURNS: "make the loop's `return` a `break` (its value kept, or the code after the loop skipped), "
+                      "return after the loop, then rewrite with lax",
 }
 # The rules of the control flow a restructuring serves (JF1xx conditionals, JF2xx loops):
 # one left in the function means the restructuring did not get it rewritten. Other findings
@@ -47,7 +48,7 @@ FIRST = {
     Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
     Lowering.CONTINUATION: "the code after it first made a function that each path returns the call of",
     Lowering.BY_INDEX: "its array first looped over by index",
-    Lowering.RETURNS: "the loop's `return` first made a `break`, the value returned after the loop",
+    Lowering.RETURNS: "the loop's `return` first made a `break`, the function returning after the loop",
 }
 
 
@@ -118,10 +119,10 @@ def _checked(module: ModuleContext, lowered_text: str, qualname: str,
         worked = works(result)
         if checked_at == depth or (checked_at > depth) == worked:
             return worked
-    if checks.left <= 0 or checks.left_in_all_rounds <= 0:
-        return False  # as many checked for this text as are worth the time
-    checks.left -= 1
-    checks.left_in_all_rounds -= 1
+    if depth == 0:
+        checks.function = qualname  # the checks nested in this one are this function's too
+    if not checks.take(checks.function):
+        return False  # as many checked for this function as are worth the time
     deeper, shared = checking_lowered.set(depth + 1), lowering_checks.set(checks)
     focus = lowering_checked_for.set(qualname)
     try:
