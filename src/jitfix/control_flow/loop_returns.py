@@ -151,10 +151,12 @@ class ReturnsAsBreaks:
         if returned is not None:
             skipped = cst.parse_statement(f"if not {returned}:\n    pass\n")
             assert isinstance(skipped, cst.If)
-            block = skipped.body.with_changes(body=[between[0].with_changes(leading_lines=[]), *between[1:]])
+            following = between[0]
+            assert isinstance(following, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+            block = skipped.body.with_changes(body=[following.with_changes(leading_lines=[]), *between[1:]])
             body[at:-1] = [cst.parse_statement(f"{returned} = False").with_changes(leading_lines=original.leading_lines),
                            loop.with_changes(leading_lines=[]),
-                           skipped.with_changes(body=block, leading_lines=between[0].leading_lines)]
+                           skipped.with_changes(body=block, leading_lines=following.leading_lines)]
         elif result is None:
             body[at] = loop
         else:
