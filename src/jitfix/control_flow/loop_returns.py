@@ -67,7 +67,7 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
     if not isinstance(loop, ast.For | ast.While):
         return "the loop is not a statement of the function's body"
     rest = function.body[function.body.index(loop) + 1:]
-    if not isinstance(rest[-1], ast.Return) or rest[-1].value is None:
+    if not rest or not isinstance(rest[-1], ast.Return) or rest[-1].value is None:
         return "the function does not end with a `return` of a value after the loop"
     if loop.orelse:
         return "the loop has an `else:` clause"
