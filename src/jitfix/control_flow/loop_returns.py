@@ -29,6 +29,20 @@ return:
                                                  x = x * 2
                                              return x
 
+Otherwise, where the loop returns one value (every ``return`` in it the same expression), the
+flag says the loop returned, and the value is returned right after the loop: a ``break``
+leaves the loop in the state the ``return`` saw, so the value is the same:
+
+    for i in range(n):                       returned = False
+        total = total + x[i]                 for i in range(n):
+        if total > cap:                          total = total + x[i]
+            return cap * 2           ->          if total > cap:
+    return total                                     returned = True
+                                                     break
+                                             if returned:
+                                                 return cap * 2
+                                             return total
+
 The ``break`` is the loop rewrite's to take (one inside an ``if`` through
 ``jump_lowering``), and the ``if`` the conditional rewrite's; the restructuring is offered
 only when they do (``rules/lowering.py``).
@@ -54,7 +68,10 @@ class LoopReturns:
     loop: ast.For | ast.While  # a statement of the function's body
     ordinal: int  # among the loops of the function's body, counted from 0
     result: str | None  # the name the returned value is kept in; None: each returns what the last return does
-    returned: str | None  # the flag that skips the code between the loop and the last return; None: there is none
+    returned: str | None  # the flag set where the loop returned; None: there is none
+    # With the flag: whether the loop's value is returned after the loop when it is set (else
+    # the code between the loop and the last return is skipped).
+    return_after: bool = False
 
 
 def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST,
@@ -83,14 +100,12 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
         # `return x` in the loop and last: leaving the loop (and skipping what follows it), the
         # function returns the same.
         return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken) if len(rest) > 1 else None)
-    if len(rest) > 1:
-        return ("more code follows the loop, and the loop's `return` returns what the function's last "
-                "`return` does not")
-    if loaded_names([after]) & assigned_names([loop]):
-        return "what the function returns after the loop reads what the loop binds"
-    if not _pure(after, imports):
-        return "what the function returns after the loop calls a function that is not JAX's"
-    return LoopReturns(loop, loops.index(loop), unique_name("result", taken), None)
+    if len(rest) == 1 and not loaded_names([after]) & assigned_names([loop]) and _pure(after, imports):
+        return LoopReturns(loop, loops.index(loop), unique_name("result", taken), None)
+    if len({ast.dump(found.value) for found, _ in _returns(loop.body)}) == 1:  # type: ignore[arg-type]
+        # One value returned in the loop, read after the break in the state the return saw.
+        return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken), return_after=True)
+    return "the loop returns different values, and what the function returns after it differs too"
 
 
 def returns_from_loop(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, imports: ImportTable) -> bool:
@@ -141,14 +156,23 @@ class ReturnsAsBreaks:
                 and isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
             raise EditError("the function does not end with a `return` of a value")
         between = body[at + 1:-1]
-        if bool(between) != bool(self.plan.returned):
-            raise EditError("the code after the loop is not what was planned")
         original = body[at]
         assert isinstance(original, cst.For | cst.While)
         result, returned = self.plan.result, self.plan.returned
-        loop = original.visit(_breaking_returns(result, returned))
+        if between and returned is None:
+            raise EditError("code follows the loop that the plan did not see")
+        values: list[cst.BaseExpression] = []
+        loop = original.visit(_breaking_returns(result, returned, values))
         assert isinstance(loop, cst.For | cst.While)
-        if returned is not None:
+        if returned is not None and self.plan.return_after:
+            value = values[0]  # the one value the loop returns
+            body[at:at + 1] = [
+                cst.parse_statement(f"{returned} = False").with_changes(leading_lines=original.leading_lines),
+                loop.with_changes(leading_lines=[]),
+                cst.parse_statement(f"if {returned}:\n    return {code(value)}\n")]
+        elif returned is not None:
+            if not between:
+                raise EditError("no code follows the loop")
             skipped = cst.parse_statement(f"if not {returned}:\n    pass\n")
             assert isinstance(skipped, cst.If)
             following = between[0]
@@ -168,9 +192,10 @@ class ReturnsAsBreaks:
         return node.with_changes(body=node.body.with_changes(body=body))
 
 
-def _breaking_returns(result: str | None, returned: str | None) -> cst.CSTTransformer:
-    """The transformer that makes the loop's returns breaks (a class made when first used:
-    libcst loads only when code changes)."""
+def _breaking_returns(result: str | None, returned: str | None,
+                      values: list[cst.BaseExpression]) -> cst.CSTTransformer:
+    """The transformer that makes the loop's returns breaks, adding their values to ``values``
+    (a class made when first used: libcst loads only when code changes)."""
 
     class BreakingReturns(cst.CSTTransformer):
         """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
@@ -198,6 +223,7 @@ def _breaking_returns(result: str | None, returned: str | None) -> cst.CSTTransf
             if at is None:
                 return None
             value = small[at].value  # type: ignore[attr-defined]
+            values.append(value)
             keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
             if self.returned:
                 keep.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(self.returned))], value=cst.Name("True")))
