@@ -66,3 +66,16 @@ def test_fix_still_fixes_what_the_cache_saw_and_the_cache_never_hides_a_change(t
     assert invoke("fix", ".").exit_code == 1  # manual.py is left
     assert (project / "broken.py").read_bytes() != BROKEN
     assert invoke("check", "broken.py").exit_code == 0
+
+
+def test_a_change_to_jitfixs_own_code_is_another_cache(tmp_path: Path, monkeypatch) -> None:
+    """A checkout installed for development keeps its version while its code changes: results
+    of the old code are not answers of the new."""
+    from jitfix import cache
+
+    project = _project(tmp_path)
+    monkeypatch.chdir(project)
+    invoke("check", "-v", ".")
+    monkeypatch.setattr(cache, "_code_stamp", lambda: (("engine.py", 1, 1),))
+    after_an_edit = invoke("check", "-v", ".")
+    assert set(_states(after_an_edit).values()) == {"parsed"}

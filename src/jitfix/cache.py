@@ -1,7 +1,8 @@
 """Results of unchanged files, kept between runs under ``.jitfix_cache/``.
 
 One index per jitfix version, settings and run options (any change to those is another
-index) maps each file to its size, modification and change times, content hash and
+index; so is any change to jitfix's own files, as in a checkout installed for development,
+whose version stays the same while its code changes) maps each file to its size, modification and change times, content hash and
 findings. A file whose size and both times are unchanged is answered without being read
 (the change time cannot be set back by hand, so ``touch -r`` after an edit does not fool
 it); one that was touched is read and answered if its content hash is unchanged; anything
@@ -177,6 +178,16 @@ def _dump(entries: dict[str, Entry]) -> bytes:
     return json.dumps({"format": FORMAT, "version": __version__, "files": files}).encode()
 
 
+def _code_stamp() -> tuple[tuple[str, int, int], ...]:
+    """The size and modification time of each of jitfix's own source files."""
+    package = Path(__file__).parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        status = path.stat()
+        stamps.append((str(path.relative_to(package)), status.st_size, status.st_mtime_ns))
+    return tuple(stamps)
+
+
 @dataclass
 class Cache:
     folder: Path  # .jitfix_cache/<key of version, settings and options>
@@ -185,7 +196,7 @@ class Cache:
 
     @classmethod
     def at(cls, root: str, settings: Settings, options: Options) -> Cache:
-        key = hashlib.blake2b(repr((__version__, astuple(settings), astuple(options))).encode(),
+        key = hashlib.blake2b(repr((__version__, _code_stamp(), astuple(settings), astuple(options))).encode(),
                               digest_size=12).hexdigest()
         return cls(Path(root) / FOLDER / key)
 

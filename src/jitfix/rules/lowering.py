@@ -183,12 +183,14 @@ def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None
 
 def why_no_break(function: TracedFunction, node: ast.AST) -> str:
     """Why the returns of the loop holding ``node`` cannot become breaks, said after a reason
-    (empty when the plan says they can: then the rewrite after it did not take the loop)."""
+    (or that they can, and the rewrite after that did not take the whole function)."""
     from jitfix.control_flow.loop_returns import plan_loop_returns
 
     assert function.imports is not None
     plan = plan_loop_returns(function.node, node, function.imports)
-    return f"; and the loop's `return` cannot become a `break`: {plan}" if isinstance(plan, str) else ""
+    if isinstance(plan, str):
+        return f"; and the loop's `return` cannot become a `break`: {plan}"
+    return "; with the loop's `return` made a `break`, the function is still not rewritten whole"
 
 
 def _continuation_edit(module: ModuleContext, function: TracedFunction, statement: ast.If) -> Edit | None:
