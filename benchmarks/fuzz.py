@@ -62,6 +62,8 @@ INPUTS = [(x, y, n, m, flag) for x, y in ((-1.5, 0.5), (0.5, 2.0), (2.0, -0.25))
           for flag in (n != 1,)] + [(0.5, -1.0, 2, -1, True), (-0.25, 1.5, 3, 0, False)]
 # What every exit of a program returns (its last statement and each early return).
 RESULT = 'return a, b, c, k, jnp.asarray(ok, jnp.float32), st["p"], t[0] + t[1]'
+# What an early return may return instead: a value of the same types computed otherwise.
+OTHER_RESULT = 'return a + 1.0, b, c - b, k, jnp.asarray(ok, jnp.float32), st["p"], t[0] - t[1]'
 NESTED_HELPER = "def inner(w):\n    return w * 2.0 + a"
 NAMES = ("a", "b", "c")
 GLOBAL = "SCALE"  # a module global the module's setter rebinds before each call (``_run``)
@@ -107,7 +109,10 @@ class ProgramGenerator:
         statements = [self.statement(depth, in_loop) for _ in range(self.rng.randint(1, 3))]
         if nested and self.rng.random() < 0.15:  # an early return ends the block
             self.features.add("loop_return" if in_loop else "early_return")
-            statements.append(RESULT)
+            other = self.rng.random() < 0.3
+            if other:
+                self.features.add("other_return")
+            statements.append(OTHER_RESULT if other else RESULT)
         return statements
 
     def statement(self, depth: int, in_loop: bool) -> str:

@@ -19,7 +19,8 @@ import fuzz  # noqa: E402
 EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_return", "elif_chain", "flag", "for",
                  "guard", "helper", "int_argument", "loop_variable_after", "nested_helper", "print", "static_if",
                  "ternary", "tuple", "tuple_state", "underscore_loop", "vector", "while", "static_argument",
-                 "shape_argument", "global_rebound", "numpy_buffer", "loop_return", "row_loop", "while_flag"}
+                 "shape_argument", "global_rebound", "numpy_buffer", "loop_return", "row_loop", "while_flag",
+                 "other_return"}
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
