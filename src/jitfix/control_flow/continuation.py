@@ -54,11 +54,12 @@ def continuable(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If) 
     return _path_to(function.body, node) is not None
 
 
-def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If,
-                      imports: ImportTable) -> ContinuationPlan | str:
+def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If, imports: ImportTable,
+                      new_dicts: frozenset[str] = frozenset()) -> ContinuationPlan | str:
     """How to give a function of its own to the code after ``node`` -- or after the nearest
     ``if`` around it that such code follows and ends the function --, reached from the
-    function's body through ``if`` blocks only; or why it cannot be."""
+    function's body through ``if`` blocks only; or why it cannot be. ``new_dicts``: dicts
+    whose item writes are taken as made new dicts (``d = {**d, k: v}``), not changes in place."""
     path = _path_to(function.body, node)
     if path is None:
         return "the `if` sits in a loop, `with` or `try` block"
@@ -66,12 +67,12 @@ def plan_continuation(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
         block = _block(function, path[depth - 1])
         index = path[depth - 1][2]
         if block[index + 1:] and always_leaves(block[index + 1:]):
-            return _plan_at(function, path[:depth], imports)
+            return _plan_at(function, path[:depth], imports, new_dicts)
     return "no code after the `if` (or around it) ends the function"
 
 
 def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step],
-             imports: ImportTable) -> ContinuationPlan | str:
+             imports: ImportTable, new_dicts: frozenset[str]) -> ContinuationPlan | str:
     block = _block(function, path[-1])
     index = path[-1][2]
     node, rest = block[index], block[index + 1:]
@@ -85,7 +86,7 @@ def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step],
     # The continuation is called from inside the branches `lax.cond` makes: an object of the
     # function it changed in place there would hold the branch's tracers (and the rewrite of
     # the `if` would not see the change). Changes of objects it makes itself are its own.
-    shared = sorted(_changed_in_place(rest) - assigned_names(rest))
+    shared = sorted(_changed_in_place(rest) - assigned_names(rest) - new_dicts)
     if shared:
         return f"the code after the `if` changes `{shared[0]}` in place"
     # Both branches of a `lax.cond` are traced: a Python effect of that code (a `print`, a

@@ -43,6 +43,24 @@ leaves the loop in the state the ``return`` saw, so the value is the same:
                                                  return cap * 2
                                              return total
 
+Where the loop returns several values, the flag is an int, which of them (in the order they
+are written, from 1; 0: none), and an ``if`` for each returns it after the loop:
+
+    for i in range(n):                       which_return = 0
+        total = total + x[i]                 for i in range(n):
+        if total > cap:                          total = total + x[i]
+            return cap * 2                       if total > cap:
+        if total < -cap:             ->              which_return = 1
+            return -total                            break
+    return total                                 if total < -cap:
+                                                     which_return = 2
+                                                     break
+                                             if which_return == 1:
+                                                 return cap * 2
+                                             if which_return == 2:
+                                                 return -total
+                                             return total
+
 The ``break`` is the loop rewrite's to take (one inside an ``if`` through
 ``jump_lowering``), and the ``if`` the conditional rewrite's; the restructuring is offered
 only when they do (``rules/lowering.py``).
@@ -69,9 +87,11 @@ class LoopReturns:
     ordinal: int  # among the loops of the function's body, counted from 0
     result: str | None  # the name the returned value is kept in; None: each returns what the last return does
     returned: str | None  # the flag set where the loop returned; None: there is none
-    # With the flag: whether the loop's value is returned after the loop when it is set (else
-    # the code between the loop and the last return is skipped).
+    # With the flag: whether the loop's values are returned after the loop when it is set (else
+    # the code between the loop and the last return is skipped). With several, the flag is an
+    # int: which one.
     return_after: bool = False
+    several: bool = False  # whether the loop returns several values (compared as code)
 
 
 def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST,
@@ -102,10 +122,11 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
         return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken) if len(rest) > 1 else None)
     if len(rest) == 1 and not loaded_names([after]) & assigned_names([loop]) and _pure(after, imports):
         return LoopReturns(loop, loops.index(loop), unique_name("result", taken), None)
-    if len({ast.dump(found.value) for found, _ in _returns(loop.body)}) == 1:  # type: ignore[arg-type]
-        # One value returned in the loop, read after the break in the state the return saw.
-        return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken), return_after=True)
-    return "the loop returns different values, and what the function returns after it differs too"
+    # The loop's values, each read after the break in the state its return saw: the flag says
+    # whether the loop returned, or (an int) which value.
+    several = len({ast.dump(found.value) for found, _ in _returns(loop.body)}) > 1  # type: ignore[arg-type]
+    flag = unique_name("which_return" if several else "returned", taken)
+    return LoopReturns(loop, loops.index(loop), None, flag, return_after=True, several=several)
 
 
 def returns_from_loop(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, imports: ImportTable) -> bool:
@@ -162,14 +183,16 @@ class ReturnsAsBreaks:
         if between and returned is None:
             raise EditError("code follows the loop that the plan did not see")
         values: list[cst.BaseExpression] = []
-        loop = original.visit(_breaking_returns(result, returned, values))
+        loop = original.visit(_breaking_returns(result, returned, values, numbered=self.plan.several))
         assert isinstance(loop, cst.For | cst.While)
         if returned is not None and self.plan.return_after:
-            value = values[0]  # the one value the loop returns
+            several = self.plan.several
+            tests = [f"{returned} == {number}" for number in range(1, len(values) + 1)] if several else [returned]
             body[at:at + 1] = [
-                cst.parse_statement(f"{returned} = False").with_changes(leading_lines=original.leading_lines),
+                cst.parse_statement(f"{returned} = {0 if several else False}").with_changes(
+                    leading_lines=original.leading_lines),
                 loop.with_changes(leading_lines=[]),
-                cst.parse_statement(f"if {returned}:\n    return {code(value)}\n")]
+                *(cst.parse_statement(f"if {test}:\n    return {code(value)}\n") for test, value in zip(tests, values))]
         elif returned is not None:
             if not between:
                 raise EditError("no code follows the loop")
@@ -192,10 +215,11 @@ class ReturnsAsBreaks:
         return node.with_changes(body=node.body.with_changes(body=body))
 
 
-def _breaking_returns(result: str | None, returned: str | None,
-                      values: list[cst.BaseExpression]) -> cst.CSTTransformer:
+def _breaking_returns(result: str | None, returned: str | None, values: list[cst.BaseExpression],
+                      numbered: bool = False) -> cst.CSTTransformer:
     """The transformer that makes the loop's returns breaks, adding their values to ``values``
-    (a class made when first used: libcst loads only when code changes)."""
+    once each (``numbered``: the flag set to the value's number in it, from 1), a class made
+    when first used: libcst loads only when code changes."""
 
     class BreakingReturns(cst.CSTTransformer):
         """``return v`` as ``result = v`` and ``break`` (just ``break`` with no ``result``: the
@@ -223,10 +247,11 @@ def _breaking_returns(result: str | None, returned: str | None,
             if at is None:
                 return None
             value = small[at].value  # type: ignore[attr-defined]
-            values.append(value)
+            number = _number(value, values)
             keep = [cst.Assign(targets=[cst.AssignTarget(cst.Name(self.result))], value=value)] if self.result else []
             if self.returned:
-                keep.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(self.returned))], value=cst.Name("True")))
+                flag = cst.Integer(str(number)) if numbered else cst.Name("True")
+                keep.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(self.returned))], value=flag))
             return [*small[:at], *keep, cst.Break()]
 
         def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
@@ -245,3 +270,15 @@ def _breaking_returns(result: str | None, returned: str | None,
             return updated if small is None else updated.with_changes(body=small)
 
     return BreakingReturns(result, returned)
+
+
+def _number(value: cst.BaseExpression, values: list[cst.BaseExpression]) -> int:
+    """The number of ``value`` among ``values`` (from 1), compared as code; added if new."""
+    def key(expr: cst.BaseExpression) -> str:
+        return ast.dump(ast.parse(f"(\n{code(expr)}\n)", mode="eval"))
+
+    found = next((number for number, known in enumerate(values, 1) if key(known) == key(value)), None)
+    if found is None:
+        values.append(value)
+        found = len(values)
+    return found

@@ -31,7 +31,8 @@ from jitfix.control_flow.plans import Lowering, LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.lowering import FIRST, lowering_fix, why_no_break, why_not_continued
+from jitfix.rules.lowering import (FIRST, continued_once_dicts_are_new, lowering_fix, why_no_break,
+                                   why_not_continued)
 
 SHARED_KEY = "conditionals"
 
@@ -408,12 +409,14 @@ class TracedIf(Rule):
             for problem in planned.problems:
                 if not isinstance(problem.statement, ast.If):
                     continue
-                lowered = lowering_fix(module, function, problem.statement, problem.lowering) \
-                    if problem.lowering else None
+                lowering = problem.lowering
+                if lowering is Lowering.CONTINUATION and continued_once_dicts_are_new(function, problem.statement):
+                    lowering = Lowering.DICT_UPDATES
+                lowered = lowering_fix(module, function, problem.statement, lowering) if lowering else None
                 if lowered is not None:
                     message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                                f"`{function.qualname}` ({function.how}): raises under jit; rewrite with `lax.cond` "
-                               f"({FIRST[problem.lowering]})")  # type: ignore[index]
+                               f"({FIRST[lowering]})")  # type: ignore[index]
                     yield self.finding(module, problem.statement, message, lowered, function=function,
                                        end=problem.statement.test)
                     continue

@@ -181,6 +181,21 @@ def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None
     return plan if isinstance(plan, str) else None
 
 
+def continued_once_dicts_are_new(function: TracedFunction, statement: ast.If) -> bool:
+    """Whether the code after ``statement`` can become a function only once the function's
+    item writes into its own dicts are made new dicts (``d[k] = v`` changes ``d`` in place,
+    which a continuation called from a `lax.cond` branch must not; ``d = {**d, k: v}`` is a
+    value it returns)."""
+    from jitfix.control_flow.continuation import ContinuationPlan, plan_continuation
+
+    assert function.imports is not None
+    if isinstance(plan_continuation(function.node, statement, function.imports), ContinuationPlan):
+        return False
+    dicts = private_dicts(function.node)
+    return bool(dicts) and isinstance(plan_continuation(function.node, statement, function.imports, dicts),
+                                      ContinuationPlan)
+
+
 def why_no_break(function: TracedFunction, node: ast.AST) -> str:
     """Why the returns of the loop holding ``node`` cannot become breaks, said after a reason
     (or that they can, and the rewrite after that did not take the whole function)."""
