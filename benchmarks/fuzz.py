@@ -275,6 +275,7 @@ class Tally:
     by_feature: dict[str, list[int]] = field(default_factory=dict)
     # why programs were declined: a finding's reason, its names and numbers blanked
     declines: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False  # stopped before every program was tried
 
     @property
     def tried(self) -> int:
@@ -489,6 +490,8 @@ def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0) -> 
 
     try:
         one_program()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (``main``): the counts of what was tried stand
+        tally.interrupted = True
     except Miscompiled as failure:
         tally.failures.append(f"(shrunk by hypothesis)\n{failure}")
     except BaseExceptionGroup as group:  # hypothesis found several distinct failures
@@ -515,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", type=int, default=0, metavar="K",
                         help="print the counts to stderr every K programs, and each failure as found")
     args = parser.parse_args(argv)
+    # A long run stopped (Ctrl-C, or `kill` of a run in the background) still reports what it tried.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     tally = fuzz(args.n, args.seed, keep_going=args.keep_going, progress=args.progress)
     for failure in tally.failures[: args.show]:
         print(failure, end="\n\n")
@@ -525,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     print("declined, the most common reasons (programs):")
     for reason, count in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
         print(f"  {count:5}  {reason}")
+    if tally.interrupted:
+        print(f"interrupted: {tally.tried} of {args.n} programs tried")
     print(_counts(tally))
     return 1 if tally.failed else 0
 
