@@ -237,7 +237,8 @@ class LoopPlanner:
         flag = unique_name("stopped", context.taken) if any(g.kind is JumpKind.BREAK for g in guards) else None
         body, synthetic_ifs = self._nested_body(segments, guards, flag)
         copies = context.closure_copies([unguarded], _localized(unguarded, node))[0]
-        carry = self._carry(node, body, target, flag, bound, loops, context.reads_of(copies))
+        starts: dict[str, str] = {}
+        carry = self._carry(node, body, target, flag, bound, loops, context.reads_of(copies), starts)
         if carry is None:
             return None
         plan: LoopPlan | None
@@ -255,7 +256,7 @@ class LoopPlanner:
             plan = LoopPlan(node, LoopKind.WHILE, unique_name(name + "_body", context.taken), carry, body,
                             cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports))
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
-        plan.copies = copies
+        plan.copies, plan.starts = copies, starts
         if "_" in (target, *carry):
             plan.placeholder = unique_name("_unused", context.taken)
         # The passes of a range loop that can break are counted in a name of their own when the
@@ -288,9 +289,10 @@ class LoopPlanner:
             context.carried, context.returned = outer, outer_returned
 
     def _carry(self, node: ast.For | ast.While, body: list[ast.stmt], target: str | None, flag: str | None,
-               bound: set[str], loops: int, copied_reads: set[str]) -> list[str] | None:
+               bound: set[str], loops: int, copied_reads: set[str], starts: dict[str, str]) -> list[str] | None:
         """The names the body function takes and returns (None: reported why there are none);
-        ``copied_reads``: what the helpers defined again in the body read when called."""
+        ``copied_reads``: what the helpers defined again in the body read when called;
+        ``starts``: filled with the start of each carried name that has no value before the loop."""
         context = self.context
         assigned = assigned_names(body)
         test_reads = loaded_names([node.test]) if isinstance(node, ast.While) else set()
@@ -308,10 +310,19 @@ class LoopPlanner:
             if not (name in exposed or name in test_reads or name in live_after):
                 continue  # a temporary of one iteration
             if name not in bound:
-                context.report(node, f"`{name}` is bound in the loop body but has no value before the loop, "
-                                     "and is read after it: a loop that runs zero times leaves it unbound")
-                return None
+                start = None if name in test_reads else _start_of_unbound(name, body, bound)
+                if start is None:
+                    context.report(node, f"`{name}` is bound in the loop body but has no value before the loop, "
+                                         "and is read after it: a loop that runs zero times leaves it unbound "
+                                         f"(and the body binds it to no name with a value before the loop, "
+                                         f"`x = {name}`, whose type its start could take)")
+                    return None
+                starts[name] = start
             carry.append(name)
+        if any(start not in carry for start in starts.values()):
+            context.report(node, f"`{next(iter(starts))}` is bound in the loop body but has no value before the "
+                                 "loop, and is read after it: a loop that runs zero times leaves it unbound")
+            return None
         if _static_non_numeric_carry(carry, node.body):
             context.report(node, "the loop carries a Python value that is not a number")
             return None
@@ -416,6 +427,35 @@ class LoopPlanner:
                         step=step, target=target, truncate_upper=truncate)
 
 
+def _start_of_unbound(name: str, body: list[ast.stmt], bound: set[str]) -> str | None:
+    """What a carry with no value before the loop may start as: a name with a value before the
+    loop that the body binds to it last (``x = x_new``), so a lax loop gives both one type."""
+    statements = _own_statements(body)
+    aliases = [node for node in statements if isinstance(node, ast.Assign)
+               and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+               and node.targets[0].id in bound and isinstance(node.value, ast.Name) and node.value.id == name]
+    for alias in aliases:
+        other = alias.targets[0].id  # type: ignore[attr-defined]
+        if not any(getattr(node, "lineno", 0) > alias.lineno and other in assigned_names([node])
+                   for node in statements if not isinstance(node, ast.If | ast.For | ast.While)):
+            return other
+    return None
+
+
+def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``body`` and of the blocks in it, not of a def or class in it."""
+    found: list[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        found.append(statement)
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(reversed([child for child in getattr(statement, field, []) if isinstance(child, ast.stmt)]))
+    return found
+
+
 def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
@@ -477,6 +517,16 @@ def carry_source(plan: LoopPlan) -> str:
     if len(plan.carry) == 1:
         return plan.carry[0]
     return f"({', '.join(plan.carry)})" if plan.carry else "None"
+
+
+def initial_carry(plan: LoopPlan, starts: dict[str, str] | None = None) -> str:
+    """The carry the loop starts with, as one expression: each name, or its start where it has
+    no value before the loop (``plan.starts``, and ``starts``)."""
+    starts = {**plan.starts, **(starts or {})}
+    names = [starts.get(name, name) for name in plan.carry]
+    if len(names) == 1:
+        return names[0]
+    return f"({', '.join(names)})" if names else "None"
 
 
 def carry_parameter(plan: LoopPlan) -> str:
@@ -601,11 +651,9 @@ class LoopRenderer:
             lower, index = "0", counter
         parameters = f"{index}, {carry_parameter(plan)}"
         body = self._body_def(plan.body_name, parameters, statement.body, prologue, plan, depth)
-        initial = carry_source(plan)
-        if plan.target in plan.carry and not plan.target_bound:
-            # Read after the loop only when it ran (eager Python raises otherwise): any start will do.
-            initial = ", ".join(start if name == plan.target else name for name in plan.carry)
-            initial = f"({initial})" if len(plan.carry) > 1 else initial
+        # The loop variable, read after the loop only when it ran (eager Python raises
+        # otherwise): any start will do.
+        initial = initial_carry(plan, {plan.target: start} if plan.target and not plan.target_bound else None)
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.fori_loop",
                                [lower, upper, plan.body_name, initial], depth)
         return [body, call]
@@ -631,7 +679,8 @@ class LoopRenderer:
         start = cst.parse_statement(f"{plan.flag} = False\n")
         # The loop variable read after the loop starts as its value before it, if it has one
         # (else it is read only when the loop ran: any start will do).
-        initial = [lower if name == plan.target and not plan.target_bound else name for name in plan.carry]
+        starts = {**plan.starts, **({plan.target: lower} if plan.target and not plan.target_bound else {})}
+        initial = [starts.get(name, name) for name in plan.carry]
         call = self.context.call(f"{', '.join(names)} = ", f"{self.context.name('jax.lax')}.while_loop",
                                  [plan.cond_name or "", plan.body_name, f"({', '.join([lower, *initial])})"], depth)
         return [start, cond, body, call]
@@ -656,7 +705,7 @@ class LoopRenderer:
         cond = cond_template.with_changes(body=cond_template.body.with_changes(body=cond_body))
         body = self._body_def(plan.body_name, parameter, statement.body, unpack_carry(plan), plan, depth)
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",
-                               [plan.cond_name or "", plan.body_name, carry_source(plan)], depth)
+                               [plan.cond_name or "", plan.body_name, initial_carry(plan)], depth)
         return [*start, cond, body, call]
 
     @staticmethod

@@ -94,6 +94,10 @@ class LoopPlan:
     # the loop variable itself (`for i in ...: ... for i in range(2)`): Python's next pass
     # takes `i` from the range whatever the body did with it.
     counter: str | None = None
+    # Carried names with no value before the loop, each started as a carry of its type (the
+    # loop binds it to that carry): read after the loop only once a pass bound it -- eager
+    # Python raises otherwise --, so the start is never seen, only its type.
+    starts: dict[str, str] = field(default_factory=dict)
 
     @property
     def needs_numpy(self) -> bool:

@@ -146,7 +146,8 @@ class TracedRangeLoop(_LoopRule):
         "(with several values, `which_return = 2` before the `break` and `if which_return == 2: "
         "return v2`). Reported, not fixed: a loop with no `return` after it, a bare `return`, a jump "
         "inside a `with`/`try` block, a step that is not a literal, a name first bound in the body and read "
-        "after the loop, and anything a body function cannot hold (writes into outer objects, "
+        "after the loop (unless the body binds a name with a value before the loop to it, `x = x_new`: "
+        "the carry then starts as that name, its type), and anything a body function cannot hold (writes into outer objects, "
         "`global`, `yield`). Note that "
         "`fori_loop` with traced bounds is not reverse-mode differentiable; when a gradient is "
         "taken, make the bound a static argument instead.",
