@@ -34,6 +34,7 @@ from jitfix.analysis.values import (
     SCANNED,
     STATIC_KIND,
     TRACED_KIND,
+    TREE_MAPS,
     UNKNOWN_KIND,
     UNKNOWN_VALUE,
     Program,
@@ -110,8 +111,6 @@ BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "jax.lax.custom_root": (0, 2, 3),
 }
 SWITCH = "jax.lax.switch"
-# `tree_map(f, tree, *rest)` calls `f` on the leaves of the trees: Python calls in the same trace.
-TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map"})
 # How many leading positional parameters of a body the primitive passes tracers to
 # (None: the operands given to the call). Parameters after those keep their defaults.
 BODY_TRACED_COUNT: dict[str, int | None] = {

@@ -57,6 +57,9 @@ STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
 PYTHON_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 
 
+# `tree_map(f, tree, *rest)` calls `f` on the leaves of the trees: Python calls in the same trace.
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map"})
+
 @dataclass(frozen=True)
 class Verdict:
     """A value's kind, why, and the verdict the reason rests on (its evidence chain)."""
@@ -413,7 +416,7 @@ class ValueAnalysis:
             return Verdict(TRACED_KIND, "an element of a traced value", base, array=base.array)
         if index.traced:
             return Verdict(TRACED_KIND, "indexed by a traced value", index)
-        if base.static and index.static:
+        if base.static:  # an index not known to be traced: a static element, or it raises (a tracer index)
             return Verdict(STATIC_KIND, "an element of a static value", base)
         return Verdict(UNKNOWN_KIND, "an element of a value that is not known", base)
 
@@ -532,6 +535,10 @@ class ValueAnalysis:
             chosen = self._cond_result(call)
             if chosen is not None:
                 return chosen
+        if name in TREE_MAPS:
+            mapped = self._tree_map_result(call)
+            if mapped is not None:
+                return mapped
         if name in LOOP_CARRIES and self.staged:
             return self._loop_result(name, call)
         if name in RESULT_PARTS:
@@ -586,6 +593,34 @@ class ValueAnalysis:
                     return None
                 returned.append(found)
         return _lax_result(returned, f"`lax.cond` at line {call.lineno}")
+
+    def _tree_map_result(self, call: ast.Call) -> Verdict | None:
+        """``tree_map(lambda a, b: ..., t1, t2)``: the tree of what the lambda returns on the
+        leaves, static when that is (``x.shape[0]`` of a traced leaf), traced when that is; a
+        leaf of a traced tree taken as a tracer. None when not known (a function that is not a
+        lambda, ``is_leaf=``: leaves may be subtrees)."""
+        if len(call.args) < 2 or call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+            return None
+        function, trees = call.args[0], call.args[1:]
+        if not isinstance(function, ast.Lambda):
+            return None
+        params = [arg.arg for arg in function.args.args]
+        if function.args.posonlyargs or function.args.vararg or function.args.kwonlyargs \
+                or len(params) != len(trees):
+            return None
+        leaves = {}
+        for param, tree in zip(params, trees):
+            found = self._raw(tree)
+            leaves[param] = Verdict(TRACED_KIND, "a leaf of a traced pytree", found) if found.traced else found
+        view = ValueAnalysis(self.imports, {**self.state, **leaves}, staged=self.staged, program=self.program,
+                             scope=self.scope)
+        returned = view.verdict(function.body)
+        short = self.imports.resolve(call.func)
+        if returned.static:
+            return Verdict(STATIC_KIND, f"`{short}` of a function that returns Python values", returned)
+        if returned.traced:
+            return Verdict(TRACED_KIND, f"`{short}` of a function that returns tracers", returned)
+        return Verdict(UNKNOWN_KIND, f"`{short}` of a function whose results are not known", returned)
 
     def _loop_result(self, name: str, call: ast.Call) -> Verdict:
         """A lax loop returns its final carry (scan: and the stacked outputs), shaped as the
