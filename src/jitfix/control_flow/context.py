@@ -25,7 +25,9 @@ from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
 # the function, how many Python loops enclose it).
-BlockWalker = Callable[[list[ast.stmt], set[str], bool, int], None]
+# Plans a block: (statements, names bound before it, whether it ends the function, loops
+# around it, the literal each name holds as the block starts where known).
+BlockWalker = Callable[[list[ast.stmt], set[str], bool, int, "dict[str, ast.expr] | None"], None]
 
 # How many restructurings' texts are being analysed to check them, around this analysis (see
 # rules/lowering.py): inside one, a traced test the planner cannot prove one array is a

@@ -43,12 +43,13 @@ class FunctionPlanner:
         self.block(function.body, params, True, 0)
         return self.context
 
-    def block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int) -> None:
+    def block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int,
+              values: dict[str, ast.expr] | None = None) -> None:
         """Plan a block: ``bound`` names have a value before it, ``tail`` when it ends the
-        function, ``loops`` Python loops around it."""
+        function, ``loops`` Python loops around it, ``values`` the literals names hold as it starts."""
         rests = self.context.rests
         bound = set(bound)
-        values: dict[str, ast.expr] = {}  # the value each name was last given, where simple
+        values = dict(values or {})  # the value each name was last given, where simple
         for index, statement in enumerate(statements):
             rests.append(statements[index + 1:])
             try:
@@ -56,7 +57,7 @@ class FunctionPlanner:
                     if self.ifs.plan(statement, statements[index + 1:], bound, tail, loops, values):
                         return  # the rest of the block now lives in the branches
                 elif isinstance(statement, ast.For | ast.While) and self.loops.is_traced(statement):
-                    self.loops.plan(statement, bound, loops)
+                    self.loops.plan(statement, bound, loops, values)
                 elif isinstance(statement, ast.For) and self.scans.scannable(statement):
                     self.scans.plan(statement, bound, loops, values)
                 else:

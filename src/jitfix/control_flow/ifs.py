@@ -88,7 +88,7 @@ class IfPlanner:
         try:
             for branch in branches:
                 context.mark_traced_inside(branch.statements)
-                self.walk(branch.statements, set(operands), tail, loops)
+                self.walk(branch.statements, set(operands), tail, loops, None)
         finally:
             context.operands = outer
 
@@ -276,8 +276,9 @@ def _is_simple(statement: ast.stmt) -> bool:
 
 
 def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
-    """Track the literal each name was last given (for result types); a compound statement
-    may rebind anything, so after one nothing is known."""
+    """Track the literal each name was last given (for result types: a loop body starts with a
+    literal of the type each of its literal carries always holds); a compound statement may
+    rebind anything, so after one nothing is known."""
     if isinstance(statement, ast.Assign):
         for target in statement.targets:
             for name in target_names(target):

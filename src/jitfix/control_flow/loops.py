@@ -209,7 +209,8 @@ class LoopPlanner:
         return array is not None and self.context.arrays.proven(array, self.context.values_at(node)) \
             and self._jumps_on_traced_test(node)  # type: ignore[arg-type]
 
-    def plan(self, node: ast.For | ast.While, bound: set[str], loops: int) -> None:
+    def plan(self, node: ast.For | ast.While, bound: set[str], loops: int,
+             values: dict[str, ast.expr] | None = None) -> None:
         context = self.context
         if isinstance(node, ast.For) and not is_range_call(node.iter, context.imports):
             return context.report(node, "it leaves a loop over an array's rows on a traced condition, which Python "
@@ -268,13 +269,15 @@ class LoopPlanner:
                 plan.counter = unique_name(f"{target}_pass", context.taken)
             plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
         context.plans[node] = plan
-        self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True)
+        self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True,
+                       values=_literal_carries(carry, node.body, values or {}))
         return None
 
-    def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool) -> None:
+    def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool,
+                  values: dict[str, ast.expr] | None = None) -> None:
         """Plan inside a body that becomes a function: its carry and loop variables are its
         own names there, and tracers; what it returns is its carry (not its loop variables,
-        which each pass is given)."""
+        which each pass is given). ``values``: a literal of each carry's type, where known."""
         context = self.context
         outer, outer_returned = context.carried, context.returned
         context.carried = frozenset(outer | carry | targets)
@@ -283,7 +286,7 @@ class LoopPlanner:
             context.mark_traced_inside(body)
         context.rewritten_loop_levels.append((len(context.rests), loops + 1))
         try:
-            self.walk(body, carry | targets, False, loops + 1)
+            self.walk(body, carry | targets, False, loops + 1, values)
         finally:
             context.rewritten_loop_levels.pop()
             context.carried, context.returned = outer, outer_returned
@@ -355,7 +358,7 @@ class LoopPlanner:
         if names:
             context.static_requests[node] = names
             target = node.target.id if isinstance(node.target, ast.Name) else None
-            self.walk(node.body, bound | ({target} if target else set()), False, loops + 1)
+            self.walk(node.body, bound | ({target} if target else set()), False, loops + 1, None)
             return True
         if options.differentiated:
             context.report(node, "the function is differentiated, and `lax.fori_loop` with a traced trip "
@@ -425,6 +428,22 @@ class LoopPlanner:
         name = unique_name(f"_{target}_loop_body", context.taken)
         return LoopPlan(node, LoopKind.FORI, name, carry, node.body, lower=lower, upper=_without_int(upper),
                         step=step, target=target, truncate_upper=truncate)
+
+
+def _literal_carries(carry: list[str], body: list[ast.stmt], values: dict[str, ast.expr]) -> dict[str, ast.expr]:
+    """The carries that hold a literal before the loop and are bound in the body only to
+    literals of its Python type (a flag, `which = 2`): each pass starts with one of that type."""
+    known: dict[str, ast.expr] = {}
+    for name in carry:
+        before = values.get(name)
+        if not isinstance(before, ast.Constant):
+            continue
+        bindings = [node for node in _own_statements(body) if name in assigned_names([node])
+                    and not isinstance(node, ast.If | ast.For | ast.While)]
+        if all(isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+               and type(node.value.value) is type(before.value) for node in bindings):
+            known[name] = before
+    return known
 
 
 def _start_of_unbound(name: str, body: list[ast.stmt], bound: set[str]) -> str | None:
