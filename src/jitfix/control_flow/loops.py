@@ -31,6 +31,7 @@ from jitfix.analysis.blocks import (
     literal_int,
     loaded_names,
     obstacles,
+    own_nodes,
     shape_growth,
     target_names,
     upward_exposed,
@@ -438,7 +439,7 @@ def _literal_carries(carry: list[str], body: list[ast.stmt], values: dict[str, a
         before = values.get(name)
         if not isinstance(before, ast.Constant):
             continue
-        bindings = [node for node in _own_statements(body) if name in assigned_names([node])
+        bindings = [node for node in own_nodes(body) if isinstance(node, ast.stmt) and name in assigned_names([node])
                     and not isinstance(node, ast.If | ast.For | ast.While)]
         if all(isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
                and type(node.value.value) is type(before.value) for node in bindings):
@@ -449,7 +450,7 @@ def _literal_carries(carry: list[str], body: list[ast.stmt], values: dict[str, a
 def _start_of_unbound(name: str, body: list[ast.stmt], bound: set[str]) -> str | None:
     """What a carry with no value before the loop may start as: a name with a value before the
     loop that the body binds to it last (``x = x_new``), so a lax loop gives both one type."""
-    statements = _own_statements(body)
+    statements = [node for node in own_nodes(body) if isinstance(node, ast.stmt)]
     aliases = [node for node in statements if isinstance(node, ast.Assign)
                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                and node.targets[0].id in bound and isinstance(node.value, ast.Name) and node.value.id == name]
@@ -459,20 +460,6 @@ def _start_of_unbound(name: str, body: list[ast.stmt], bound: set[str]) -> str |
                    for node in statements if not isinstance(node, ast.If | ast.For | ast.While)):
             return other
     return None
-
-
-def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of ``body`` and of the blocks in it, not of a def or class in it."""
-    found: list[ast.stmt] = []
-    stack = list(reversed(body))
-    while stack:
-        statement = stack.pop()
-        found.append(statement)
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            stack.extend(reversed([child for child in getattr(statement, field, []) if isinstance(child, ast.stmt)]))
-    return found
 
 
 def _static_non_numeric_carry(carry: list[str], body: list[ast.stmt]) -> bool:
