@@ -72,7 +72,7 @@ def test_failures_seen_in_a_run_are_fixed_and_the_run_then_agrees(tmp_path: Path
     # its compilation: jit caches by the function jitted). Lines are of the fixed files.
     # What each was given: arrays as jit sees them, Python values as passed.
     assert "relu_or_leak (model.py:5): 2 calls, 1 compiles; given x: float32[3]; slope: float 0.1\n" in result.stderr
-    assert "count_steps (model.py:15): 1 calls, 1 compiles; given x: float32[3]\n" in result.stderr
+    assert "count_steps (model.py:17): 1 calls, 1 compiles; given x: float32[3]\n" in result.stderr
 
 
 def test_write_puts_the_proven_fixes_in_place(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def smooth(x, passes):
 
 @pytest.mark.parametrize(("values", "fixed"), [
     ((0, 1, 3), '@partial(jax.jit, static_argnames=("passes",))\n'),  # always a Python int, few values: static
-    (tuple(range(6)), "lax.fori_loop(0, passes, _loop_body, x)"),  # a new value each call: staged instead
+    (tuple(range(6)), "lax.fori_loop(0, passes, _loop_body, jnp.asarray(x, x_dtype))"),  # a new value each call: staged
 ])
 def test_an_argument_the_run_saw_always_a_python_value_is_made_static(tmp_path: Path, values: tuple[int, ...],
                                                                        fixed: str) -> None:

@@ -771,6 +771,19 @@ def _scalar_parameters(arguments: ast.arguments) -> set[str]:
     return found
 
 
+def _operands_of(node: ast.AST) -> list[ast.AST]:
+    """The operands of arithmetic (other than `+`, which joins lists) or a comparison with
+    something other than None."""
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Add):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return [node.operand]
+    if isinstance(node, ast.Compare) and not any(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn)
+                                                 for op in node.ops):
+        return [node.left, *node.comparators]
+    return []
+
+
 class ArrayEvidence:
     """Whether a traced expression is certainly an array rather than a container of arrays.
 
@@ -790,6 +803,7 @@ class ArrayEvidence:
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
         self._declared: set[str] | None = None
+        self._operands: set[str] | None = None
 
     @property
     def bindings(self) -> dict[str, list[ast.AST | None]]:
@@ -877,6 +891,20 @@ class ArrayEvidence:
             return all(value is not None and self.certain(value, seen | {expr.id}, calls)
                        for value in self.bindings[expr.id])
         return False
+
+    def one_value(self, expr: ast.AST | None) -> bool:
+        """Whether ``expr`` is one array or number, not a container of them (what
+        ``jnp.asarray(expr, dtype)`` keeps as it is): certainly an array, or a name the
+        function uses as an operand of arithmetic or of a comparison (a list or dict there
+        raises or repeats)."""
+        if expr is None:
+            return False
+        if self.certain(expr):
+            return True
+        if self._operands is None:
+            self._operands = {operand.id for node in walk_body(self.function)
+                              for operand in _operands_of(node) if isinstance(operand, ast.Name)}
+        return isinstance(expr, ast.Name) and expr.id in self._operands
 
     def proven(self, expr: ast.AST, values: ValueAnalysis) -> bool:
         """Whether ``expr`` is certainly an array: from its syntax, or, for what a call

@@ -16,7 +16,7 @@ from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.control_flow.context import PlanContext
-from jitfix.control_flow.ifs import IfPlanner, IfRenderer, remember_values
+from jitfix.control_flow.ifs import IfPlanner, IfRenderer, cast_return, remember_values
 from jitfix.control_flow.loops import LoopPlanner, LoopRenderer
 from jitfix.control_flow.plans import IfPlan, LoopPlan, Plan, PlanningOptions, ScanPlan
 from jitfix.control_flow.render_context import RenderContext, StatementPairs
@@ -104,6 +104,11 @@ class FunctionRewriter:
             synthetic for node in enabled
             if isinstance(plan := plans.get(node), LoopPlan) for synthetic in plan.synthetic_ifs
         }
+        # The returns the enabled ifs cast.
+        self.return_casts = {
+            returned: casts for node in self.enabled
+            if isinstance(plan := plans.get(node), IfPlan) for returned, casts in plan.return_casts.items()
+        }
 
     def __call__(self, node: cst.CSTNode, edit: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef)
@@ -144,6 +149,9 @@ class FunctionRewriter:
                     break
             elif first is not None and self._contains_enabled(first):
                 result.append(self._compound(statement, first, depth))
+            elif isinstance(first, ast.Return) and id(first) in self.return_casts \
+                    and isinstance(statement, cst.SimpleStatementLine):
+                result.append(cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy")))
             else:
                 result.append(statement)
         return result

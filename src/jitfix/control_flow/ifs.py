@@ -20,6 +20,7 @@ lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from itertools import chain
 
 from jitfix.analysis.blocks import (
@@ -38,7 +39,7 @@ from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
-from jitfix.control_flow.result_types import arms_to_cast
+from jitfix.control_flow.result_types import FIXED_TYPES, Signature, arms_to_cast, dtype_sources, resolved_after
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import branch_name, unique_name
@@ -77,18 +78,20 @@ class IfPlanner:
             self.context.non_scalar.append((node, size))
             return False
         if contains_return(node.body) or contains_return(node.orelse):
-            return self._plan_return(node, rest, bound, tail)
+            return self._plan_return(node, rest, bound, tail, values)
         self._plan_assign(node, bound, loops, values)
         return False
 
-    def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int) -> None:
+    def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int,
+                       values: dict[str, ast.expr]) -> None:
+        """Plan inside the branches; each starts with the literals names held before the if."""
         context = self.context
         outer = context.operands
         context.operands = outer | set(operands)
         try:
             for branch in branches:
                 context.mark_traced_inside(branch.statements)
-                self.walk(branch.statements, set(operands), tail, loops, None)
+                self.walk(branch.statements, set(operands), tail, loops, values)
         finally:
             context.operands = outer
 
@@ -137,9 +140,10 @@ class IfPlanner:
         plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs, copies=copies)
         self._plan_casts_assign(plan, values)
         context.plans[node] = plan
-        self._walk_branches([true, false], operands, tail=False, loops=loops)
+        self._walk_branches([true, false], operands, tail=False, loops=loops, values=values)
 
-    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool) -> bool:
+    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool,
+                     values: dict[str, ast.expr]) -> bool:
         context = self.context
         if not tail:
             lowering = Lowering.CONTINUATION if continuable(context.function, node) \
@@ -174,54 +178,163 @@ class IfPlanner:
         true = Branch(branch_name(node.test, False, context.taken), true_statements, true_falls and bool(rest))
         false = Branch(branch_name(node.test, True, context.taken), false_statements, false_falls and bool(rest))
         plan = IfPlan(node, IfForm.RETURN, true, false, operands, [], copies=copies)
-        self._plan_casts_return(plan)
+        self._plan_casts_return(plan, values)
+        differing = self._uncast_return_types(plan, values)
+        if differing:
+            context.report(node, f"the function returns {differing} as values of different types on different "
+                                 "paths (an int on one, a float on another), which one `lax.cond` cannot return; "
+                                 "give them one type (`jnp.asarray(v, jnp.float32)`) where they are returned")
+            return False
         context.plans[node] = plan
-        self._walk_branches([true, false], operands, tail=True, loops=0)
+        self._walk_branches([true, false], operands, tail=True, loops=0, values=values)
         return True
 
     # -- result types ----------------------------------------------------------------------
 
     def _plan_casts_assign(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
         for name in plan.outputs:
-            final = [self._final_value(branch.statements, name) for branch in (plan.true, plan.false)]
+            final = [self._final_values(branch.statements, name, values) for branch in (plan.true, plan.false)]
             arms = [arm for arm in final if arm is not None]
-            if len(arms) != len(final):
+            if len(arms) == len(final):
+                self._plan_cast(plan, name, arms, f"{name}_dtype", values)
+
+    def _plan_casts_return(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
+        """Casts of what the branches return: the `return` each branch ends with whose value
+        -- or item of the tuple it returns, where both are tuple displays of one length --
+        may differ in type from the other's is cast to the type that holds both (`return a,
+        jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on the other).
+        A return an outer if already casts is left to it."""
+        returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
+        # A return of code after an if that both branches fall into is written in both: only
+        # an if around every copy can name a dtype each copy sees. (The outermost if, planned
+        # first, counts them all; before anything else, as an if that casts nothing counts too.)
+        counts = Counter(id(node) for node, _ in returns)
+        for key, count in counts.items():
+            self.context.return_copies.setdefault(key, count)
+        elsewhere = {key for key, count in counts.items() if count < self.context.return_copies[key]}
+        # Only the return each branch ends with is cast: one in an inner if is that if's to
+        # cast (its dtype is named inside this if's branch).
+        returns = [(statements[-1], statements[:-1]) for statements in (plan.true.statements, plan.false.statements)
+                   if self._final_return(statements) is not None and isinstance(statements[-1], ast.Return)]
+        if len(returns) < 2:
+            return
+        returned = [node.value for node, _ in returns if node.value is not None]
+        if not returned or len(returned) < len(returns):
+            return
+        widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
+        if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
+            return
+        width = widths.pop()
+        for position in (range(width) if width >= 0 else [None]):
+            parts = [_item(value, position) for value in returned]
+            if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
-            # A name passed through has the type of the value it was given before the if.
-            kinds = [values.get(name, arm) if isinstance(arm, ast.Name) and arm.id == name else arm for arm in arms]
-            self._plan_cast(plan, name, arms, kinds, f"{name}_dtype")
+            arms = [self._returned_values([*prefix, node], part, values) for part, (node, prefix) in zip(parts, returns)]
+            first = parts[0]
+            name = f"{first.id}_dtype" if isinstance(first, ast.Name) else "result_dtype"
+            known = [arm for arm in arms if arm is not None]
+            if len(known) < len(arms):
+                continue
+            to_cast = arms_to_cast(known, self.context.imports.resolve, values)
+            if any(id(returns[index][0]) in elsewhere for index in to_cast):
+                continue
+            for index in self._plan_cast(plan, f"return {position}", known, name, values):
+                node = returns[index][0]
+                casts = self.context.return_casts.setdefault(id(node), {})
+                casts[position] = plan.dtypes[f"return {position}"][0]
+                plan.return_casts[id(node)] = casts
 
-    def _plan_casts_return(self, plan: IfPlan) -> None:
-        final = [self._final_return(branch.statements) for branch in (plan.true, plan.false)]
-        arms = [arm for arm in final if arm is not None]
-        if len(arms) == len(final):
-            self._plan_cast(plan, "return", arms, arms, "result_dtype")
+    def _uncast_return_types(self, plan: IfPlan, values: dict[str, ast.expr]) -> str | None:
+        """What the branches certainly return in different types with no cast planned (a
+        `return` in an inner `if`, `k` a Python int on one path and a float on another), as
+        words for a finding; None when nothing is known to differ. Only values whose type the
+        source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
+        returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
+        returned = [node.value for node, _ in returns if node.value is not None]
+        if not returned or len(returned) < len(returns):
+            return None
+        widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
+        if len(widths) != 1 or any(isinstance(node, ast.Starred) for value in returned for node in ast.walk(value)):
+            return None
+        width = widths.pop()
+        for position in (range(width) if width >= 0 else [None]):
+            if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
+                continue
+            parts = [_item(value, position) for value in returned]
+            found = [resolved_after(part, prefix, self.context.imports.resolve, values)
+                     for part, (_, prefix) in zip(parts, returns)]
+            fixed = {one.key for one in found if one is not None and one.follows <= FIXED_TYPES}
+            if len(fixed) > 1:
+                return f"`{ast.unparse(parts[0])}`" + (f" (item {position} of what it returns)" if position is not None else "")
+        return None
 
-    def _plan_cast(self, plan: IfPlan, key: str, arms: list[ast.expr], kinds: list[ast.expr], dtype_name: str) -> None:
-        """``arms`` are evaluated (before the if) for their common type; ``kinds`` decide
-        which need a cast."""
-        to_cast = arms_to_cast(kinds)
+    def _returned_values(self, statements: list[ast.stmt], value: ast.expr | None,
+                         values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+        """What a branch's last statement, a return of ``value``, may return: the value itself
+        when it can be evaluated before the if, what the branch may leave in a name it
+        returns, or else the value's signature in terms of values before the if."""
+        if value is None:
+            return None
+        if self._evaluable_before(value, statements[:-1]):
+            return [value]
+        found = self._final_values(statements[:-1], value.id, values) if isinstance(value, ast.Name) else None
+        return found if found is not None else self._resolved(value, statements[:-1], values)
+
+    def _resolved(self, value: ast.expr, earlier: list[ast.stmt],
+                  values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+        if not self.context.arrays.one_value(value):
+            return None  # (a Signature stands for one value: see _plan_cast)
+        found = resolved_after(value, earlier, self.context.imports.resolve, values)
+        return [found] if found is not None else None
+
+    def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
+                   values: dict[str, ast.expr]) -> list[int]:
+        """``arms``: what each branch (or return) may leave, all evaluated (before the if) for
+        their common type; their signatures (a name holding a literal in ``values`` is that
+        literal) decide which need a cast. The indices of those, once planned."""
+        to_cast = arms_to_cast(arms, self.context.imports.resolve, values)
         if not to_cast or any(isinstance(node, ast.NamedExpr) for node in ast.walk(plan.node.test)):
-            return  # (a name the condition binds would be read before it is bound)
+            return []  # (a name the condition binds would be read before it is bound)
+        # A pytree has no one dtype. `lax.cond` needs its branches to return one structure, so
+        # one branch certainly returning one value is enough (a pytree elsewhere fails anyway).
+        if not any(isinstance(candidate, Signature) or self.context.arrays.one_value(candidate)
+                   for candidate in chain.from_iterable(arms)):
+            return []
         sources: list[str] = []
-        for arm in arms:
-            source = ast.get_source_segment(self.context.text, arm) or ast.unparse(arm)
-            if source not in sources:
-                sources.append(source)
+        for candidate in chain.from_iterable(arms):
+            texts = dtype_sources(candidate) if isinstance(candidate, Signature) \
+                else [ast.get_source_segment(self.context.text, candidate) or ast.unparse(candidate)]
+            sources += [text for text in texts if text not in sources]
         plan.dtypes[key] = (unique_name(dtype_name, self.context.taken), sources)
-        branches = (plan.true, plan.false)
-        for index in to_cast:
-            branches[index].casts[key] = arms[index]
+        if plan.form is IfForm.ASSIGN:
+            branches = (plan.true, plan.false)
+            for index in to_cast:
+                branches[index].casts.add(key)
+        return to_cast
 
-    def _final_value(self, statements: list[ast.stmt], name: str) -> ast.expr | None:
-        """The expression a branch leaves in ``name``, if it can be evaluated before the if
-        (it reads nothing the branch changed before binding it): used only for its type."""
-        if name not in definitely_assigned(statements):
-            return ast.Name(id=name, ctx=ast.Load())  # passed through unchanged
+    def _final_values(self, statements: list[ast.stmt], name: str,
+                      values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+        """Every expression ``statements`` (run in order) may leave in ``name``, each of which
+        can be evaluated before the if (it reads nothing changed before it binds the name), or
+        else its signature in terms of values before the if: used only for their types. A
+        name they do not bind keeps its value from before the if; an inner ``if`` leaves what
+        either of its branches may that does not return. None: not followed (a loop, an
+        unpacking)."""
         for index in range(len(statements) - 1, -1, -1):
             statement = statements[index]
             if name not in assigned_names([statement]):
                 continue
+            earlier = statements[:index]
+            if isinstance(statement, ast.If) and not isinstance(statement.test, ast.NamedExpr):
+                found: list[ast.expr | Signature] = []
+                for block in (statement.body, statement.orelse):
+                    if always_leaves(block):
+                        continue  # a path that returns never gets here
+                    inner = self._final_values([*earlier, *block], name, values)
+                    if inner is None:
+                        return None
+                    found += [value for value in inner if value not in found]
+                return found
             value: ast.expr | None = None
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                     and isinstance(statement.targets[0], ast.Name):
@@ -230,10 +343,10 @@ class IfPlanner:
                 # `k += m` leaves `k + m`. The node spans no source of its own (the statement's
                 # text is `k += m`, not an expression): it is written out from the tree.
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
-            if value is None or not self._evaluable_before(value, statements[:index]):
+            if value is None:
                 return None
-            return value
-        return None
+            return [value] if self._evaluable_before(value, earlier) else self._resolved(value, earlier, values)
+        return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
 
     def _final_return(self, statements: list[ast.stmt]) -> ast.expr | None:
         last = statements[-1] if statements else None
@@ -241,7 +354,7 @@ class IfPlanner:
                    if isinstance(node, ast.Return)]
         if not isinstance(last, ast.Return) or last.value is None or len(returns) != 1:
             return None
-        return last.value if self._evaluable_before(last.value, statements[:-1]) else None
+        return last.value
 
     def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
         if loaded_names([value]) & assigned_names(earlier):
@@ -261,6 +374,27 @@ class IfPlanner:
         return True
 
 
+def _item(value: ast.expr, position: int | None) -> ast.expr:
+    """A returned value (None), or the item at ``position`` of the tuple display it is."""
+    if position is None:
+        return value
+    assert isinstance(value, ast.Tuple)
+    return value.elts[position]
+
+
+def _returns_after(statements: list[ast.stmt], before: list[ast.stmt]) -> list[tuple[ast.Return, list[ast.stmt]]]:
+    """Each `return` of the statements (in them or in their `if`s), with the statements run
+    before it on its path; returns inside loops and nested functions are not followed."""
+    found: list[tuple[ast.Return, list[ast.stmt]]] = []
+    for index, statement in enumerate(statements):
+        prefix = [*before, *statements[:index]]
+        if isinstance(statement, ast.Return):
+            found.append((statement, prefix))
+        elif isinstance(statement, ast.If):
+            found += _returns_after(statement.body, prefix) + _returns_after(statement.orelse, prefix)
+    return found
+
+
 def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
     for block in branches:
         for statement in block:
@@ -276,20 +410,27 @@ def _is_simple(statement: ast.stmt) -> bool:
 
 
 def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
-    """Track the literal each name was last given (for result types: a loop body starts with a
+    """Track the expression each name was last given, while what it reads is unchanged (for
+    result types: `result = jnp.ones_like(x)` has the dtype of `x`; a loop body starts with a
     literal of the type each of its literal carries always holds); a compound statement may
     rebind anything, so after one nothing is known."""
     if isinstance(statement, ast.Assign):
-        for target in statement.targets:
-            for name in target_names(target):
-                values.pop(name, None)
+        _forget([name for target in statement.targets for name in target_names(target)], values)
         if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            values[statement.targets[0].id] = statement.value
+            name = statement.targets[0].id
+            if name not in loaded_names([statement.value]):  # `x = x + 1` reads the x it replaces
+                values[name] = statement.value
     elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
-        for name in target_names(statement.target):
-            values.pop(name, None)
+        _forget(list(target_names(statement.target)), values)
     elif not isinstance(statement, ast.Expr | ast.Pass | ast.Return):
         values.clear()
+
+
+def _forget(names: list[str], values: dict[str, ast.expr]) -> None:
+    """Names rebound: what they held, and every value that read them, is no longer known."""
+    rebound = set(names)
+    for name in [name for name, value in values.items() if name in rebound or loaded_names([value]) & rebound]:
+        del values[name]
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -348,8 +489,6 @@ class IfRenderer:
         body = self.context.with_copies(plan.copies, self.block(statements, branch.statements, depth + 1))
         if plan.form is IfForm.ASSIGN and plan.outputs:
             body.append(cst.parse_statement(f"return {self._outputs(plan, branch)}\n"))
-        elif plan.form is IfForm.RETURN and "return" in branch.casts:
-            body[-1] = self._cast_return(body[-1], plan)
         if not body:
             body = [cst.parse_statement("return None\n")]
         template = cst.parse_statement(f"def {branch.name}({', '.join(plan.operands)}):\n    pass\n")
@@ -375,16 +514,27 @@ class IfRenderer:
         parameters = " " + ", ".join(plan.operands) if plan.operands else ""
         return f"lambda{parameters}: {body}"
 
-    def _cast_return(self, statement: cst.BaseStatement, plan: IfPlan) -> cst.BaseStatement:
-        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)):
-            raise EditError("expected a return statement to cast")
-        returned = statement.body[-1]
-        assert returned.value is not None
-        value = code(returned.value.with_changes(lpar=[], rpar=[]))
-        dtype_name = plan.dtypes["return"][0]
-        cast = cst.parse_expression(f"{self.context.name('jax.numpy')}.asarray({value}, {dtype_name})")
-        return statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=cast)])
-
-
 def _is_identity(plan: IfPlan, branch: Branch) -> bool:
-    return plan.form is IfForm.ASSIGN and plan.operands == plan.outputs and "return" not in branch.casts
+    """A branch that binds nothing: a lambda of its operands (cast where ``branch.casts`` says)."""
+    return plan.form is IfForm.ASSIGN and plan.operands == plan.outputs
+
+
+def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str], jnp: str) -> cst.SimpleStatementLine:
+    """A `return` whose value (key None), or items of the tuple it returns, are cast to the
+    dtypes ``casts`` names (see IfPlan.return_casts)."""
+    returned = statement.body[-1]
+    if not isinstance(returned, cst.Return) or returned.value is None:
+        raise EditError("expected a return statement to cast")
+
+    def asarray(value: cst.BaseExpression, dtype: str) -> cst.BaseExpression:
+        return cst.parse_expression(f"{jnp}.asarray({code(value.with_changes(lpar=[], rpar=[]))}, {dtype})")
+
+    if None in casts:
+        value = asarray(returned.value, casts[None])
+    elif isinstance(returned.value, cst.Tuple):
+        value = returned.value.with_changes(elements=[
+            element.with_changes(value=asarray(element.value, casts[index])) if index in casts else element
+            for index, element in enumerate(returned.value.elements)])
+    else:
+        raise EditError("expected a tuple to cast")
+    return statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=value)])

@@ -41,6 +41,7 @@ from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanConte
 from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
+from jitfix.control_flow.result_types import CarryCast, carry_casts
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.naming import branch_name, unique_name
 
@@ -269,10 +270,28 @@ class LoopPlanner:
             if target in assigned_names(node.body) or target in carry:
                 plan.counter = unique_name(f"{target}_pass", context.taken)
             plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
+        plan.casts = self._carry_casts(plan, values or {})
         context.plans[node] = plan
         self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True,
                        values=_literal_carries(carry, node.body, values or {}))
         return None
+
+    def _carry_casts(self, plan: LoopPlan, values: dict[str, ast.expr]) -> dict[str, tuple[str, CarryCast]]:
+        """The carries a pass may give another type, each with its dtype's name and cast."""
+        starts: dict[str, ast.expr] = {name: ast.Name(id=start, ctx=ast.Load()) for name, start in plan.starts.items()}
+        if plan.flag:
+            starts[plan.flag] = ast.Constant(False)  # the flag of a break, set before the loop
+        # A pytree has no one dtype: only a carry that is one array or number is cast (a lax
+        # loop keeps the structure of its carry, so one value anywhere it is bound will do).
+        one_value = self.context.arrays.one_value
+        bound = {name: [node.value for node in own_nodes(plan.statements) if isinstance(node, ast.Assign)
+                        and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)]
+                 for name in plan.carry}
+        carried = [name for name in plan.carry if name != plan.target and (
+            one_value(ast.Name(id=name, ctx=ast.Load())) or one_value(starts.get(name) or values.get(name))
+            or any(one_value(value) for value in bound[name]))]
+        found = carry_casts(carried, plan.statements, plan.target, self.context.imports.resolve, values, starts)
+        return {name: (unique_name(f"{name}_dtype", self.context.taken), cast) for name, cast in found.items()}
 
     def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool,
                   values: dict[str, ast.expr] | None = None) -> None:
@@ -518,21 +537,38 @@ def _ceil_divide(span: str, step: int) -> str:
     return f"({span} {'+' if constant > 0 else '-'} {abs(constant)}) // {step}"
 
 
-def carry_source(plan: LoopPlan) -> str:
-    """The carry as one expression: ``total`` or ``(total, count)``."""
-    if len(plan.carry) == 1:
-        return plan.carry[0]
-    return f"({', '.join(plan.carry)})" if plan.carry else "None"
-
-
-def initial_carry(plan: LoopPlan, starts: dict[str, str] | None = None) -> str:
-    """The carry the loop starts with, as one expression: each name, or its start where it has
-    no value before the loop (``plan.starts``, and ``starts``)."""
-    starts = {**plan.starts, **(starts or {})}
-    names = [starts.get(name, name) for name in plan.carry]
+def carry_source(plan: LoopPlan, jnp: str) -> str:
+    """The carry a pass returns, as one expression: ``total`` or ``(total, count)``, each
+    carry a pass may narrow cast to its type."""
+    names = [cast_carry(plan, name, name, jnp, each_pass=True) for name in plan.carry]
     if len(names) == 1:
         return names[0]
     return f"({', '.join(names)})" if names else "None"
+
+
+def initial_carry(plan: LoopPlan, jnp: str, starts: dict[str, str] | None = None) -> str:
+    """The carry the loop starts with, as one expression: each name, or its start where it has
+    no value before the loop (``plan.starts``, and ``starts``), cast as ``carry_source``."""
+    starts = {**plan.starts, **(starts or {})}
+    names = [cast_carry(plan, name, starts.get(name, name), jnp) for name in plan.carry]
+    if len(names) == 1:
+        return names[0]
+    return f"({', '.join(names)})" if names else "None"
+
+
+def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool = False) -> str:
+    """``value`` cast to the type of carry ``name`` (a start; with ``each_pass``, what a pass
+    returns), where it needs one."""
+    if name not in plan.casts:
+        return value
+    dtype, cast = plan.casts[name]
+    return f"{jnp}.asarray({value}, {dtype})" if cast.each_pass or not each_pass else value
+
+
+def carry_dtypes(plan: LoopPlan, jnp: str) -> list[cst.BaseStatement]:
+    """``total_dtype = jnp.result_type(total, n, 0.0)``: before the loop, for each cast carry."""
+    return [cst.parse_statement(f"{dtype} = {jnp}.result_type({', '.join(cast.sources)})\n")
+            for dtype, cast in plan.casts.values()]
 
 
 def carry_parameter(plan: LoopPlan) -> str:
@@ -614,7 +650,7 @@ class LoopRenderer:
         body = self.block(self._restructured(plan, block.body), plan.statements, depth + 1)
         body += epilogue or []
         if returned is None:
-            returned = carry_source(plan) if plan.carry else "carry"
+            returned = carry_source(plan, self.context.name("jax.numpy")) if plan.carry else "carry"
             if len(plan.carry) > 1:
                 returned = returned[1:-1]
         body = self.context.with_copies(plan.copies, body)
@@ -659,10 +695,11 @@ class LoopRenderer:
         body = self._body_def(plan.body_name, parameters, statement.body, prologue, plan, depth)
         # The loop variable, read after the loop only when it ran (eager Python raises
         # otherwise): any start will do.
-        initial = initial_carry(plan, {plan.target: start} if plan.target and not plan.target_bound else None)
+        jnp = self.context.name("jax.numpy") if plan.casts else ""
+        initial = initial_carry(plan, jnp, {plan.target: start} if plan.target and not plan.target_bound else None)
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.fori_loop",
                                [lower, upper, plan.body_name, initial], depth)
-        return [body, call]
+        return [*carry_dtypes(plan, jnp), body, call]
 
     def _render_range_with_break(self, plan: LoopPlan, statement: cst.For, depth: int, lower: str,
                                  upper: str) -> list[cst.BaseStatement]:
@@ -680,16 +717,17 @@ class LoopRenderer:
             unpack.append(cst.parse_statement(f"{plan.target} = {plan.counter}\n"))
         step = f"+ {plan.step}" if plan.step > 0 else f"- {-plan.step}"
         epilogue: list[cst.BaseStatement] = [cst.parse_statement(f"{index} = {index} {step}\n")]
+        returned = [index, *(cast_carry(plan, name, name, jnp, each_pass=True) for name in plan.carry)]
         body = self._body_def(plan.body_name, "carry", statement.body, unpack, plan, depth, epilogue,
-                              returned=", ".join(names))
+                              returned=", ".join(returned))
         start = cst.parse_statement(f"{plan.flag} = False\n")
         # The loop variable read after the loop starts as its value before it, if it has one
         # (else it is read only when the loop ran: any start will do).
         starts = {**plan.starts, **({plan.target: lower} if plan.target and not plan.target_bound else {})}
-        initial = [starts.get(name, name) for name in plan.carry]
+        initial = [cast_carry(plan, name, starts.get(name, name), jnp) for name in plan.carry]
         call = self.context.call(f"{', '.join(names)} = ", f"{self.context.name('jax.lax')}.while_loop",
                                  [plan.cond_name or "", plan.body_name, f"({', '.join([lower, *initial])})"], depth)
-        return [start, cond, body, call]
+        return [*carry_dtypes(plan, jnp), start, cond, body, call]
 
     # -- while_loop --------------------------------------------------------------------------
 
@@ -710,9 +748,10 @@ class LoopRenderer:
         assert isinstance(cond_template, cst.FunctionDef)
         cond = cond_template.with_changes(body=cond_template.body.with_changes(body=cond_body))
         body = self._body_def(plan.body_name, parameter, statement.body, unpack_carry(plan), plan, depth)
+        jnp = self.context.name("jax.numpy") if plan.casts else ""
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",
-                               [plan.cond_name or "", plan.body_name, initial_carry(plan)], depth)
-        return [*start, cond, body, call]
+                               [plan.cond_name or "", plan.body_name, initial_carry(plan, jnp)], depth)
+        return [*carry_dtypes(plan, jnp), *start, cond, body, call]
 
     @staticmethod
     def _test_source(plan: LoopPlan, statement: cst.While) -> str:

@@ -7,6 +7,8 @@ import ast
 from dataclasses import dataclass, field
 from enum import Enum
 
+from jitfix.control_flow.result_types import CarryCast
+
 
 class IfForm(Enum):
     ASSIGN = "assign"  # the branches bind names: `a, b = lax.cond(...)`
@@ -29,8 +31,8 @@ class Branch:
     name: str
     statements: list[ast.stmt]  # the branch's own statements, then any absorbed rest
     with_rest: bool
-    # (output or "return") -> the expression the branch ends with, to cast.
-    casts: dict[str, ast.expr] = field(default_factory=dict)
+    # The outputs (or "return") the branch casts to their common type.
+    casts: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -45,6 +47,9 @@ class IfPlan:
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     # Helpers defined before the if that read what a branch changes: defined again in each branch.
     copies: list[ast.stmt] = field(default_factory=list)
+    # return: each `return` of the branches (in them or their inner ifs) that is cast, with
+    # the dtype variable of each item cast (None: the whole value), keyed by the return's id.
+    return_casts: dict[int, dict[int | None, str]] = field(default_factory=dict)
 
     @property
     def absorbs_rest(self) -> bool:
@@ -98,10 +103,12 @@ class LoopPlan:
     # loop binds it to that carry): read after the loop only once a pass bound it -- eager
     # Python raises otherwise --, so the start is never seen, only its type.
     starts: dict[str, str] = field(default_factory=dict)
+    # Carries whose type a pass may change: name -> (the name of its dtype, how it is cast).
+    casts: dict[str, tuple[str, CarryCast]] = field(default_factory=dict)
 
     @property
     def needs_numpy(self) -> bool:
-        return self.truncate_upper or self.flag is not None
+        return self.truncate_upper or self.flag is not None or bool(self.casts)
 
     @property
     def absorbs_rest(self) -> bool:

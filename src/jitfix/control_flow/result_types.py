@@ -1,77 +1,389 @@
 """Make the branches of a ``lax.cond`` agree on their result type.
 
-``lax.cond`` requires every branch to return the same dtype; Python does not. The common
-mismatches are visible in the source: a Python literal in one branch (``0`` against an
-array), or a true division in one branch (``x / 2`` is inexact, ``x * 2`` keeps an integer
-dtype). For those, each branch's value is cast to the type NumPy promotion gives all of
-them together, ``jnp.result_type(a, b)`` -- exactly the value the eager code computes, in
-the one type the compiled code can return.
+``lax.cond`` requires every branch to return the same dtype; Python does not. What an
+expression's dtype is made of can be read from the source: the arrays whose dtypes it
+combines (``x * 2`` follows ``x``; ``n`` and ``x`` follow different arguments, an int and a
+float when called so), and the Python scalars mixed in (``3. * x`` is a float whatever ``x``
+is; a true division or ``jnp.sin`` makes any input inexact). Arms whose *signatures* are the
+same have the same dtype for every input; where they differ, each arm that may not have the
+common type is cast to it, ``jnp.result_type(a, b)`` -- exactly the value the eager code
+computes, in the one type the compiled code can return.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from enum import Enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
-# jax.numpy functions whose result is inexact for any input.
+from jitfix.analysis.blocks import own_nodes, upward_exposed
+
+# jax.numpy functions (and array methods) whose result is inexact for any input.
 INEXACT_FUNCTIONS = frozenset(
     {"mean", "average", "var", "std", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10",
      "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
      "sigmoid", "softmax", "log_softmax", "logsumexp", "norm", "erf", "true_divide", "divide",
      "reciprocal", "hypot", "deg2rad", "rad2deg", "relu", "gelu", "silu", "softplus"}
 )
+# ... whose result has the dtype of its array with a Python int (a sum of bools is an int).
+SUMMING_FUNCTIONS = frozenset({"sum", "prod", "cumsum", "cumprod", "trace"})
+# ... whose result has the dtype its array arguments promote to.
+FOLLOWING_FUNCTIONS = frozenset(
+    {"abs", "absolute", "negative", "positive", "maximum", "minimum", "clip", "square",
+     "max", "min", "amax", "amin", "sort", "flip", "roll", "reshape", "transpose",
+     "ravel", "squeeze", "expand_dims", "sign", "dot", "matmul", "outer", "add", "subtract", "multiply",
+     "zeros_like", "ones_like", "broadcast_to", "atleast_1d", "atleast_2d", "tile", "repeat"}
+)
+# ... whose result, with no dtype given, has JAX's default float dtype.
+DEFAULT_FLOAT_FUNCTIONS = frozenset({"zeros", "ones", "empty", "eye", "identity", "linspace"})
+# Attributes that are Python ints whatever the array.
+INT_ATTRIBUTES = frozenset({"shape", "ndim", "size"})
+# Attributes that keep the array's dtype.
+SAME_ATTRIBUTES = frozenset({"T", "mT"})
+WEAK_ORDER = ("", "int", "float", "complex")
 
 
-class Kind(Enum):
-    INT_LITERAL = "int literal"  # 0, True, -3: a weakly typed Python int
-    FLOAT_LITERAL = "float literal"  # 0.5: a weakly typed Python float
-    INEXACT = "inexact"  # x / 2, jnp.mean(x): floating point whatever x is
-    OTHER = "other"  # anything else: its dtype follows its inputs
+@dataclass(frozen=True)
+class Signature:
+    """What an expression's dtype is made of: the source texts of the values whose dtypes it
+    combines, and the widest Python scalar kind mixed in (weakly typed: it only widens)."""
+
+    follows: frozenset[str] = frozenset()
+    weak: str = ""
+
+    def join(self, other: Signature) -> Signature:
+        return Signature(self.follows | other.follows, max(self.weak, other.weak, key=WEAK_ORDER.index))
+
+    @property
+    def key(self) -> tuple[frozenset[str], str]:
+        """What decides the type: a Python int does not change an array's dtype (kept in
+        ``weak`` all the same, as ``jnp.result_type`` of a bool array and ``0`` is an int)."""
+        return self.follows, "" if self.follows and self.weak == "int" else self.weak
+
+    @property
+    def inexact(self) -> bool:
+        return self.weak in ("float", "complex")
 
 
-def kind_of(expr: ast.AST) -> Kind:
-    if isinstance(expr, ast.Constant):
-        if isinstance(expr.value, bool | int):
-            return Kind.INT_LITERAL
-        if isinstance(expr.value, float):
-            return Kind.FLOAT_LITERAL
-        return Kind.OTHER
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
-        return kind_of(expr.operand)
-    if isinstance(expr, ast.BinOp):
-        if isinstance(expr.op, ast.Div):
-            return Kind.INEXACT
-        sides = {kind_of(expr.left), kind_of(expr.right)}
-        if sides == {Kind.INT_LITERAL}:
-            return Kind.INT_LITERAL
-        if sides <= {Kind.INT_LITERAL, Kind.FLOAT_LITERAL}:
-            return Kind.FLOAT_LITERAL
-        if Kind.INEXACT in sides:
-            return Kind.INEXACT
-        # x * 0.5 follows x (a float array stays its type); only an integer x would differ,
-        # and then lax.cond says so at trace time rather than computing something else.
-        return Kind.OTHER
-    if isinstance(expr, ast.IfExp):
-        arms = {kind_of(expr.body), kind_of(expr.orelse)}
-        return arms.pop() if len(arms) == 1 else Kind.OTHER
-    if isinstance(expr, ast.Call):
-        func = expr.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+WEAK_INT = Signature(weak="int")
+WEAK_FLOAT = Signature(weak="float")
+BOOLEAN = Signature(frozenset({"bool"}))
+# JAX's default float dtype (`jnp.result_type(float)`), of `jnp.zeros(3)`
+DEFAULT_FLOAT = Signature(frozenset({"float"}))
+INDEX = "int"  # the dtype source of a lax loop's index: a strong int32 (`jnp.result_type(int)`)
+# What the source alone fixes the type of (with Python scalars): these signatures are types.
+FIXED_TYPES = frozenset({INDEX, "float", "bool"})
+
+
+Resolve = Callable[[ast.AST], "str | None"]  # a callee's qualified name, from the imports
+
+
+class Signatures:
+    """Dtype signatures of expressions in one module (``resolve`` tells a JAX or NumPy
+    function from a method of a value); a name ``values`` knows the value of has that
+    value's signature (`k = 0`: `k * 0.5` is a Python float; `r = jnp.ones_like(x)` follows
+    `x`)."""
+
+    def __init__(self, resolve: Resolve, values: Mapping[str, ast.expr] | None = None):
+        self.resolve = resolve
+        self.values = values or {}
+        self._resolving: set[str] = set()
+
+    def of(self, expr: ast.AST) -> Signature | None:
+        """The expression's dtype signature; None when the source does not say."""
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, bool):
+                return BOOLEAN  # a Python bool is a bool array's own type, not a weak int
+            if isinstance(expr.value, int):
+                return WEAK_INT
+            if isinstance(expr.value, float):
+                return WEAK_FLOAT
+            if isinstance(expr.value, complex):
+                return Signature(weak="complex")
+            return None
+        if isinstance(expr, ast.Name):
+            return self._name(expr.id)
+        if isinstance(expr, ast.UnaryOp):
+            return BOOLEAN if isinstance(expr.op, ast.Not) else self.of(expr.operand)
+        if isinstance(expr, ast.BinOp):
+            return self._joined([expr.left, expr.right], inexact=isinstance(expr.op, ast.Div))
+        if isinstance(expr, ast.Compare):
+            return BOOLEAN
+        if isinstance(expr, ast.IfExp):
+            arms = {self.of(expr.body), self.of(expr.orelse)}
+            return arms.pop() if len(arms) == 1 else None
+        if isinstance(expr, ast.NamedExpr):
+            return self.of(expr.value)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in INT_ATTRIBUTES:
+                return WEAK_INT
+            if expr.attr in SAME_ATTRIBUTES:
+                return self.of(expr.value)
+            return None if expr.attr == "dtype" else _own(expr)
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Attribute) and expr.value.attr in INT_ATTRIBUTES:
+                return WEAK_INT
+            # `x[i]`, `x[1:]`: an element or slice of an array has its dtype; a constant key
+            # may pick one of several values (`state["count"]`, `pair[0]`): it stands for itself.
+            constant = all(isinstance(node, ast.Constant | ast.Tuple | ast.Load) for node in ast.walk(expr.slice))
+            return _own(expr) if constant else self.of(expr.value)
+        if isinstance(expr, ast.Call):
+            return self._call(expr)
+        return None
+
+    def _name(self, name: str) -> Signature | None:
+        value = self.values.get(name)
+        if value is None or name in self._resolving:
+            return Signature(frozenset({name}))
+        self._resolving.add(name)
+        try:
+            found = self.of(value)
+        finally:
+            self._resolving.discard(name)
+        # What the value is made of names values that are still as they were; unknown, the name
+        # stands for itself.
+        return found if found is not None else Signature(frozenset({name}))
+
+    def _joined(self, parts: Sequence[ast.AST], inexact: bool = False) -> Signature | None:
+        found = WEAK_FLOAT if inexact else Signature()
+        for part in parts:
+            one = self.of(part)
+            if one is None:
+                return None
+            found = found.join(one)
+        return found
+
+    def _call(self, call: ast.Call) -> Signature | None:
+        func = call.func
+        qualified = self.resolve(func) or ""
+        library = qualified.startswith(("jax.", "numpy."))
+        if library:
+            name, operands = qualified.rpartition(".")[2], list(call.args)
+        elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
+            name, operands = func.attr, [func.value, *call.args]
+        else:
+            return None
+        if name == "astype" and not library and len(call.args) == 1:
+            return _own(call.args[0])
+        if any(keyword.arg == "dtype" for keyword in call.keywords) or any(
+                isinstance(arg, ast.Starred) for arg in call.args):
+            return None
         if name in INEXACT_FUNCTIONS:
-            return Kind.INEXACT
-    return Kind.OTHER
+            return self._joined(operands, inexact=True)
+        if library and name in DEFAULT_FLOAT_FUNCTIONS:
+            return DEFAULT_FLOAT
+        if name in SUMMING_FUNCTIONS:
+            summed = self.of(operands[0]) if operands else None
+            return summed.join(WEAK_INT) if summed is not None else None
+        if name in FOLLOWING_FUNCTIONS:
+            # The arguments of a method are axes and shapes (`x.sum(0)`, `x.reshape(2, 3)`).
+            return self._joined(operands if library else operands[:1])
+        return None
 
 
-def arms_to_cast(arms: Sequence[ast.AST]) -> list[int]:
+def _own(expr: ast.AST) -> Signature:
+    return Signature(frozenset({ast.unparse(expr)}))
+
+
+def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], resolve: Resolve,
+                 values: Mapping[str, ast.expr] | None = None) -> list[int]:
     """Indices of the arms to cast to the common result type (empty: they already agree).
+    Each arm is the expressions it may end with (one, or those of an inner ``if``), or their
+    signatures where already known.
 
-    Arms of one kind agree (two literals of a kind, or values whose dtype follows the same
-    inputs), and a weak Python float agrees with any inexact array. An integer literal among
-    arrays is cast; once a float is involved, every arm that may be exact is cast.
+    An arm needs no cast when each of its expressions has the common signature, or is a
+    Python float and the common type is inexact (``lax.cond`` widens a weakly typed arm to
+    the other's float). When the source does not say what an arm is made of, only literals
+    decide.
     """
-    kinds = {kind_of(arm) for arm in arms}
-    if len(kinds) <= 1 or kinds <= {Kind.FLOAT_LITERAL, Kind.INEXACT}:
+    signatures = Signatures(resolve, values)
+    found = [[candidate if isinstance(candidate, Signature) else signatures.of(candidate) for candidate in arm]
+             for arm in arms]
+    every = [one for arm in found for one in arm]
+    if any(one is None for one in every):
+        return _literals_to_cast(found)
+    known = [one for one in every if one is not None]
+    if len({one.key for one in known}) <= 1:
         return []
-    exact = {Kind.INT_LITERAL} if kinds <= {Kind.INT_LITERAL, Kind.OTHER} else {Kind.INT_LITERAL, Kind.OTHER}
-    return [index for index, arm in enumerate(arms) if kind_of(arm) in exact]
+    common = Signature()
+    for one in known:
+        common = common.join(one)
+    return [index for index, arm in enumerate(found)
+            if any(one is not None and one.key != common.key
+                   and not (not one.follows and one.weak == "float" and common.inexact) for one in arm)]
+
+
+def _literals_to_cast(found: list[list[Signature | None]]) -> list[int]:
+    """Among arms the source does not describe (None): a Python int arm is cast to the
+    arrays' type, and once a Python float is among them every arm that may be exact is."""
+    def literal(arm: list[Signature | None]) -> bool:
+        return all(one is not None and not one.follows for one in arm)
+
+    def inexact(arm: list[Signature | None]) -> bool:
+        return all(one is not None and one.inexact for one in arm)
+
+    floats = any(literal(arm) and any(one is not None and one.inexact for one in arm) for arm in found)
+    if floats:
+        return [index for index, arm in enumerate(found) if not inexact(arm)]
+    return [index for index, arm in enumerate(found) if literal(arm)]
+
+
+# -- loop carries ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CarryCast:
+    sources: list[str]  # of the one `jnp.result_type` that holds every value the carry takes
+    each_pass: bool  # a pass may bind it to a narrower value (`acc = n`): its result is cast too
+
+
+def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | None, resolve: Resolve,
+                values: Mapping[str, ast.expr], starts: Mapping[str, ast.expr]) -> dict[str, CarryCast]:
+    """The carries whose type the loop body may change, each with how it is cast.
+
+    A lax loop's carry keeps one type; eager Python lets a pass change it (``acc = n`` with an
+    int ``n``, then ``acc = acc * 0.5``). Such a carry starts cast to the type that holds every
+    value it takes (its sources are evaluable before the loop), and a pass that may bind it to
+    a narrower value returns it cast; one that binds it only to values made of itself
+    (``acc = acc * 0.5``) returns that type already. A carry whose start is a Python scalar
+    and that every pass binds to an array needs no cast: ``lax`` widens a weakly typed start
+    itself. When the source does not say what a value is made of, nothing is cast (as
+    before: the trace says so). ``values``: what names hold before the loop; ``starts``: a
+    carry's start where it is not the name's value before the loop.
+    """
+    block = Block(body, resolve, values, {index: Signature(frozenset({INDEX}))} if index is not None else {})
+    environment = block.environment({name: block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
+                                     for name in carry})
+    casts: dict[str, CarryCast] = {}
+    for name in carry:
+        start = block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
+        every = environment.get(name)
+        passes = block.closed(block.bindings.get(name, []), Signature(), environment)
+        if start is None or every is None or passes is None or start.key == every.key:
+            continue
+        if not start.follows and passes.follows and passes.key == every.key:
+            continue  # a Python scalar start: lax widens it to the type each pass returns
+        if not block.evaluable_before(every):
+            continue
+        own = [block.inside.of(value) for value in block.bindings.get(name, []) if value is not None]
+        each_pass = not all(found is not None and name in found.follows for found in own)
+        casts[name] = CarryCast(dtype_sources(every), each_pass)
+    return casts
+
+
+def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], resolve: Resolve,
+                   values: Mapping[str, ast.expr]) -> Signature | None:
+    """The signature of ``expr`` evaluated after ``statements``, in terms of values before
+    them: each name they bind stands for every value it may hold there (or its value before,
+    where it is read before a binding or no binding may have run). None: unknown, or made of
+    what the statements change (`st["a"]`)."""
+    block = Block(statements, resolve, values, {})
+    reads = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
+    exposed = upward_exposed(list(statements), live_out=reads) & set(block.bindings)
+    environment = block.environment({name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed})
+    found = block.closed([expr], Signature(), environment)
+    return found if found is not None and block.evaluable_before(found) else None
+
+
+class Block:
+    """Statements (a loop body, a branch) whose bindings the types of later values depend on.
+
+    ``before`` reads names as they are before the block (through the values known there);
+    ``inside`` leaves a name the block binds as itself, to be replaced by what it may hold.
+    """
+
+    def __init__(self, statements: Sequence[ast.stmt], resolve: Resolve, values: Mapping[str, ast.expr],
+                 fixed: Mapping[str, Signature]):
+        self.bindings = _bindings(statements)
+        self.fixed = fixed  # names whose signature is known (a loop's index)
+        bound = set(self.bindings) | set(fixed)
+        self.before = Signatures(resolve, values)
+        self.inside = Signatures(resolve, {name: value for name, value in values.items()
+                                           if name not in bound and not _reads_any(value, bound)})
+
+    def environment(self, starts: Mapping[str, Signature | None]) -> dict[str, Signature | None]:
+        """What each name the block binds may hold, over every pass: the least fixpoint, from
+        nothing (a name with a start holds it too); None is unknown."""
+        environment: dict[str, Signature | None] = {**dict.fromkeys(self.bindings, Signature()), **self.fixed}
+        for name, start in starts.items():
+            if start is None and name in self.bindings:
+                environment[name] = None
+        changed = True
+        while changed:  # each round widens a signature or makes it unknown, and there are finitely many
+            changed = False
+            for name, values in self.bindings.items():
+                if name in self.fixed or environment[name] is None:
+                    continue
+                found = self.closed(values, starts.get(name) or Signature(), environment)
+                if found != environment[name]:
+                    environment[name], changed = found, True
+        return environment
+
+    def closed(self, values: Sequence[ast.expr | None], start: Signature,
+               environment: dict[str, Signature | None]) -> Signature | None:
+        """The join of the start and the values, each name the block binds replaced by what
+        the environment says it holds."""
+        found = start
+        for value in values:
+            one = self.inside.of(value) if value is not None else None
+            if one is None:
+                return None
+            for name in one.follows:
+                replaced = environment.get(name, Signature(frozenset({name})))
+                if replaced is None:
+                    return None
+                found = found.join(replaced)
+            found = found.join(Signature(weak=one.weak))
+        return found
+
+    def evaluable_before(self, found: Signature) -> bool:
+        """A name among the sources is a value before the block (a name the block binds is
+        replaced by what it holds); `st["a"]` of a `st` the block binds is not."""
+        bound = set(self.bindings) | set(self.fixed)
+        return not any(not source.isidentifier() and _reads(source) & bound for source in found.follows)
+
+
+def _bindings(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
+    """Each name the body binds, with the value of each binding; a name bound otherwise (a
+    loop variable, an unpacking, a def) maps to None in its list, which makes it unknown."""
+    bindings: dict[str, list[ast.expr | None]] = {}
+    stores: dict[str, int] = {}
+    for node in own_nodes(body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bindings.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
+            bindings.setdefault(node.target.id, []).append(value)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name) \
+                and node.value is not None:
+            bindings.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bindings.setdefault(node.name, []).append(None)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                bindings.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+    for name, count in stores.items():
+        if len(bindings.get(name, [])) != count:
+            bindings.setdefault(name, []).append(None)
+    return bindings
+
+
+def _reads(source: str) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(source, mode="eval")) if isinstance(node, ast.Name)}
+
+
+def _reads_any(value: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(value))
+
+
+def dtype_sources(found: Signature) -> list[str]:
+    """Arguments of ``jnp.result_type`` for a signature: its values, then a Python scalar of
+    its weak kind (``0.0``), which widens them as the scalar did."""
+    literal = {"int": "0", "float": "0.0", "complex": "0j"}.get(found.weak)
+    markers = [marker for marker in sorted(FIXED_TYPES) if marker in found.follows]
+    return [*sorted(found.follows - set(markers)), *markers, *([literal] if literal else [])]
+

@@ -217,7 +217,7 @@ class ScanRenderer:
         prologue = unpack_carry(plan)
         if not single_target:
             prologue.append(cst.parse_statement(f"{', '.join(plan.targets)} = step\n"))
-        carry = carry_source(plan)
+        carry = carry_source(plan, jnp)
         items = [output.item for output in plan.outputs]
         stacked = items[0] if len(items) == 1 else f"({', '.join(items)})" if items else "None"
         assert isinstance(statement.body, cst.IndentedBlock)

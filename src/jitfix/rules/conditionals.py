@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import local_names, own_expressions, walk_body
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis, positional_names
 from jitfix.control_flow.boolean_expressions import (
@@ -384,8 +384,9 @@ class TracedIf(Rule):
         "`elif` becomes a `lax.cond` inside the false branch (one level per `elif`, each reading "
         "like the chain it came from). A branch that returns takes the rest of the function with "
         "it when the `if` is the function's last word, and the function returns the `lax.cond`. "
-        "Results of different types (a Python `0` in one branch, `x / 2` in the other) are cast "
-        "to `jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "
+        "Results that may differ in type (a Python `0` in one branch, `x / 2` in the other; `n` "
+        "in one and `x` in the other, an int and a float argument) are cast to "
+        "`jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "
         "a finding saying why, for a name bound in one branch only with no value before, a "
         "branch that yields, raises, declares `global`/`nonlocal`, writes into an outer object "
         "(`self.n = ...`, `cache.append(...)`), breaks out of a loop, or returns from inside a "

@@ -203,16 +203,20 @@ class TracedWhileLoop(_LoopRule):
         "`TracerBoolConversionError` under `jax.jit`.",
         example="@jax.jit\ndef halvings(x):\n    steps = 0\n    while x > 1:\n        x = x / 2\n"
         "        steps = steps + 1\n    return steps\n",
-        fixed="@jax.jit\ndef halvings(x):\n    steps = 0\n\n    def _while_x_gt_1(carry):\n"
-        "        x, _ = carry\n        return x > 1\n\n    def _while_x_gt_1_body(carry):\n"
-        "        x, steps = carry\n        x = x / 2\n        steps = steps + 1\n        return x, steps\n\n"
-        "    x, steps = lax.while_loop(_while_x_gt_1, _while_x_gt_1_body, (x, steps))\n    return steps\n",
+        fixed="@jax.jit\ndef halvings(x):\n    steps = 0\n    x_dtype = jnp.result_type(x, 0.0)\n\n"
+        "    def _while_x_gt_1(carry):\n        x, _ = carry\n        return x > 1\n\n"
+        "    def _while_x_gt_1_body(carry):\n        x, steps = carry\n        x = x / 2\n"
+        "        steps = steps + 1\n        return x, steps\n\n    x, steps = lax.while_loop(\n"
+        "        _while_x_gt_1,\n        _while_x_gt_1_body,\n        (jnp.asarray(x, x_dtype), steps),\n"
+        "    )\n    return steps\n",
         safety="Safe. The carry is what the body changes that the test, the next iteration or later "
         "code reads. `and`/`or`/`not` in the test become `jnp.logical_*`; a test that is not a "
         "boolean (`while n:`) is compared with zero. `break`/`continue` are rewritten as for "
         "JF201 (a stop flag in the carry; a jump inside an `if` of the body first becomes a flag). "
         "An `else:` clause moves after the loop as for JF201, and a `return` in the body becomes a "
-        "`break` as for JF201. Reported, not fixed: a body that changes nothing the test reads. "
+        "`break` as for JF201. A carry a pass may give another type (`x / 2` of an int `x` is a "
+        "float; a lax carry keeps one type) starts cast to the type that holds every value it "
+        "takes. Reported, not fixed: a body that changes nothing the test reads. "
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 

@@ -201,12 +201,16 @@ def perturbed(value):
     return None
 
 
-def outcome_difference(expected: list, actual: list, compare_stdout: bool) -> str | None:
+def outcome_difference(expected: list, actual: list, compare_stdout: bool, promoted: bool = True) -> str | None:
+    """Why the outcomes differ, or None. ``promoted`` accepts a result in a wider dtype than the
+    eager one: a ``lax.cond`` or carry has one type where eager Python gives each branch or pass
+    its own (an int in one arm, a float in the other), and the rewrite casts to the type
+    that holds both."""
     for index, ((want, want_out), (got, got_out)) in enumerate(zip(expected, actual)):
         call = "" if index == 0 else f"after changing a global (call {index + 1}): "
         if isinstance(got, Raised):
             return f"{call}raised {got}"
-        reason = difference(want, got)
+        reason = difference(want, got, promoted=promoted)
         if reason is not None:
             return f"{call}{reason}"
         printed = printed_difference(want_out, got_out) if compare_stdout else None
@@ -263,6 +267,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
     before = Runner(before_function, old, target["globals"])
     after = Runner(after_function, new, target["globals"])
     evidence, agreed, failures = None, [], []
+    widened: str | None = None  # the first result in a wider dtype than the eager one
     for chosen in inputs:
         expected = chosen.reference
         before_outcomes = before.run(chosen, eager=False)
@@ -271,6 +276,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
         reason = outcome_difference(expected, after_outcomes, target["compare_stdout"])
         if reason is None:
             agreed.append(chosen)
+            widened = widened or outcome_difference(expected, after_outcomes, False, promoted=False)
         else:
             failures.append(Mismatch(chosen, reason, _raised(after_outcomes), _raised(before_outcomes)))
     result["before"] = evidence or "agreed with the reference on every input"
@@ -282,7 +288,10 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
     # A synthesized input may fit only the code the original ran for it (a scalar where a
     # loop that ran 0 times would index): the rewrite traces every branch and loop body, so
     # it can raise where the original did not. Such inputs are dropped -- when others agree.
-    real = [f for f in failures if not (f.chosen.source == "synthesized" and f.after_raised and agreed)]
+    # An input with an int where the original took a float is there to find types the
+    # rewrite gets wrong: its failure always counts.
+    real = [f for f in failures
+            if not (f.chosen.source == "synthesized" and not f.chosen.one_int and f.after_raised and agreed)]
     if real:
         first = real[0]
         return {**result, "status": "failed", "failure": {
@@ -291,6 +300,9 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
     result["inputs"] = len(agreed)
     notes = [f"{len(failures)} synthesized input(s) dropped: the rewrite traces code the original skipped for "
              f"them, and it does not fit them ({failures[0].after_raised})"] if failures else []
+    if widened:
+        notes.append(f"a result comes back in a wider dtype than eagerly ({widened}): the compiled code "
+                     "has one type for what eager Python typed per branch or pass")
     notes += _gradient_notes(old_function, after_function, agreed, target)
     result["notes"] = notes
     failed_gradient = next((note for note in notes if note.startswith("gradient differs")), None)
@@ -361,7 +373,7 @@ def _choose_inputs(target: dict, reference: Runner, filename: str, given: list[I
             break
         if not attempt(candidate):
             continue
-        if candidate.labels - covered or len(chosen) < MIN_INPUTS:
+        if candidate.one_int or candidate.labels - covered or len(chosen) < MIN_INPUTS:
             chosen.append(candidate)
             covered |= candidate.labels
         if covered >= wanted and len(chosen) >= MIN_INPUTS:

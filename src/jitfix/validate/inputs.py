@@ -13,12 +13,16 @@ import itertools
 import pickle
 import random
 import runpy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 OMIT = object()  # leave the parameter out: its default is used
 BASE_FLOATS = (-2.0, 0.5, 0.0, 2.0, -0.5, 1.0, 3.5)
 BASE_INTS = (0, 1, 3, 2, 5)
+# Inputs where one float array parameter alone is an int array: eager Python gives each
+# branch and each pass its own type, a lax rewrite one type, and only such an input shows
+# where they part (`r = n` in one arm, `r = x` in the other).
+MAX_ONE_INT = 4
 
 
 @dataclass
@@ -28,6 +32,7 @@ class Input:
     source: str  # "examples", "recorded" or "synthesized"
     labels: set[str] = field(default_factory=set)  # branches and loop trips it reached
     expected: list | None = None  # the reference's outcomes, once run
+    one_int: bool = False  # a float parameter made an int (see MAX_ONE_INT): kept, never dropped
 
     @property
     def reference(self) -> list:
@@ -131,8 +136,27 @@ def synthesized(target: dict, seed: int = 0):
     aligned = ([pool[k % len(pool)] for pool in pools] for k in range(longest))
     shuffled = ([pool[(k * (i + 2)) % len(pool)] for i, pool in enumerate(pools)] for k in range(longest))
     randomly = ([rng.choice(pool) for pool in pools] for _ in itertools.count())
+    first = next(aligned)
+    yield _bind(parameters, first, "synthesized")
+    yield from itertools.islice(_one_int(parameters, pools, first), MAX_ONE_INT)
     for values in itertools.chain(aligned, shuffled, randomly):
         yield _bind(parameters, values, "synthesized")
+
+
+def _one_int(parameters: list[dict], pools: list[list], first: list):
+    """``first`` with one float array parameter at a time replaced by an int array of its
+    shape from the same pool."""
+    for index, (pool, value) in enumerate(zip(pools, first)):
+        if not _is_array_of(value, "f"):
+            continue
+        ints = [v for v in pool if _is_array_of(v, "i") and v.shape == value.shape]
+        if ints:
+            values = [*first[:index], ints[0], *first[index + 1:]]
+            yield replace(_bind(parameters, values, "synthesized"), one_int=True)
+
+
+def _is_array_of(value, kind: str) -> bool:
+    return hasattr(value, "dtype") and hasattr(value, "shape") and value.dtype.kind == kind
 
 
 def _bind(parameters: list[dict], values: list, source: str) -> Input:
