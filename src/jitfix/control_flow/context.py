@@ -65,9 +65,9 @@ class PlanContext:
     plans: dict[ast.stmt, Plan] = field(default_factory=dict)
     # id of a `return` -> its casts (see IfPlan.return_casts), planned by the outermost if over it
     return_casts: dict[int, dict[int | None, str]] = field(default_factory=dict)
-    # id of a `return` -> how many times the outermost if over it writes it (code after an if
-    # that both branches fall into is written in both)
-    return_copies: dict[int, int] = field(default_factory=dict)
+    # id of a `return` -> id of the outermost if over it, the only one that may cast it (code
+    # after an if that both branches fall into is written in both)
+    return_owners: dict[int, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     forced_ifs: set[ast.If] = field(default_factory=set)  # made from a traced break/continue guard
     static_requests: dict[ast.For, list[str]] = field(default_factory=dict)  # loops kept, bounds made static

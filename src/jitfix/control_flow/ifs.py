@@ -20,7 +20,6 @@ lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from itertools import chain
 
 from jitfix.analysis.blocks import (
@@ -205,13 +204,15 @@ class IfPlanner:
         jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on the other).
         A return an outer if already casts is left to it."""
         returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
-        # A return of code after an if that both branches fall into is written in both: only
-        # an if around every copy can name a dtype each copy sees. (The outermost if, planned
-        # first, counts them all; before anything else, as an if that casts nothing counts too.)
-        counts = Counter(id(node) for node, _ in returns)
-        for key, count in counts.items():
-            self.context.return_copies.setdefault(key, count)
-        elsewhere = {key for key, count in counts.items() if count < self.context.return_copies[key]}
+        # A return of code after an if (its rest) is written in each branch that falls into it,
+        # and again by each if inside them that it follows: only the outermost if over it,
+        # planned first, names a dtype every copy sees. It owns the return, cast or not. A
+        # return inside the if itself is written only in its branches.
+        inside = {id(node) for node in ast.walk(plan.node) if isinstance(node, ast.Return)}
+        for node, _ in returns:
+            self.context.return_owners.setdefault(id(node), id(plan.node))
+        elsewhere = {id(node) for node, _ in returns
+                     if id(node) not in inside and self.context.return_owners[id(node)] != id(plan.node)}
         # Only the return each branch ends with is cast: one in an inner if is that if's to
         # cast (its dtype is named inside this if's branch).
         returns = [(statements[-1], statements[:-1]) for statements in (plan.true.statements, plan.false.statements)
