@@ -226,12 +226,12 @@ def test_examples_from_pyproject(tmp_path: Path) -> None:
     assert invoke("check", "--validate", str(tmp_path / "mixed.py")).exit_code == 2
 
 
-# Rewrites validation holds back: `ramp` returns a string, which no jitted function can. The
+# Rewrites validation holds back: `ramp` returns a string, which no jitted function can;
+# `shift` calls the user's own `lax.cond`, whose branches differ for an int argument. The
 # others fail for an int argument where the original took a float (see inputs.MAX_ONE_INT):
-# a branch or carry whose type follows that argument and is not cast, because its value comes
-# from a local helper's call (`shifted(a)`), a continuation (`_after_if(...)`), a scan carry, a
-# name bound in the condition (`:=`) or a return inside an inner if or loop. Each is a gap in
-# the casts (result_types.py), not in validation: the list only shrinks.
+# a branch or carry whose type follows that argument and is not cast, because it is a dict's
+# item, a scan carry, a continuation's tuple (`_after_if(...)`) or a return inside an inner
+# if. Each is a gap in the casts (result_types.py), not in validation: the list only shrinks.
 KNOWN_FAILURES = [
     "arrays_conversion_for_shape_made_static:ramp",
     "conditionals_closure_flag_in_and:grow",
@@ -239,15 +239,7 @@ KNOWN_FAILURES = [
     "conditionals_dict_write_in_a_continuation:settle",
     "conditionals_early_return_continuation:settle",
     "conditionals_helper_of_the_enclosing_function_in_a_branch:shift",
-    "conditionals_helper_reads_name_rebound_after:accumulate",
-    "conditionals_helper_reads_name_rebound_after:swap_then_scale",
     "conditionals_three_restructurings:settle",
-    "conditionals_walrus_in_condition:f",
-    "loops_bound_in_body_started_as_its_carry:newton",
-    "loops_closure_reading_a_carry_defined_again:grow",
-    "loops_closure_reading_a_carry_defined_again:pick",
-    "loops_closure_reading_unchanged_names_rewritten:grow",
-    "loops_loop_in_branch_agrees_on_dead_names:f",
     "loops_return_inside_a_loop:bounded_walk",
     "loops_return_inside_a_loop:nearest_side",
     "side_effects_print_converted_in_a_later_round_ordered:f",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
-from jitfix.control_flow.result_types import arms_to_cast
+from jitfix.control_flow.result_types import Callees, arms_to_cast
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext
 
@@ -158,7 +158,7 @@ def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edi
     """``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``; arms of different result
     types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``."""
     start, end = module.span_of(node)
-    to_cast = arms_to_cast([[node.body], [node.orelse]], module.imports.resolve) if cast_arms else []
+    to_cast = arms_to_cast([[node.body], [node.orelse]], Callees(module.imports.resolve)) if cast_arms else []
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.IfExp)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from jitfix.analysis.blocks import (
+    assigned_names,
     closures,
     definitely_assigned,
     loaded_names,
@@ -20,8 +21,9 @@ from jitfix.analysis.blocks import (
 from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.summaries import ModuleProgram
-from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis
+from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
+from jitfix.control_flow.result_types import Callees, Helper, bound_values, helper_of
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
 # the function, how many Python loops enclose it).
@@ -85,6 +87,7 @@ class PlanContext:
     _loads: list[ast.Name] | None = None
     _private_dicts: frozenset[str] | None = None
     _closures: dict[str, tuple[ast.AST, frozenset[str]]] | None = None
+    _callees: Callees | None = None
     # Where each function of the module a branch or body calls changes an object it does not make.
     _changes_outside: dict[ast.AST, ast.stmt | ast.expr | None] = field(default_factory=dict)
 
@@ -184,6 +187,29 @@ class PlanContext:
                                     "both branches run at trace time, so the change would happen whichever branch "
                                     "is taken"))
         return found
+
+    @property
+    def callees(self) -> Callees:
+        """What the function's calls run, for the types of their results."""
+        if self._callees is None:
+            self._callees = Callees(self.imports.resolve, self._helper)
+        return self._callees
+
+    def _helper(self, name: str) -> Helper | None:
+        """The helper a call of ``name`` in the function runs: a def or lambda the function
+        binds the name to once (its free names are the function's own, read when called),
+        or a def around it (whose free names the function must not bind: they are another
+        scope's)."""
+        if self._closures is None:
+            self._closures = closures(self.function)
+        bindings = bound_values(self.function.body).get(name, [])
+        if name in self._closures and len(bindings) == 1:
+            definition = self._closures[name][0]
+            return helper_of(definition.value if isinstance(definition, ast.Assign) else definition, frozenset())
+        outer = self._function_named(name) if not bindings else None
+        if outer is None or outer is self.function:
+            return None
+        return helper_of(outer, frozenset(assigned_names(self.function.body) | set(parameter_names(self.function))))
 
     def _function_named(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def of this module a call of ``name`` in the function runs."""

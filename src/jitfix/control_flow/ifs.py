@@ -38,7 +38,16 @@ from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
-from jitfix.control_flow.result_types import FIXED_TYPES, Signature, arms_to_cast, dtype_sources, resolved_after
+from jitfix.control_flow.result_types import (
+    FIXED_TYPES,
+    Signature,
+    Signatures,
+    arms_to_cast,
+    bound_values,
+    dtype_sources,
+    paired_values,
+    resolved_after,
+)
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import branch_name, unique_name
@@ -236,7 +245,7 @@ class IfPlanner:
             known = [arm for arm in arms if arm is not None]
             if len(known) < len(arms):
                 continue
-            to_cast = arms_to_cast(known, self.context.imports.resolve, values)
+            to_cast = arms_to_cast(known, self.context.callees, values)
             if any(id(returns[index][0]) in elsewhere for index in to_cast):
                 continue
             for index in self._plan_cast(plan, f"return {position}", known, name, values):
@@ -262,7 +271,7 @@ class IfPlanner:
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
             parts = [_item(value, position) for value in returned]
-            found = [resolved_after(part, prefix, self.context.imports.resolve, values)
+            found = [resolved_after(part, prefix, self.context.callees, values)
                      for part, (_, prefix) in zip(parts, returns)]
             fixed = {one.key for one in found if one is not None and one.follows <= FIXED_TYPES}
             if len(fixed) > 1:
@@ -283,26 +292,43 @@ class IfPlanner:
 
     def _resolved(self, value: ast.expr, earlier: list[ast.stmt],
                   values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
-        if not self.context.arrays.one_value(value):
+        if not self._one_value_after(value, earlier):
             return None  # (a Signature stands for one value: see _plan_cast)
-        found = resolved_after(value, earlier, self.context.imports.resolve, values)
+        found = resolved_after(value, earlier, self.context.callees, values)
         return [found] if found is not None else None
+
+    def _one_value_after(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
+        """Whether ``value`` is one array after ``earlier``: by itself, or a name one of its
+        bindings there makes one (the others must match it: a lax carry or branch result
+        keeps one structure)."""
+        arrays = self.context.arrays
+        if arrays.one_value(value):
+            return True
+        if not isinstance(value, ast.Name):
+            return False
+        return any(arrays.one_value(bound) for bound in bound_values(earlier).get(value.id, []) if bound is not None)
 
     def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
                    values: dict[str, ast.expr]) -> list[int]:
         """``arms``: what each branch (or return) may leave, all evaluated (before the if) for
         their common type; their signatures (a name holding a literal in ``values`` is that
         literal) decide which need a cast. The indices of those, once planned."""
-        to_cast = arms_to_cast(arms, self.context.imports.resolve, values)
-        if not to_cast or any(isinstance(node, ast.NamedExpr) for node in ast.walk(plan.node.test)):
-            return []  # (a name the condition binds would be read before it is bound)
+        bound_by_test = {node.target.id: node.value for node in ast.walk(plan.node.test)
+                         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name)}
+        values = {**values, **bound_by_test}
+        to_cast = arms_to_cast(arms, self.context.callees, values)
+        if not to_cast:
+            return []
         # A pytree has no one dtype. `lax.cond` needs its branches to return one structure, so
         # one branch certainly returning one value is enough (a pytree elsewhere fails anyway).
         if not any(isinstance(candidate, Signature) or self.context.arrays.one_value(candidate)
                    for candidate in chain.from_iterable(arms)):
             return []
+        described = self._before_test(arms, bound_by_test, values) if bound_by_test else arms
+        if described is None:
+            return []
         sources: list[str] = []
-        for candidate in chain.from_iterable(arms):
+        for candidate in chain.from_iterable(described):
             texts = dtype_sources(candidate) if isinstance(candidate, Signature) \
                 else [ast.get_source_segment(self.context.text, candidate) or ast.unparse(candidate)]
             sources += [text for text in texts if text not in sources]
@@ -312,6 +338,28 @@ class IfPlanner:
             for index in to_cast:
                 branches[index].casts.add(key)
         return to_cast
+
+    def _before_test(self, arms: list[list[ast.expr | Signature]], bound_by_test: dict[str, ast.expr],
+                     values: dict[str, ast.expr]) -> list[list[ast.expr | Signature]] | None:
+        """The arms as what can be evaluated before the condition, which binds names (`if
+        (total := x.sum()) > 1`) the dtype line before the `lax.cond` cannot read yet: an
+        arm reading one is described by its signature, the name by the value it is given.
+        None when that still names one."""
+        signatures = Signatures(self.context.callees, values)
+        described: list[list[ast.expr | Signature]] = []
+        for arm in arms:
+            described.append([])
+            for candidate in arm:
+                if not isinstance(candidate, Signature) and loaded_names([candidate]) & set(bound_by_test):
+                    found = signatures.of(candidate)
+                    if found is None:
+                        return None
+                    candidate = found
+                texts = candidate.follows if isinstance(candidate, Signature) else set()
+                if any(loaded_names([ast.parse(text, mode="eval").body]) & set(bound_by_test) for text in texts):
+                    return None
+                described[-1].append(candidate)
+        return described
 
     def _final_values(self, statements: list[ast.stmt], name: str,
                       values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
@@ -337,15 +385,14 @@ class IfPlanner:
                     found += [value for value in inner if value not in found]
                 return found
             value: ast.expr | None = None
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                    and isinstance(statement.targets[0], ast.Name):
-                value = statement.value
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                value = dict(paired_values(statement.targets[0], statement.value)).get(name)
             elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
                 # `k += m` leaves `k + m`. The node spans no source of its own (the statement's
                 # text is `k += m`, not an expression): it is written out from the tree.
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
-            if value is None:
-                return None
+            if value is None:  # a loop, a `with`, an unpacking: what every binding in it may leave
+                return self._resolved(ast.Name(id=name, ctx=ast.Load()), statements[:index + 1], values)
             return [value] if self._evaluable_before(value, earlier) else self._resolved(value, earlier, values)
         return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
 

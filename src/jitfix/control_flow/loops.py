@@ -290,8 +290,12 @@ class LoopPlanner:
         carried = [name for name in plan.carry if name != plan.target and (
             one_value(ast.Name(id=name, ctx=ast.Load())) or one_value(starts.get(name) or values.get(name))
             or any(one_value(value) for value in bound[name]))]
-        found = carry_casts(carried, plan.statements, plan.target, self.context.imports.resolve, values, starts)
-        return {name: (unique_name(f"{name}_dtype", self.context.taken), cast) for name, cast in found.items()}
+        found = carry_casts(carried, plan.statements, plan.target, self.context.callees, values, starts)
+        # Carries whose types are made of the same values share one dtype, named for the first.
+        named: dict[tuple[str, ...], str] = {}
+        for name, cast in found.items():
+            named.setdefault(tuple(cast.sources), unique_name(f"{name}_dtype", self.context.taken))
+        return {name: (named[tuple(cast.sources)], cast) for name, cast in found.items()}
 
     def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool,
                   values: dict[str, ast.expr] | None = None) -> None:
@@ -567,8 +571,9 @@ def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool 
 
 def carry_dtypes(plan: LoopPlan, jnp: str) -> list[cst.BaseStatement]:
     """``total_dtype = jnp.result_type(total, n, 0.0)``: before the loop, for each cast carry."""
-    return [cst.parse_statement(f"{dtype} = {jnp}.result_type({', '.join(cast.sources)})\n")
-            for dtype, cast in plan.casts.values()]
+    lines = {dtype: cast.sources for dtype, cast in plan.casts.values()}
+    return [cst.parse_statement(f"{dtype} = {jnp}.result_type({', '.join(sources)})\n")
+            for dtype, sources in lines.items()]
 
 
 def carry_parameter(plan: LoopPlan) -> str:

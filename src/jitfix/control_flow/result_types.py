@@ -36,6 +36,9 @@ FOLLOWING_FUNCTIONS = frozenset(
 )
 # ... whose result, with no dtype given, has JAX's default float dtype.
 DEFAULT_FLOAT_FUNCTIONS = frozenset({"zeros", "ones", "empty", "eye", "identity", "linspace"})
+# jax.numpy functions that make an array of their one argument (a Python scalar: the
+# default of its kind; NumPy makes an int64).
+ARRAY_FUNCTIONS = frozenset({"array", "asarray"})
 # Attributes that are Python ints whatever the array.
 INT_ATTRIBUTES = frozenset({"shape", "ndim", "size"})
 # Attributes that keep the array's dtype.
@@ -75,17 +78,65 @@ INDEX = "int"  # the dtype source of a lax loop's index: a strong int32 (`jnp.re
 FIXED_TYPES = frozenset({INDEX, "float", "bool"})
 
 
-Resolve = Callable[[ast.AST], "str | None"]  # a callee's qualified name, from the imports
+@dataclass(frozen=True)
+class Helper:
+    """A function of the module whose result's signature its body tells: statements, then
+    one ``return`` of ``returned``."""
+
+    parameters: tuple[str, ...]
+    defaults: Mapping[str, ast.expr]
+    statements: Sequence[ast.stmt]
+    returned: ast.expr
+    # Names the calling function binds that the helper's free names are not (it is defined
+    # outside it): a signature reading one of them cannot be told at the call.
+    shadowed: frozenset[str]
+
+
+def helper_of(node: ast.AST, shadowed: frozenset[str]) -> Helper | None:
+    """``node`` (a def, or a lambda) as a Helper; None when its result cannot be read from
+    one return (a decorator, ``*args``, a generator, several returns)."""
+    arguments = node.args if isinstance(node, ast.FunctionDef | ast.Lambda) else None
+    if arguments is None or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
+        return None
+    parameters = tuple(arg.arg for arg in [*arguments.posonlyargs, *arguments.args])
+    defaults = {parameter: default for parameter, default
+                in zip(parameters[len(parameters) - len(arguments.defaults):], arguments.defaults)
+                if isinstance(default, ast.Constant)}  # (another is evaluated where the def is)
+    if isinstance(node, ast.Lambda):
+        return Helper(parameters, defaults, (), node.body, shadowed)
+    assert isinstance(node, ast.FunctionDef)
+    last = node.body[-1]
+    leaves = [part for part in own_nodes(node.body) if isinstance(part, ast.Return | ast.Yield | ast.YieldFrom)]
+    if node.decorator_list or not isinstance(last, ast.Return) or last.value is None or leaves != [last]:
+        return None
+    return Helper(parameters, defaults, node.body[:-1], last.value, shadowed)
+
+
+class Callees:
+    """What a call in one function runs: a library function, by its qualified name from the
+    module's imports; or a helper of the module (``helper``, by the name called)."""
+
+    def __init__(self, resolve: Callable[[ast.AST], str | None],
+                 find_helper: Callable[[str], Helper | None] = lambda name: None):
+        self.resolve = resolve
+        self._find_helper = find_helper
+        self._helpers: dict[str, Helper | None] = {}
+        self.inlining: set[str] = set()  # helpers whose result is being read (a recursive one is unknown)
+
+    def helper(self, name: str) -> Helper | None:
+        if name not in self._helpers:
+            self._helpers[name] = self._find_helper(name)
+        return self._helpers[name]
 
 
 class Signatures:
-    """Dtype signatures of expressions in one module (``resolve`` tells a JAX or NumPy
-    function from a method of a value); a name ``values`` knows the value of has that
+    """Dtype signatures of expressions in one function (``callees`` tells a JAX or NumPy
+    function from a method of a value, and what a helper returns); a name ``values`` knows the value of has that
     value's signature (`k = 0`: `k * 0.5` is a Python float; `r = jnp.ones_like(x)` follows
     `x`)."""
 
-    def __init__(self, resolve: Resolve, values: Mapping[str, ast.expr] | None = None):
-        self.resolve = resolve
+    def __init__(self, callees: Callees, values: Mapping[str, ast.expr] | None = None):
+        self.callees = callees
         self.values = values or {}
         self._resolving: set[str] = set()
 
@@ -155,12 +206,14 @@ class Signatures:
 
     def _call(self, call: ast.Call) -> Signature | None:
         func = call.func
-        qualified = self.resolve(func) or ""
+        qualified = self.callees.resolve(func) or ""
         library = qualified.startswith(("jax.", "numpy."))
         if library:
             name, operands = qualified.rpartition(".")[2], list(call.args)
         elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
             name, operands = func.attr, [func.value, *call.args]
+        elif isinstance(func, ast.Name) and (helper := self.callees.helper(func.id)) is not None:
+            return self._inlined(func.id, helper, call)
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
@@ -168,6 +221,8 @@ class Signatures:
         if any(keyword.arg == "dtype" for keyword in call.keywords) or any(
                 isinstance(arg, ast.Starred) for arg in call.args):
             return None
+        if qualified.startswith("jax.numpy.") and name in ARRAY_FUNCTIONS and len(call.args) == 1:
+            return self._array(call.args[0])
         if name in INEXACT_FUNCTIONS:
             return self._joined(operands, inexact=True)
         if library and name in DEFAULT_FLOAT_FUNCTIONS:
@@ -181,11 +236,60 @@ class Signatures:
         return None
 
 
+    def _inlined(self, name: str, helper: Helper, call: ast.Call) -> Signature | None:
+        """What a helper's result is made of, in terms of the call's arguments (`shifted(a)`,
+        `def shifted(w): return w * 2.0 + b`: `a` and `b`, with a Python float)."""
+        arguments = _bound_arguments(helper, call)
+        if arguments is None or name in self.callees.inlining:
+            return None
+        self.callees.inlining.add(name)
+        try:
+            found = resolved_after(helper.returned, helper.statements, self.callees, {})
+        finally:
+            self.callees.inlining.discard(name)
+        if found is None:
+            return None
+        result = Signature(weak=found.weak)
+        for source in found.follows:
+            if source in arguments:
+                one = self.of(arguments[source])
+            elif source in FIXED_TYPES:
+                one = Signature(frozenset({source}))
+            elif _reads(source) & (set(helper.parameters) | helper.shadowed):
+                return None  # (`p["a"]` of a parameter; a name the caller binds otherwise)
+            else:  # a free name, read when called
+                one = self._name(source) if source.isidentifier() else Signature(frozenset({source}))
+            if one is None:
+                return None
+            result = result.join(one)
+        return result
+
+    def _array(self, value: ast.AST) -> Signature | None:
+        """`jnp.asarray(v)`: an array keeps its dtype; a Python scalar becomes the default
+        array of its kind (`jnp.array(0)` is an int32, as a lax loop's index is)."""
+        found = self.of(value)
+        if found is None or found.follows:
+            return found
+        return {"": None, "int": Signature(frozenset({INDEX})), "float": DEFAULT_FLOAT}.get(found.weak)
+
+
+def _bound_arguments(helper: Helper, call: ast.Call) -> dict[str, ast.expr] | None:
+    """Each parameter of the helper with the expression the call gives it (or its default)."""
+    if len(call.args) > len(helper.parameters) or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    bound = {**helper.defaults, **dict(zip(helper.parameters, call.args))}
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in helper.parameters:
+            return None
+        bound[keyword.arg] = keyword.value
+    return bound if len(bound) == len(helper.parameters) else None
+
+
 def _own(expr: ast.AST) -> Signature:
     return Signature(frozenset({ast.unparse(expr)}))
 
 
-def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], resolve: Resolve,
+def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], callees: Callees,
                  values: Mapping[str, ast.expr] | None = None) -> list[int]:
     """Indices of the arms to cast to the common result type (empty: they already agree).
     Each arm is the expressions it may end with (one, or those of an inner ``if``), or their
@@ -196,7 +300,7 @@ def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], resolve: Resolve
     the other's float). When the source does not say what an arm is made of, only literals
     decide.
     """
-    signatures = Signatures(resolve, values)
+    signatures = Signatures(callees, values)
     found = [[candidate if isinstance(candidate, Signature) else signatures.of(candidate) for candidate in arm]
              for arm in arms]
     every = [one for arm in found for one in arm]
@@ -237,21 +341,21 @@ class CarryCast:
     each_pass: bool  # a pass may bind it to a narrower value (`acc = n`): its result is cast too
 
 
-def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | None, resolve: Resolve,
+def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | None, callees: Callees,
                 values: Mapping[str, ast.expr], starts: Mapping[str, ast.expr]) -> dict[str, CarryCast]:
     """The carries whose type the loop body may change, each with how it is cast.
 
     A lax loop's carry keeps one type; eager Python lets a pass change it (``acc = n`` with an
     int ``n``, then ``acc = acc * 0.5``). Such a carry starts cast to the type that holds every
     value it takes (its sources are evaluable before the loop), and a pass that may bind it to
-    a narrower value returns it cast; one that binds it only to values made of itself
-    (``acc = acc * 0.5``) returns that type already. A carry whose start is a Python scalar
+    a narrower value returns it cast; one whose values have that type when every carry has
+    its own (``acc = acc * 0.5``, ``x_new = x - f(x)``) returns it already. A carry whose start is a Python scalar
     and that every pass binds to an array needs no cast: ``lax`` widens a weakly typed start
     itself. When the source does not say what a value is made of, nothing is cast (as
     before: the trace says so). ``values``: what names hold before the loop; ``starts``: a
     carry's start where it is not the name's value before the loop.
     """
-    block = Block(body, resolve, values, {index: Signature(frozenset({INDEX}))} if index is not None else {})
+    block = Block(body, callees, values, {index: Signature(frozenset({INDEX}))} if index is not None else {})
     environment = block.environment({name: block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
                                      for name in carry})
     casts: dict[str, CarryCast] = {}
@@ -265,19 +369,21 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
             continue  # a Python scalar start: lax widens it to the type each pass returns
         if not block.evaluable_before(every):
             continue
-        own = [block.inside.of(value) for value in block.bindings.get(name, []) if value is not None]
-        each_pass = not all(found is not None and name in found.follows for found in own)
+        # A pass whose value, with every carry of its full type, has that type needs no cast.
+        each_pass = any(found is None or found.key != every.key
+                        for found in (block.closed([value], Signature(), environment)
+                                      for value in block.bindings.get(name, [])))
         casts[name] = CarryCast(dtype_sources(every), each_pass)
     return casts
 
 
-def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], resolve: Resolve,
+def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Callees,
                    values: Mapping[str, ast.expr]) -> Signature | None:
     """The signature of ``expr`` evaluated after ``statements``, in terms of values before
     them: each name they bind stands for every value it may hold there (or its value before,
     where it is read before a binding or no binding may have run). None: unknown, or made of
     what the statements change (`st["a"]`)."""
-    block = Block(statements, resolve, values, {})
+    block = Block(statements, callees, values, {})
     reads = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
     exposed = upward_exposed(list(statements), live_out=reads) & set(block.bindings)
     environment = block.environment({name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed})
@@ -292,13 +398,13 @@ class Block:
     ``inside`` leaves a name the block binds as itself, to be replaced by what it may hold.
     """
 
-    def __init__(self, statements: Sequence[ast.stmt], resolve: Resolve, values: Mapping[str, ast.expr],
+    def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, ast.expr],
                  fixed: Mapping[str, Signature]):
-        self.bindings = _bindings(statements)
+        self.bindings = bound_values(statements)
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
-        self.before = Signatures(resolve, values)
-        self.inside = Signatures(resolve, {name: value for name, value in values.items()
+        self.before = Signatures(callees, values)
+        self.inside = Signatures(callees, {name: value for name, value in values.items()
                                            if name not in bound and not _reads_any(value, bound)})
 
     def environment(self, starts: Mapping[str, Signature | None]) -> dict[str, Signature | None]:
@@ -343,7 +449,7 @@ class Block:
         return not any(not source.isidentifier() and _reads(source) & bound for source in found.follows)
 
 
-def _bindings(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
+def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
     """Each name the body binds, with the value of each binding; a name bound otherwise (a
     loop variable, an unpacking, a def) maps to None in its list, which makes it unknown."""
     bindings: dict[str, list[ast.expr | None]] = {}
@@ -353,8 +459,8 @@ def _bindings(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bindings.setdefault(target.id, []).append(node.value)
+                for name, value in paired_values(target, node.value):
+                    bindings.setdefault(name, []).append(value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
             bindings.setdefault(node.target.id, []).append(value)
@@ -370,6 +476,18 @@ def _bindings(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
         if len(bindings.get(name, [])) != count:
             bindings.setdefault(name, []).append(None)
     return bindings
+
+
+def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The names an assignment binds to a value each: `a = v`, and `a, b = u, v` (a tuple
+    display unpacked into as many names, each item evaluated before any is bound)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+            and len(target.elts) == len(value.elts) \
+            and not any(isinstance(part, ast.Starred) for part in [*target.elts, *value.elts]):
+        return [pair for item, item_value in zip(target.elts, value.elts) for pair in paired_values(item, item_value)]
+    return []
 
 
 def _reads(source: str) -> set[str]:
