@@ -30,6 +30,7 @@ from jitfix.analysis.blocks import (
     framework_obstacles,
     loaded_names,
     obstacles,
+    own_nodes,
     target_names,
     upward_exposed,
 )
@@ -207,11 +208,11 @@ class IfPlanner:
                 self._plan_cast(plan, name, arms, f"{name}_dtype", values)
 
     def _plan_casts_return(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
-        """Casts of what the branches return: the `return` each branch ends with whose value
-        -- or item of the tuple it returns, where both are tuple displays of one length --
-        may differ in type from the other's is cast to the type that holds both (`return a,
-        jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on the other).
-        A return an outer if already casts is left to it."""
+        """Casts of what the branches return: each `return` on their paths (in inner ifs too)
+        whose value -- or item of the tuple it returns, where all are tuple displays of one
+        length -- may differ in type from another's is cast to the type that holds them all
+        (`return a, jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on
+        another). A return an outer if already casts is left to it."""
         returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
         # A return of code after an if (its rest) is written in each branch that falls into it,
         # and again by each if inside them that it follows: only the outermost if over it,
@@ -222,26 +223,23 @@ class IfPlanner:
             self.context.return_owners.setdefault(id(node), id(plan.node))
         elsewhere = {id(node) for node, _ in returns
                      if id(node) not in inside and self.context.return_owners[id(node)] != id(plan.node)}
-        # Only the return each branch ends with is cast: one in an inner if is that if's to
-        # cast (its dtype is named inside this if's branch).
-        returns = [(statements[-1], statements[:-1]) for statements in (plan.true.statements, plan.false.statements)
-                   if self._final_return(statements) is not None and isinstance(statements[-1], ast.Return)]
-        if len(returns) < 2:
+        # Every return on the branches' paths, in inner ifs too (this if's dtype line is seen
+        # by their branch functions); an inner if casts what this one leaves.
+        followed = {id(node) for node, _ in returns}
+        if any(isinstance(node, ast.Return) and id(node) not in followed
+               for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
+            return  # (a return in a loop: its value is not followed)
+        shape = _returned_shape(returns)
+        if shape is None:
             return
-        returned = [node.value for node, _ in returns if node.value is not None]
-        if not returned or len(returned) < len(returns):
-            return
-        widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
-        if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
-            return
-        width = widths.pop()
+        returned, width = shape
         for position in (range(width) if width >= 0 else [None]):
             parts = [_item(value, position) for value in returned]
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
             arms = [self._returned_values([*prefix, node], part, values) for part, (node, prefix) in zip(parts, returns)]
-            first = parts[0]
-            name = f"{first.id}_dtype" if isinstance(first, ast.Name) else "result_dtype"
+            names = {part.id if isinstance(part, ast.Name) else "" for part in parts}
+            name = f"{names.pop()}_dtype" if len(names) == 1 and "" not in names else "result_dtype"
             known = [arm for arm in arms if arm is not None]
             if len(known) < len(arms):
                 continue
@@ -260,13 +258,10 @@ class IfPlanner:
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
         returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
-        returned = [node.value for node, _ in returns if node.value is not None]
-        if not returned or len(returned) < len(returns):
+        shape = _returned_shape(returns)
+        if shape is None:
             return None
-        widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
-        if len(widths) != 1 or any(isinstance(node, ast.Starred) for value in returned for node in ast.walk(value)):
-            return None
-        width = widths.pop()
+        returned, width = shape
         for position in (range(width) if width >= 0 else [None]):
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
@@ -396,14 +391,6 @@ class IfPlanner:
             return [value] if self._evaluable_before(value, earlier) else self._resolved(value, earlier, values)
         return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
 
-    def _final_return(self, statements: list[ast.stmt]) -> ast.expr | None:
-        last = statements[-1] if statements else None
-        returns = [node for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
-                   if isinstance(node, ast.Return)]
-        if not isinstance(last, ast.Return) or last.value is None or len(returns) != 1:
-            return None
-        return last.value
-
     def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
         if loaded_names([value]) & assigned_names(earlier):
             return False
@@ -420,6 +407,19 @@ class IfPlanner:
                     or isinstance(node, ast.Compare) and len(node.ops) > 1:
                 return False
         return True
+
+
+def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]]) -> tuple[list[ast.expr], int] | None:
+    """The values of the returns, and the length of the tuple displays they all are (-1: none
+    is a tuple display); None when one returns nothing, they mix tuple displays with other
+    values or lengths, or an item is starred."""
+    returned = [node.value for node, _ in returns if node.value is not None]
+    if len(returned) < max(len(returns), 2):
+        return None
+    widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
+    if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
+        return None
+    return returned, widths.pop()
 
 
 def _item(value: ast.expr, position: int | None) -> ast.expr:
