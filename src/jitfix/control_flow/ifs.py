@@ -460,8 +460,8 @@ def _is_simple(statement: ast.stmt) -> bool:
 def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
     """Track the expression each name was last given, while what it reads is unchanged (for
     result types: `result = jnp.ones_like(x)` has the dtype of `x`; a loop body starts with a
-    literal of the type each of its literal carries always holds); a compound statement may
-    rebind anything, so after one nothing is known."""
+    literal of the type each of its literal carries always holds); after a compound
+    statement, what it may rebind is no longer known."""
     if isinstance(statement, ast.Assign):
         _forget([name for target in statement.targets for name in target_names(target)], values)
         if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
@@ -471,7 +471,7 @@ def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
     elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
         _forget(list(target_names(statement.target)), values)
     elif not isinstance(statement, ast.Expr | ast.Pass | ast.Return):
-        values.clear()
+        _forget(list(assigned_names([statement])), values)
 
 
 def _forget(names: list[str], values: dict[str, ast.expr]) -> None:

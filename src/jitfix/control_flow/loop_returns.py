@@ -1,6 +1,6 @@
-"""A loop of the function's body that returns from inside, followed by the function's last
-``return``, rewritten so that the loop leaves with a ``break`` and the function returns once,
-after it:
+"""A loop that returns from inside, rewritten so that the loop leaves with a ``break`` and the
+function returns after it. A loop of the function's body followed by the function's last
+``return`` returns once, after it:
 
     for i in range(len(x)):                  result = -1
         if x[i] < 0:                         for i in range(len(x)):
@@ -61,6 +61,11 @@ are written, from 1; 0: none), and an ``if`` for each returns it after the loop:
                                                  return -total
                                              return total
 
+A loop anywhere else (in an ``if``, say; in no other loop, and the function always ends in a
+``return``) takes the last form: the ``if`` after the loop is in the loop's own block, and
+the ``if`` around it then returns on one path, which the conditional rewrite takes as any
+early return.
+
 The ``break`` is the loop rewrite's to take (one inside an ``if`` through
 ``jump_lowering``), and the ``if`` the conditional rewrite's; the restructuring is offered
 only when they do (``rules/lowering.py``).
@@ -69,9 +74,10 @@ only when they do (``rules/lowering.py``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import assigned_names, loaded_names
+from jitfix.analysis.blocks import always_leaves, assigned_names, loaded_names, own_nodes
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import code, cst
 from jitfix.findings import EditError
@@ -83,8 +89,8 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 @dataclass(frozen=True)
 class LoopReturns:
-    loop: ast.For | ast.While  # a statement of the function's body
-    ordinal: int  # among the loops of the function's body, counted from 0
+    loop: ast.For | ast.While  # a loop of the function, in no other
+    ordinal: int  # among the loops of the function in the order they are written, counted from 0
     result: str | None  # the name the returned value is kept in; None: each returns what the last return does
     returned: str | None  # the flag set where the loop returned; None: there is none
     # With the flag: whether the loop's values are returned after the loop when it is set (else
@@ -98,13 +104,12 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
                       imports: ImportTable) -> LoopReturns | str:
     """How to make the returns of the loop of the function's body that holds ``node`` (or is
     it) breaks, or why it cannot be."""
-    loops = [statement for statement in function.body if isinstance(statement, _LOOPS)]
+    loops = [statement for statement in own_nodes(function.body) if isinstance(statement, _LOOPS)]
     loop = next((statement for statement in loops
-                 if any(child is node for child in ast.walk(statement))), None)
+                 if any(child is node for child in ast.walk(statement))), None)  # the outermost
     if not isinstance(loop, ast.For | ast.While):
-        return "the loop is not a statement of the function's body"
-    rest = function.body[function.body.index(loop) + 1:]
-    if not rest or not isinstance(rest[-1], ast.Return) or rest[-1].value is None:
+        return "the `return` is not in a loop of the function"
+    if not always_leaves(function.body):
         return "the function does not end with a `return` of a value after the loop"
     if loop.orelse:
         return "the loop has an `else:` clause"
@@ -113,14 +118,17 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
             return f"a bare `return` in the loop (line {found.lineno})"
         if nested:
             return f"the `return` at line {found.lineno} sits in a loop inside the loop"
-    after = rest[-1].value
     taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
         arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-    if all(ast.dump(found.value) == ast.dump(after) for found, _ in _returns(loop.body)):  # type: ignore[arg-type]
+    rest = function.body[function.body.index(loop) + 1:] if loop in function.body else []
+    after = rest[-1].value if rest and isinstance(rest[-1], ast.Return) else None
+    if after is not None and all(ast.dump(found.value) == ast.dump(after)  # type: ignore[arg-type]
+                                 for found, _ in _returns(loop.body)):
         # `return x` in the loop and last: leaving the loop (and skipping what follows it), the
         # function returns the same.
         return LoopReturns(loop, loops.index(loop), None, unique_name("returned", taken) if len(rest) > 1 else None)
-    if len(rest) == 1 and not loaded_names([after]) & assigned_names([loop]) and _pure(after, imports):
+    if after is not None and len(rest) == 1 and not loaded_names([after]) & assigned_names([loop]) \
+            and _pure(after, imports):
         return LoopReturns(loop, loops.index(loop), unique_name("result", taken), None)
     # The loop's values, each read after the break in the state its return saw: the flag says
     # whether the loop returned, or (an int) which value.
@@ -169,9 +177,12 @@ class ReturnsAsBreaks:
         assert isinstance(node, cst.FunctionDef)
         if not isinstance(node.body, cst.IndentedBlock):
             raise EditError("the function's body is on its line")
+        if self.plan.return_after:
+            edited = node.visit(_at_loop(self.plan.ordinal, self._returning_after))
+            assert isinstance(edited, cst.FunctionDef)
+            return edited
         body = list(node.body.body)
-        loops = [index for index, statement in enumerate(body) if isinstance(statement, cst.For | cst.While)]
-        at = loops[self.plan.ordinal]
+        at = _body_index(body, self.plan.ordinal)
         last = body[-1]
         if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
                 and isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
@@ -185,15 +196,7 @@ class ReturnsAsBreaks:
         values: list[cst.BaseExpression] = []
         loop = original.visit(_breaking_returns(result, returned, values, numbered=self.plan.several))
         assert isinstance(loop, cst.For | cst.While)
-        if returned is not None and self.plan.return_after:
-            several = self.plan.several
-            tests = [f"{returned} == {number}" for number in range(1, len(values) + 1)] if several else [returned]
-            body[at:at + 1] = [
-                cst.parse_statement(f"{returned} = {0 if several else False}").with_changes(
-                    leading_lines=original.leading_lines),
-                loop.with_changes(leading_lines=[]),
-                *(cst.parse_statement(f"if {test}:\n    return {code(value)}\n") for test, value in zip(tests, values))]
-        elif returned is not None:
+        if returned is not None:
             if not between:
                 raise EditError("no code follows the loop")
             skipped = cst.parse_statement(f"if not {returned}:\n    pass\n")
@@ -213,6 +216,83 @@ class ReturnsAsBreaks:
             body[at:] = [first.with_changes(leading_lines=original.leading_lines), loop.with_changes(leading_lines=[]),
                          ending]
         return node.with_changes(body=node.body.with_changes(body=body))
+
+
+    def _returning_after(self, original: cst.For | cst.While) -> list[cst.BaseStatement]:
+        """The loop with its returns made breaks that set the flag, the flag first made, and
+        after the loop a `return` of each value where the flag says the loop returned it."""
+        returned, several = self.plan.returned, self.plan.several
+        assert returned is not None
+        values: list[cst.BaseExpression] = []
+        loop = original.visit(_breaking_returns(None, returned, values, numbered=several))
+        assert isinstance(loop, cst.For | cst.While)
+        tests = [f"{returned} == {number}" for number in range(1, len(values) + 1)] if several else [returned]
+        return [cst.parse_statement(f"{returned} = {0 if several else False}").with_changes(
+                    leading_lines=original.leading_lines),
+                loop.with_changes(leading_lines=[]),
+                *(cst.parse_statement(f"if {test}:\n    return {code(value)}\n") for test, value in zip(tests, values))]
+
+
+def _body_index(body: list[cst.BaseStatement], ordinal: int) -> int:
+    """Where in the body the loop of that ordinal is (loops counted as written)."""
+    counted = 0
+    for index, statement in enumerate(body):
+        if counted == ordinal and isinstance(statement, cst.For | cst.While):
+            return index
+        counter = _at_loop(-1, lambda loop: [loop])
+        statement.visit(counter)
+        counted += counter.count + 1  # type: ignore[attr-defined]
+    raise EditError("the loop the plan names is not a statement of the function's body")
+
+
+def _at_loop(ordinal: int, replace: Callable[[cst.For | cst.While], list[cst.BaseStatement]]) -> cst.CSTTransformer:
+    """The transformer that replaces the loop of that ordinal (loops counted as written, not
+    in nested defs and classes; ``count``: the last ordinal it saw) by the statements
+    ``replace`` makes of it; a class made when first used, as below."""
+
+    class AtLoop(cst.CSTTransformer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = -1
+            self.scopes = 0
+            self.target: cst.CSTNode | None = None
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            self.scopes += 1
+            return self.scopes == 1  # the function edited, not one it defines
+
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            self.scopes -= 1
+            return updated
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def _visit_loop(self, node: cst.For | cst.While) -> bool:
+            self.count += 1
+            if self.count == ordinal:
+                self.target = node
+            return True
+
+        def _leave_loop(self, original: cst.For | cst.While, updated: cst.For | cst.While
+                        ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+            return cst.FlattenSentinel(replace(updated)) if original is self.target else updated
+
+        def visit_For(self, node: cst.For) -> bool:
+            return self._visit_loop(node)
+
+        def visit_While(self, node: cst.While) -> bool:
+            return self._visit_loop(node)
+
+        def leave_For(self, original: cst.For, updated: cst.For
+                      ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+            return self._leave_loop(original, updated)
+
+        def leave_While(self, original: cst.While, updated: cst.While
+                        ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+            return self._leave_loop(original, updated)
+
+    return AtLoop()
 
 
 def _breaking_returns(result: str | None, returned: str | None, values: list[cst.BaseExpression],
