@@ -122,7 +122,9 @@ class FunctionRewriter:
         return node.with_changes(body=node.body.with_changes(body=body))
 
     def _contains_enabled(self, node: ast.AST) -> bool:
-        return any(child in self.enabled for child in ast.walk(node) if isinstance(child, ast.If | ast.For | ast.While))
+        """Whether a plan, or a return to cast, is inside the statement."""
+        return any(child in self.enabled if isinstance(child, ast.If | ast.For | ast.While)
+                   else isinstance(child, ast.Return) and id(child) in self.return_casts for child in ast.walk(node))
 
     def block(self, statements: Sequence[cst.BaseStatement], nodes: list[ast.stmt], depth: int) -> list[cst.BaseStatement]:
         """The statements of a block, the enabled plans among them written out."""
@@ -147,11 +149,11 @@ class FunctionRewriter:
                 result.extend(self.ifs.render(plan, statement, rest, depth, after_code))
                 if plan.absorbs_rest:
                     break
-            elif first is not None and self._contains_enabled(first):
-                result.append(self._compound(statement, first, depth))
             elif isinstance(first, ast.Return) and id(first) in self.return_casts \
                     and isinstance(statement, cst.SimpleStatementLine):
                 result.append(cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy")))
+            elif first is not None and self._contains_enabled(first):
+                result.append(self._compound(statement, first, depth))
             else:
                 result.append(statement)
         return result

@@ -223,12 +223,12 @@ class IfPlanner:
             self.context.return_owners.setdefault(id(node), id(plan.node))
         elsewhere = {id(node) for node, _ in returns
                      if id(node) not in inside and self.context.return_owners[id(node)] != id(plan.node)}
-        # Every return on the branches' paths, in inner ifs too (this if's dtype line is seen
-        # by their branch functions); an inner if casts what this one leaves.
+        # Every return on the branches' paths, in inner ifs and loops too (this if's dtype line
+        # is seen by their functions); an inner if casts what this one leaves.
         followed = {id(node) for node, _ in returns}
         if any(isinstance(node, ast.Return) and id(node) not in followed
                for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
-            return  # (a return in a loop: its value is not followed)
+            return  # (a return in a `with` or `try`: its value is not followed)
         shape = _returned_shape(returns)
         if shape is None:
             return
@@ -431,8 +431,9 @@ def _item(value: ast.expr, position: int | None) -> ast.expr:
 
 
 def _returns_after(statements: list[ast.stmt], before: list[ast.stmt]) -> list[tuple[ast.Return, list[ast.stmt]]]:
-    """Each `return` of the statements (in them or in their `if`s), with the statements run
-    before it on its path; returns inside loops and nested functions are not followed."""
+    """Each `return` of the statements (in them, their `if`s and loops), with the statements
+    run before it on its path: for one in a loop, the whole loop stands for the passes before
+    it (what it reads holds a value some pass binds); nested functions are not followed."""
     found: list[tuple[ast.Return, list[ast.stmt]]] = []
     for index, statement in enumerate(statements):
         prefix = [*before, *statements[:index]]
@@ -440,6 +441,8 @@ def _returns_after(statements: list[ast.stmt], before: list[ast.stmt]) -> list[t
             found.append((statement, prefix))
         elif isinstance(statement, ast.If):
             found += _returns_after(statement.body, prefix) + _returns_after(statement.orelse, prefix)
+        elif isinstance(statement, ast.For | ast.While):
+            found += _returns_after([*statement.body, *statement.orelse], [*prefix, statement])
     return found
 
 

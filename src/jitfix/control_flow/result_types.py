@@ -217,12 +217,15 @@ class Signatures:
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
-            return _own(call.args[0])
+            return self._dtype(call.args[0])
         if any(keyword.arg == "dtype" for keyword in call.keywords) or any(
                 isinstance(arg, ast.Starred) for arg in call.args):
             return None
-        if qualified.startswith("jax.numpy.") and name in ARRAY_FUNCTIONS and len(call.args) == 1:
-            return self._array(call.args[0])
+        if qualified.startswith("jax.numpy.") and name in ARRAY_FUNCTIONS and call.args:
+            dtype = [*call.args[1:2], *(keyword.value for keyword in call.keywords if keyword.arg == "dtype")]
+            if dtype:  # `jnp.asarray(v, bool)`: its dtype's own (`bool`, `float` and `int` are the markers')
+                return self._dtype(dtype[0]) if len(call.args) + len(call.keywords) == 2 else None
+            return self._array(call.args[0]) if len(call.args) == 1 and not call.keywords else None
         if name in INEXACT_FUNCTIONS:
             return self._joined(operands, inexact=True)
         if library and name in DEFAULT_FLOAT_FUNCTIONS:
@@ -263,6 +266,13 @@ class Signatures:
                 return None
             result = result.join(one)
         return result
+
+    def _dtype(self, dtype: ast.AST) -> Signature | None:
+        """A value of the dtype ``dtype`` names: ``v.dtype`` is the dtype of ``v``'s arrays."""
+        if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
+            found = self.of(dtype.value)
+            return found if found is not None and found.follows else None  # (a weak scalar's is strong)
+        return _own(dtype)
 
     def _array(self, value: ast.AST) -> Signature | None:
         """`jnp.asarray(v)`: an array keeps its dtype; a Python scalar becomes the default
