@@ -226,6 +226,8 @@ class Signatures:
             if dtype:  # `jnp.asarray(v, bool)`: its dtype's own (`bool`, `float` and `int` are the markers')
                 return self._dtype(dtype[0]) if len(call.args) + len(call.keywords) == 2 else None
             return self._array(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+        if qualified == "jax.numpy.arange" and call.args and not call.keywords:
+            return _strong(self._joined(call.args))  # `jnp.arange(n)`: int32 for a Python int `n`
         if name in INEXACT_FUNCTIONS:
             return self._joined(operands, inexact=True)
         if library and name in DEFAULT_FLOAT_FUNCTIONS:
@@ -277,10 +279,15 @@ class Signatures:
     def _array(self, value: ast.AST) -> Signature | None:
         """`jnp.asarray(v)`: an array keeps its dtype; a Python scalar becomes the default
         array of its kind (`jnp.array(0)` is an int32, as a lax loop's index is)."""
-        found = self.of(value)
-        if found is None or found.follows:
-            return found
-        return {"": None, "int": Signature(frozenset({INDEX})), "float": DEFAULT_FLOAT}.get(found.weak)
+        return _strong(self.of(value))
+
+
+def _strong(found: Signature | None) -> Signature | None:
+    """An array made of values of that signature: the values' dtype, or, made of Python
+    scalars alone, the default array of their kind."""
+    if found is None or found.follows:
+        return found
+    return {"int": Signature(frozenset({INDEX})), "float": DEFAULT_FLOAT}.get(found.weak)
 
 
 def _bound_arguments(helper: Helper, call: ast.Call) -> dict[str, ast.expr] | None:
