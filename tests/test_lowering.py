@@ -1,5 +1,5 @@
-"""Restructurings are checked by fixing the restructured text again, nested; a function with
-many returning `if`s offers many. Their number per analysis is bounded and each text is
+"""Restructurings are checked by fixing the restructured text again (the restructurings that
+follow offered unchecked inside); a function with many returning `if`s offers many. Their number per analysis is bounded and each text is
 checked once, so such a function is analysed in bounded time."""
 
 import sys
@@ -15,8 +15,7 @@ from jitfix.engine import MAX_LOWERING_CHECKS
 # `while` with a `break`, and returning `if`s nested three deep.
 MANY_RETURNING_IFS = Path(__file__).parent / "data" / "many_returning_ifs.py"
 # A fuzzed program whose dict write in a branch is restructured first; checking that, the
-# nested checks find that the returning `if`s in a branch block with a loop after them can be
-# restructured too, which is all the bound leaves room for.
+# returning `if`s in a branch block with a loop after them are restructured too.
 RETURN_IN_A_BRANCH_BLOCK = Path(__file__).parent / "data" / "return_in_a_branch_block_after_a_dict_write.py"
 
 
@@ -37,7 +36,7 @@ def test_restructurings_checked_per_analysis_are_bounded(monkeypatch):
     assert len(set(nested)) == len(nested)  # no text is checked twice
 
 
-def test_a_restructuring_that_worked_checked_deeper_stands_at_the_top():
+def test_a_restructuring_that_needs_others_after_it_is_offered():
     sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
     import fuzz
 

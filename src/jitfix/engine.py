@@ -295,7 +295,7 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
 
 
 # How many restructurings (rules/lowering.py) the processing of one text checks for one
-# function, with the checks nested in them: each check fixes a whole text again, and a long
+# function: each check fixes a whole text again, and a long
 # function with many returning `if`s offers many more than ever take effect. Past the bound
 # the rest are reported as they are. Each fix round has its own (a round's restructured code
 # holds problems no earlier check saw), within a bound over all rounds. On 250 fuzzed
@@ -312,14 +312,12 @@ MAX_LOWERING_CHECKS_OF_A_TEXT = 64
 @dataclass
 class LoweringChecks:
     """The restructurings one text's processing has checked: how many each function (by
-    qualified name) has used, and what each restructured text gave and at which depth of
-    nesting it was checked, so that none is checked twice (``rules/lowering.py`` says when a
-    check at another depth stands)."""
+    qualified name) has used, and what each restructured text gave, so that none is checked
+    twice."""
 
     used: collections.Counter[str] = field(default_factory=collections.Counter)  # in this round of fixes
     used_in_all_rounds: collections.Counter[str] = field(default_factory=collections.Counter)
-    results: dict[str, tuple[int, FileResult | None]] = field(default_factory=dict)
-    function: str = ""  # whose restructuring the outermost check running now is for
+    results: dict[str, FileResult | None] = field(default_factory=dict)
 
     def take(self, function: str) -> bool:
         """Count one more check for ``function``; False when it has had as many as it may."""
@@ -353,7 +351,7 @@ def _new_round_of_checks() -> None:
     from jitfix.control_flow.context import checking_lowered
 
     checks = lowering_checks.get()
-    if checks is not None and checking_lowered.get() == 0:
+    if checks is not None and not checking_lowered.get():
         checks.used.clear()
 
 

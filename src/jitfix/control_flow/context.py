@@ -31,15 +31,10 @@ from jitfix.control_flow.result_types import Callees, Helper, bound_values, help
 # around it, the literal each name holds as the block starts where known).
 BlockWalker = Callable[[list[ast.stmt], set[str], bool, int, "dict[str, ast.expr] | None"], None]
 
-# How many restructurings' texts are being analysed to check them, around this analysis (see
-# rules/lowering.py): inside one, a traced test the planner cannot prove one array is a
-# problem (the check must not count on it), and restructurings nest at most
-# MAX_NESTED_LOWERINGS deep (a continuation whose `if` also writes into a dict needs two; two
-# returning `if`s, the second in a block with more code after it, and a dict write need three:
-# conditionals/three_restructurings). Each level checks its restructuring by fixing the whole
-# text again, so the bound also bounds the time.
-checking_lowered: contextvars.ContextVar[int] = contextvars.ContextVar("checking_lowered", default=0)
-MAX_NESTED_LOWERINGS = 3
+# Whether this analysis checks a restructuring (see rules/lowering.py): a traced test the
+# planner cannot prove one array is then a problem (the check must not count on it), and the
+# restructurings the function needs next are offered unchecked (the check's verdict judges them).
+checking_lowered: contextvars.ContextVar[bool] = contextvars.ContextVar("checking_lowered", default=False)
 # The function (qualified name) whose restructuring is being checked: the check asks only
 # whether the rewrite takes everything in it, so inside the check the other functions of the
 # module are offered no restructuring of their own (each would be checked in turn, nested).

@@ -28,14 +28,18 @@ _LOOPS = (cst.For, cst.While)
 
 
 def _jumps(node: cst.CSTNode) -> set[type]:
-    """The kinds of jump (Break, Continue) in ``node`` that leave the loop around it."""
+    """The kinds of jump (Break, Continue) in ``node``, a statement of a loop's body, that
+    leave that loop: not those of a loop nested in it, but those of its ``else:``, which runs
+    in the body."""
     found: set[type] = set()
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Break | cst.Continue):
             found.add(type(current))
-        elif current is node or not isinstance(current, _SCOPES + _LOOPS):
+        elif isinstance(current, _LOOPS):
+            stack.extend([current.orelse] if current.orelse is not None else [])
+        elif not isinstance(current, _SCOPES):
             stack.extend(current.children)
     return found
 

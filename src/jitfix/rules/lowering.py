@@ -6,7 +6,10 @@ after an ``if`` that returns on some paths as a function each path returns the c
 
 Each is offered only when it works: the restructured text is analysed and fixed as ``fix``
 would, and the restructuring is kept only if no control flow is then left undone in the
-function.
+function. Inside that check, the restructurings the function needs next (a loop's `return`
+made a `break`, then its array looped over by index) are offered as they are: the check's
+one verdict, nothing undone at the end, judges them all together, so a function that needs
+several is offered the first in one check, however many follow it.
 The rewrite itself is those next rounds; this fix is only the restructuring.
 """
 
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import private_dicts, walk_body
 from jitfix.analysis.traced import TracedFunction
-from jitfix.control_flow.context import MAX_NESTED_LOWERINGS, checking_lowered, lowering_checked_for
+from jitfix.control_flow.context import checking_lowered, lowering_checked_for
 from jitfix.control_flow.plans import Lowering
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, EditError, Fix, Safety
@@ -54,9 +57,8 @@ FIRST = {
 
 def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast.If | ast.For | ast.While,
                  lowering: Lowering) -> Fix | None:
-    """The restructuring of ``statement``, if the rewrite then takes everything in the function."""
-    if checking_lowered.get() >= MAX_NESTED_LOWERINGS:
-        return None  # checking restructurings already, as deep as they go
+    """The restructuring of ``statement``, if the rewrite then takes everything in the function
+    (inside the check of another restructuring of the function: offered unchecked)."""
     focus = lowering_checked_for.get()
     if focus is not None and function.qualname != focus and not function.qualname.startswith(focus + "."):
         return None  # checking another function's restructuring: what this one needs does not matter there
@@ -96,8 +98,8 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
     except InternalError:
         return None
-    if not _checked(module, lowered_text, function.qualname,
-                    lambda result: _rewrites_all(result, function, still_undone)):
+    if not checking_lowered.get() and not _checked(module, lowered_text, function.qualname,
+                                                   lambda result: _rewrites_all(result, function, still_undone)):
         return None
     return Fix(Safety.SAFE, DESCRIPTIONS[lowering], [edit],
                restructures=restructured or _restructured_lines(function, statement, lowering))
@@ -106,34 +108,26 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
 def _checked(module: ModuleContext, lowered_text: str, qualname: str,
              works: Callable[[FileResult | None], bool]) -> bool:
     """Whether what ``fix`` makes of ``lowered_text`` ``works``; False too when no more checks
-    are worth the time. A check made deeper in the nesting (fewer
-    restructurings allowed under it) that worked stands here too, as one made shallower that
-    did not: more room to restructure does not undo a rewrite that took everything."""
+    are worth the time for the function. Each restructured text is checked once."""
     from jitfix.engine import InternalError, LoweringChecks, Options, lowering_checks, process_text
     from jitfix.files import InputError
 
     checks = lowering_checks.get() or module.shared.setdefault("lowering checks", LoweringChecks())
-    depth = checking_lowered.get()
     if lowered_text in checks.results:
-        checked_at, result = checks.results[lowered_text]
-        worked = works(result)
-        if checked_at == depth or (checked_at > depth) == worked:
-            return worked
-    if depth == 0:
-        checks.function = qualname  # the checks nested in this one are this function's too
-    if not checks.take(checks.function):
+        return works(checks.results[lowered_text])
+    if not checks.take(qualname):
         return False  # as many checked for this function as are worth the time
-    deeper, shared = checking_lowered.set(depth + 1), lowering_checks.set(checks)
+    inside, shared = checking_lowered.set(True), lowering_checks.set(checks)
     focus = lowering_checked_for.set(qualname)
     try:
         result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
     except (InternalError, InputError):
         result = None
     finally:
-        checking_lowered.reset(deeper)
+        checking_lowered.reset(inside)
         lowering_checks.reset(shared)
         lowering_checked_for.reset(focus)
-    checks.results[lowered_text] = (depth, result)
+    checks.results[lowered_text] = result
     return works(result)
 
 
