@@ -23,13 +23,13 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
-from jitfix.control_flow.result_types import Callees, Helper, bound_values, helper_of
+from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
 # the function, how many Python loops enclose it).
 # Plans a block: (statements, names bound before it, whether it ends the function, loops
 # around it, the literal each name holds as the block starts where known).
-BlockWalker = Callable[[list[ast.stmt], set[str], bool, int, "dict[str, ast.expr] | None"], None]
+BlockWalker = Callable[[list[ast.stmt], set[str], bool, int, "dict[str, Known] | None"], None]
 
 # Whether this analysis checks a restructuring (see rules/lowering.py): a traced test the
 # planner cannot prove one array is then a problem (the check must not count on it), and the

@@ -20,6 +20,7 @@ from jitfix.control_flow.ifs import IfPlanner, IfRenderer, cast_return, remember
 from jitfix.control_flow.loops import LoopPlanner, LoopRenderer
 from jitfix.control_flow.plans import IfPlan, LoopPlan, Plan, PlanningOptions, ScanPlan
 from jitfix.control_flow.render_context import RenderContext, StatementPairs
+from jitfix.control_flow.result_types import Known
 from jitfix.control_flow.scans import ScanPlanner, ScanRenderer
 from jitfix.cst_text import cst, leading_lines, pair_statements
 from jitfix.findings import EditContext, EditError
@@ -44,7 +45,7 @@ class FunctionPlanner:
         return self.context
 
     def block(self, statements: list[ast.stmt], bound: set[str], tail: bool, loops: int,
-              values: dict[str, ast.expr] | None = None) -> None:
+              values: dict[str, Known] | None = None) -> None:
         """Plan a block: ``bound`` names have a value before it, ``tail`` when it ends the
         function, ``loops`` Python loops around it, ``values`` the literals names hold as it starts."""
         rests = self.context.rests

@@ -41,11 +41,13 @@ from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import (
     FIXED_TYPES,
+    Known,
     Signature,
     Signatures,
     arms_to_cast,
     bound_values,
     dtype_sources,
+    known_reads,
     paired_values,
     resolved_after,
 )
@@ -80,7 +82,7 @@ class IfPlanner:
         return False
 
     def plan(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool, loops: int,
-             values: dict[str, ast.expr]) -> bool:
+             values: dict[str, Known]) -> bool:
         """Plan one traced if; True when it absorbs the rest of the block."""
         size = self.context.sizes.size(node.test)
         if size is not None and size > 1:
@@ -92,7 +94,7 @@ class IfPlanner:
         return False
 
     def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int,
-                       values: dict[str, ast.expr]) -> None:
+                       values: dict[str, Known]) -> None:
         """Plan inside the branches; each starts with the literals names held before the if."""
         context = self.context
         outer = context.operands
@@ -117,7 +119,7 @@ class IfPlanner:
         """The helpers to define again in the branch functions (see PlanContext.closure_copies)."""
         return self.context.closure_copies(blocks, set().union(*(assigned_names(block) for block in blocks)))
 
-    def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
+    def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, Known]) -> None:
         context = self.context
         branches = [node.body, node.orelse]
         copies, uncopyable = self._copies(branches)
@@ -152,7 +154,7 @@ class IfPlanner:
         self._walk_branches([true, false], operands, tail=False, loops=loops, values=values)
 
     def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool,
-                     values: dict[str, ast.expr]) -> bool:
+                     values: dict[str, Known]) -> bool:
         context = self.context
         if not tail:
             lowering = Lowering.CONTINUATION if continuable(context.function, node) \
@@ -200,14 +202,14 @@ class IfPlanner:
 
     # -- result types ----------------------------------------------------------------------
 
-    def _plan_casts_assign(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
+    def _plan_casts_assign(self, plan: IfPlan, values: dict[str, Known]) -> None:
         for name in plan.outputs:
             final = [self._final_values(branch.statements, name, values) for branch in (plan.true, plan.false)]
             arms = [arm for arm in final if arm is not None]
             if len(arms) == len(final):
                 self._plan_cast(plan, name, arms, f"{name}_dtype", values)
 
-    def _plan_casts_return(self, plan: IfPlan, values: dict[str, ast.expr]) -> None:
+    def _plan_casts_return(self, plan: IfPlan, values: dict[str, Known]) -> None:
         """Casts of what the branches return: each `return` on their paths (in inner ifs too)
         whose value -- or item of the tuple it returns, where all are tuple displays of one
         length -- may differ in type from another's is cast to the type that holds them all
@@ -252,7 +254,7 @@ class IfPlanner:
                 casts[position] = plan.dtypes[f"return {position}"][0]
                 plan.return_casts[id(node)] = casts
 
-    def _uncast_return_types(self, plan: IfPlan, values: dict[str, ast.expr]) -> str | None:
+    def _uncast_return_types(self, plan: IfPlan, values: dict[str, Known]) -> str | None:
         """What the branches certainly return in different types with no cast planned (a
         `return` in an inner `if`, `k` a Python int on one path and a float on another), as
         words for a finding; None when nothing is known to differ. Only values whose type the
@@ -274,7 +276,7 @@ class IfPlanner:
         return None
 
     def _returned_values(self, statements: list[ast.stmt], value: ast.expr | None,
-                         values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+                         values: dict[str, Known]) -> list[ast.expr | Signature] | None:
         """What a branch's last statement, a return of ``value``, may return: the value itself
         when it can be evaluated before the if, what the branch may leave in a name it
         returns, or else the value's signature in terms of values before the if."""
@@ -286,7 +288,7 @@ class IfPlanner:
         return found if found is not None else self._resolved(value, statements[:-1], values)
 
     def _resolved(self, value: ast.expr, earlier: list[ast.stmt],
-                  values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+                  values: dict[str, Known]) -> list[ast.expr | Signature] | None:
         if not self._one_value_after(value, earlier):
             return None  # (a Signature stands for one value: see _plan_cast)
         found = resolved_after(value, earlier, self.context.callees, values)
@@ -304,7 +306,7 @@ class IfPlanner:
         return any(arrays.one_value(bound) for bound in bound_values(earlier).get(value.id, []) if bound is not None)
 
     def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
-                   values: dict[str, ast.expr]) -> list[int]:
+                   values: dict[str, Known]) -> list[int]:
         """``arms``: what each branch (or return) may leave, all evaluated (before the if) for
         their common type; their signatures (a name holding a literal in ``values`` is that
         literal) decide which need a cast. The indices of those, once planned."""
@@ -335,7 +337,7 @@ class IfPlanner:
         return to_cast
 
     def _before_test(self, arms: list[list[ast.expr | Signature]], bound_by_test: dict[str, ast.expr],
-                     values: dict[str, ast.expr]) -> list[list[ast.expr | Signature]] | None:
+                     values: dict[str, Known]) -> list[list[ast.expr | Signature]] | None:
         """The arms as what can be evaluated before the condition, which binds names (`if
         (total := x.sum()) > 1`) the dtype line before the `lax.cond` cannot read yet: an
         arm reading one is described by its signature, the name by the value it is given.
@@ -357,7 +359,7 @@ class IfPlanner:
         return described
 
     def _final_values(self, statements: list[ast.stmt], name: str,
-                      values: dict[str, ast.expr]) -> list[ast.expr | Signature] | None:
+                      values: dict[str, Known]) -> list[ast.expr | Signature] | None:
         """Every expression ``statements`` (run in order) may leave in ``name``, each of which
         can be evaluated before the if (it reads nothing changed before it binds the name), or
         else its signature in terms of values before the if: used only for their types. A
@@ -460,7 +462,7 @@ def _is_simple(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Return | ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)
 
 
-def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
+def remember_values(statement: ast.stmt, values: dict[str, Known]) -> None:
     """Track the expression each name was last given, while what it reads is unchanged (for
     result types: `result = jnp.ones_like(x)` has the dtype of `x`; a loop body starts with a
     literal of the type each of its literal carries always holds); after a compound
@@ -477,10 +479,10 @@ def remember_values(statement: ast.stmt, values: dict[str, ast.expr]) -> None:
         _forget(list(assigned_names([statement])), values)
 
 
-def _forget(names: list[str], values: dict[str, ast.expr]) -> None:
+def _forget(names: list[str], values: dict[str, Known]) -> None:
     """Names rebound: what they held, and every value that read them, is no longer known."""
     rebound = set(names)
-    for name in [name for name, value in values.items() if name in rebound or loaded_names([value]) & rebound]:
+    for name in [name for name, value in values.items() if name in rebound or known_reads(value) & rebound]:
         del values[name]
 
 

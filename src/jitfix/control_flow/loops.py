@@ -41,7 +41,7 @@ from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanConte
 from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
-from jitfix.control_flow.result_types import CarryCast, carry_casts
+from jitfix.control_flow.result_types import CarryCast, Known, Signature, carry_casts
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.naming import branch_name, unique_name
 
@@ -212,7 +212,7 @@ class LoopPlanner:
             and self._jumps_on_traced_test(node)  # type: ignore[arg-type]
 
     def plan(self, node: ast.For | ast.While, bound: set[str], loops: int,
-             values: dict[str, ast.expr] | None = None) -> None:
+             values: dict[str, Known] | None = None) -> None:
         context = self.context
         if isinstance(node, ast.For) and not is_range_call(node.iter, context.imports):
             return context.report(node, "it leaves a loop over an array's rows on a traced condition, which Python "
@@ -270,14 +270,15 @@ class LoopPlanner:
             if target in assigned_names(node.body) or target in carry:
                 plan.counter = unique_name(f"{target}_pass", context.taken)
             plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
-        plan.casts = self._carry_casts(plan, values or {})
+        plan.casts, held = self._carry_casts(plan, values or {})
         context.plans[node] = plan
-        self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True,
-                       values=_literal_carries(carry, node.body, values or {}))
+        self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True, values=dict(held))
         return None
 
-    def _carry_casts(self, plan: LoopPlan, values: dict[str, ast.expr]) -> dict[str, tuple[str, CarryCast]]:
-        """The carries a pass may give another type, each with its dtype's name and cast."""
+    def _carry_casts(self, plan: LoopPlan, values: dict[str, Known]) -> tuple[dict[str, tuple[str, CarryCast]],
+                                                                               dict[str, Signature]]:
+        """The carries a pass may give another type, each with its dtype's name and cast; and
+        the type each carry holds in the body, where that is a type by itself."""
         starts: dict[str, ast.expr] = {name: ast.Name(id=start, ctx=ast.Load()) for name, start in plan.starts.items()}
         if plan.flag:
             starts[plan.flag] = ast.Constant(False)  # the flag of a break, set before the loop
@@ -288,20 +289,21 @@ class LoopPlanner:
                         and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)]
                  for name in plan.carry}
         carried = [name for name in plan.carry if name != plan.target and (
-            one_value(ast.Name(id=name, ctx=ast.Load())) or one_value(starts.get(name) or values.get(name))
+            one_value(ast.Name(id=name, ctx=ast.Load()))
+            or _is_one_value(starts.get(name) or values.get(name), one_value)
             or any(one_value(value) for value in bound[name]))]
-        found = carry_casts(carried, plan.statements, plan.target, self.context.callees, values, starts)
+        found, held = carry_casts(carried, plan.statements, plan.target, self.context.callees, values, starts)
         # Carries whose types are made of the same values share one dtype, named for the first.
         named: dict[tuple[str, ...], str] = {}
         for name, cast in found.items():
             named.setdefault(tuple(cast.sources), unique_name(f"{name}_dtype", self.context.taken))
-        return {name: (named[tuple(cast.sources)], cast) for name, cast in found.items()}
+        return {name: (named[tuple(cast.sources)], cast) for name, cast in found.items()}, held
 
     def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool,
-                  values: dict[str, ast.expr] | None = None) -> None:
+                  values: dict[str, Known] | None = None) -> None:
         """Plan inside a body that becomes a function: its carry and loop variables are its
         own names there, and tracers; what it returns is its carry (not its loop variables,
-        which each pass is given). ``values``: a literal of each carry's type, where known."""
+        which each pass is given). ``values``: the type of each carry, where known."""
         context = self.context
         outer, outer_returned = context.carried, context.returned
         context.carried = frozenset(outer | carry | targets)
@@ -454,20 +456,9 @@ class LoopPlanner:
                         step=step, target=target, truncate_upper=truncate)
 
 
-def _literal_carries(carry: list[str], body: list[ast.stmt], values: dict[str, ast.expr]) -> dict[str, ast.expr]:
-    """The carries that hold a literal before the loop and are bound in the body only to
-    literals of its Python type (a flag, `which = 2`): each pass starts with one of that type."""
-    known: dict[str, ast.expr] = {}
-    for name in carry:
-        before = values.get(name)
-        if not isinstance(before, ast.Constant):
-            continue
-        bindings = [node for node in own_nodes(body) if isinstance(node, ast.stmt) and name in assigned_names([node])
-                    and not isinstance(node, ast.If | ast.For | ast.While)]
-        if all(isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-               and type(node.value.value) is type(before.value) for node in bindings):
-            known[name] = before
-    return known
+def _is_one_value(known: Known | None, one_value: Callable[[ast.expr], bool]) -> bool:
+    """Whether what is known of a name before the loop says it is one array or number."""
+    return isinstance(known, Signature) or (known is not None and one_value(known))
 
 
 def _start_of_unbound(name: str, body: list[ast.stmt], bound: set[str]) -> str | None:

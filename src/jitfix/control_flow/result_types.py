@@ -78,6 +78,11 @@ INDEX = "int"  # the dtype source of a lax loop's index: a strong int32 (`jnp.re
 FIXED_TYPES = frozenset({INDEX, "float", "bool"})
 
 
+# What a name is known to hold, for its type: the expression it was last given, or the
+# signature of its type (a lax loop's carry, in the body, holds the one type of every pass).
+Known = ast.expr | Signature
+
+
 @dataclass(frozen=True)
 class Helper:
     """A function of the module whose result's signature its body tells: statements, then
@@ -135,7 +140,7 @@ class Signatures:
     value's signature (`k = 0`: `k * 0.5` is a Python float; `r = jnp.ones_like(x)` follows
     `x`)."""
 
-    def __init__(self, callees: Callees, values: Mapping[str, ast.expr] | None = None):
+    def __init__(self, callees: Callees, values: Mapping[str, Known] | None = None):
         self.callees = callees
         self.values = values or {}
         self._resolving: set[str] = set()
@@ -184,6 +189,8 @@ class Signatures:
 
     def _name(self, name: str) -> Signature | None:
         value = self.values.get(name)
+        if isinstance(value, Signature):
+            return value
         if value is None or name in self._resolving:
             return Signature(frozenset({name}))
         self._resolving.add(name)
@@ -307,7 +314,7 @@ def _own(expr: ast.AST) -> Signature:
 
 
 def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], callees: Callees,
-                 values: Mapping[str, ast.expr] | None = None) -> list[int]:
+                 values: Mapping[str, Known] | None = None) -> list[int]:
     """Indices of the arms to cast to the common result type (empty: they already agree).
     Each arm is the expressions it may end with (one, or those of an inner ``if``), or their
     signatures where already known.
@@ -359,8 +366,10 @@ class CarryCast:
 
 
 def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | None, callees: Callees,
-                values: Mapping[str, ast.expr], starts: Mapping[str, ast.expr]) -> dict[str, CarryCast]:
-    """The carries whose type the loop body may change, each with how it is cast.
+                values: Mapping[str, Known],
+                starts: Mapping[str, ast.expr]) -> tuple[dict[str, CarryCast], dict[str, Signature]]:
+    """The carries whose type the loop body may change, each with how it is cast; and the type
+    each carry holds in the body, where that is a type by itself (a flag's `bool`).
 
     A lax loop's carry keeps one type; eager Python lets a pass change it (``acc = n`` with an
     int ``n``, then ``acc = acc * 0.5``). Such a carry starts cast to the type that holds every
@@ -368,34 +377,41 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
     a narrower value returns it cast; one whose values have that type when every carry has
     its own (``acc = acc * 0.5``, ``x_new = x - f(x)``) returns it already. A carry whose start is a Python scalar
     and that every pass binds to an array needs no cast: ``lax`` widens a weakly typed start
-    itself. When the source does not say what a value is made of, nothing is cast (as
-    before: the trace says so). ``values``: what names hold before the loop; ``starts``: a
-    carry's start where it is not the name's value before the loop.
+    itself. Either way each pass starts with the carry in that one type. When the source does
+    not say what a value is made of, nothing is cast (as before: the trace says so).
+    ``values``: what names hold before the loop; ``starts``: a carry's start where it is not the
+    name's value before the loop.
     """
     block = Block(body, callees, values, {index: Signature(frozenset({INDEX}))} if index is not None else {})
     environment = block.environment({name: block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
                                      for name in carry})
     casts: dict[str, CarryCast] = {}
+    held: dict[str, Signature] = {}
     for name in carry:
         start = block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
         every = environment.get(name)
         passes = block.closed(block.bindings.get(name, []), Signature(), environment)
-        if start is None or every is None or passes is None or start.key == every.key:
+        if start is None or every is None or passes is None:
+            continue
+        if every.follows <= FIXED_TYPES:
+            held[name] = every
+        if start.key == every.key:
             continue
         if not start.follows and passes.follows and passes.key == every.key:
             continue  # a Python scalar start: lax widens it to the type each pass returns
         if not block.evaluable_before(every):
+            held.pop(name, None)
             continue
         # A pass whose value, with every carry of its full type, has that type needs no cast.
         each_pass = any(found is None or found.key != every.key
                         for found in (block.closed([value], Signature(), environment)
                                       for value in block.bindings.get(name, [])))
         casts[name] = CarryCast(dtype_sources(every), each_pass)
-    return casts
+    return casts, held
 
 
 def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Callees,
-                   values: Mapping[str, ast.expr]) -> Signature | None:
+                   values: Mapping[str, Known]) -> Signature | None:
     """The signature of ``expr`` evaluated after ``statements``, in terms of values before
     them: each name they bind stands for every value it may hold there (or its value before,
     where it is read before a binding or no binding may have run). None: unknown, or made of
@@ -415,7 +431,7 @@ class Block:
     ``inside`` leaves a name the block binds as itself, to be replaced by what it may hold.
     """
 
-    def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, ast.expr],
+    def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, Known],
                  fixed: Mapping[str, Signature]):
         self.bindings = bound_values(statements)
         self.fixed = fixed  # names whose signature is known (a loop's index)
@@ -511,8 +527,15 @@ def _reads(source: str) -> set[str]:
     return {node.id for node in ast.walk(ast.parse(source, mode="eval")) if isinstance(node, ast.Name)}
 
 
-def _reads_any(value: ast.expr, names: set[str]) -> bool:
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(value))
+def _reads_any(value: Known, names: set[str]) -> bool:
+    return bool(known_reads(value) & names)
+
+
+def known_reads(value: Known) -> set[str]:
+    """The names what is known of a name depends on."""
+    if isinstance(value, Signature):
+        return {name for source in value.follows if source not in FIXED_TYPES for name in _reads(source)}
+    return {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
 
 
 def dtype_sources(found: Signature) -> list[str]:

@@ -27,6 +27,7 @@ from jitfix.control_flow.loops import (
 )
 from jitfix.control_flow.plans import LoopKind, Output, ScanPlan
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
+from jitfix.control_flow.result_types import Known
 from jitfix.cst_text import code, cst, lay_out, pair_statements
 from jitfix.naming import unique_name
 
@@ -63,7 +64,7 @@ class ScanPlanner:
     def _report(self, node: ast.For, reason: str, where: ast.AST | None = None) -> None:
         self.context.report(node, reason, where, scan=True)
 
-    def plan(self, node: ast.For, bound: set[str], loops: int, values: dict[str, ast.expr]) -> None:
+    def plan(self, node: ast.For, bound: set[str], loops: int, values: dict[str, Known]) -> None:
         context = self.context
         shape = _scan_shape(node)
         assert shape is not None
@@ -111,7 +112,7 @@ class ScanPlanner:
         self.loops.walk_body(node.body, set(carry), set(names), loops, mark=False)
         return None
 
-    def _outputs(self, node: ast.For, values: dict[str, ast.expr]) -> list[Output] | str:
+    def _outputs(self, node: ast.For, values: dict[str, Known]) -> list[Output] | str:
         """The lists appended to directly in the body, or why the loop cannot be a scan."""
         outputs: list[Output] = []
         for statement in node.body:
