@@ -105,11 +105,10 @@ class FunctionRewriter:
             synthetic for node in enabled
             if isinstance(plan := plans.get(node), LoopPlan) for synthetic in plan.synthetic_ifs
         }
-        # The returns the enabled ifs cast.
-        self.return_casts = {
-            returned: casts for node in self.enabled
-            if isinstance(plan := plans.get(node), IfPlan) for returned, casts in plan.return_casts.items()
-        }
+        # The returns the enabled ifs cast, and the names the calls among them are bound to.
+        if_plans = [plan for node in self.enabled if isinstance(plan := plans.get(node), IfPlan)]
+        self.return_casts = {returned: casts for plan in if_plans for returned, casts in plan.return_casts.items()}
+        self.return_results = {returned: result for plan in if_plans for returned, result in plan.return_results.items()}
 
     def __call__(self, node: cst.CSTNode, edit: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef)
@@ -152,7 +151,8 @@ class FunctionRewriter:
                     break
             elif isinstance(first, ast.Return) and id(first) in self.return_casts \
                     and isinstance(statement, cst.SimpleStatementLine):
-                result.append(cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy")))
+                result.extend(cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy"),
+                                          self.return_results.get(id(first))))
             elif first is not None and self._contains_enabled(first):
                 result.append(self._compound(statement, first, depth))
             else:

@@ -41,15 +41,18 @@ from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import (
     FIXED_TYPES,
+    Callees,
     Known,
     Signature,
     Signatures,
     arms_to_cast,
     bound_values,
     dtype_sources,
+    helper_item,
     known_reads,
     paired_values,
     resolved_after,
+    returned_width,
 )
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
@@ -231,7 +234,7 @@ class IfPlanner:
         if any(isinstance(node, ast.Return) and id(node) not in followed
                for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
             return  # (a return in a `with` or `try`: its value is not followed)
-        shape = _returned_shape(returns)
+        shape = _returned_shape(returns, self.context.callees)
         if shape is None:
             return
         returned, width = shape
@@ -253,6 +256,11 @@ class IfPlanner:
                 casts = self.context.return_casts.setdefault(id(node), {})
                 casts[position] = plan.dtypes[f"return {position}"][0]
                 plan.return_casts[id(node)] = casts
+                if position is not None and not isinstance(node.value, ast.Tuple):
+                    # (one name for all: each binding is read only by the return after it)
+                    result = next(iter(plan.return_results.values()), None) or (
+                        unique_name("result", self.context.taken), width)
+                    plan.return_results[id(node)] = result
 
     def _uncast_return_types(self, plan: IfPlan, values: dict[str, Known]) -> str | None:
         """What the branches certainly return in different types with no cast planned (a
@@ -260,7 +268,7 @@ class IfPlanner:
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
         returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
-        shape = _returned_shape(returns)
+        shape = _returned_shape(returns, self.context.callees)
         if shape is None:
             return None
         returned, width = shape
@@ -301,9 +309,18 @@ class IfPlanner:
         arrays = self.context.arrays
         if arrays.one_value(value):
             return True
+        item = helper_item(self.context.callees, value)
+        if item is not None:  # `_after_if(c)[2]`: the helper's item, its parameters the call's arguments
+            helper, call, element = item
+            arguments = dict(zip(helper.parameters, call.args))
+            if isinstance(element, ast.Name) and element.id in arguments:
+                return self._one_value_after(arguments[element.id], earlier)
+            return not loaded_names([element]) & set(helper.parameters) and self._one_value_after(
+                element, list(helper.statements))
         if not isinstance(value, ast.Name):
             return False
-        return any(arrays.one_value(bound) for bound in bound_values(earlier).get(value.id, []) if bound is not None)
+        return any(isinstance(bound, Signature) or arrays.one_value(bound)
+                   for bound in bound_values(earlier).get(value.id, []) if bound is not None)
 
     def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
                    values: dict[str, Known]) -> list[int]:
@@ -411,25 +428,28 @@ class IfPlanner:
         return True
 
 
-def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]]) -> tuple[list[ast.expr], int] | None:
-    """The values of the returns, and the length of the tuple displays they all are (-1: none
-    is a tuple display); None when one returns nothing, they mix tuple displays with other
-    values or lengths, or an item is starred."""
+def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]],
+                    callees: Callees) -> tuple[list[ast.expr], int] | None:
+    """The values of the returns, and the length of the tuples they all are (-1: none is a
+    tuple display, or the call of a helper that returns one); None when one returns nothing,
+    they mix tuples with other values or lengths, or an item is starred."""
     returned = [node.value for node, _ in returns if node.value is not None]
     if len(returned) < max(len(returns), 2):
         return None
-    widths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
+    widths = {returned_width(callees, value) for value in returned}
     if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
         return None
     return returned, widths.pop()
 
 
 def _item(value: ast.expr, position: int | None) -> ast.expr:
-    """A returned value (None), or the item at ``position`` of the tuple display it is."""
+    """A returned value (None), or its item at ``position``: of the tuple display it is, or
+    of what the helper it calls returns (``_after_if(c)[2]``)."""
     if position is None:
         return value
-    assert isinstance(value, ast.Tuple)
-    return value.elts[position]
+    if isinstance(value, ast.Tuple):
+        return value.elts[position]
+    return ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(position), ctx=ast.Load()), value)
 
 
 def _returns_after(statements: list[ast.stmt], before: list[ast.stmt]) -> list[tuple[ast.Return, list[ast.stmt]]]:
@@ -572,9 +592,11 @@ def _is_identity(plan: IfPlan, branch: Branch) -> bool:
     return plan.form is IfForm.ASSIGN and plan.operands == plan.outputs
 
 
-def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str], jnp: str) -> cst.SimpleStatementLine:
+def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str], jnp: str,
+                result: tuple[str, int] | None = None) -> list[cst.SimpleStatementLine]:
     """A `return` whose value (key None), or items of the tuple it returns, are cast to the
-    dtypes ``casts`` names (see IfPlan.return_casts)."""
+    dtypes ``casts`` names (see IfPlan.return_casts). A call's items are cast from ``result``:
+    the name its value is bound to first, and how many items it has."""
     returned = statement.body[-1]
     if not isinstance(returned, cst.Return) or returned.value is None:
         raise EditError("expected a return statement to cast")
@@ -588,6 +610,15 @@ def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str]
         value = returned.value.with_changes(elements=[
             element.with_changes(value=asarray(element.value, casts[index])) if index in casts else element
             for index, element in enumerate(returned.value.elements)])
+    elif result is not None:
+        name, width = result
+        items = [code(asarray(cst.parse_expression(f"{name}[{index}]"), casts[index])) if index in casts
+                 else f"{name}[{index}]" for index in range(width)]
+        binding = cst.parse_statement(f"{name} = {code(returned.value)}\n")
+        assert isinstance(binding, cst.SimpleStatementLine)
+        value = cst.parse_expression(", ".join(items))
+        return [statement.with_changes(body=[*statement.body[:-1], binding.body[0]]),
+                cst.SimpleStatementLine(body=[returned.with_changes(value=value)])]
     else:
         raise EditError("expected a tuple to cast")
-    return statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=value)])
+    return [statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=value)])]

@@ -50,6 +50,10 @@ class IfPlan:
     # return: each `return` of the branches (in them or their inner ifs) that is cast, with
     # the dtype variable of each item cast (None: the whole value), keyed by the return's id.
     return_casts: dict[int, dict[int | None, str]] = field(default_factory=dict)
+    # A cast return of a helper's call (a continuation's tuple): the name its result is bound
+    # to first, to cast its items (`result = _after_if(c)`, `return result[0], ...`), and
+    # how many items it has.
+    return_results: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def absorbs_rest(self) -> bool:

@@ -165,8 +165,8 @@ class Signatures:
             return self._joined([expr.left, expr.right], inexact=isinstance(expr.op, ast.Div))
         if isinstance(expr, ast.Compare):
             return BOOLEAN
-        if isinstance(expr, ast.IfExp):
-            arms = {self.of(expr.body), self.of(expr.orelse)}
+        if isinstance(expr, ast.IfExp | ast.BoolOp):  # the value of one of its operands
+            arms = {self.of(part) for part in ([expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values)}
             return arms.pop() if len(arms) == 1 else None
         if isinstance(expr, ast.NamedExpr):
             return self.of(expr.value)
@@ -179,6 +179,11 @@ class Signatures:
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Attribute) and expr.value.attr in INT_ATTRIBUTES:
                 return WEAK_INT
+            item = helper_item(self.callees, expr)
+            if item is not None:  # `_after_if(c)[2]`: the helper's third returned item
+                helper, call, element = item
+                assert isinstance(call.func, ast.Name)
+                return self._inlined(call.func.id, helper, call, element)
             # `x[i]`, `x[1:]`: an element or slice of an array has its dtype; a constant key
             # may pick one of several values (`state["count"]`, `pair[0]`): it stands for itself.
             constant = all(isinstance(node, ast.Constant | ast.Tuple | ast.Load) for node in ast.walk(expr.slice))
@@ -220,7 +225,7 @@ class Signatures:
         elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
             name, operands = func.attr, [func.value, *call.args]
         elif isinstance(func, ast.Name) and (helper := self.callees.helper(func.id)) is not None:
-            return self._inlined(func.id, helper, call)
+            return self._inlined(func.id, helper, call, helper.returned)
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
@@ -248,15 +253,16 @@ class Signatures:
         return None
 
 
-    def _inlined(self, name: str, helper: Helper, call: ast.Call) -> Signature | None:
-        """What a helper's result is made of, in terms of the call's arguments (`shifted(a)`,
-        `def shifted(w): return w * 2.0 + b`: `a` and `b`, with a Python float)."""
+    def _inlined(self, name: str, helper: Helper, call: ast.Call, returned: ast.expr) -> Signature | None:
+        """What a helper's result (``returned``: it, or an item of the tuple it is) is made of,
+        in terms of the call's arguments (`shifted(a)`, `def shifted(w): return w * 2.0 + b`:
+        `a` and `b`, with a Python float)."""
         arguments = _bound_arguments(helper, call)
         if arguments is None or name in self.callees.inlining:
             return None
         self.callees.inlining.add(name)
         try:
-            found = resolved_after(helper.returned, helper.statements, self.callees, {})
+            found = resolved_after(returned, helper.statements, self.callees, {})
         finally:
             self.callees.inlining.discard(name)
         if found is None:
@@ -307,6 +313,33 @@ def _bound_arguments(helper: Helper, call: ast.Call) -> dict[str, ast.expr] | No
             return None
         bound[keyword.arg] = keyword.value
     return bound if len(bound) == len(helper.parameters) else None
+
+
+def helper_item(callees: Callees, expr: ast.expr) -> tuple[Helper, ast.Call, ast.expr] | None:
+    """``expr`` as an item of the tuple display a helper returns (``_after_if(c)[2]``): the
+    helper, the call, and the item; None for anything else."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
+            and type(expr.slice.value) is int and isinstance(expr.value, ast.Call)):
+        return None
+    call, index = expr.value, expr.slice.value
+    width = returned_width(callees, call)
+    if not 0 <= index < width:
+        return None
+    assert isinstance(call.func, ast.Name)
+    helper = callees.helper(call.func.id)
+    assert helper is not None and isinstance(helper.returned, ast.Tuple)
+    return helper, call, helper.returned.elts[index]
+
+
+def returned_width(callees: Callees, value: ast.expr) -> int:
+    """How many items a returned value has: of a tuple display, or of the call of a helper
+    that returns one (a continuation, ``return _after_if(c)``); -1 for any other value."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        helper = callees.helper(value.func.id)
+        value = helper.returned if helper is not None else value
+    if not isinstance(value, ast.Tuple) or any(isinstance(item, ast.Starred) for item in value.elts):
+        return -1
+    return len(value.elts)
 
 
 def _own(expr: ast.AST) -> Signature:
@@ -458,13 +491,13 @@ class Block:
                     environment[name], changed = found, True
         return environment
 
-    def closed(self, values: Sequence[ast.expr | None], start: Signature,
+    def closed(self, values: Sequence[Known | None], start: Signature,
                environment: dict[str, Signature | None]) -> Signature | None:
         """The join of the start and the values, each name the block binds replaced by what
         the environment says it holds."""
         found = start
         for value in values:
-            one = self.inside.of(value) if value is not None else None
+            one = value if isinstance(value, Signature) else self.inside.of(value) if value is not None else None
             if one is None:
                 return None
             for name in one.follows:
@@ -482,10 +515,11 @@ class Block:
         return not any(not source.isidentifier() and _reads(source) & bound for source in found.follows)
 
 
-def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
-    """Each name the body binds, with the value of each binding; a name bound otherwise (a
-    loop variable, an unpacking, a def) maps to None in its list, which makes it unknown."""
-    bindings: dict[str, list[ast.expr | None]] = {}
+def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[Known | None]]:
+    """Each name the body binds, with the value of each binding (the variable of a loop over
+    a ``range``: an int, the type of a lax loop's index); a name bound otherwise (another loop
+    variable, an unpacking, a def) maps to None in its list, which makes it unknown."""
+    bindings: dict[str, list[Known | None]] = {}
     stores: dict[str, int] = {}
     for node in own_nodes(body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -500,6 +534,11 @@ def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[ast.expr | None]]:
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name) \
                 and node.value is not None:
             bindings.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
+                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range":
+            # (a Python int where the loop unrolls: the same type but for its weakness, which
+            # `lax.cond` and lax loops do not compare)
+            bindings.setdefault(node.target.id, []).append(Signature(frozenset({INDEX})))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bindings.setdefault(node.name, []).append(None)
         elif isinstance(node, ast.Import | ast.ImportFrom):
