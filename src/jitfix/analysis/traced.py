@@ -220,6 +220,15 @@ class TracedFunction:
     # parameter, the calls that pass it and their argument (None: the loop's index).
     param_operands: dict[str, list[tuple[ast.Call, ast.AST | None]]] = field(default_factory=dict)
     reached_otherwise: bool = False
+    # The calls the propagation followed into it, by id, each with the parameters it gives
+    # one value (an array, or a Python number or bool); and whether it is also entered where
+    # the arguments are not seen (a jit, a transform, a run, a lax primitive). A local def
+    # entered only by calls its function holds, every one seen, takes one value in a
+    # parameter each call gives one: its truth is then jnp's (`while not ok`).
+    call_singles: dict[int, frozenset[str]] = field(default_factory=dict)
+    single_changes: dict[int, int] = field(default_factory=dict)  # how often each call's changed
+    unseen_callers: bool = False
+    definer: ast.AST | None = None  # the function it is defined in, where that holds its calls
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
     # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
@@ -254,14 +263,29 @@ class TracedFunction:
             if name in self.traced_params:
                 shape = None if self.reached_otherwise else self._operand_shape(name) or self.param_shapes.get(name)
                 why = f"`{name}` is a traced argument of `{self.qualname}` ({self.how})"
-                verdicts[name] = Verdict(TRACED_KIND, why, klass=klass) if shape is None else \
-                    Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass, array=shape.array)
+                if shape is not None:
+                    verdicts[name] = Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass,
+                                             array=shape.array)
+                else:
+                    verdicts[name] = Verdict(TRACED_KIND, why, klass=klass, single=self._single_by_calls(name))
             elif name in self.static_params:
                 verdicts[name] = Verdict(STATIC_KIND, f"`{name}` is a static argument of `{self.qualname}`")
             else:
                 why = self.unknown_why.get(name, "no call is seen to pass it a tracer")
                 verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}`: {why}", klass=klass)
         return verdicts
+
+    def _single_by_calls(self, name: str) -> bool:
+        """Whether every call of this local def (its name read nowhere else in the function
+        around it) passes the parameter one value, each call seen (``call_singles``)."""
+        if self.unseen_callers or self.is_lax_body or self.definer is None or not self.call_singles \
+                or not all(name in singles for singles in self.call_singles.values()):
+            return False
+        own = self.node.name if isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+        calls = {id(node.func) for node in ast.walk(self.definer) if isinstance(node, ast.Call)}
+        reads = [node for node in ast.walk(self.definer)
+                 if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, ast.Load)]
+        return all(id(read) in calls for read in reads) and len(reads) == len(self.call_singles)
 
     def _operand_shape(self, name: str) -> Verdict | None:
         """What the lax calls of the enclosing function pass the parameter, from the values
@@ -353,6 +377,15 @@ class _Bound:
     def free_positional(self) -> list[str]:
         names = positional_names(self.function)
         return [name for name in names[self.positional:] if name not in self.keywords]
+
+
+# How often what one call passes may change freely while calls are followed (see _follow).
+MAX_FREE_CHANGES = 4
+
+
+def _one_value(verdict: Verdict) -> bool:
+    """One array, or a Python number or bool: never a tuple or dict."""
+    return verdict.array or verdict.scalar or verdict.single
 
 
 def _form(verdict: Verdict) -> object:
@@ -890,6 +923,7 @@ class TracedFinder:
             entry = TracedFunction(function, self.scopes.qualnames[function], how, from_elsewhere=from_elsewhere)
             self.traced[function] = entry
         entry.from_elsewhere = entry.from_elsewhere and from_elsewhere
+        entry.unseen_callers = True
         # A parameter some way in traces is traced -- `jax.jit(f)` fails where
         # `jax.jit(f, static_argnums=1)` would not -- unless a run showed it is to be static.
         entry.static_params = entry.static_params | static
@@ -1169,6 +1203,7 @@ class TracedFinder:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
         for call in calls:
+            site = id(call)  # (the call as written: the one followed may be made anew below)
             if self.imports.resolve(call.func) in TREE_MAPS:
                 mapped = self._mapped_call(scope, call, values, staged)
                 if isinstance(mapped, _TracedLambda):  # followed in the next pass, with the function it is in
@@ -1209,6 +1244,19 @@ class TracedFinder:
                     changed.add(callee)
             if new != entry.traced_params:
                 entry.traced_params = new
+                entry.forget_analysis()
+                changed.add(callee)
+            definer = self.scopes.parent.get(callee)
+            entry.definer = definer if isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            singles = self._single_arguments(callee, resolved.positional, call, values)
+            if entry.call_singles.get(site) != singles:
+                # What a call passes is known better as its caller's parameters are: after a
+                # few changes, only ever narrowed, so that the worklist ends.
+                entry.single_changes[site] = entry.single_changes.get(site, 0) + 1
+                if entry.single_changes[site] > MAX_FREE_CHANGES and site in entry.call_singles:
+                    singles &= entry.call_singles[site]
+            if entry.call_singles.get(site) != singles:
+                entry.call_singles[site] = singles
                 entry.forget_analysis()
                 changed.add(callee)
         return changed
@@ -1330,6 +1378,17 @@ class TracedFinder:
                 elif callee.args.kwarg:
                     traced.add(callee.args.kwarg.arg)
         return frozenset(traced)
+
+    @staticmethod
+    def _single_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
+        """The parameters ``call`` passes one value: an array, or a Python number or bool."""
+        positional = positional_names(callee)[bound:]
+        given = dict(zip(positional, call.args))
+        if any(isinstance(argument, ast.Starred) for argument in call.args[:len(positional)]):
+            return frozenset()
+        given.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
+        return frozenset(name for name, argument in given.items()
+                         if isinstance(argument, ast.expr) and _one_value(values.verdict(argument)))
 
     def run(self, observed: Iterable[Observation] = ()) -> dict[FunctionNode, TracedFunction]:
         observed = list(observed)
