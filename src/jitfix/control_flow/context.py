@@ -14,6 +14,7 @@ from jitfix.analysis.blocks import (
     definitely_assigned,
     loaded_names,
     private_dicts,
+    statement_holding,
     target_names,
     upward_exposed,
     writes_outside,
@@ -187,8 +188,13 @@ class PlanContext:
     def callees(self) -> Callees:
         """What the function's calls run, for the types of their results."""
         if self._callees is None:
-            self._callees = Callees(self.imports.resolve, self._helper)
+            self._callees = Callees(self.imports.resolve, self._helper, self._traced_test)
         return self._callees
+
+    def _traced_test(self, test: ast.expr) -> bool:
+        """Whether ``test``, an expression of the function's own body, is a tracer there."""
+        statement = statement_holding(self.function, test)
+        return statement is not None and self.values_at(statement).is_traced(test)
 
     def _helper(self, name: str) -> Helper | None:
         """The helper a call of ``name`` in the function runs: a def or lambda the function

@@ -309,6 +309,12 @@ class IfPlanner:
         arrays = self.context.arrays
         if arrays.one_value(value):
             return True
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, int | float | complex)  # (a bool is an int)
+        if isinstance(value, ast.IfExp):
+            # On a tracer, a `lax.cond` whose arms have one structure: one arm tells.
+            arms = [self._one_value_after(arm, earlier) for arm in (value.body, value.orelse)]
+            return all(arms) or any(arms) and self.context.callees.traced_test(value.test)
         item = helper_item(self.context.callees, value)
         if item is not None:  # `_after_if(c)[2]`: the helper's item, its parameters the call's arguments
             helper, call, element = item

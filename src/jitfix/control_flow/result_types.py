@@ -119,11 +119,15 @@ def helper_of(node: ast.AST, shadowed: frozenset[str]) -> Helper | None:
 
 class Callees:
     """What a call in one function runs: a library function, by its qualified name from the
-    module's imports; or a helper of the module (``helper``, by the name called)."""
+    module's imports; or a helper of the module (``helper``, by the name called). And which
+    tests there are tracers (``traced_test``): a conditional expression on one becomes a
+    ``lax.cond`` whose value has the type of both its arms."""
 
     def __init__(self, resolve: Callable[[ast.AST], str | None],
-                 find_helper: Callable[[str], Helper | None] = lambda name: None):
+                 find_helper: Callable[[str], Helper | None] = lambda name: None,
+                 traced_test: Callable[[ast.expr], bool] = lambda test: False):
         self.resolve = resolve
+        self.traced_test = traced_test
         self._find_helper = find_helper
         self._helpers: dict[str, Helper | None] = {}
         self.inlining: set[str] = set()  # helpers whose result is being read (a recursive one is unknown)
@@ -167,7 +171,12 @@ class Signatures:
             return BOOLEAN
         if isinstance(expr, ast.IfExp | ast.BoolOp):  # the value of one of its operands
             arms = {self.of(part) for part in ([expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values)}
-            return arms.pop() if len(arms) == 1 else None
+            if len(arms) == 1:
+                return arms.pop()
+            known = [arm for arm in arms if arm is not None]
+            if isinstance(expr, ast.IfExp) and len(known) == 2 and self.callees.traced_test(expr.test):
+                return known[0].join(known[1])  # rewritten as a `lax.cond` cast to what holds both (JF102)
+            return None
         if isinstance(expr, ast.NamedExpr):
             return self.of(expr.value)
         if isinstance(expr, ast.Attribute):
