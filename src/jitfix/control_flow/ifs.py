@@ -290,10 +290,26 @@ class IfPlanner:
         returns, or else the value's signature in terms of values before the if."""
         if value is None:
             return None
-        if self._evaluable_before(value, statements[:-1]):
-            return [value]
-        found = self._final_values(statements[:-1], value.id, values) if isinstance(value, ast.Name) else None
-        return found if found is not None else self._resolved(value, statements[:-1], values)
+        if isinstance(value, ast.Name) and not self._evaluable_before(value, statements[:-1]):
+            found = self._final_values(statements[:-1], value.id, values)
+            if found is not None:
+                return found
+        return self._described(value, statements[:-1], values)
+
+    def _described(self, value: ast.expr, earlier: list[ast.stmt],
+                   values: dict[str, Known]) -> list[ast.expr | Signature] | None:
+        """What ``value`` may be after ``earlier``, for its type: itself where it can be
+        evaluated before the if, else its signature. A conditional expression on a static
+        test is one of its arms, each described so."""
+        if isinstance(value, ast.IfExp) and not self.context.callees.traced_test(value.test):
+            found: list[ast.expr | Signature] = []
+            for arm in (value.body, value.orelse):
+                described = self._described(arm, earlier, values)
+                if described is None:
+                    return None
+                found += [one for one in described if one not in found]
+            return found
+        return [value] if self._evaluable_before(value, earlier) else self._resolved(value, earlier, values)
 
     def _resolved(self, value: ast.expr, earlier: list[ast.stmt],
                   values: dict[str, Known]) -> list[ast.expr | Signature] | None:
@@ -413,7 +429,7 @@ class IfPlanner:
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
             if value is None:  # a loop, a `with`, an unpacking: what every binding in it may leave
                 return self._resolved(ast.Name(id=name, ctx=ast.Load()), statements[:index + 1], values)
-            return [value] if self._evaluable_before(value, earlier) else self._resolved(value, earlier, values)
+            return self._described(value, earlier, values)
         return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
 
     def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
