@@ -768,6 +768,19 @@ def shape_growth(name: str, body: list[ast.stmt], imports: ImportTable,
     return None
 
 
+def rows_iterated(node: ast.For) -> ast.Name | None:
+    """The array a loop takes the rows of, named and not rebound in the body: ``x`` of
+    ``for v in x`` or ``for i, v in enumerate(x)``; else None."""
+    iterable, target = node.iter, node.target
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+            and len(iterable.args) == 1 and not iterable.keywords and isinstance(target, ast.Tuple) \
+            and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
+        iterable = iterable.args[0]
+    if not isinstance(iterable, ast.Name) or iterable.id in assigned_names(node.body):
+        return None
+    return iterable
+
+
 def is_range_call(iterable: ast.AST, imports) -> bool:
     """``range(...)`` with one to three positional arguments, the builtin (not a name the
     module imports as ``range``)."""

@@ -14,6 +14,7 @@ from jitfix.analysis.blocks import (
     definitely_assigned,
     loaded_names,
     private_dicts,
+    rows_iterated,
     statement_holding,
     target_names,
     upward_exposed,
@@ -188,8 +189,15 @@ class PlanContext:
     def callees(self) -> Callees:
         """What the function's calls run, for the types of their results."""
         if self._callees is None:
-            self._callees = Callees(self.imports.resolve, self._helper, self._traced_test)
+            self._callees = Callees(self.imports.resolve, self._helper, self._traced_test, self._iterates_rows)
         return self._callees
+
+    def _iterates_rows(self, loop: ast.For) -> bool:
+        """Whether ``loop``, a statement of the function's own body, takes the rows of what
+        is certainly an array there."""
+        array = rows_iterated(loop)
+        return array is not None and statement_holding(self.function, loop.iter) is loop \
+            and self.arrays.proven(array, self.values_at(loop))
 
     def _traced_test(self, test: ast.expr) -> bool:
         """Whether ``test``, an expression of the function's own body, is a tracer there."""

@@ -28,6 +28,7 @@ from jitfix.analysis.blocks import (
     contains_return,
     definitely_assigned,
     framework_obstacles,
+    is_range_call,
     loaded_names,
     obstacles,
     own_nodes,
@@ -342,7 +343,8 @@ class IfPlanner:
         if not isinstance(value, ast.Name):
             return False
         return any(isinstance(bound, Signature) or arrays.one_value(bound)
-                   for bound in bound_values(earlier).get(value.id, []) if bound is not None)
+                   for bound in bound_values(earlier, self.context.callees.iterates_rows).get(value.id, [])
+                   if bound is not None)
 
     def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
                    values: dict[str, Known]) -> list[int]:
@@ -428,9 +430,24 @@ class IfPlanner:
                 # text is `k += m`, not an expression): it is written out from the tree.
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
             if value is None:  # a loop, a `with`, an unpacking: what every binding in it may leave
-                return self._resolved(ast.Name(id=name, ctx=ast.Load()), statements[:index + 1], values)
+                resolved = self._resolved(ast.Name(id=name, ctx=ast.Load()), statements[:index + 1], values)
+                if resolved is None or not isinstance(statement, ast.For | ast.While) or self._lax_loop(statement):
+                    return resolved
+                # A loop Python runs may run no pass (one it unrolls by a shape that is empty):
+                # then the name holds what it held before. (A lax loop casts its carry to the
+                # type of every pass before the first.)
+                before = self._final_values(earlier, name, values)
+                return None if before is None else [*before, *(one for one in resolved if one not in before)]
             return self._described(value, earlier, values)
         return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
+
+    def _lax_loop(self, loop: ast.For | ast.While) -> bool:
+        """Whether the loop runs a traced number of passes (it becomes a lax loop): a `while`
+        on a tracer, a `range` of one (Python unrolls a loop over an array's rows)."""
+        values = self.context.values_at(loop)
+        if isinstance(loop, ast.While):
+            return values.is_traced(loop.test)
+        return is_range_call(loop.iter, self.context.imports) and values.is_traced(loop.iter)
 
     def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
         if loaded_names([value]) & assigned_names(earlier):

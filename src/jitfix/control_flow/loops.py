@@ -32,6 +32,7 @@ from jitfix.analysis.blocks import (
     loaded_names,
     obstacles,
     own_nodes,
+    rows_iterated,
     shape_growth,
     target_names,
     upward_exposed,
@@ -141,19 +142,6 @@ def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.F
 def _localized(statements: list[ast.stmt], node: ast.For | ast.While) -> set[str]:
     """The names that become locals of a loop's body function."""
     return assigned_names(statements) | (set(target_names(node.target)) if isinstance(node, ast.For) else set())
-
-
-def rows_iterated(node: ast.For) -> ast.Name | None:
-    """The array a loop takes the rows of, named and not rebound in the body: ``x`` of
-    ``for v in x`` or ``for i, v in enumerate(x)``; else None."""
-    iterable, target = node.iter, node.target
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
-            and len(iterable.args) == 1 and not iterable.keywords and isinstance(target, ast.Tuple) \
-            and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
-        iterable = iterable.args[0]
-    if not isinstance(iterable, ast.Name) or iterable.id in assigned_names(node.body):
-        return None
-    return iterable
 
 
 class LoopPlanner:

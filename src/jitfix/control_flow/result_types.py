@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import own_nodes, upward_exposed
+from jitfix.analysis.blocks import own_nodes, rows_iterated, upward_exposed
 
 # jax.numpy functions (and array methods) whose result is inexact for any input.
 INEXACT_FUNCTIONS = frozenset(
@@ -121,13 +121,16 @@ class Callees:
     """What a call in one function runs: a library function, by its qualified name from the
     module's imports; or a helper of the module (``helper``, by the name called). And which
     tests there are tracers (``traced_test``): a conditional expression on one becomes a
-    ``lax.cond`` whose value has the type of both its arms."""
+    ``lax.cond`` whose value has the type of both its arms; and which loops take the rows of
+    an array (``iterates_rows``)."""
 
     def __init__(self, resolve: Callable[[ast.AST], str | None],
                  find_helper: Callable[[str], Helper | None] = lambda name: None,
-                 traced_test: Callable[[ast.expr], bool] = lambda test: False):
+                 traced_test: Callable[[ast.expr], bool] = lambda test: False,
+                 iterates_rows: Callable[[ast.For], bool] = lambda loop: False):
         self.resolve = resolve
         self.traced_test = traced_test
+        self.iterates_rows = iterates_rows  # a loop over an array's rows: each has its dtype
         self._find_helper = find_helper
         self._helpers: dict[str, Helper | None] = {}
         self.inlining: set[str] = set()  # helpers whose result is being read (a recursive one is unknown)
@@ -475,7 +478,7 @@ class Block:
 
     def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, Known],
                  fixed: Mapping[str, Signature]):
-        self.bindings = bound_values(statements)
+        self.bindings = bound_values(statements, callees.iterates_rows)
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
@@ -524,9 +527,11 @@ class Block:
         return not any(not source.isidentifier() and _reads(source) & bound for source in found.follows)
 
 
-def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[Known | None]]:
+def bound_values(body: Sequence[ast.stmt],
+                 iterates_rows: Callable[[ast.For], bool] = lambda loop: False) -> dict[str, list[Known | None]]:
     """Each name the body binds, with the value of each binding (the variable of a loop over
-    a ``range``: an int, the type of a lax loop's index); a name bound otherwise (another loop
+    a ``range``: an int, the type of a lax loop's index; of a loop over an array's rows, which
+    ``iterates_rows`` tells: a row, of the array's dtype); a name bound otherwise (another loop
     variable, an unpacking, a def) maps to None in its list, which makes it unknown."""
     bindings: dict[str, list[Known | None]] = {}
     stores: dict[str, int] = {}
@@ -548,6 +553,9 @@ def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[Known | None]]:
             # (a Python int where the loop unrolls: the same type but for its weakness, which
             # `lax.cond` and lax loops do not compare)
             bindings.setdefault(node.target.id, []).append(Signature(frozenset({INDEX})))
+        elif isinstance(node, ast.For) and iterates_rows(node):
+            for name, held in _row_values(node):
+                bindings.setdefault(name, []).append(held)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bindings.setdefault(node.name, []).append(None)
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -557,6 +565,20 @@ def bound_values(body: Sequence[ast.stmt]) -> dict[str, list[Known | None]]:
         if len(bindings.get(name, [])) != count:
             bindings.setdefault(name, []).append(None)
     return bindings
+
+
+def _row_values(loop: ast.For) -> list[tuple[str, Known]]:
+    """The names a loop over an array's rows binds (``v``; ``i, v`` of ``enumerate``), each
+    with what it holds: a row, an element of the array for its type; or the count, an int."""
+    array = rows_iterated(loop)
+    assert array is not None
+    row = ast.Subscript(value=array, slice=ast.Name(id="_", ctx=ast.Load()), ctx=ast.Load())
+    if isinstance(loop.target, ast.Name):
+        return [(loop.target.id, row)]
+    assert isinstance(loop.target, ast.Tuple)
+    count, item = loop.target.elts
+    return [(name, value) for target, value in ((count, Signature(frozenset({INDEX}))), (item, row))
+            if isinstance(target, ast.Name) for name in [target.id]]
 
 
 def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
