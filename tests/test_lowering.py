@@ -17,6 +17,10 @@ MANY_RETURNING_IFS = Path(__file__).parent / "data" / "many_returning_ifs.py"
 # A fuzzed program whose dict write in a branch is restructured first; checking that, the
 # returning `if`s in a branch block with a loop after them are restructured too.
 RETURN_IN_A_BRANCH_BLOCK = Path(__file__).parent / "data" / "return_in_a_branch_block_after_a_dict_write.py"
+# A fuzzed program whose returning `if flag:` sits in a static `if`'s block with more code
+# after it, and a dict write in the same chain: made a function first, the code after would
+# take the dict as an argument, no longer the function's own; the writes made new dicts first.
+DICT_WRITE_BESIDE_A_CONTINUATION = Path(__file__).parent / "data" / "continuation_beside_a_dict_write_after_it.py"
 
 
 def test_restructurings_checked_per_analysis_are_bounded(monkeypatch):
@@ -42,4 +46,13 @@ def test_a_restructuring_that_needs_others_after_it_is_offered():
 
     tally = fuzz.Tally()
     fuzz.check_program(RETURN_IN_A_BRANCH_BLOCK.read_text(), tally)
+    assert tally.counts["fixed"] == 1, tally.failures or tally.declines  # eager = jitted rewrite, idempotent
+
+
+def test_dict_writes_made_new_first_when_a_continuation_alone_does_not_take_the_function():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    import fuzz
+
+    tally = fuzz.Tally()
+    fuzz.check_program(DICT_WRITE_BESIDE_A_CONTINUATION.read_text(), tally)
     assert tally.counts["fixed"] == 1, tally.failures or tally.declines  # eager = jitted rewrite, idempotent

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, cast
 
-from jitfix.analysis.blocks import method_changes, non_leaf_children, statement_holding, walk_body, walk_tree
+from jitfix.analysis.blocks import (
+    method_changes,
+    nodes_seeing,
+    non_leaf_children,
+    statement_holding,
+    walk_body,
+    walk_tree,
+)
 from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -228,7 +235,7 @@ class TracedFunction:
     call_singles: dict[int, frozenset[str]] = field(default_factory=dict)
     single_changes: dict[int, int] = field(default_factory=dict)  # how often each call's changed
     unseen_callers: bool = False
-    definer: ast.AST | None = None  # the function it is defined in, where that holds its calls
+    definer: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function it is defined in
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
     # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
@@ -281,10 +288,10 @@ class TracedFunction:
         if self.unseen_callers or self.is_lax_body or self.definer is None or not self.call_singles \
                 or not all(name in singles for singles in self.call_singles.values()):
             return False
-        own = self.node.name if isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-        calls = {id(node.func) for node in ast.walk(self.definer) if isinstance(node, ast.Call)}
-        reads = [node for node in ast.walk(self.definer)
-                 if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, ast.Load)]
+        own = self.node.name if isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
+        seen = [node for node in nodes_seeing(self.definer.body, own)]  # (not where `own` is another def)
+        calls = {id(node.func) for node in seen if isinstance(node, ast.Call)}
+        reads = [node for node in seen if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, ast.Load)]
         return all(id(read) in calls for read in reads) and len(reads) == len(self.call_singles)
 
     def _operand_shape(self, name: str) -> Verdict | None:

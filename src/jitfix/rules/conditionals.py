@@ -33,7 +33,7 @@ from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.lowering import (FIRST, continued_once_dicts_are_new, lowering_fix, why_no_break,
-                                   why_not_continued)
+                                   why_not_continued, writes_private_dicts)
 
 SHARED_KEY = "conditionals"
 
@@ -438,6 +438,11 @@ class TracedIf(Rule):
                 if lowering is Lowering.CONTINUATION and continued_once_dicts_are_new(function, problem.statement):
                     lowering = Lowering.DICT_UPDATES
                 lowered = lowering_fix(module, function, problem.statement, lowering) if lowering else None
+                if lowered is None and lowering is Lowering.CONTINUATION and writes_private_dicts(function):
+                    # The code after it may write into a dict the continuation would take as an
+                    # argument (no longer the function's own): the writes made new dicts first.
+                    lowering = Lowering.DICT_UPDATES
+                    lowered = lowering_fix(module, function, problem.statement, lowering)
                 if lowered is not None:
                     message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                                f"`{function.qualname}` ({function.how}): raises under jit; rewrite with `lax.cond` "

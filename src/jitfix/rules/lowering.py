@@ -158,12 +158,18 @@ def _function_lines(function: TracedFunction) -> tuple[int, int]:
     return first, node.end_lineno or node.lineno
 
 
-def _dict_writes_outside(function: TracedFunction, statement: ast.stmt) -> bool:
-    """Whether the function writes items of its private dicts outside ``statement``."""
+def _dict_writes_outside(function: TracedFunction, statement: ast.stmt | None) -> bool:
+    """Whether the function writes items of its private dicts outside ``statement`` (None:
+    anywhere)."""
     names = private_dicts(function.node)
-    inside = {id(node) for node in ast.walk(statement)}
+    inside = {id(node) for node in ast.walk(statement)} if statement is not None else set()
     return any(isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                and node.value.id in names and id(node) not in inside for node in walk_body(function.node))
+
+
+def writes_private_dicts(function: TracedFunction) -> bool:
+    """Whether the function writes items of dicts of its own (``d[k] = v``)."""
+    return _dict_writes_outside(function, None)
 
 
 def why_not_continued(function: TracedFunction, statement: ast.If) -> str | None:
