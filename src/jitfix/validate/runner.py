@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -125,11 +126,18 @@ def _job_document(job: ModuleJob, targets: list[Target], options: ValidationOpti
     }
 
 
+# Targets are planned one module at a time: `ast.parse` in two threads at once can fail in
+# CPython 3.11 ("AST constructor recursion depth mismatch": the depth it counts is shared), and
+# the analysis holds the GIL anyway. Only the child processes run side by side.
+_PLANNING = threading.Lock()
+
+
 def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
     started = time.perf_counter()
     result = ModuleResult(job.path)
     try:
-        targets = plan_targets(job.old_text, job.new_text, job.finding_lines, path=job.path)
+        with _PLANNING:
+            targets = plan_targets(job.old_text, job.new_text, job.finding_lines, path=job.path)
     except SyntaxError as error:
         result.error = f"cannot parse: {error.msg} (line {error.lineno})"
         return result
