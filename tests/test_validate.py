@@ -238,7 +238,6 @@ KNOWN_FAILURES = [
     "conditionals_closure_flag_in_and:grow",
     "conditionals_dict_item_writes_beside_a_trace_time_log:accumulate",
     "conditionals_helper_of_the_enclosing_function_in_a_branch:shift",
-    "conditionals_three_restructurings:settle",
     "side_effects_print_converted_in_a_later_round_ordered:f",
     "side_effects_print_in_branch_beside_a_dict_write:step",
 ]

@@ -357,6 +357,40 @@ def always_leaves(statements: list[ast.stmt]) -> bool:
     return any(isinstance(statement, ast.Return | ast.Raise) for statement in statements[:-1])
 
 
+def reaching(statements: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """The statements as far as they can run before a point after them: each block of an
+    `if` (or loop) that always returns or raises left out (a copy of the statement is made
+    where one is; the rest are the statements themselves)."""
+    kept: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.If | ast.For | ast.While):
+            body, orelse = statement.body, statement.orelse
+            pruned = [[] if always_leaves(block) else reaching(block) for block in (body, orelse)]
+            if pruned != [body, orelse]:
+                statement = ast.copy_location(type(statement)(**{**vars(statement), "body": pruned[0],
+                                                                 "orelse": pruned[1]}), statement)
+        kept.append(statement)
+    return kept
+
+
+def returns_with_paths(statements: Sequence[ast.stmt],
+                       before: Sequence[ast.stmt] = ()) -> list[tuple[ast.Return, list[ast.stmt]]]:
+    """Each `return` of the statements (in them, their `if`s and loops), with the statements
+    run before it on its path: for one in a loop, the whole loop stands for the passes before
+    it (what it reads holds a value some pass binds); nested functions are not followed, nor
+    a `with` or `try`."""
+    found: list[tuple[ast.Return, list[ast.stmt]]] = []
+    for index, statement in enumerate(statements):
+        prefix = [*before, *statements[:index]]
+        if isinstance(statement, ast.Return):
+            found.append((statement, prefix))
+        elif isinstance(statement, ast.If):
+            found += returns_with_paths(statement.body, prefix) + returns_with_paths(statement.orelse, prefix)
+        elif isinstance(statement, ast.For | ast.While):
+            found += returns_with_paths([*statement.body, *statement.orelse], [*prefix, statement])
+    return found
+
+
 def contains_return(statements: list[ast.stmt]) -> bool:
     return any(isinstance(node, ast.Return) for node in own_nodes(statements))
 

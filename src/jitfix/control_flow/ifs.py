@@ -20,6 +20,7 @@ lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from itertools import chain
 
 from jitfix.analysis.blocks import (
@@ -32,6 +33,7 @@ from jitfix.analysis.blocks import (
     loaded_names,
     obstacles,
     own_nodes,
+    returns_with_paths,
     target_names,
     upward_exposed,
 )
@@ -61,6 +63,17 @@ from jitfix.naming import branch_name, unique_name
 
 # Statements of the rest of a function that may be copied into both branches.
 MAX_DUPLICATED_REST = 2
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A call of a helper whose body is being read: what it gives each parameter, the
+    statements before it, and what calls there run (and the call that runs that body)."""
+
+    arguments: dict[str, ast.expr]
+    earlier: list[ast.stmt]
+    callees: Callees
+    caller: _Call | None
 
 
 class IfPlanner:
@@ -219,7 +232,7 @@ class IfPlanner:
         length -- may differ in type from another's is cast to the type that holds them all
         (`return a, jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on
         another). A return an outer if already casts is left to it."""
-        returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
+        returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
         # A return of code after an if (its rest) is written in each branch that falls into it,
         # and again by each if inside them that it follows: only the outermost if over it,
         # planned first, names a dtype every copy sees. It owns the return, cast or not. A
@@ -268,7 +281,7 @@ class IfPlanner:
         `return` in an inner `if`, `k` a Python int on one path and a float on another), as
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
-        returns = [found for branch in (plan.true, plan.false) for found in _returns_after(branch.statements, [])]
+        returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
         shape = _returned_shape(returns, self.context.callees)
         if shape is None:
             return None
@@ -279,7 +292,7 @@ class IfPlanner:
             parts = [_item(value, position) for value in returned]
             found = [resolved_after(part, prefix, self.context.callees, values)
                      for part, (_, prefix) in zip(parts, returns)]
-            fixed = {one.key for one in found if one is not None and one.follows <= FIXED_TYPES}
+            fixed = {one.key for one in found if one is not None and one.follows <= FIXED_TYPES and not one.varies}
             if len(fixed) > 1:
                 return f"`{ast.unparse(parts[0])}`" + (f" (item {position} of what it returns)" if position is not None else "")
         return None
@@ -319,32 +332,34 @@ class IfPlanner:
         found = resolved_after(value, earlier, self.context.callees, values)
         return [found] if found is not None else None
 
-    def _one_value_after(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
+    def _one_value_after(self, value: ast.expr, earlier: list[ast.stmt], callees: Callees | None = None,
+                         caller: _Call | None = None) -> bool:
         """Whether ``value`` is one array after ``earlier``: by itself, or a name one of its
         bindings there makes one (the others must match it: a lax carry or branch result
-        keeps one structure)."""
+        keeps one structure). In a helper's body (``caller``: the call that runs it), a
+        parameter it has not rebound is what the call gives it."""
+        callees = callees or self.context.callees
         arrays = self.context.arrays
-        if arrays.one_value(value):
-            return True
+        if arrays.one_value(value) and not (caller is not None and isinstance(value, ast.Name)):
+            return True  # (the function's own names: not the helper's)
         if isinstance(value, ast.Constant):
             return isinstance(value.value, int | float | complex)  # (a bool is an int)
         if isinstance(value, ast.IfExp):
             # On a tracer, a `lax.cond` whose arms have one structure: one arm tells.
-            arms = [self._one_value_after(arm, earlier) for arm in (value.body, value.orelse)]
-            return all(arms) or any(arms) and self.context.callees.traced_test(value.test)
-        item = helper_item(self.context.callees, value)
-        if item is not None:  # `_after_if(c)[2]`: the helper's item, its parameters the call's arguments
-            helper, call, element = item
-            arguments = dict(zip(helper.parameters, call.args))
-            if isinstance(element, ast.Name) and element.id in arguments:
-                return self._one_value_after(arguments[element.id], earlier)
-            return not loaded_names([element]) & set(helper.parameters) and self._one_value_after(
-                element, list(helper.statements))
+            arms = [self._one_value_after(arm, earlier, callees, caller) for arm in (value.body, value.orelse)]
+            return all(arms) or any(arms) and callees.traced_test(value.test)
+        item = helper_item(callees, value)
+        if item is not None:  # `_after_if(c)[2]`: the item each of the helper's returns gives
+            helper, call, elements = item
+            call_site = _Call(dict(zip(helper.parameters, call.args)), earlier, callees, caller)
+            return all(self._one_value_after(element, list(path), callees.within(helper), call_site)
+                       for path, element in elements)
         if not isinstance(value, ast.Name):
             return False
-        return any(isinstance(bound, Signature) or arrays.one_value(bound)
-                   for bound in bound_values(earlier, self.context.callees.iterates_rows).get(value.id, [])
-                   if bound is not None)
+        bound = bound_values(earlier, callees.iterates_rows).get(value.id)
+        if bound is None and caller is not None and value.id in caller.arguments:
+            return self._one_value_after(caller.arguments[value.id], caller.earlier, caller.callees, caller.caller)
+        return any(isinstance(one, Signature) or arrays.one_value(one) for one in bound or [] if one is not None)
 
     def _plan_cast(self, plan: IfPlan, key: str, arms: list[list[ast.expr | Signature]], dtype_name: str,
                    values: dict[str, Known]) -> list[int]:
@@ -489,22 +504,6 @@ def _item(value: ast.expr, position: int | None) -> ast.expr:
     if isinstance(value, ast.Tuple):
         return value.elts[position]
     return ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(position), ctx=ast.Load()), value)
-
-
-def _returns_after(statements: list[ast.stmt], before: list[ast.stmt]) -> list[tuple[ast.Return, list[ast.stmt]]]:
-    """Each `return` of the statements (in them, their `if`s and loops), with the statements
-    run before it on its path: for one in a loop, the whole loop stands for the passes before
-    it (what it reads holds a value some pass binds); nested functions are not followed."""
-    found: list[tuple[ast.Return, list[ast.stmt]]] = []
-    for index, statement in enumerate(statements):
-        prefix = [*before, *statements[:index]]
-        if isinstance(statement, ast.Return):
-            found.append((statement, prefix))
-        elif isinstance(statement, ast.If):
-            found += _returns_after(statement.body, prefix) + _returns_after(statement.orelse, prefix)
-        elif isinstance(statement, ast.For | ast.While):
-            found += _returns_after([*statement.body, *statement.orelse], [*prefix, statement])
-    return found
 
 
 def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:

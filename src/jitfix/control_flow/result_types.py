@@ -15,8 +15,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 
-from jitfix.analysis.blocks import own_nodes, rows_iterated, upward_exposed
+from jitfix.analysis.blocks import (
+    always_leaves,
+    own_nodes,
+    reaching,
+    returns_with_paths,
+    rows_iterated,
+    upward_exposed,
+)
 
 # jax.numpy functions (and array methods) whose result is inexact for any input.
 INEXACT_FUNCTIONS = frozenset(
@@ -43,19 +51,31 @@ ARRAY_FUNCTIONS = frozenset({"array", "asarray"})
 INT_ATTRIBUTES = frozenset({"shape", "ndim", "size"})
 # Attributes that keep the array's dtype.
 SAME_ATTRIBUTES = frozenset({"T", "mT"})
+# Methods of `x.at[i]`: an indexed update or read has `x`'s dtype (an update casts its value).
+INDEXED_UPDATES = frozenset({"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply", "get"})
 WEAK_ORDER = ("", "int", "float", "complex")
 
 
 @dataclass(frozen=True)
 class Signature:
     """What an expression's dtype is made of: the source texts of the values whose dtypes it
-    combines, and the widest Python scalar kind mixed in (weakly typed: it only widens)."""
+    combines, and the widest Python scalar kind mixed in (weakly typed: it only widens).
+    ``varies``: the value has one of several types, which one Python picks (the return of a
+    helper that runs, the arm of a conditional expression on a Python value); the signature
+    is the type that holds them all, not the value's own."""
 
     follows: frozenset[str] = frozenset()
     weak: str = ""
+    varies: bool = False
 
     def join(self, other: Signature) -> Signature:
-        return Signature(self.follows | other.follows, max(self.weak, other.weak, key=WEAK_ORDER.index))
+        return Signature(self.follows | other.follows, max(self.weak, other.weak, key=WEAK_ORDER.index),
+                         self.varies or other.varies)
+
+    def one_of(self, other: Signature) -> Signature:
+        """The signature of a value that is either: their join, which varies unless they agree."""
+        joined = self.join(other)
+        return joined if self.key == other.key else Signature(joined.follows, joined.weak, True)
 
     @property
     def key(self) -> tuple[frozenset[str], str]:
@@ -85,21 +105,24 @@ Known = ast.expr | Signature
 
 @dataclass(frozen=True)
 class Helper:
-    """A function of the module whose result's signature its body tells: statements, then
-    one ``return`` of ``returned``."""
+    """A function of the module whose result's signature its body tells: each path ends in a
+    ``return`` of a value (``returns``: each with the statements run before it)."""
 
     parameters: tuple[str, ...]
     defaults: Mapping[str, ast.expr]
-    statements: Sequence[ast.stmt]
-    returned: ast.expr
+    returns: Sequence[tuple[Sequence[ast.stmt], ast.expr]]
     # Names the calling function binds that the helper's free names are not (it is defined
     # outside it): a signature reading one of them cannot be told at the call.
     shadowed: frozenset[str]
+    # The helper's own names: each with the def it is bound to once (a continuation it
+    # calls), else None (a call of it runs nothing known).
+    local: Mapping[str, ast.FunctionDef | None]
 
 
 def helper_of(node: ast.AST, shadowed: frozenset[str]) -> Helper | None:
     """``node`` (a def, or a lambda) as a Helper; None when its result cannot be read from
-    one return (a decorator, ``*args``, a generator, several returns)."""
+    its returns (a decorator, ``*args``, a generator, a path that returns nothing, a return
+    in a ``with`` or ``try``)."""
     arguments = node.args if isinstance(node, ast.FunctionDef | ast.Lambda) else None
     if arguments is None or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
         return None
@@ -108,13 +131,20 @@ def helper_of(node: ast.AST, shadowed: frozenset[str]) -> Helper | None:
                 in zip(parameters[len(parameters) - len(arguments.defaults):], arguments.defaults)
                 if isinstance(default, ast.Constant)}  # (another is evaluated where the def is)
     if isinstance(node, ast.Lambda):
-        return Helper(parameters, defaults, (), node.body, shadowed)
+        return Helper(parameters, defaults, [((), node.body)], shadowed, dict.fromkeys(parameters))
     assert isinstance(node, ast.FunctionDef)
-    last = node.body[-1]
-    leaves = [part for part in own_nodes(node.body) if isinstance(part, ast.Return | ast.Yield | ast.YieldFrom)]
-    if node.decorator_list or not isinstance(last, ast.Return) or last.value is None or leaves != [last]:
+    if node.decorator_list or not always_leaves(node.body):
         return None
-    return Helper(parameters, defaults, node.body[:-1], last.value, shadowed)
+    returns = returns_with_paths(node.body)
+    leaves = [part for part in own_nodes(node.body) if isinstance(part, ast.Return | ast.Yield | ast.YieldFrom)]
+    if len(leaves) != len(returns) or any(found.value is None for found, _ in returns):
+        return None
+    bindings = bound_values(node.body)
+    defs = {part.name: part for part in own_nodes(node.body) if isinstance(part, ast.FunctionDef)}
+    local = {name: defs[name] if name in defs and len(bindings[name]) == 1 else None
+             for name in [*parameters, *bindings]}
+    return Helper(parameters, defaults, [(path, found.value) for found, path in returns if found.value],
+                  shadowed, local)
 
 
 class Callees:
@@ -139,6 +169,18 @@ class Callees:
         if name not in self._helpers:
             self._helpers[name] = self._find_helper(name)
         return self._helpers[name]
+
+    def within(self, helper: Helper) -> Callees:
+        """What a call in the body of ``helper`` runs: a def of its own, else what it runs here."""
+        def find_helper(name: str) -> Helper | None:
+            if name not in helper.local:
+                return self.helper(name)
+            definition = helper.local[name]
+            return helper_of(definition, frozenset()) if definition is not None else None
+
+        inner = Callees(self.resolve, find_helper, self.traced_test, self.iterates_rows)
+        inner.inlining = self.inlining
+        return inner
 
 
 class Signatures:
@@ -173,13 +215,13 @@ class Signatures:
         if isinstance(expr, ast.Compare):
             return BOOLEAN
         if isinstance(expr, ast.IfExp | ast.BoolOp):  # the value of one of its operands
-            arms = {self.of(part) for part in ([expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values)}
-            if len(arms) == 1:
-                return arms.pop()
+            arms = [self.of(part) for part in ([expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values)]
+            if any(arm is None for arm in arms):
+                return None
             known = [arm for arm in arms if arm is not None]
-            if isinstance(expr, ast.IfExp) and len(known) == 2 and self.callees.traced_test(expr.test):
+            if isinstance(expr, ast.IfExp) and self.callees.traced_test(expr.test):
                 return known[0].join(known[1])  # rewritten as a `lax.cond` cast to what holds both (JF102)
-            return None
+            return reduce(Signature.one_of, known)
         if isinstance(expr, ast.NamedExpr):
             return self.of(expr.value)
         if isinstance(expr, ast.Attribute):
@@ -193,9 +235,9 @@ class Signatures:
                 return WEAK_INT
             item = helper_item(self.callees, expr)
             if item is not None:  # `_after_if(c)[2]`: the helper's third returned item
-                helper, call, element = item
+                helper, call, elements = item
                 assert isinstance(call.func, ast.Name)
-                return self._inlined(call.func.id, helper, call, element)
+                return self._inlined(call.func.id, helper, call, elements)
             # `x[i]`, `x[1:]`: an element or slice of an array has its dtype; a constant key
             # may pick one of several values (`state["count"]`, `pair[0]`): it stands for itself.
             constant = all(isinstance(node, ast.Constant | ast.Tuple | ast.Load) for node in ast.walk(expr.slice))
@@ -234,10 +276,13 @@ class Signatures:
         library = qualified.startswith(("jax.", "numpy."))
         if library:
             name, operands = qualified.rpartition(".")[2], list(call.args)
+        elif isinstance(func, ast.Attribute) and func.attr in INDEXED_UPDATES and (
+                updated := _indexed_array(func.value)) is not None:
+            return self.of(updated)  # `x.at[i].set(v)`
         elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
             name, operands = func.attr, [func.value, *call.args]
         elif isinstance(func, ast.Name) and (helper := self.callees.helper(func.id)) is not None:
-            return self._inlined(func.id, helper, call, helper.returned)
+            return self._inlined(func.id, helper, call, helper.returns)
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
@@ -265,21 +310,25 @@ class Signatures:
         return None
 
 
-    def _inlined(self, name: str, helper: Helper, call: ast.Call, returned: ast.expr) -> Signature | None:
-        """What a helper's result (``returned``: it, or an item of the tuple it is) is made of,
-        in terms of the call's arguments (`shifted(a)`, `def shifted(w): return w * 2.0 + b`:
-        `a` and `b`, with a Python float)."""
+    def _inlined(self, name: str, helper: Helper, call: ast.Call,
+                 returned: Sequence[tuple[Sequence[ast.stmt], ast.expr]]) -> Signature | None:
+        """What a helper's result (``returned``: what each of its returns gives, or the item
+        of the tuple it is, with the statements before it) is made of, in terms of the call's
+        arguments (`shifted(a)`, `def shifted(w): return w * 2.0 + b`: `a` and `b`, with a
+        Python float). Several returns: whichever runs, so the type that holds them all."""
         arguments = _bound_arguments(helper, call)
         if arguments is None or name in self.callees.inlining:
             return None
         self.callees.inlining.add(name)
         try:
-            found = resolved_after(returned, helper.statements, self.callees, {})
+            inner = self.callees.within(helper)
+            each = [resolved_after(value, path, inner, {}) for path, value in returned]
         finally:
             self.callees.inlining.discard(name)
-        if found is None:
+        if not each or any(one is None for one in each):
             return None
-        result = Signature(weak=found.weak)
+        found = reduce(Signature.one_of, [one for one in each if one is not None])
+        result = Signature(weak=found.weak, varies=found.varies)
         for source in found.follows:
             if source in arguments:
                 one = self.of(arguments[source])
@@ -307,6 +356,13 @@ class Signatures:
         return _strong(self.of(value))
 
 
+def _indexed_array(expr: ast.expr) -> ast.expr | None:
+    """``x`` where ``expr`` is ``x.at[i]``."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at":
+        return expr.value.value
+    return None
+
+
 def _strong(found: Signature | None) -> Signature | None:
     """An array made of values of that signature: the values' dtype, or, made of Python
     scalars alone, the default array of their kind."""
@@ -327,9 +383,11 @@ def _bound_arguments(helper: Helper, call: ast.Call) -> dict[str, ast.expr] | No
     return bound if len(bound) == len(helper.parameters) else None
 
 
-def helper_item(callees: Callees, expr: ast.expr) -> tuple[Helper, ast.Call, ast.expr] | None:
-    """``expr`` as an item of the tuple display a helper returns (``_after_if(c)[2]``): the
-    helper, the call, and the item; None for anything else."""
+def helper_item(callees: Callees,
+                expr: ast.expr) -> tuple[Helper, ast.Call, list[tuple[Sequence[ast.stmt], ast.expr]]] | None:
+    """``expr`` as an item of the tuple displays a helper returns (``_after_if(c)[2]``): the
+    helper, the call, and the item of each return, with the statements before it; None for
+    anything else."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
             and type(expr.slice.value) is int and isinstance(expr.value, ast.Call)):
         return None
@@ -339,19 +397,33 @@ def helper_item(callees: Callees, expr: ast.expr) -> tuple[Helper, ast.Call, ast
         return None
     assert isinstance(call.func, ast.Name)
     helper = callees.helper(call.func.id)
-    assert helper is not None and isinstance(helper.returned, ast.Tuple)
-    return helper, call, helper.returned.elts[index]
+    assert helper is not None
+    # A return of a call of another helper (one continuation calling the next) gives that
+    # call's item, read in the helper's body.
+    return helper, call, [(path, value.elts[index] if isinstance(value, ast.Tuple)
+                           else ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()), value))
+                          for path, value in helper.returns]
 
 
 def returned_width(callees: Callees, value: ast.expr) -> int:
     """How many items a returned value has: of a tuple display, or of the call of a helper
-    that returns one (a continuation, ``return _after_if(c)``); -1 for any other value."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        helper = callees.helper(value.func.id)
-        value = helper.returned if helper is not None else value
-    if not isinstance(value, ast.Tuple) or any(isinstance(item, ast.Starred) for item in value.elts):
+    whose returns all have that many (a continuation, ``return _after_if(c)``); -1 for any
+    other value."""
+    if isinstance(value, ast.Tuple):
+        return -1 if any(isinstance(item, ast.Starred) for item in value.elts) else len(value.elts)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
         return -1
-    return len(value.elts)
+    name = value.func.id
+    helper = callees.helper(name)
+    if helper is None or name in callees.inlining:
+        return -1
+    callees.inlining.add(name)
+    try:
+        inner = callees.within(helper)
+        widths = {returned_width(inner, returned) for _, returned in helper.returns}
+    finally:
+        callees.inlining.discard(name)
+    return widths.pop() if len(widths) == 1 else -1
 
 
 def _own(expr: ast.AST) -> Signature:
@@ -376,14 +448,14 @@ def arms_to_cast(arms: Sequence[Sequence[ast.AST | Signature]], callees: Callees
     if any(one is None for one in every):
         return _literals_to_cast(found)
     known = [one for one in every if one is not None]
-    if len({one.key for one in known}) <= 1:
+    if len({one.key for one in known}) <= 1 and not any(one.varies for one in known):
         return []
     common = Signature()
     for one in known:
         common = common.join(one)
     return [index for index, arm in enumerate(found)
-            if any(one is not None and one.key != common.key
-                   and not (not one.follows and one.weak == "float" and common.inexact) for one in arm)]
+            if any(one is not None and (one.varies or one.key != common.key
+                   and not (not one.follows and one.weak == "float" and common.inexact)) for one in arm)]
 
 
 def _literals_to_cast(found: list[list[Signature | None]]) -> list[int]:
@@ -438,17 +510,17 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
         passes = block.closed(block.bindings.get(name, []), Signature(), environment)
         if start is None or every is None or passes is None:
             continue
-        if every.follows <= FIXED_TYPES:
+        if every.follows <= FIXED_TYPES and not every.varies:
             held[name] = every
-        if start.key == every.key:
+        if start.key == every.key and not every.varies:
             continue
-        if not start.follows and passes.follows and passes.key == every.key:
+        if not start.follows and passes.follows and passes.key == every.key and not passes.varies:
             continue  # a Python scalar start: lax widens it to the type each pass returns
         if not block.evaluable_before(every):
             held.pop(name, None)
             continue
         # A pass whose value, with every carry of its full type, has that type needs no cast.
-        each_pass = any(found is None or found.key != every.key
+        each_pass = any(found is None or found.varies or found.key != every.key
                         for found in (block.closed([value], Signature(), environment)
                                       for value in block.bindings.get(name, [])))
         casts[name] = CarryCast(dtype_sources(every), each_pass)
@@ -478,7 +550,7 @@ class Block:
 
     def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, Known],
                  fixed: Mapping[str, Signature]):
-        self.bindings = bound_values(statements, callees.iterates_rows)
+        self.bindings = bound_values(reaching(statements), callees.iterates_rows)
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
