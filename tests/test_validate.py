@@ -227,19 +227,14 @@ def test_examples_from_pyproject(tmp_path: Path) -> None:
 
 
 # Rewrites validation holds back: `ramp` returns a string, which no jitted function can;
-# `shift` calls the user's own `lax.cond`, whose branches differ for an int argument. The
-# others fail for an int argument where the original took a float (see inputs.MAX_ONE_INT):
-# a branch or carry whose type follows that argument and is not cast, because it is a dict's
-# item, a scan carry or an item of a continuation's tuple whose function returns on several
-# paths (`_after_if_2(...)`, itself a `lax.cond`). Each is a gap in the casts
+# `shift` calls the user's own `lax.cond`, whose branches differ for an int argument. `grow`
+# fails for an int argument where the original took a float (see inputs.MAX_ONE_INT): a scan
+# carry whose type follows that argument is not cast. That is a gap in the casts
 # (result_types.py), not in validation: the list only shrinks.
 KNOWN_FAILURES = [
     "arrays_conversion_for_shape_made_static:ramp",
     "conditionals_closure_flag_in_and:grow",
-    "conditionals_dict_item_writes_beside_a_trace_time_log:accumulate",
     "conditionals_helper_of_the_enclosing_function_in_a_branch:shift",
-    "side_effects_print_converted_in_a_later_round_ordered:f",
-    "side_effects_print_in_branch_beside_a_dict_write:step",
 ]
 
 

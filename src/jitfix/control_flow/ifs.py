@@ -52,10 +52,13 @@ from jitfix.control_flow.result_types import (
     bound_values,
     dtype_sources,
     helper_item,
+    in_quotes,
+    item_of,
     known_reads,
     paired_values,
     resolved_after,
     returned_width,
+    updated_items,
 )
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
@@ -223,8 +226,38 @@ class IfPlanner:
         for name in plan.outputs:
             final = [self._final_values(branch.statements, name, values) for branch in (plan.true, plan.false)]
             arms = [arm for arm in final if arm is not None]
-            if len(arms) == len(final):
-                self._plan_cast(plan, name, arms, f"{name}_dtype", values)
+            if len(arms) < len(final):
+                continue
+            self._plan_cast(plan, name, arms, f"{name}_dtype", values)
+            for key, item_arms in self._dict_items(name, arms).items():
+                label = key.strip("\"'")
+                dtype_name = f"{name}_{label}_dtype" if label.isidentifier() else f"{name}_item_dtype"
+                if self._plan_cast(plan, f"{name}[{key}]", item_arms, dtype_name, values):
+                    plan.dict_items.setdefault(name, []).append(key)
+                    dtype_name, sources = plan.dtypes[f"{name}[{key}]"]
+                    plan.dtypes[f"{name}[{key}]"] = (dtype_name, in_quotes(sources, name, key))
+
+    def _dict_items(self, name: str, arms: list[list[ast.expr | Signature]]) -> dict[str, list[list[ast.expr | Signature]]]:
+        """A dict output's items by the source of their key (`"p"`), each with what each branch
+        may leave in it, where every value the branches leave in ``name`` is the dict before
+        the if or a new one of its items (`{**st, "p": st["p"] + y}`, as dict writes are
+        restructured); empty for anything else."""
+        written: dict[str, ast.Constant] = {}
+        given: dict[int, dict[object, ast.expr]] = {}  # for each new dict, by key
+        for candidate in chain.from_iterable(arms):
+            if isinstance(candidate, ast.Name) and candidate.id == name:
+                continue
+            items = updated_items(candidate, name)
+            if items is None:
+                return {}
+            given[id(candidate)] = {key.value: value for key, value in items}
+            for key, _ in items:
+                written.setdefault(ast.get_source_segment(self.context.text, key) or ast.unparse(key), key)
+
+        def item(candidate: ast.expr | Signature, key: ast.Constant) -> ast.expr | Signature:
+            return given.get(id(candidate), {}).get(key.value) or item_of(name, key)
+
+        return {text: [[item(candidate, key) for candidate in arm] for arm in arms] for text, key in written.items()}
 
     def _plan_casts_return(self, plan: IfPlan, values: dict[str, Known]) -> None:
         """Casts of what the branches return: each `return` on their paths (in inner ifs too)
@@ -614,10 +647,14 @@ class IfRenderer:
         return ", ".join(self._cast(name, plan, branch) for name in plan.outputs)
 
     def _cast(self, name: str, plan: IfPlan, branch: Branch) -> str:
+        jnp = self.context.name("jax.numpy")
+        items = [key for key in plan.dict_items.get(name, []) if f"{name}[{key}]" in branch.casts]
+        if items:  # a new dict of the items cast
+            cast = ", ".join(f"{key}: {jnp}.asarray({name}[{key}], {plan.dtypes[f'{name}[{key}]'][0]})" for key in items)
+            return f"{{**{name}, {cast}}}"
         if name not in branch.casts:
             return name
-        dtype_name = plan.dtypes[name][0]
-        return f"{self.context.name('jax.numpy')}.asarray({name}, {dtype_name})"
+        return f"{jnp}.asarray({name}, {plan.dtypes[name][0]})"
 
     def _identity_lambda(self, plan: IfPlan, branch: Branch) -> str:
         values = self._outputs(plan, branch)

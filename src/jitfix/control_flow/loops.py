@@ -42,7 +42,16 @@ from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanConte
 from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
-from jitfix.control_flow.result_types import CarryCast, Known, Signature, carry_casts
+from jitfix.control_flow.result_types import (
+    CarryCast,
+    Known,
+    Signature,
+    bound_values,
+    carry_casts,
+    in_quotes,
+    item_of,
+    updated_items,
+)
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.naming import branch_name, unique_name
 
@@ -258,15 +267,16 @@ class LoopPlanner:
             if target in assigned_names(node.body) or target in carry:
                 plan.counter = unique_name(f"{target}_pass", context.taken)
             plan.cond_name = unique_name(f"_{target}_loop_continues", context.taken)
-        plan.casts, held = self._carry_casts(plan, values or {})
+        plan.casts, plan.item_casts, held = self._carry_casts(plan, values or {})
         context.plans[node] = plan
         self.walk_body(body, set(carry), {target} if target else set(), loops, mark=True, values=dict(held))
         return None
 
-    def _carry_casts(self, plan: LoopPlan, values: dict[str, Known]) -> tuple[dict[str, tuple[str, CarryCast]],
-                                                                               dict[str, Signature]]:
-        """The carries a pass may give another type, each with its dtype's name and cast; and
-        the type each carry holds in the body, where that is a type by itself."""
+    def _carry_casts(self, plan: LoopPlan, values: dict[str, Known]) -> tuple[
+            dict[str, tuple[str, CarryCast]], dict[str, dict[str, tuple[str, CarryCast]]], dict[str, Signature]]:
+        """The carries a pass may give another type, each with its dtype's name and cast; the
+        same of the items of each dict carry a pass makes anew; and the type each carry holds
+        in the body, where that is a type by itself."""
         starts: dict[str, ast.expr] = {name: ast.Name(id=start, ctx=ast.Load()) for name, start in plan.starts.items()}
         if plan.flag:
             starts[plan.flag] = ast.Constant(False)  # the flag of a break, set before the loop
@@ -280,12 +290,50 @@ class LoopPlanner:
             one_value(ast.Name(id=name, ctx=ast.Load()))
             or _is_one_value(starts.get(name) or values.get(name), one_value)
             or any(one_value(value) for value in bound[name]))]
-        found, held = carry_casts(carried, plan.statements, plan.target, self.context.callees, values, starts)
+        items = self._carried_items(plan, starts)
+        found, held = carry_casts([*carried, *items], plan.statements, plan.target, self.context.callees, values,
+                                  {**starts, **{item: start for item, (_, _, start, _) in items.items()}},
+                                  {item: given for item, (_, _, _, given) in items.items()})
         # Carries whose types are made of the same values share one dtype, named for the first.
         named: dict[tuple[str, ...], str] = {}
+        casts: dict[str, tuple[str, CarryCast]] = {}
+        item_casts: dict[str, dict[str, tuple[str, CarryCast]]] = {}
         for name, cast in found.items():
-            named.setdefault(tuple(cast.sources), unique_name(f"{name}_dtype", self.context.taken))
-        return {name: (named[tuple(cast.sources)], cast) for name, cast in found.items()}, held
+            if name in items:
+                carrier, key, _, _ = items[name]
+                label = key.strip("\"'")
+                cast = CarryCast(in_quotes(cast.sources, carrier, key), cast.each_pass)
+                wanted = f"{carrier}_{label}_dtype" if label.isidentifier() else f"{carrier}_item_dtype"
+                dtype = named.setdefault(tuple(cast.sources), unique_name(wanted, self.context.taken))
+                item_casts.setdefault(carrier, {})[key] = (dtype, cast)
+            else:
+                dtype = named.setdefault(tuple(cast.sources), unique_name(f"{name}_dtype", self.context.taken))
+                casts[name] = (dtype, cast)
+        return casts, item_casts, held
+
+    def _carried_items(self, plan: LoopPlan, starts: dict[str, ast.expr]) -> dict[
+            str, tuple[str, str, ast.expr, list[ast.expr]]]:
+        """The items of each dict carry that every pass binds only to a new dict of its items
+        (`st = {**st, "p": st["p"] + x}`, as dict writes are restructured), by their text in
+        the types (`st['p']`): the dict, the source of the key, the item's start and the
+        values passes give it."""
+        bindings = bound_values(plan.statements)
+        found: dict[str, tuple[str, str, ast.expr, list[ast.expr]]] = {}
+        for name in plan.carry:
+            updates = [updated_items(value, name) for value in bindings.get(name, [])]
+            if not updates or any(update is None for update in updates):
+                continue
+            start = starts.get(name, ast.Name(id=name, ctx=ast.Load()))
+            for key, value in chain.from_iterable(update for update in updates if update is not None):
+                item = ast.unparse(item_of(name, key))
+                text = ast.get_source_segment(self.context.text, key) or ast.unparse(key)
+                if item not in found:
+                    start_item = item_of(start.id, key) if isinstance(start, ast.Name) else None
+                    if start_item is None:
+                        continue
+                    found[item] = (name, text, start_item, [])
+                found[item][3].append(value)
+        return found
 
     def walk_body(self, body: list[ast.stmt], carry: set[str], targets: set[str], loops: int, mark: bool,
                   values: dict[str, Known] | None = None) -> None:
@@ -541,7 +589,11 @@ def initial_carry(plan: LoopPlan, jnp: str, starts: dict[str, str] | None = None
 
 def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool = False) -> str:
     """``value`` cast to the type of carry ``name`` (a start; with ``each_pass``, what a pass
-    returns), where it needs one."""
+    returns), where it needs one; a dict carry, as a new dict of its items cast."""
+    items = [f"{key}: {jnp}.asarray({value}[{key}], {dtype})" for key, (dtype, cast)
+             in plan.item_casts.get(name, {}).items() if cast.each_pass or not each_pass]
+    if items:
+        return f"{{**{value}, {', '.join(items)}}}"
     if name not in plan.casts:
         return value
     dtype, cast = plan.casts[name]
@@ -550,7 +602,8 @@ def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool 
 
 def carry_dtypes(plan: LoopPlan, jnp: str) -> list[cst.BaseStatement]:
     """``total_dtype = jnp.result_type(total, n, 0.0)``: before the loop, for each cast carry."""
-    lines = {dtype: cast.sources for dtype, cast in plan.casts.values()}
+    every = chain(plan.casts.values(), chain.from_iterable(items.values() for items in plan.item_casts.values()))
+    lines = {dtype: cast.sources for dtype, cast in every}
     return [cst.parse_statement(f"{dtype} = {jnp}.result_type({', '.join(sources)})\n")
             for dtype, sources in lines.items()]
 
@@ -679,7 +732,7 @@ class LoopRenderer:
         body = self._body_def(plan.body_name, parameters, statement.body, prologue, plan, depth)
         # The loop variable, read after the loop only when it ran (eager Python raises
         # otherwise): any start will do.
-        jnp = self.context.name("jax.numpy") if plan.casts else ""
+        jnp = self.context.name("jax.numpy") if plan.casts_carries else ""
         initial = initial_carry(plan, jnp, {plan.target: start} if plan.target and not plan.target_bound else None)
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.fori_loop",
                                [lower, upper, plan.body_name, initial], depth)
@@ -732,7 +785,7 @@ class LoopRenderer:
         assert isinstance(cond_template, cst.FunctionDef)
         cond = cond_template.with_changes(body=cond_template.body.with_changes(body=cond_body))
         body = self._body_def(plan.body_name, parameter, statement.body, unpack_carry(plan), plan, depth)
-        jnp = self.context.name("jax.numpy") if plan.casts else ""
+        jnp = self.context.name("jax.numpy") if plan.casts_carries else ""
         call = self._loop_call(plan, f"{self.context.name('jax.lax')}.while_loop",
                                [plan.cond_name or "", plan.body_name, initial_carry(plan, jnp)], depth)
         return [*carry_dtypes(plan, jnp), *start, cond, body, call]

@@ -483,8 +483,9 @@ class CarryCast:
 
 
 def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | None, callees: Callees,
-                values: Mapping[str, Known],
-                starts: Mapping[str, ast.expr]) -> tuple[dict[str, CarryCast], dict[str, Signature]]:
+                values: Mapping[str, Known], starts: Mapping[str, ast.expr],
+                items: Mapping[str, Sequence[ast.expr]] | None = None) -> tuple[dict[str, CarryCast],
+                                                                                 dict[str, Signature]]:
     """The carries whose type the loop body may change, each with how it is cast; and the type
     each carry holds in the body, where that is a type by itself (a flag's `bool`).
 
@@ -497,9 +498,10 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
     itself. Either way each pass starts with the carry in that one type. When the source does
     not say what a value is made of, nothing is cast (as before: the trace says so).
     ``values``: what names hold before the loop; ``starts``: a carry's start where it is not the
-    name's value before the loop.
+    name's value before the loop; ``items``: the items of a dict carry each pass makes anew
+    (`st['p']`, which are among ``carry``), with the values passes give them.
     """
-    block = Block(body, callees, values, {index: Signature(frozenset({INDEX}))} if index is not None else {})
+    block = Block(body, callees, values, {index: Signature(frozenset({INDEX}))} if index is not None else {}, items)
     environment = block.environment({name: block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
                                      for name in carry})
     casts: dict[str, CarryCast] = {}
@@ -510,7 +512,7 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
         passes = block.closed(block.bindings.get(name, []), Signature(), environment)
         if start is None or every is None or passes is None:
             continue
-        if every.follows <= FIXED_TYPES and not every.varies:
+        if every.follows <= FIXED_TYPES and not every.varies and name.isidentifier():
             held[name] = every
         if start.key == every.key and not every.varies:
             continue
@@ -549,8 +551,13 @@ class Block:
     """
 
     def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, Known],
-                 fixed: Mapping[str, Signature]):
-        self.bindings = bound_values(reaching(statements), callees.iterates_rows)
+                 fixed: Mapping[str, Signature], items: Mapping[str, Sequence[ast.expr]] | None = None):
+        # An item of a dict each binding makes anew (`st['p']`, see ``updated_items``) is bound
+        # like a name, to the values the bindings give it; the dict's other items keep theirs.
+        items = items or {}
+        self.bindings: dict[str, list[Known | None]] = {**bound_values(reaching(statements), callees.iterates_rows),
+                                                        **{item: list(given) for item, given in items.items()}}
+        self.carriers = {_reads(item).pop() for item in items}
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
@@ -596,7 +603,27 @@ class Block:
         """A name among the sources is a value before the block (a name the block binds is
         replaced by what it holds); `st["a"]` of a `st` the block binds is not."""
         bound = set(self.bindings) | set(self.fixed)
-        return not any(not source.isidentifier() and _reads(source) & bound for source in found.follows)
+        unchanged = bound - self.carriers  # (an item of a carrier is bound itself, or keeps its value)
+        return not any(not source.isidentifier() and _reads(source) & unchanged for source in found.follows)
+
+
+def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, ast.expr]] | None:
+    """The items ``{**name, "k": v}`` gives (each key a string): a new dict of ``name``'s
+    items, as writes into a dict are restructured; None for any other value."""
+    if not (isinstance(value, ast.Dict) and value.keys and value.keys[0] is None
+            and isinstance(value.values[0], ast.Name) and value.values[0].id == name):
+        return None
+    found: list[tuple[ast.Constant, ast.expr]] = []
+    for key, item in zip(value.keys[1:], value.values[1:]):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        found.append((key, item))
+    return found
+
+
+def item_of(name: str, key: ast.Constant) -> ast.Subscript:
+    """``name["k"]``, made here (it spans no source: it is written out from the tree)."""
+    return ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()), slice=ast.Constant(key.value), ctx=ast.Load())
 
 
 def bound_values(body: Sequence[ast.stmt],
@@ -687,3 +714,10 @@ def dtype_sources(found: Signature) -> list[str]:
     markers = [marker for marker in sorted(FIXED_TYPES) if marker in found.follows]
     return [*sorted(found.follows - set(markers)), *markers, *([literal] if literal else [])]
 
+
+
+def in_quotes(sources: list[str], name: str, key: str) -> list[str]:
+    """Dtype sources with the item ``name[key]`` written with its key as the source spells it
+    (``key``: `"p"`), not as the tree does (`st['p']`)."""
+    unparsed = ast.unparse(ast.Subscript(value=ast.Name(id=name), slice=ast.Constant(ast.literal_eval(key))))
+    return [f"{name}[{key}]" if source == unparsed else source for source in sources]
