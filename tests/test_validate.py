@@ -227,10 +227,9 @@ def test_examples_from_pyproject(tmp_path: Path) -> None:
 
 
 # Rewrites validation holds back: `ramp` returns a string, which no jitted function can;
-# `shift` calls the user's own `lax.cond`, whose branches differ for an int argument. `grow`
-# fails for an int argument where the original took a float (see inputs.MAX_ONE_INT): a scan
-# carry whose type follows that argument is not cast. That is a gap in the casts
-# (result_types.py), not in validation: the list only shrinks.
+# `shift` and `grow` call the user's own `lax.cond` and `lax.fori_loop`, whose branches (or
+# carry) differ in type for an int argument (see inputs.MAX_ONE_INT): they fail under jit as
+# written too, and jitfix does not change those calls. The list only shrinks.
 KNOWN_FAILURES = [
     "arrays_conversion_for_shape_made_static:ramp",
     "conditionals_closure_flag_in_and:grow",
