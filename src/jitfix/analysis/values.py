@@ -128,8 +128,9 @@ def as_scalar(found: Verdict, scalar: bool) -> Verdict:
 
 
 def _one_array_in_lax(found: Verdict) -> bool:
-    """Whether a lax primitive makes one array of the value: an array, or a Python number."""
-    return found.array or (found.static and found.scalar)
+    """Whether a lax primitive makes one array of the value: an array, a Python number, or
+    one value that is either."""
+    return found.array or found.single or (found.static and found.scalar)
 
 
 def as_array(found: Verdict, array: bool) -> Verdict:
