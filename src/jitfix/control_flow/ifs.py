@@ -381,12 +381,11 @@ class IfPlanner:
             # On a tracer, a `lax.cond` whose arms have one structure: one arm tells.
             arms = [self._one_value_after(arm, earlier, callees, caller) for arm in (value.body, value.orelse)]
             return all(arms) or any(arms) and callees.traced_test(value.test)
-        item = helper_item(callees, value)
-        if item is not None:  # `_after_if(c)[2]`: the item each of the helper's returns gives
-            helper, call, elements = item
-            call_site = _Call(dict(zip(helper.parameters, call.args)), earlier, callees, caller)
-            return all(self._one_value_after(element, list(path), callees.within(helper), call_site)
-                       for path, element in elements)
+        items = helper_item(callees, value)
+        if items is not None:  # `_after_if(c)[2]`: the item each return of what the call runs gives
+            return all(self._one_value_after(element, list(path), callees.within(helper),
+                                             _Call(dict(zip(helper.parameters, call.args)), earlier, callees, caller))
+                       for (_, helper, call), elements in items for path, element in elements)
         if not isinstance(value, ast.Name):
             return False
         bound = bound_values(earlier, callees.iterates_rows).get(value.id)

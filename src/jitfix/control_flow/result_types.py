@@ -187,11 +187,15 @@ class Signatures:
     """Dtype signatures of expressions in one function (``callees`` tells a JAX or NumPy
     function from a method of a value, and what a helper returns); a name ``values`` knows the value of has that
     value's signature (`k = 0`: `k * 0.5` is a Python float; `r = jnp.ones_like(x)` follows
-    `x`)."""
+    `x`). ``results``: names bound once to a call before any read, whose items are that
+    call's (`result = _after_if(c)`, then `result[0]`).
+    """
 
-    def __init__(self, callees: Callees, values: Mapping[str, Known] | None = None):
+    def __init__(self, callees: Callees, values: Mapping[str, Known] | None = None,
+                 results: Mapping[str, ast.Call] | None = None):
         self.callees = callees
         self.values = values or {}
+        self.results = results or {}
         self._resolving: set[str] = set()
 
     def of(self, expr: ast.AST) -> Signature | None:
@@ -233,11 +237,11 @@ class Signatures:
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Attribute) and expr.value.attr in INT_ATTRIBUTES:
                 return WEAK_INT
-            item = helper_item(self.callees, expr)
-            if item is not None:  # `_after_if(c)[2]`: the helper's third returned item
-                helper, call, elements = item
-                assert isinstance(call.func, ast.Name)
-                return self._inlined(call.func.id, helper, call, elements)
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.results:
+                return self.of(ast.Subscript(value=self.results[expr.value.id], slice=expr.slice, ctx=ast.Load()))
+            items = helper_item(self.callees, expr)
+            if items is not None:  # `_after_if(c)[2]`: the helper's third returned item
+                return self._joined_runs([(run, elements) for run, elements in items])
             # `x[i]`, `x[1:]`: an element or slice of an array has its dtype; a constant key
             # may pick one of several values (`state["count"]`, `pair[0]`): it stands for itself.
             constant = all(isinstance(node, ast.Constant | ast.Tuple | ast.Load) for node in ast.walk(expr.slice))
@@ -281,8 +285,8 @@ class Signatures:
             return self.of(updated)  # `x.at[i].set(v)`
         elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
             name, operands = func.attr, [func.value, *call.args]
-        elif isinstance(func, ast.Name) and (helper := self.callees.helper(func.id)) is not None:
-            return self._inlined(func.id, helper, call, helper.returns)
+        elif (runs := called_helpers(self.callees, call)) is not None:
+            return self._joined_runs([(run, run[1].returns) for run in runs])
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
@@ -295,6 +299,8 @@ class Signatures:
             if dtype:  # `jnp.asarray(v, bool)`: its dtype's own (`bool`, `float` and `int` are the markers')
                 return self._dtype(dtype[0]) if len(call.args) + len(call.keywords) == 2 else None
             return self._array(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+        if qualified == "jax.numpy.result_type" and not call.keywords:
+            return self._joined(call.args)  # the dtype the values promote to (a dtype: `jnp.asarray(v, d)`)
         if qualified == "jax.numpy.arange" and call.args and not call.keywords:
             return _strong(self._joined(call.args))  # `jnp.arange(n)`: int32 for a Python int `n`
         if name in INEXACT_FUNCTIONS:
@@ -309,6 +315,16 @@ class Signatures:
             return self._joined(operands if library else operands[:1])
         return None
 
+
+    def _joined_runs(self, runs: Sequence[tuple[HelperCall, Sequence[tuple[Sequence[ast.stmt], ast.expr]]]]
+                     ) -> Signature | None:
+        """The type that holds what each helper run returns (the branches of a `lax.cond`
+        return one type; a helper's call runs one)."""
+        found: Signature | None = Signature()
+        for (name, helper, call), returned in runs:
+            one = self._inlined(name, helper, call, returned)
+            found = None if one is None or found is None else found.join(one)
+        return found
 
     def _inlined(self, name: str, helper: Helper, call: ast.Call,
                  returned: Sequence[tuple[Sequence[ast.stmt], ast.expr]]) -> Signature | None:
@@ -383,46 +399,72 @@ def _bound_arguments(helper: Helper, call: ast.Call) -> dict[str, ast.expr] | No
     return bound if len(bound) == len(helper.parameters) else None
 
 
-def helper_item(callees: Callees,
-                expr: ast.expr) -> tuple[Helper, ast.Call, list[tuple[Sequence[ast.stmt], ast.expr]]] | None:
-    """``expr`` as an item of the tuple displays a helper returns (``_after_if(c)[2]``): the
-    helper, the call, and the item of each return, with the statements before it; None for
-    anything else."""
+# What one run of a helper is: its name (for recursion), the helper, and a call giving its
+# parameters their values.
+HelperCall = tuple[str, Helper, ast.Call]
+
+
+def called_helpers(callees: Callees, call: ast.Call) -> list[HelperCall] | None:
+    """The helpers a call runs, each with a call of it: the call of a helper, itself; a
+    ``lax.cond(p, f, g, *operands)`` of helpers or lambdas (a branch function jitfix wrote),
+    each branch called with the operands -- lax makes every branch return the one type. None
+    for any other call."""
+    if isinstance(call.func, ast.Name):
+        helper = callees.helper(call.func.id)
+        return [(call.func.id, helper, call)] if helper is not None else None
+    if callees.resolve(call.func) != "jax.lax.cond" or len(call.args) < 3 or call.keywords \
+            or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    found: list[HelperCall] = []
+    for branch in call.args[1:3]:
+        if isinstance(branch, ast.Name):
+            name, helper = branch.id, callees.helper(branch.id)
+        elif isinstance(branch, ast.Lambda):
+            name, helper = f"<lambda at {branch.lineno}:{branch.col_offset}>", helper_of(branch, frozenset())
+        else:
+            return None
+        if helper is None:
+            return None
+        found.append((name, helper, ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=call.args[3:], keywords=[])))
+    return found
+
+
+def helper_item(callees: Callees, expr: ast.expr) -> list[tuple[HelperCall, list[tuple[Sequence[ast.stmt], ast.expr]]]] | None:
+    """``expr`` as an item of the tuple displays what a call runs returns (``_after_if(c)[2]``):
+    for each helper it runs, the item of each of its returns, with the statements before it;
+    None for anything else."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)
             and type(expr.slice.value) is int and isinstance(expr.value, ast.Call)):
         return None
     call, index = expr.value, expr.slice.value
     width = returned_width(callees, call)
-    if not 0 <= index < width:
+    runs = called_helpers(callees, call)
+    if not 0 <= index < width or runs is None:
         return None
-    assert isinstance(call.func, ast.Name)
-    helper = callees.helper(call.func.id)
-    assert helper is not None
     # A return of a call of another helper (one continuation calling the next) gives that
     # call's item, read in the helper's body.
-    return helper, call, [(path, value.elts[index] if isinstance(value, ast.Tuple)
-                           else ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()), value))
-                          for path, value in helper.returns]
+    return [((name, helper, run), [(path, value.elts[index] if isinstance(value, ast.Tuple) else ast.copy_location(
+        ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()), value)) for path, value in helper.returns])
+            for name, helper, run in runs]
 
 
 def returned_width(callees: Callees, value: ast.expr) -> int:
-    """How many items a returned value has: of a tuple display, or of the call of a helper
-    whose returns all have that many (a continuation, ``return _after_if(c)``); -1 for any
-    other value."""
+    """How many items a returned value has: of a tuple display, or of a call whose helpers
+    all return that many (a continuation, ``return _after_if(c)``; a ``lax.cond`` of branch
+    functions); -1 for any other value."""
     if isinstance(value, ast.Tuple):
         return -1 if any(isinstance(item, ast.Starred) for item in value.elts) else len(value.elts)
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+    runs = called_helpers(callees, value) if isinstance(value, ast.Call) else None
+    if runs is None or any(name in callees.inlining for name, _, _ in runs):
         return -1
-    name = value.func.id
-    helper = callees.helper(name)
-    if helper is None or name in callees.inlining:
-        return -1
-    callees.inlining.add(name)
-    try:
-        inner = callees.within(helper)
-        widths = {returned_width(inner, returned) for _, returned in helper.returns}
-    finally:
-        callees.inlining.discard(name)
+    widths: set[int] = set()
+    for name, helper, _ in runs:
+        callees.inlining.add(name)
+        try:
+            inner = callees.within(helper)
+            widths |= {returned_width(inner, returned) for _, returned in helper.returns}
+        finally:
+            callees.inlining.discard(name)
     return widths.pop() if len(widths) == 1 else -1
 
 
@@ -561,8 +603,11 @@ class Block:
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
+        exposed = upward_exposed(list(statements))
+        results = {name: given[0] for name, given in self.bindings.items()
+                   if len(given) == 1 and isinstance(given[0], ast.Call) and name not in exposed}
         self.inside = Signatures(callees, {name: value for name, value in values.items()
-                                           if name not in bound and not _reads_any(value, bound)})
+                                           if name not in bound and not _reads_any(value, bound)}, results)
 
     def environment(self, starts: Mapping[str, Signature | None]) -> dict[str, Signature | None]:
         """What each name the block binds may hold, over every pass: the least fixpoint, from
