@@ -278,6 +278,8 @@ class Signatures:
         func = call.func
         qualified = self.callees.resolve(func) or ""
         library = qualified.startswith(("jax.", "numpy."))
+        if (runs := called_helpers(self.callees, call)) is not None:  # a helper; a `lax.cond` of them
+            return self._joined_runs([(run, run[1].returns) for run in runs])
         if library:
             name, operands = qualified.rpartition(".")[2], list(call.args)
         elif isinstance(func, ast.Attribute) and func.attr in INDEXED_UPDATES and (
@@ -285,8 +287,6 @@ class Signatures:
             return self.of(updated)  # `x.at[i].set(v)`
         elif isinstance(func, ast.Attribute):  # a method of a value: `x.sum()`, `x.astype(t)`
             name, operands = func.attr, [func.value, *call.args]
-        elif (runs := called_helpers(self.callees, call)) is not None:
-            return self._joined_runs([(run, run[1].returns) for run in runs])
         else:
             return None
         if name == "astype" and not library and len(call.args) == 1:
@@ -300,7 +300,7 @@ class Signatures:
                 return self._dtype(dtype[0]) if len(call.args) + len(call.keywords) == 2 else None
             return self._array(call.args[0]) if len(call.args) == 1 and not call.keywords else None
         if qualified == "jax.numpy.result_type" and not call.keywords:
-            return self._joined(call.args)  # the dtype the values promote to (a dtype: `jnp.asarray(v, d)`)
+            return _strong(self._joined(call.args))  # the dtype the values promote to (for `jnp.asarray(v, d)`)
         if qualified == "jax.numpy.arange" and call.args and not call.keywords:
             return _strong(self._joined(call.args))  # `jnp.arange(n)`: int32 for a Python int `n`
         if name in INEXACT_FUNCTIONS:
@@ -364,6 +364,10 @@ class Signatures:
         if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
             found = self.of(dtype.value)
             return found if found is not None and found.follows else None  # (a weak scalar's is strong)
+        if isinstance(dtype, ast.Name):  # `result_dtype`: what it was given, where known
+            return self._name(dtype.id)
+        if isinstance(dtype, ast.Call) and self.callees.resolve(dtype.func) == "jax.numpy.result_type":
+            return self.of(dtype)
         return _own(dtype)
 
     def _array(self, value: ast.AST) -> Signature | None:
