@@ -34,8 +34,8 @@ class FunctionPlanner:
                  imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence,
                  options: PlanningOptions | None = None):
         self.context = PlanContext(function, flow, imports, text, arrays, options or PlanningOptions(), taken_names)
-        self.ifs = IfPlanner(self.context, self.block)
         self.loops = LoopPlanner(self.context, self.block)
+        self.ifs = IfPlanner(self.context, self.block, self.loops.becomes_lax)
         self.scans = ScanPlanner(self.context, self.loops)
 
     def run(self) -> PlanContext:

@@ -20,6 +20,7 @@ lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
 
@@ -29,7 +30,6 @@ from jitfix.analysis.blocks import (
     contains_return,
     definitely_assigned,
     framework_obstacles,
-    is_range_call,
     loaded_names,
     obstacles,
     own_nodes,
@@ -82,9 +82,10 @@ class _Call:
 class IfPlanner:
     """Plans the traced ifs of one function."""
 
-    def __init__(self, context: PlanContext, walk: BlockWalker):
+    def __init__(self, context: PlanContext, walk: BlockWalker, becomes_lax: Callable[[ast.stmt], bool]):
         self.context = context
         self.walk = walk
+        self.becomes_lax = becomes_lax  # whether a loop becomes a lax loop (else Python runs it)
 
     def is_traced(self, node: ast.If) -> bool:
         context = self.context
@@ -478,7 +479,7 @@ class IfPlanner:
                 value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
             if value is None:  # a loop, a `with`, an unpacking: what every binding in it may leave
                 resolved = self._resolved(ast.Name(id=name, ctx=ast.Load()), statements[:index + 1], values)
-                if resolved is None or not isinstance(statement, ast.For | ast.While) or self._lax_loop(statement):
+                if resolved is None or not isinstance(statement, ast.For | ast.While) or self.becomes_lax(statement):
                     return resolved
                 # A loop Python runs may run no pass (one it unrolls by a shape that is empty):
                 # then the name holds what it held before. (A lax loop casts its carry to the
@@ -487,14 +488,6 @@ class IfPlanner:
                 return None if before is None else [*before, *(one for one in resolved if one not in before)]
             return self._described(value, earlier, values)
         return [ast.Name(id=name, ctx=ast.Load())]  # passed through unchanged
-
-    def _lax_loop(self, loop: ast.For | ast.While) -> bool:
-        """Whether the loop runs a traced number of passes (it becomes a lax loop): a `while`
-        on a tracer, a `range` of one (Python unrolls a loop over an array's rows)."""
-        values = self.context.values_at(loop)
-        if isinstance(loop, ast.While):
-            return values.is_traced(loop.test)
-        return is_range_call(loop.iter, self.context.imports) and values.is_traced(loop.iter)
 
     def _evaluable_before(self, value: ast.expr, earlier: list[ast.stmt]) -> bool:
         if loaded_names([value]) & assigned_names(earlier):

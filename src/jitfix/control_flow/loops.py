@@ -164,6 +164,12 @@ class LoopPlanner:
         return self._is_traced_range(node) or self._is_traced_while(node) or self._has_traced_guard(node) \
             or self._leaves_rows_on_traced_test(node)
 
+    def becomes_lax(self, node: ast.stmt) -> bool:
+        """Whether the loop is one the rewrite makes a lax loop (else Python runs it, however
+        many passes its static count says, none too), judged as ``is_traced``, saying nothing."""
+        return self._is_traced_range(node) or self._is_traced_while(node, report=False) \
+            or self._has_traced_guard(node) or self._leaves_rows_on_traced_test(node)
+
     def _is_traced_range(self, node: ast.stmt) -> bool:
         if not (isinstance(node, ast.For) and is_range_call(node.iter, self.context.imports)):
             return False
@@ -172,7 +178,7 @@ class LoopPlanner:
         # `int(jnp.ceil(n / 2))` of static `n` is static: JF601 writes it in Python.
         return any(values.is_traced(_without_int(arg)) and not values.is_static(arg) for arg in arguments)
 
-    def _is_traced_while(self, node: ast.stmt) -> bool:
+    def _is_traced_while(self, node: ast.stmt, report: bool = True) -> bool:
         if not isinstance(node, ast.While):
             return False
         values = self.context.values_at(node)
@@ -180,7 +186,7 @@ class LoopPlanner:
             return False
         if self.context.arrays.certain_truth(node.test, values):
             return True
-        if self.context.arrays.raises_on_truth(node.test, values):
+        if report and self.context.arrays.raises_on_truth(node.test, values):
             self.context.report(node, UNPROVEN_OPERAND)  # it raises: said, left as it is
         return False
 
