@@ -413,12 +413,17 @@ class IfPlanner:
         described = self._before_test(arms, bound_by_test, values) if bound_by_test else arms
         if described is None:
             return []
-        sources: list[str] = []
+        # Each value once, as the source spells it where it does (a signature's texts are the
+        # tree's: `st['p']` for `st["p"]`).
+        sources: dict[str, str] = {}
         for candidate in chain.from_iterable(described):
             texts = dtype_sources(candidate) if isinstance(candidate, Signature) \
                 else [ast.get_source_segment(self.context.text, candidate) or ast.unparse(candidate)]
-            sources += [text for text in texts if text not in sources]
-        plan.dtypes[key] = (unique_name(dtype_name, self.context.taken), sources)
+            for text in texts:
+                tree_text = ast.unparse(ast.parse(text, mode="eval"))
+                if sources.get(tree_text, tree_text) == tree_text:
+                    sources[tree_text] = text
+        plan.dtypes[key] = (unique_name(dtype_name, self.context.taken), list(sources.values()))
         if plan.form is IfForm.ASSIGN:
             branches = (plan.true, plan.false)
             for index in to_cast:

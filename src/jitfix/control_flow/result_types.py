@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
+from itertools import chain
 
 from jitfix.analysis.blocks import (
     always_leaves,
@@ -299,6 +300,9 @@ class Signatures:
             if dtype:  # `jnp.asarray(v, bool)`: its dtype's own (`bool`, `float` and `int` are the markers')
                 return self._dtype(dtype[0]) if len(call.args) + len(call.keywords) == 2 else None
             return self._array(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+        start = _lax_loop_start(call)
+        if start is not None and qualified.startswith("jax.lax."):
+            return self.of(start)  # a lax loop returns its carry, in the type it starts with
         if qualified == "jax.numpy.result_type" and not call.keywords:
             return _strong(self._joined(call.args))  # the dtype the values promote to (for `jnp.asarray(v, d)`)
         if qualified == "jax.numpy.arange" and call.args and not call.keywords:
@@ -350,8 +354,10 @@ class Signatures:
                 one = self.of(arguments[source])
             elif source in FIXED_TYPES:
                 one = Signature(frozenset({source}))
+            elif (item := _parameter_item(source, arguments)) is not None:
+                one = self.of(item)  # `p["a"]` of a parameter: that item of the argument
             elif _reads(source) & (set(helper.parameters) | helper.shadowed):
-                return None  # (`p["a"]` of a parameter; a name the caller binds otherwise)
+                return None  # (an item of a parameter by another key; a name the caller binds otherwise)
             else:  # a free name, read when called
                 one = self._name(source) if source.isidentifier() else Signature(frozenset({source}))
             if one is None:
@@ -380,6 +386,15 @@ def _indexed_array(expr: ast.expr) -> ast.expr | None:
     """``x`` where ``expr`` is ``x.at[i]``."""
     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at":
         return expr.value.value
+    return None
+
+
+def _parameter_item(source: str, arguments: Mapping[str, ast.expr]) -> ast.expr | None:
+    """``argument["a"]`` where ``source`` is ``p['a']`` of a parameter ``p`` (a constant key)."""
+    node = ast.parse(source, mode="eval").body
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in arguments \
+            and isinstance(node.slice, ast.Constant):
+        return ast.Subscript(value=arguments[node.value.id], slice=node.slice, ctx=ast.Load())
     return None
 
 
@@ -584,7 +599,10 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     block = Block(statements, callees, values, {})
     reads = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
     exposed = upward_exposed(list(statements), live_out=reads) & set(block.bindings)
-    environment = block.environment({name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed})
+    starts = {name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed}
+    # A dict item holds its value before too (a binding may not run, or read it first).
+    starts.update({item: Signature(frozenset({item})) for item in block.items})
+    environment = block.environment(starts)
     found = block.closed([expr], Signature(), environment)
     return found if found is not None and block.evaluable_before(found) else None
 
@@ -600,10 +618,11 @@ class Block:
                  fixed: Mapping[str, Signature], items: Mapping[str, Sequence[ast.expr]] | None = None):
         # An item of a dict each binding makes anew (`st['p']`, see ``updated_items``) is bound
         # like a name, to the values the bindings give it; the dict's other items keep theirs.
-        items = items or {}
-        self.bindings: dict[str, list[Known | None]] = {**bound_values(reaching(statements), callees.iterates_rows),
-                                                        **{item: list(given) for item, given in items.items()}}
-        self.carriers = {_reads(item).pop() for item in items}
+        # (The items of a loop's carries are given; a block's are found.)
+        named = bound_values(reaching(statements), callees.iterates_rows)
+        self.items = dict(items) if items is not None else _updated_dict_items(named)
+        self.bindings: dict[str, list[Known | None]] = {**named, **{item: list(given) for item, given in self.items.items()}}
+        self.carriers = {_reads(item).pop() for item in self.items}
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
@@ -738,7 +757,38 @@ def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
             and len(target.elts) == len(value.elts) \
             and not any(isinstance(part, ast.Starred) for part in [*target.elts, *value.elts]):
         return [pair for item, item_value in zip(target.elts, value.elts) for pair in paired_values(item, item_value)]
+    start = _lax_loop_start(value) if isinstance(target, ast.Tuple | ast.List) else None
+    if isinstance(start, ast.Tuple):  # `i, c = lax.while_loop(cond, body, (0, c))`: each has its start's type
+        return paired_values(target, start)
     return []
+
+
+def _updated_dict_items(bindings: Mapping[str, Sequence[Known | None]]) -> dict[str, list[ast.expr]]:
+    """The items of each dict every binding of which is a new dict of its items (`st = {**st,
+    "p": v}`), by their text in the types (`st['p']`), with the values bindings give them."""
+    found: dict[str, list[ast.expr]] = {}
+    for name, given in bindings.items():
+        updates = [updated_items(value, name) if not isinstance(value, Signature) else None for value in given]
+        if not updates or any(update is None for update in updates):
+            continue
+        for key, value in chain.from_iterable(update for update in updates if update is not None):
+            found.setdefault(ast.unparse(item_of(name, key)), []).append(value)
+    return found
+
+
+# The lax loops, by name, with the position of their start: what they return is a carry of
+# the type it starts with (lax requires every pass to keep it).
+LAX_LOOP_STARTS = {"fori_loop": 3, "while_loop": 2}
+
+
+def _lax_loop_start(call: ast.AST) -> ast.expr | None:
+    """The start of the carry of ``lax.fori_loop(lower, upper, body, start)`` or
+    ``lax.while_loop(cond, body, start)`` (told by name: these are types only)."""
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) else ""
+    position = LAX_LOOP_STARTS.get(name)
+    return call.args[position] if position is not None and len(call.args) == position + 1 else None
 
 
 def _reads(source: str) -> set[str]:
