@@ -165,6 +165,20 @@ class Callees:
         self._find_helper = find_helper
         self._helpers: dict[str, Helper | None] = {}
         self.inlining: set[str] = set()  # helpers whose result is being read (a recursive one is unknown)
+        # Read once: what a helper's body calls (by the helper's id), a lambda as a helper (by
+        # its node's id), and what each return gives, in the helper's own terms (by ids).
+        self._within: dict[int, Callees] = {}
+        self._lambdas: dict[int, Helper | None] = {}
+        self.returned: dict[tuple[int, int], Signature | None] = {}
+        self._items: dict[tuple[int, int], ast.Subscript] = {}
+
+    def item_node(self, value: ast.expr, index: int) -> ast.Subscript:
+        """``value[index]``, made once (its id keys what is read of it)."""
+        key = (id(value), index)
+        if key not in self._items:
+            self._items[key] = ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()),
+                                                 value)
+        return self._items[key]
 
     def helper(self, name: str) -> Helper | None:
         if name not in self._helpers:
@@ -179,9 +193,16 @@ class Callees:
             definition = helper.local[name]
             return helper_of(definition, frozenset()) if definition is not None else None
 
-        inner = Callees(self.resolve, find_helper, self.traced_test, self.iterates_rows)
-        inner.inlining = self.inlining
-        return inner
+        if id(helper) not in self._within:
+            inner = Callees(self.resolve, find_helper, self.traced_test, self.iterates_rows)
+            inner.inlining, inner.returned, inner._items = self.inlining, self.returned, self._items
+            self._within[id(helper)] = inner
+        return self._within[id(helper)]
+
+    def lambda_helper(self, node: ast.Lambda) -> Helper | None:
+        if id(node) not in self._lambdas:
+            self._lambdas[id(node)] = helper_of(node, frozenset())
+        return self._lambdas[id(node)]
 
 
 class Signatures:
@@ -342,7 +363,12 @@ class Signatures:
         self.callees.inlining.add(name)
         try:
             inner = self.callees.within(helper)
-            each = [resolved_after(value, path, inner, {}) for path, value in returned]
+            each = []
+            for path, value in returned:
+                key = (id(helper), id(value))
+                if key not in inner.returned:
+                    inner.returned[key] = resolved_after(value, path, inner, {})
+                each.append(inner.returned[key])
         finally:
             self.callees.inlining.discard(name)
         if not each or any(one is None for one in each):
@@ -439,7 +465,7 @@ def called_helpers(callees: Callees, call: ast.Call) -> list[HelperCall] | None:
         if isinstance(branch, ast.Name):
             name, helper = branch.id, callees.helper(branch.id)
         elif isinstance(branch, ast.Lambda):
-            name, helper = f"<lambda at {branch.lineno}:{branch.col_offset}>", helper_of(branch, frozenset())
+            name, helper = f"<lambda at {branch.lineno}:{branch.col_offset}>", callees.lambda_helper(branch)
         else:
             return None
         if helper is None:
@@ -462,8 +488,8 @@ def helper_item(callees: Callees, expr: ast.expr) -> list[tuple[HelperCall, list
         return None
     # A return of a call of another helper (one continuation calling the next) gives that
     # call's item, read in the helper's body.
-    return [((name, helper, run), [(path, value.elts[index] if isinstance(value, ast.Tuple) else ast.copy_location(
-        ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()), value)) for path, value in helper.returns])
+    return [((name, helper, run), [(path, value.elts[index] if isinstance(value, ast.Tuple)
+                                     else callees.item_node(value, index)) for path, value in helper.returns])
             for name, helper, run in runs]
 
 
@@ -626,9 +652,11 @@ class Block:
         self.fixed = fixed  # names whose signature is known (a loop's index)
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
-        exposed = upward_exposed(list(statements))
         results = {name: given[0] for name, given in self.bindings.items()
-                   if len(given) == 1 and isinstance(given[0], ast.Call) and name not in exposed}
+                   if len(given) == 1 and isinstance(given[0], ast.Call)}
+        if results:  # (only a name no statement reads before it is bound)
+            results = {name: call for name, call in results.items()
+                       if name not in upward_exposed(list(statements), live_out={name})}
         self.inside = Signatures(callees, {name: value for name, value in values.items()
                                            if name not in bound and not _reads_any(value, bound)}, results)
 
