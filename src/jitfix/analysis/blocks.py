@@ -10,7 +10,7 @@ and whether it holds something a branch function cannot hold (``yield``, ``globa
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS, VALUE_RETURNING_MUTATORS
 
@@ -20,14 +20,27 @@ if TYPE_CHECKING:
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
+T = TypeVar("T")
+
+
+def kept_on_node(node: ast.AST, key: str, compute: Callable[[], T]) -> T:
+    """``compute()``, worked out once per node and kept on it: a tree is never changed once
+    parsed (a rewrite is made on the text, then parsed anew), so what is found in a node
+    stays true, and the analysis asks the same of a statement many times (each ``if`` or
+    loop planned asks what the code around it binds and reads)."""
+    attribute = "_jitfix_" + key
+    try:
+        return node.__dict__[attribute]  # type: ignore[no-any-return]
+    except KeyError:
+        value = node.__dict__[attribute] = compute()
+        return value
+
+
 def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Sequence[ast.AST]:
     """Every node of a function's own body, in source order, not descending into nested defs
     and classes (those are checked as functions of their own when they are traced). Kept on
     the node, as ``_own_body`` is: every rule walks it."""
-    nodes = function.__dict__.get("_jitfix_body_nodes")
-    if nodes is None:
-        nodes = function._jitfix_body_nodes = [node for node, _ in _own_body(function)]  # type: ignore[union-attr]
-    return nodes
+    return kept_on_node(function, "body_nodes", lambda: [node for node, _ in _own_body(function)])
 
 
 def own_expressions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.AST, ast.stmt]]:
@@ -49,21 +62,22 @@ def _own_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[as
     """(node, innermost statement) of every node of the function's own body, in source order.
 
     Every rule walks the bodies of the traced functions, several times: the walk is done
-    once per function and kept on its node (a tree is never changed once parsed)."""
-    nodes = function.__dict__.get("_jitfix_own_nodes")
-    if nodes is None:
-        nodes = []
-        stack: list[tuple[ast.AST, ast.stmt]] = [(statement, statement) for statement in reversed(function.body)]
-        while stack:
-            node, statement = stack.pop()
-            nodes.append((node, statement))
-            if isinstance(node, NESTED_SCOPES):
-                continue
-            if isinstance(node, ast.stmt):
-                statement = node
-            stack.extend((child, child if isinstance(child, ast.stmt) else statement)
-                         for child in reversed(child_nodes(node)))
-        function._jitfix_own_nodes = nodes  # type: ignore[union-attr]
+    once per function."""
+    return kept_on_node(function, "own_nodes", lambda: _walk_own_body(function))
+
+
+def _walk_own_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.AST, ast.stmt]]:
+    nodes = []
+    stack: list[tuple[ast.AST, ast.stmt]] = [(statement, statement) for statement in reversed(function.body)]
+    while stack:
+        node, statement = stack.pop()
+        nodes.append((node, statement))
+        if isinstance(node, NESTED_SCOPES):
+            continue
+        if isinstance(node, ast.stmt):
+            statement = node
+        stack.extend((child, child if isinstance(child, ast.stmt) else statement)
+                     for child in reversed(child_nodes(node)))
     return nodes
 
 
@@ -151,7 +165,14 @@ def target_names(target: ast.AST) -> list[str]:
 def assigned_names(statements: Iterable[ast.AST]) -> set[str]:
     """Every name the statements bind, on any path."""
     names: set[str] = set()
-    for node in own_nodes(statements):
+    for statement in statements:
+        names |= kept_on_node(statement, "assigned_names", lambda: _assigned_in(statement))
+    return names
+
+
+def _assigned_in(statement: ast.AST) -> frozenset[str]:
+    names: set[str] = set()
+    for node in own_nodes([statement]):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -160,7 +181,7 @@ def assigned_names(statements: Iterable[ast.AST]) -> set[str]:
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
-    return names
+    return frozenset(names)
 
 
 def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
@@ -168,12 +189,18 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     reads ``c`` too, though its target is a store."""
     names: set[str] = set()
     for root in nodes:
-        for node in walk_tree(root):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                names.add(node.id)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                names.add(node.target.id)
+        names |= kept_on_node(root, "loaded_names", lambda: _loaded_in(root))
     return names
+
+
+def _loaded_in(root: ast.AST) -> frozenset[str]:
+    names: set[str] = set()
+    for node in walk_tree(root):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return frozenset(names)
 
 
 def scope_reads(nodes: Iterable[ast.AST]) -> set[str]:
@@ -182,18 +209,24 @@ def scope_reads(nodes: Iterable[ast.AST]) -> set[str]:
     parameters, its loop variables and what it binds itself are its own)."""
     names: set[str] = set()
     for root in nodes:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _NESTED_SCOPES):
-                names |= _free_names(node)
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                names.add(node.id)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                names.add(node.target.id)
-            stack.extend(ast.iter_child_nodes(node))
+        names |= kept_on_node(root, "scope_reads", lambda: _scope_reads_of(root))
     return names
+
+
+def _scope_reads_of(root: ast.AST) -> frozenset[str]:
+    names: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _NESTED_SCOPES):
+            names |= _free_names(node)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        stack.extend(child_nodes(node))
+    return frozenset(names)
 
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -226,11 +259,15 @@ def free_names_when_called(function: ast.FunctionDef | ast.AsyncFunctionDef | as
     """What a def's or lambda's body reads from the scopes around it when it runs: what it
     reads and does not bind itself (``nonlocal``/``global`` names are not its own), its
     nested functions' free names included, their own locals not."""
+    return set(kept_on_node(function, "free_names_when_called", lambda: _free_when_called(function)))
+
+
+def _free_when_called(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
     body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
     declared = {name for child in own_nodes(body) if isinstance(child, ast.Nonlocal | ast.Global)
                 for name in child.names}
     own = (_parameters(function) | assigned_names(body)) - declared
-    return scope_reads(body) - own
+    return frozenset(scope_reads(body) - own)
 
 
 def _exposed_by(statement: ast.stmt, live_out: set[str]) -> set[str]:
@@ -260,7 +297,11 @@ def definitely_assigned(statements: list[ast.stmt]) -> set[str]:
     return names
 
 
-def _definitely_assigned_by(statement: ast.stmt) -> set[str]:
+def _definitely_assigned_by(statement: ast.stmt) -> frozenset[str]:
+    return kept_on_node(statement, "definitely_assigned", lambda: frozenset(_definitely_assigned_in(statement)))
+
+
+def _definitely_assigned_in(statement: ast.stmt) -> set[str]:
     if isinstance(statement, ast.Assign):
         return {name for target in statement.targets for name in target_names(target)}
     if isinstance(statement, ast.AnnAssign | ast.AugAssign):
