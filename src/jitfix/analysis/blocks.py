@@ -30,7 +30,7 @@ def kept_on_node(node: ast.AST, key: str, compute: Callable[[], T]) -> T:
     loop planned asks what the code around it binds and reads)."""
     attribute = "_jitfix_" + key
     try:
-        return node.__dict__[attribute]  # type: ignore[no-any-return]
+        return node.__dict__[attribute]
     except KeyError:
         value = node.__dict__[attribute] = compute()
         return value
