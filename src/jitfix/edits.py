@@ -47,11 +47,23 @@ def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
 class _ApplyEdits(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, edits: list[Edit], context: EditContext):
+    def __init__(self, edits: list[Edit], context: EditContext, only_around_edits: bool = True):
         super().__init__()
         self.pending = _combined(edits)
+        self.only_around_edits = only_around_edits
         self.types = tuple({edit.node_type for edit in edits})
         self.context = context
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only the nodes around an edit are rebuilt: libcst remakes every node it visits,
+        # which for a large function cost most of a fix's time.
+        where = self.get_metadata(PositionProvider, node, None)
+        if where is None or not self.only_around_edits:
+            return True
+        decorators = getattr(node, "decorators", ())  # a def's or class's range starts after them
+        first = self.get_metadata(PositionProvider, decorators[0]).start if decorators else where.start
+        start, end = (first.line, first.column), (where.end.line, where.end.column)
+        return any(start <= (line, column) <= end for line, column, *_ in self.pending)
 
     def _anchor(self, original: cst.CSTNode):
         # A def is found by its name: the node itself starts at its first decorator.
@@ -182,20 +194,23 @@ def _applied(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Modul
     return "".join(out)
 
 
-def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext) -> cst.Module:
+def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext,
+            only_around_edits: bool = True) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    transformer = _ApplyEdits(edits, edit_context)
+    transformer = _ApplyEdits(edits, edit_context, only_around_edits)
     try:
-        module = wrapper.visit(transformer)
+        edited = wrapper.visit(transformer)
     except EditError as error:
         raise EditError(f"could not apply a fix: {error}") from None
     except Exception as error:  # a bug in a rule's rendering: the file is left as it was, the rest go on
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise EditError(f"a fix failed to render ({type(error).__name__}: {message})") from None
+    if transformer.pending and only_around_edits:  # a node outside the range of one holding it: look everywhere
+        return _edited(module, edits, edit_context, only_around_edits=False)
     if transformer.pending:
         missing = ", ".join(f"{line}:{col}" for line, col, _, _ in transformer.pending)
         raise EditError(f"could not locate the code to edit at {missing}")
-    return module
+    return edited
 
 
 def _shift(position: Position, first: int) -> Position:
