@@ -138,3 +138,57 @@ def test_a_cached_result_is_redone_when_a_module_it_read_changes(tmp_path):
         assert again.exit_code == 0, again.stdout
     finally:
         os.chdir(cwd)
+
+
+LOSSES = '''import jax
+import jax.numpy as jnp
+
+
+def cross_entropy(scores, labels, from_logits=True):
+    if not from_logits:
+        if jnp.any(scores < 0):
+            raise ValueError("probabilities must not be negative")
+        scores = jnp.log(scores)
+    else:
+        scores = jax.nn.log_softmax(scores)
+    return -(labels * scores).sum()
+'''
+
+LOSS_CALLER = '''import jax
+
+from .losses import cross_entropy
+
+
+def batch_loss(scores, labels):
+    return cross_entropy(scores, labels{passed}) / scores.shape[0]
+
+
+jitted = jax.jit(batch_loss)
+'''
+
+
+@pytest.mark.parametrize("passed, reported", [("", False), (", from_logits=False", True)])
+def test_a_branch_of_a_default_no_traced_call_of_another_module_overrides_is_not_judged(tmp_path, passed, reported):
+    # Every traced call leaves `from_logits` at its default: the validation branch is never
+    # traced (optax's dice_loss); a traced call that passes it makes the branch traced code.
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "losses.py").write_text(LOSSES)
+    (package / "train.py").write_text(LOSS_CALLER.format(passed=passed))
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for _ in range(2):  # the second run is answered from the cache
+            result = invoke("check", ".")
+            assert ("JF101" in result.stdout) is reported and result.exit_code == int(reported), result.stdout
+    finally:
+        os.chdir(cwd)
+    if not reported:
+        assert invoke("fix", "--no-cache", str(tmp_path)).exit_code == 0
+        assert (package / "losses.py").read_text() == LOSSES
+        module = _import_main(tmp_path, "train")
+        scores, labels = jnp.array([[1.0, 2.0], [0.5, -1.0]]), jnp.array([[0.0, 1.0], [1.0, 0.0]])
+        with jax.disable_jit():
+            want = module.batch_loss(scores, labels)
+        assert jnp.allclose(module.jitted(scores, labels), want)

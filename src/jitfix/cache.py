@@ -120,16 +120,17 @@ def _stamp_to_json(stamp: Stamp) -> dict:
 
 def _call_to_json(seen: Observation) -> dict:
     return {"path": seen.path, "function": seen.function, "line": seen.line, "traced": list(seen.traced),
-            "static": list(seen.static), "via": seen.via}
+            "static": list(seen.static), "via": seen.via, "defaults": list(seen.defaults)}
 
 
 def _call_from_json(data: object) -> Observation:
-    if not isinstance(data, dict) or not all(isinstance(name, str) for key in ("traced", "static")
+    if not isinstance(data, dict) or not all(isinstance(name, str) for key in ("traced", "static", "defaults")
                                              for name in _field(data, key, list)):
         raise _Malformed("call")
     line = _field(data, "line", int)
     return Observation(_field(data, "path", str), _field(data, "function", str), line, line, CALLED,
-                       tuple(data["traced"]), static=tuple(data["static"]), via=_field(data, "via", str))
+                       tuple(data["traced"]), static=tuple(data["static"]), via=_field(data, "via", str),
+                       defaults=tuple(data["defaults"]))
 
 
 def _entry_from_json(data: object) -> Entry:

@@ -180,6 +180,7 @@ def _analysed(path: str, text: str, settings: Settings,
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
         findings.extend(rule.check(module))
+    findings = [finding for finding in findings if not traced.unentered(finding.function, finding.line)]
     if findings:
         findings = filter_suppressed(findings, text, traced.functions)  # every def, from the finder's walk
     findings.sort(key=Finding.sort_key)

@@ -28,6 +28,7 @@ class Observation:
     types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     static: tuple[str, ...] = ()
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
+    defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
 
     @property
     def holds_arrays(self) -> bool:

@@ -121,11 +121,11 @@ class Project:
         return program if program is not None and program.text == text else None
 
     def note_traced_call(self, path: str, function: ast.FunctionDef | ast.AsyncFunctionDef, traced: Iterable[str],
-                         static: Iterable[str], via: str) -> None:
+                         static: Iterable[str], via: str, defaults: Iterable[str] = ()) -> None:
         """Traced code calls ``function`` of the module at ``path`` with tracers for ``traced``
-        and Python values for ``static`` (literals, defaults it keeps)."""
+        and Python values for ``static`` (literals, ``defaults`` it keeps)."""
         seen = Observation(path, function.name, function.lineno, function.lineno, CALLED, tuple(sorted(traced)),
-                           static=tuple(sorted(static)), via=via)
+                           static=tuple(sorted(static)), via=via, defaults=tuple(sorted(defaults)))
         if seen.traced and seen not in self._calls_out:
             self._calls_out.append(seen)
 

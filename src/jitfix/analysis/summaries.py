@@ -25,6 +25,7 @@ from jitfix.analysis.values import (
     Program,
     ValueAnalysis,
     Verdict,
+    defaults_left,
     named_parameters,
     parameter_names,
     positional_names,
@@ -113,7 +114,8 @@ class ModuleProgram(Program):
         if owner is not self and values.staged and self.project is not None and owner.path is not None:
             self.project.note_traced_call(owner.path, callee, [name for name, kind in params.items() if kind.traced],
                                           [name for name, kind in params.items() if kind.static],
-                                          f"{os.path.basename(self.path or '')}:{call.lineno}")
+                                          f"{os.path.basename(self.path or '')}:{call.lineno}",
+                                          defaults_left(callee, call, int(bound_self is not None)))
         if owner is self:
             params = {**self._closure_reads(scope, callee, values), **params}
         return owner._summarise(callee, params, values.staged)

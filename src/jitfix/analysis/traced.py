@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import ast
 import bisect
+import operator
 from collections import ChainMap
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, cast
 
 from jitfix.analysis.blocks import (
+    assigned_names,
     method_changes,
     nodes_seeing,
     non_leaf_children,
@@ -48,8 +50,10 @@ from jitfix.analysis.values import (
     ValueAnalysis,
     Verdict,
     carried,
+    defaults_left,
     lax_operand,
     named_parameters,
+    parameter_defaults,
     parameter_names,
     positional_names,
     positional_parameters,
@@ -245,6 +249,10 @@ class TracedFunction:
     # jit, a lax body or a call of this module): what it reads at trace time is its callers'
     # concern, and a switch read while tracing is often the point.
     from_elsewhere: bool = False
+    # The parameters every way in leaves at their defaults (None: none seen yet). Only a call
+    # shows that (of this module's traced code, or another module's); a jit, a lax body or
+    # a run may pass anything.
+    kept_defaults: frozenset[str] | None = None
     _flow: FlowAnalysis | None = None
     _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
 
@@ -262,6 +270,39 @@ class TracedFunction:
                                       program=self.program)
             self._enclosing_flow = enclosing
         return self._flow
+
+    def entered_by(self, kept: frozenset[str]) -> None:
+        """One more way in, leaving the parameters ``kept`` at their defaults."""
+        self.kept_defaults = kept if self.kept_defaults is None else self.kept_defaults & kept
+
+    def unentered_lines(self) -> list[tuple[int, int]]:
+        """The lines of the branches tracing never enters: those a test decides from
+        parameters every way in leaves at their literal defaults (``if not apply_softmax:``,
+        ``apply_softmax=True``, which no traced call passes). Nothing there runs under the
+        transform, so nothing there is judged."""
+        known = self._default_values()
+        spans: list[tuple[int, int]] = []
+        for node in walk_body(self.node) if known else ():
+            if isinstance(node, ast.If):
+                taken = decided_test(node.test, known)
+                skipped = [] if taken is None else node.orelse if taken else node.body
+                spans += [(statement.lineno, statement.end_lineno or statement.lineno) for statement in skipped]
+        return spans
+
+    def _default_values(self) -> dict[str, object]:
+        """The parameters every way in leaves at a literal default, never bound again."""
+        if not self.kept_defaults or isinstance(self.node, ast.Lambda):
+            return {}
+        rebound = assigned_names(self.node.body) | {name for node in ast.walk(self.node)
+                                                     if isinstance(node, ast.Nonlocal) for name in node.names}
+        values: dict[str, object] = {}
+        for name, default in parameter_defaults(self.node).items():
+            if name in self.kept_defaults and name not in rebound:
+                try:
+                    values[name] = ast.literal_eval(default)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    continue
+        return values
 
     def param_verdicts(self) -> State:
         verdicts: State = {}
@@ -922,13 +963,17 @@ class TracedFinder:
         return False
 
     def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str,
-                     shapes: dict[str, Verdict] | None = None, from_elsewhere: bool = False) -> None:
+                     shapes: dict[str, Verdict] | None = None, from_elsewhere: bool = False,
+                     kept_defaults: frozenset[str] | None = frozenset()) -> None:
         """Mark parameters traced or static; ``shapes``: what a lax primitive passes them;
-        ``from_elsewhere``: the evidence is a call from another module."""
+        ``from_elsewhere``: the evidence is a call from another module; ``kept_defaults``:
+        the parameters this way in leaves at their defaults (None: it is no way in)."""
         entry = self.traced.get(function)
         if entry is None:
             entry = TracedFunction(function, self.scopes.qualnames[function], how, from_elsewhere=from_elsewhere)
             self.traced[function] = entry
+        if kept_defaults is not None:
+            entry.entered_by(kept_defaults)
         entry.from_elsewhere = entry.from_elsewhere and from_elsewhere
         entry.unseen_callers = True
         # A parameter some way in traces is traced -- `jax.jit(f)` fails where
@@ -1129,7 +1174,8 @@ class TracedFinder:
             # A failure is no new way in: the carry structure a lax primitive passes still
             # holds. A jit the run saw is one (any structure may come in).
             self._mark_params(function, held, static, seen.reason, None if not seen.holds_arrays else {},
-                              from_elsewhere=seen.error == CALLED)
+                              from_elsewhere=seen.error == CALLED,
+                              kept_defaults=frozenset(seen.defaults) if seen.error == CALLED else frozenset())
             entry = self.traced[function]
             entry.staged = True
             if seen.holds_arrays:
@@ -1145,7 +1191,7 @@ class TracedFinder:
             if entry is not None and entry.jit_sites:
                 new = frozenset(seen.static) - entry.static_params  # not static at its jit yet
                 entry.observed_static.update(dict.fromkeys(new, seen))
-                self._mark_params(entry.node, frozenset(), new, seen.reason)
+                self._mark_params(entry.node, frozenset(), new, seen.reason, kept_defaults=None)
 
     def _observed_function(self, seen: Observation) -> FunctionNode | None:
         """The def a run's observation is about: its name, at the code object's first line."""
@@ -1233,6 +1279,7 @@ class TracedFinder:
                 entry = TracedFunction(callee, self.scopes.qualnames[callee], how, from_elsewhere=from_elsewhere)
                 self.traced[callee] = entry
                 changed.add(callee)
+            entry.entered_by(defaults_left(callee, call, resolved.positional, resolved.keywords))
             if entry.from_elsewhere and not from_elsewhere:  # reached from this module too
                 entry.from_elsewhere = False
                 changed.add(callee)
@@ -1464,6 +1511,47 @@ class TracedFinder:
         return classes
 
 
+def decided_test(test: ast.expr, known: dict[str, object]) -> bool | None:
+    """Whether ``test`` holds, when the ``known`` names' values and literals decide it
+    (``not flag``, ``mode == "mean" and axis is None``); None when they do not."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = decided_test(test.operand, known)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [decided_test(value, known) for value in test.values]
+        stop = isinstance(test.op, ast.Or)  # the value that decides `or` (True) or `and` (False)
+        return stop if stop in parts else None if None in parts else not stop
+    found, value = _known_value(test, known)
+    if found:
+        return bool(value)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        (left_found, left), (right_found, right) = _known_value(test.left, known), _known_value(test.comparators[0], known)
+        compare = _COMPARISONS.get(type(test.ops[0]))
+        if left_found and right_found and compare is not None:
+            try:
+                return bool(compare(left, right))
+            except Exception:  # noqa: BLE001 - `1 < "a"`: not decided
+                return None
+    return None
+
+
+def _known_value(node: ast.expr, known: dict[str, object]) -> tuple[bool, object]:
+    if isinstance(node, ast.Name) and node.id in known:
+        return True, known[node.id]
+    if isinstance(node, ast.Constant | ast.UnaryOp | ast.Tuple):
+        try:
+            return True, ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+    return False, None
+
+
+_COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+
+
 class TracedFunctions(dict[FunctionNode, TracedFunction]):
     """Every traced function of a module, keyed by its def node, with what the walk that
     found them learnt about the module."""
@@ -1481,6 +1569,17 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
             else scopes.parent
         self.module_bindings: Callable[[], dict[str, int]] = scopes.module_bindings  # name -> statements binding it
         self.traces_lambdas = traces_lambdas  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
+        self._unentered: dict[str, list[tuple[int, int]]] | None = None  # by qualified name, once asked
+
+    def unentered(self, function: str | None, line: int) -> bool:
+        """Whether ``line`` of the traced function named ``function`` (or of a def nested in
+        one) lies in a branch tracing never enters (``TracedFunction.unentered_lines``)."""
+        if function is None:
+            return False
+        if self._unentered is None:
+            self._unentered = {entry.qualname: entry.unentered_lines() for entry in self.values()}
+        return any((function == qualname or function.startswith(qualname + ".")) and first <= line <= last
+                   for qualname, spans in self._unentered.items() for first, last in spans)
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,

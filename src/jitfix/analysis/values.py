@@ -713,6 +713,29 @@ def named_parameters(function: Parametered) -> list[ast.arg]:
     return [*positional_parameters(function), *function.args.kwonlyargs]
 
 
+def parameter_defaults(function: Parametered) -> dict[str, ast.expr]:
+    """Each parameter with a default, and the default's expression."""
+    arguments = function.args
+    positional = positional_parameters(function)
+    defaulted = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
+    found = {arg.arg: default for arg, default in zip(defaulted, arguments.defaults)}
+    found.update({arg.arg: default for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                  if default is not None})
+    return found
+
+
+def defaults_left(function: Parametered, call: ast.Call, bound: int = 0,
+                  bound_keywords: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The parameters with a default that ``call`` leaves at it (none known when it passes
+    ``*args`` or ``**kwargs``); ``bound``: the leading positional parameters filled before
+    the call's own arguments (``self``, or by ``partial``, as are ``bound_keywords``)."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return frozenset()
+    passed = {*positional_names(function)[:bound + len(call.args)], *bound_keywords,
+              *(keyword.arg for keyword in call.keywords)}
+    return frozenset(parameter_defaults(function).keys() - passed)
+
+
 def parameter_names(function: Parametered) -> list[str]:
     """Every parameter, ``*args`` and ``**kwargs`` included, in order."""
     arguments = function.args
