@@ -1467,8 +1467,9 @@ class TracedFinder:
             enclosing = self._traced_at(pending.scope)
             qualname = f"{enclosing.qualname}.{LAMBDA_NAME}" if enclosing is not None else LAMBDA_NAME
             self.lambda_scopes[function] = pending.scope
+            staged = pending.staged or (enclosing is not None and enclosing.staged)  # as `_propagate` follows it
             self.traced[function] = TracedFunction(function, qualname, pending.traced_as, traced_params=pending.traced,
-                                                   is_lax_body=pending.lax_body, staged=pending.staged,
+                                                   is_lax_body=pending.lax_body, staged=staged,
                                                    differentiated=enclosing is not None and enclosing.differentiated)
 
     def _link_scopes(self) -> None:
