@@ -21,6 +21,7 @@ static in the ``if`` tests before that statement.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import (
@@ -85,6 +86,8 @@ def _join(first: State, second: State) -> State:
             continue
         if current is None or found.kind > current.kind:
             joined[name] = found
+        elif found.kind == current.kind and found.container != current.container:
+            joined[name] = replace(current, container=None)  # a container on one path only
     for marker in (UNCERTAIN, UNSTAGED):
         if marker in joined and marker not in second:
             del joined[marker]

@@ -20,7 +20,7 @@ A rule rewrites only what is certainly traced; unknown leaves the code alone.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
@@ -79,6 +79,10 @@ class Verdict:
     # One value, never a tuple or dict, whichever it is: one array or a Python number or bool
     # (`done = step >= limit or err < tol`). Its truth is that of one value, as jnp takes it.
     single: bool = False
+    # Certainly a Python container, made by a display or comprehension: "dict", "list",
+    # "tuple", "set" (NumPy takes a dict as one object, converts a list's elements; jnp takes
+    # neither).
+    container: str | None = None
 
     @property
     def traced(self) -> bool:
@@ -101,6 +105,8 @@ class Verdict:
         return " <- ".join(self.chain())
 
 
+_CONTAINERS: dict[type, str] = {ast.Dict: "dict", ast.DictComp: "dict", ast.List: "list", ast.ListComp: "list",
+                                ast.Tuple: "tuple", ast.Set: "set", ast.SetComp: "set"}
 STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
 PYTHON_NUMBER = Verdict(STATIC_KIND, "a literal", scalar=True)
 # Members a Python container has too: `xs.copy()` of a list of tracers is a list.
@@ -380,8 +386,9 @@ class ValueAnalysis:
         if self.comprehensions is None:
             return Verdict(UNKNOWN_KIND, "a comprehension")
         parts = [expr.key, expr.value] if isinstance(expr, ast.DictComp) else [expr.elt]
-        return _strongest([self._raw(part) for part in parts],
-                          lambda v: "a comprehension of tracers" if v.traced else "a comprehension")
+        found = _strongest([self._raw(part) for part in parts],
+                           lambda v: "a comprehension of tracers" if v.traced else "a comprehension")
+        return replace(found, container=_CONTAINERS.get(type(expr)))
 
     _ListComp = _SetComp = _DictComp = _GeneratorExp = _comprehension
 
@@ -429,12 +436,13 @@ class ValueAnalysis:
         elements = tuple(self._raw(element) for element in expr.elts)
         joined = _strongest(list(elements), lambda v: "an element")
         known = None if any(isinstance(e, ast.Starred) for e in expr.elts) else elements
-        return Verdict(joined.kind, joined.why, joined.via, elements=known)
+        return Verdict(joined.kind, joined.why, joined.via, elements=known, container=_CONTAINERS[type(expr)])
 
     _Tuple = _List = _Set = _sequence
 
     def _Dict(self, expr: ast.Dict) -> Verdict:
-        return _strongest([self._raw(value) for value in expr.values], lambda v: "a value of the dict")
+        found = _strongest([self._raw(value) for value in expr.values], lambda v: "a value of the dict")
+        return replace(found, container="dict")
 
     def _Starred(self, expr: ast.Starred) -> Verdict:
         return self._raw(expr.value)

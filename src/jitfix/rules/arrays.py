@@ -45,6 +45,10 @@ JNP_FUNCTIONS = frozenset(
 JNP_SUBMODULE_FUNCTIONS = frozenset({"linalg.norm", "linalg.inv", "linalg.det", "linalg.solve", "linalg.eigh",
                                      "linalg.svd", "linalg.qr", "linalg.cholesky", "linalg.pinv", "fft.fft",
                                      "fft.ifft", "fft.rfft", "fft.irfft"})
+# The jnp functions of JNP_FUNCTIONS that take a list or tuple of arrays where NumPy does
+# (found by calling each with a list of arrays): the others take arrays only.
+SEQUENCE_TAKING = frozenset("array array_equal asarray concatenate hstack stack vstack float16 float32 float64 int8 "
+                            "int16 int32 int64 uint8".split())
 CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
 UPDATE_METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
                   ast.Pow: "power"}
@@ -218,12 +222,15 @@ class NumpyOnTracer(Rule):
         what="Finds calls to NumPy functions (`np.mean(x)`, `np.sqrt(x)`, `np.linalg.norm(x)`, ...) "
         "whose arguments are traced, and calls the `jax.numpy` function of the same name instead.",
         why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
-        "`TracerArrayConversionError`.",
+        "`TracerArrayConversionError`. A dict of tracers NumPy takes as one object, converting "
+        "nothing: not reported.",
         example="@jax.jit\ndef rms(x):\n    return np.sqrt(np.mean(x ** 2))\n",
         fixed="@jax.jit\ndef rms(x):\n    return jnp.sqrt(jnp.mean(x ** 2))\n",
         safety="Safe for the functions listed in the rule (same name, same meaning in jax.numpy). "
         "Other NumPy functions, and `np.random`, are reported: there is no same-named equivalent "
-        "(use `jax.random` with an explicit key for randomness).",
+        "(use `jax.random` with an explicit key for randomness). A list or tuple of tracers "
+        "is rewritten only for the jnp functions that take one (`stack`, `concatenate`, "
+        "`array`, ...); for the others (`np.mean([a, b])`) it is reported: jnp takes arrays only.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -238,18 +245,25 @@ class NumpyOnTracer(Rule):
                     continue  # (`np.shape(x)` reads x.shape: fine on a tracer)
                 values = entry.values_at(statement)
                 arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
-                if not any(values.is_traced(argument) for argument in arguments):
+                # NumPy converts each traced argument to an array, which raises -- but a
+                # dict it takes as one object (`np.sum(metrics, -1)` returns the dict).
+                converted = [verdict for verdict in map(values.verdict, arguments)
+                             if verdict.traced and verdict.container != "dict"]
+                if not converted:
                     continue
                 function = name[len("numpy."):]
                 if function.startswith("random."):
                     continue  # randomness at trace time: JF402
                 where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}`"
-                if function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS:
+                listed = any(verdict.container is not None for verdict in converted) \
+                    and function not in SEQUENCE_TAKING
+                if (function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS) and not listed:
                     fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
                     yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
                                        function=entry.traced)
                 else:
-                    why = "no jax.numpy function of that name is known to behave the same"
+                    why = f"`jnp.{function}` takes arrays, not a list or tuple of them: stack them first " \
+                          "(`jnp.stack`)" if listed else "no jax.numpy function of that name is known to behave the same"
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
                                        function=entry.traced)
 
