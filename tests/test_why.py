@@ -69,3 +69,13 @@ def test_the_readme_example_is_what_why_prints(tmp_path: Path, monkeypatch) -> N
     (tmp_path / "train.py").write_text(MODULE)
     monkeypatch.chdir(tmp_path)
     assert invoke("why", "train.py:15").stdout == block
+
+
+def test_a_line_tracing_never_enters_says_so(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import jax\nimport jax.numpy as jnp\n\n\ndef penalty(x, strict=False):\n    if strict:\n"
+                    "        x = float(x.mean()) * x\n    return x.sum()\n\n\n@jax.jit\ndef loss(x):\n"
+                    "    return penalty(x)\n")
+    inside, test = (invoke("why", f"{path}:{line}").stdout for line in (7, 6))
+    assert "tracing never enters this line" in inside and "(`strict`)" in inside, inside
+    assert "tracing never enters" not in test, test

@@ -61,6 +61,10 @@ def explain(path: str, text: str, line: int) -> str:
                                                 else "not staged (a tracer only where a traced value feeds them)"))
     for name, found in entry.param_verdicts().items():
         out.append(f"  parameter `{name}`: {KIND_NAMES[found.kind]} -- {found.why}")
+    if traced.unentered(entry.qualname, line):
+        kept = ", ".join(f"`{name}`" for name in sorted(entry.kept_defaults or ()))
+        out.append(f"  tracing never enters this line: a test of parameters every traced call leaves at their "
+                   f"defaults ({kept}) skips it (nothing here is reported or rewritten)")
     flow = entry.flow(imports)
     statements = _statements_at(tree, line)
     if not statements:
