@@ -82,6 +82,11 @@ class _ApplyEdits(cst.CSTTransformer):
         return updated
 
 
+def replaces_statements(edit: Edit) -> bool:
+    """Whether the edit replaces a statement (which may become several), not an expression."""
+    return issubclass(edit.node_type, cst.BaseStatement | cst.BaseSmallStatement)
+
+
 def _direct_alias(imports: ImportTable, module: str) -> str | None:
     """The name the module is imported under itself (``lax``), not reached through a parent."""
     local = imports.local_name(module)

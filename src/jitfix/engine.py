@@ -205,9 +205,37 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
         and not _held(finding, options)
     ]
     restructured = [finding.fix.restructures for finding in chosen if finding.fix and finding.fix.restructures]
-    return [finding for finding in chosen
-            if not (finding.fix and finding.fix.assumes_static)
-            or not any(first <= finding.line <= last for first, last in restructured)]
+    chosen = [finding for finding in chosen
+              if not (finding.fix and finding.fix.assumes_static)
+              or not any(first <= finding.line <= last for first, last in restructured)]
+    return _one_restructuring_per_function(chosen) if restructured else chosen
+
+
+def _one_restructuring_per_function(findings: list[Finding]) -> list[Finding]:
+    """The findings without those that replace statements of a function another finding's
+    fix restructures this round: a restructuring, and a lax rewrite of the function, each
+    rewrite statements paired with the ast their plans were made on, and one applied inside
+    the other finds more statements than were planned. The later waits for the next round,
+    where it is found again against the restructured code; edits of expressions (a call
+    renamed) compose with either, and go on."""
+    from jitfix.edits import replaces_statements  # libcst: only a round that applies fixes
+
+    restructurings: list[Finding] = []
+    for finding in findings:
+        if finding.fix is not None and finding.fix.restructures is not None \
+                and not any(_nested(finding.function, other.function) for other in restructurings):
+            restructurings.append(finding)
+    return [finding for finding in findings if finding in restructurings
+            or not any(replaces_statements(edit) for edit in (finding.fix.edits if finding.fix else []))
+            or not any(_nested(finding.function, other.function) for other in restructurings)]
+
+
+def _nested(first: str | None, second: str | None) -> bool:
+    """Whether one of two functions (qualified names) is, or holds, the other: a rewrite of
+    a function rewrites the defs nested in it too."""
+    if first is None or second is None:
+        return first == second
+    return first == second or first.startswith(second + ".") or second.startswith(first + ".")
 
 
 def _compatible(findings: list[Finding]) -> list[Finding]:
