@@ -205,19 +205,18 @@ def _applicable(findings: list[Finding], options: Options) -> list[Finding]:
         and not _held(finding, options)
     ]
     restructured = [finding.fix.restructures for finding in chosen if finding.fix and finding.fix.restructures]
-    chosen = [finding for finding in chosen
-              if not (finding.fix and finding.fix.assumes_static)
-              or not any(first <= finding.line <= last for first, last in restructured)]
-    return _one_restructuring_per_function(chosen) if restructured else chosen
+    return [finding for finding in chosen
+            if not (finding.fix and finding.fix.assumes_static)
+            or not any(first <= finding.line <= last for first, last in restructured)]
 
 
 def _one_restructuring_per_function(findings: list[Finding]) -> list[Finding]:
     """The findings without those that replace statements of a function another finding's
-    fix restructures this round: a restructuring, and a lax rewrite of the function, each
-    rewrite statements paired with the ast their plans were made on, and one applied inside
-    the other finds more statements than were planned. The later waits for the next round,
-    where it is found again against the restructured code; edits of expressions (a call
-    renamed) compose with either, and go on."""
+    fix restructures: for a round whose edits did not apply together. A restructuring and a
+    lax rewrite of the function each rewrite statements paired with the ast their plans
+    were made on; one applied inside the other may find more statements than were planned.
+    The later waits for the next round, where it is found again against the restructured
+    code; edits of expressions (a call renamed) compose with either, and go on."""
     from jitfix.edits import replaces_statements  # libcst: only a round that applies fixes
 
     restructurings: list[Finding] = []
@@ -254,6 +253,12 @@ def _compatible(findings: list[Finding]) -> list[Finding]:
             claimed.setdefault(edit.target, type(edit.replace))
         kept.append(finding)
     return kept
+
+
+def _edited(text: str, findings: list[Finding], tree: ast.Module) -> str:
+    """``text`` with the findings' fixes applied."""
+    edits = [edit for finding in findings if finding.fix is not None for edit in finding.fix.edits]
+    return apply_edits(text, edits, ImportTable(tree), tree)
 
 
 def apply_edits(text: str, edits: list, imports: ImportTable, tree: ast.Module | None = None) -> str:
@@ -398,9 +403,14 @@ def _process_text(path: str, text: str, settings: Settings, options: Options, pr
         to_apply = _compatible(_applicable(findings, options))
         if not to_apply or tree is None:
             break
-        edits = [edit for finding in to_apply if finding.fix is not None for edit in finding.fix.edits]
-        labels = [f"{f.code} (line {f.line})" for f in to_apply]
-        current = _checked(path, apply_edits(current, edits, ImportTable(tree), tree), labels)
+        try:
+            edited = _edited(current, to_apply, tree)
+        except InternalError:
+            fewer = _one_restructuring_per_function(to_apply)
+            if fewer == to_apply:
+                raise
+            to_apply, edited = fewer, _edited(current, fewer, tree)
+        current = _checked(path, edited, [f"{f.code} (line {f.line})" for f in to_apply])
         if not result.fixed:
             result.rewritten_lines = {finding.line: finding.code for finding in to_apply}
         result.fixed.extend(to_apply)
