@@ -336,7 +336,7 @@ def f(x: Float[Array, "n"], y: jax.Array, flag: bool, cfg): pass
 @pytest.mark.parametrize("test, decided", [
     ("not flag", False), ("flag and x > 0", None), ("not flag and x > 0", False), ("flag or x > 0", True),
     ("mode == 'sum'", True), ("mode != 'sum' or axis is None", True), ("axis is not None", False),
-    ("scale > 1.5", True), ("x", None), ("mode < 1", None), ("scale == -2.0", False),
+    ("scale > 1.5", True), ("x", None), ("mode < 1", None), ("scale == -2.0", False), ("mode is 'sum'", None),
 ])
 def test_a_test_of_parameters_left_at_their_defaults_is_decided_only_when_they_decide_it(test, decided):
     from jitfix.analysis.traced import decided_test

@@ -1528,6 +1528,9 @@ def decided_test(test: ast.expr, known: dict[str, object]) -> bool | None:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         (left_found, left), (right_found, right) = _known_value(test.left, known), _known_value(test.comparators[0], known)
         compare = _COMPARISONS.get(type(test.ops[0]))
+        if isinstance(test.ops[0], ast.Is | ast.IsNot) and not any(value is None or isinstance(value, bool)
+                                                                   for value in (left, right)):
+            return None  # identity of other values (`mode is "sum"`) is the interpreter's choice
         if left_found and right_found and compare is not None:
             try:
                 return bool(compare(left, right))
