@@ -8,6 +8,8 @@ builtins keep Python values Python, which methods change their object.
 
 from __future__ import annotations
 
+import ast
+
 from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, ELEMENTWISE, FUNCTIONS, SHAPE_PARAMETERS
 
 ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
@@ -19,8 +21,36 @@ HOST = "host"  # values moved to the host: NumPy / Python
 
 
 def shape_parameters(name: str | None) -> tuple[tuple[int | None, str], ...]:
-    """The parameters of a JAX function that set its result's shape: (position, name)."""
-    return SHAPE_PARAMETERS.get(name or "", ())
+    """The parameters of a JAX or NumPy function that set its result's shape: (position, name)."""
+    return SHAPE_PARAMETERS.get(name or "", ()) or NUMPY_SHAPE_PARAMETERS.get(name or "", ())
+
+
+def shape_arguments(call: ast.Call, name: str | None) -> list[tuple[str, ast.expr]]:
+    """(parameter, argument) for each argument of a call of ``name`` that sets its result's
+    shape; positions are not counted past a ``*args``."""
+    positional = [] if any(isinstance(argument, ast.Starred) for argument in call.args) else call.args
+    found = []
+    for index, parameter in shape_parameters(name):
+        if index is not None and index < len(positional):
+            found.append((parameter, positional[index]))
+        found += [(parameter, given.value) for given in call.keywords if given.arg == parameter]
+    return found
+
+
+# NumPy's array makers and reshapers, by their documented signatures (the catalogue reads
+# only jax's): a traced value there is a shape that must be static, under np as under jnp --
+# never data that jnp could take instead.
+NUMPY_SHAPE_PARAMETERS: dict[str, tuple[tuple[int | None, str], ...]] = {
+    **{f"numpy.{name}": ((0, "shape"),) for name in ("zeros", "ones", "empty", "full")},
+    **{f"numpy.{name}_like": ((4, "shape"),) for name in ("zeros", "ones", "empty")},
+    "numpy.full_like": ((5, "shape"),),
+    "numpy.arange": ((0, "start"), (1, "stop"), (2, "step")),
+    "numpy.eye": ((0, "N"), (1, "M")), "numpy.tri": ((0, "N"), (1, "M")), "numpy.identity": ((0, "n"),),
+    **{f"numpy.{name}": ((2, "num"),) for name in ("linspace", "logspace", "geomspace")},
+    "numpy.reshape": ((1, "shape"), (None, "newshape")), "numpy.broadcast_to": ((1, "shape"),),
+    "numpy.resize": ((1, "new_shape"),), "numpy.tile": ((1, "reps"),), "numpy.pad": ((1, "pad_width"),),
+    **{f"numpy.{name}": ((1, "indices_or_sections"),) for name in ("split", "array_split")},
+}
 
 
 def is_elementwise(name: str | None) -> bool:

@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
-from jitfix.analysis.catalogue import NUMPY_METADATA
+from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
 from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.cst_text import code, cst, small_statement
@@ -223,7 +223,8 @@ class NumpyOnTracer(Rule):
         "whose arguments are traced, and calls the `jax.numpy` function of the same name instead.",
         why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
         "`TracerArrayConversionError`. A dict of tracers NumPy takes as one object, converting "
-        "nothing: not reported.",
+        "nothing: not reported. A traced shape (`np.zeros(n)`) is not data jnp could take "
+        "instead: JF501 makes it static.",
         example="@jax.jit\ndef rms(x):\n    return np.sqrt(np.mean(x ** 2))\n",
         fixed="@jax.jit\ndef rms(x):\n    return jnp.sqrt(jnp.mean(x ** 2))\n",
         safety="Safe for the functions listed in the rule (same name, same meaning in jax.numpy). "
@@ -244,7 +245,9 @@ class NumpyOnTracer(Rule):
                 if not name.startswith("numpy.") or name in NUMPY_METADATA:
                     continue  # (`np.shape(x)` reads x.shape: fine on a tracer)
                 values = entry.values_at(statement)
-                arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+                shapes = {id(argument) for _, argument in shape_arguments(node, name)}
+                arguments = [argument for argument in (*node.args, *(keyword.value for keyword in node.keywords))
+                             if id(argument) not in shapes]  # a traced shape must be static: JF501
                 # NumPy converts each traced argument to an array, which raises -- but a
                 # dict it takes as one object (`np.sum(metrics, -1)` returns the dict).
                 converted = [verdict for verdict in map(values.verdict, arguments)

@@ -11,7 +11,7 @@ import ast
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_expressions
-from jitfix.analysis.catalogue import shape_parameters
+from jitfix.analysis.catalogue import shape_arguments, shape_parameters
 from jitfix.analysis.traced import TracedFunction
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
@@ -30,7 +30,7 @@ class ShapeArgument(Rule):
     doc = RuleDoc(
         what="Finds arguments of jitted functions that reach a place needing a Python value: a "
         "shape (`jnp.zeros(n)`, `jnp.ones((n, m))`, `x.reshape(n, -1)`, `jnp.arange(n)`, "
-        "`jnp.linspace(a, b, num=n)`), an `axis=` argument, a slice bound (`x[:k]`), or a "
+        "`jnp.linspace(a, b, num=n)`, and NumPy's `np.zeros(n)`, `np.ones((n, m))`, ...), an `axis=` argument, a slice bound (`x[:k]`), or a "
         "`range(n)` that builds a Python list; and adds them to the jit's `static_argnames`.",
         why="Array shapes are fixed when a function is traced, so they cannot depend on traced "
         "values: `jnp.zeros(n)` with a traced `n` raises `ConcretizationTypeError` (or "
@@ -115,16 +115,11 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
     """(what, expression) for each place in one node that needs a Python value."""
     if isinstance(node, ast.Call):
         name = module.imports.resolve(node.func) or ""
-        parameters = shape_parameters(name)
-        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.")
-        positional = [] if any(isinstance(arg, ast.Starred) for arg in node.args) else node.args
-        for index, parameter in parameters:
-            if index is not None and index < len(positional):
-                yield f"`{parameter}` of `{short}`", positional[index]
-            for given in node.keywords:
-                if given.arg == parameter:
-                    yield f"`{parameter}` of `{short}`", given.value
-        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not parameters:
+        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.") if name.startswith("jax.") \
+            else module.segment(node.func)
+        for parameter, argument in shape_arguments(node, name):
+            yield f"`{parameter}` of `{short}`", argument
+        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not shape_parameters(name):
             for argument in node.args:
                 yield f"`.{node.func.attr}()`", argument
         for keyword in node.keywords:
