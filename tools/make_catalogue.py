@@ -62,7 +62,7 @@ OVERRIDES = {
     "jax.numpy.set_printoptions": "static", "jax.numpy.einsum_path": "static",
     "jax.lax.conv_dimension_numbers": "static", "jax.lax.ConvDimensionNumbers": "static",
     "jax.lax.padtype_to_pads": "static", "jax.lax.axis_index": "array",
-    "jax.eval_shape": "static", "jax.make_jaxpr": "transform",
+    "jax.eval_shape": "static", "jax.make_jaxpr": "transform", "jax.typeof": "static",
     "jax.tree_util.tree_structure": "static", "jax.tree.structure": "static",
     "jax.tree_util.treedef_is_leaf": "static", "jax.tree_util.all_leaves": "static",
     "jax.tree_util.keystr": "static", "jax.debug.print": "static", "jax.debug.callback": "pytree",

@@ -923,6 +923,7 @@ FUNCTIONS = {
     'jax.tree_util.treedef_children': 'static',
     'jax.tree_util.treedef_is_leaf': 'static',
     'jax.tree_util.treedef_tuple': 'static',
+    'jax.typeof': 'static',
     'jax.value_and_grad': 'transform',
     'jax.vmap': 'transform',
 }

@@ -15,6 +15,8 @@ from functools import partial
 from typing import Callable, Iterator, Mapping
 
 from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body, walk_tree
+from jitfix.analysis.catalogue import STATIC, STATIC_ATTRIBUTES, function_category
+from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -60,7 +62,9 @@ class PrintInTracedCode(Rule):
         "when no printed value is certainly traced: such a print may be "
         "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`; "
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
-        "print is a trace-time message and is not reported. "
+        "print is a trace-time message and is not reported; nor is, anywhere, a print of only what "
+        "tracing knows of traced values (`x.shape`, `x.dtype`, `jax.typeof(x)`, `len(x)`): the "
+        "trace-time inspection JAX's docs show. "
         "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
         "nested format specs: `jax.debug.print` always writes one line to stdout.",
     )
@@ -87,6 +91,10 @@ class PrintInTracedCode(Rule):
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
+            if _describes_the_trace(call, values, module.imports):
+                continue  # `print(x.shape)`: inspecting the trace, as JAX's docs show it
+            if not traced.staged and _prints_python_values_only(call, values):
+                continue  # grad or vmap alone trace again at each call: the print runs at each call
             ordered = several or traced.is_lax_body or id(call) in in_loops or _reached_by_calls_only(traced)
             yield self._finding(module, call, values, traced, ordered, in_rewritten)
 
@@ -134,8 +142,7 @@ def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
 
 def _formats_static(call: ast.Call, values: ValueAnalysis) -> bool:
     """Whether the fix formats a printed value in Python, as static (literals aside)."""
-    printed = [part.value if isinstance(part, ast.FormattedValue) else part for arg in call.args
-               for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])]
+    printed = _printed_values(call)
     return any(not isinstance(value, ast.Constant) and not values.is_traced(value)
                and not values.verdict(value).scalar for value in printed)
 
@@ -157,6 +164,46 @@ def _reached_by_calls_only(traced) -> bool:
     """A helper traced only because traced code calls it (not jitted, mapped or a lax body
     itself): what it prints about Python values is a trace-time message of its own."""
     return traced.how.startswith("called from ") and not traced.how.startswith("called from a lambda")
+
+
+def _describes_the_trace(call: ast.Call, values: ValueAnalysis, imports: ImportTable) -> bool:
+    """Whether a print shows only what tracing knows of traced values (``x.shape``,
+    ``x.dtype``, ``jax.typeof(x)``, ``len(x)``) beside literal text: the trace-time inspection
+    JAX documents. It prints the same on every call of one compilation; printing it once per
+    compilation is what it is for."""
+    described = False
+    for value in _printed_values(call):
+        if isinstance(value, ast.Constant):
+            continue
+        if not _array_metadata(value, values, imports):
+            return False
+        described = True
+    return described
+
+
+def _prints_python_values_only(call: ast.Call, values: ValueAnalysis) -> bool:
+    """Whether every value a print writes is certainly a Python value (a literal, a shape)."""
+    return all(isinstance(value, ast.Constant) or values.is_static(value) for value in _printed_values(call))
+
+
+def _array_metadata(node: ast.AST, values: ValueAnalysis, imports: ImportTable) -> bool:
+    """``x.shape``, ``x.shape[0]``, ``x.dtype``, ``jnp.ndim(x)``, ``jax.typeof(x)`` (only
+    arrays have these), ``len(x)`` of a traced ``x``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr in STATIC_ATTRIBUTES
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and "len" not in imports.aliases:
+            return values.is_traced(node.args[0])
+        return function_category(imports.resolve(node.func)) == STATIC
+    return False
+
+
+def _printed_values(call: ast.Call) -> list[ast.expr]:
+    """What a print writes: its arguments, an f-string's fields in place of the f-string."""
+    return [part.value if isinstance(part, ast.FormattedValue) else part for arg in call.args
+            for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])]
 
 
 def _is_traced_argument(arg: ast.AST, values: ValueAnalysis) -> bool:
@@ -194,12 +241,7 @@ def unsupported_print(call: ast.Call) -> str | None:
 def _formats_in_python(call: ast.Call, values: ValueAnalysis) -> str | None:
     """A printed value turned into text by Python (`"%.3f" % x`, `str(x)`, `"{}".format(x)`)
     would format a tracer at trace time: there is no faithful form to move it to."""
-    printed = [
-        part.value if isinstance(part, ast.FormattedValue) else part
-        for arg in call.args
-        for part in (arg.values if isinstance(arg, ast.JoinedStr) else [arg])
-    ]
-    for value in printed:
+    for value in _printed_values(call):
         for node in ast.walk(value):
             formats = (
                 isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left)
