@@ -236,12 +236,12 @@ def test_python_dash_m_and_version(tmp_path: Path) -> None:
 
 def test_unsafe_fixes_are_applied_only_on_request(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    source = b"import jax\n\n\n@jax.jit\ndef f(x):\n    print('tracing', x.shape)\n    return x\n"
+    source = b"import jax\n\n\n@jax.jit\ndef f(x):\n    print('tracing f')\n    return x\n"
     path.write_bytes(source)
     result = invoke("fix", str(path))
     assert result.exit_code == 1 and path.read_bytes() == source
     assert invoke("fix", "--unsafe-fixes", str(path)).exit_code == 0
-    assert b"jax.debug.print('tracing {x_shape}', x_shape=str(x.shape))" in path.read_bytes()
+    assert b"jax.debug.print('tracing f')" in path.read_bytes()
 
 
 def test_colour_only_when_asked_by_the_terminal_and_never_with_no_color(tmp_path: Path) -> None:
@@ -348,7 +348,7 @@ def test_a_hunk_that_only_adds_imports_says_so(tmp_path: Path) -> None:
 def test_a_missing_path_is_an_error_never_next_to_all_checks_passed(project: Path) -> None:
     result = invoke("check", str(project / "clean.py"), str(project / "nonexist.py"))
     assert result.exit_code == 2 and "no such file or folder" in result.stderr
-    assert "All checks passed" not in result.stdout and "No findings; 1 file could not be checked" in result.stdout
+    assert "All checks passed" not in result.stdout and "No findings; 1 path gave no file to check" in result.stdout
 
 
 @pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select", "--extend-ignore"])

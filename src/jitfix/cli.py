@@ -359,7 +359,7 @@ def check(
     else:
         _print_findings(run, findings, output_format, validation)
         if output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.full) and not run.quiet:
-            _check_summary(run, findings, results.failed)
+            _check_summary(run, findings, results.failed - len(results.unfound), len(results.unfound))
     if results.failed:
         raise typer.Exit(_error_exit(results))
     if validation is not None and validation.failed:
@@ -413,11 +413,19 @@ def _source_lines(path: str) -> list[str]:
         return []  # stdin, or gone since: the finding is shown without its source
 
 
-def _check_summary(run: Run, findings: list[Finding], failed: int) -> None:
+def _unchecked(failed: int, unfound: int, failed_words: str) -> list[str]:
+    """What went unchecked, for a summary: files that failed, and paths named that gave no
+    file at all (missing, or a folder without Python files)."""
+    return [f"{report.plural(failed, 'file')} {failed_words}"] * bool(failed) \
+        + [f"{report.plural(unfound, 'path')} gave no file to check"] * bool(unfound)
+
+
+def _check_summary(run: Run, findings: list[Finding], failed: int, unfound: int) -> None:
     """The last line of a text check. "All checks passed" only when every file was checked."""
-    unchecked = f"; {report.plural(failed, 'file')} could not be checked (see above)" if failed else ""
+    parts = _unchecked(failed, unfound, "could not be checked")
+    unchecked = f"; {' and '.join(parts)} (see above)" if parts else ""
     if not findings:
-        if failed:
+        if parts:
             run.out.print(f"No findings{unchecked}.", style="bold")
         else:
             run.out.print("All checks passed.", style="green")
@@ -475,8 +483,8 @@ def fix(
             run.err.print(report.text_line(finding))
     failed = results.failed + len(written.errors)
     if not run.quiet:
-        run.err.print(_fix_summary(len(written.files), left, failed, validation is not None, unsafe_fixes),
-                      style="bold")
+        run.err.print(_fix_summary(len(written.files), left, failed - len(results.unfound), len(results.unfound),
+                                   validation is not None, unsafe_fixes), style="bold")
     _write_report(run, validation_options.report_file, results, validation, applied=True)
     if failed:
         raise typer.Exit(_error_exit(results))
@@ -501,15 +509,14 @@ def _show_fixes(run: Run, fixed: list[FileResult]) -> None:
             run.err.print(f"    {len(found)} \u00d7 {code} ({found[0].name})")
 
 
-def _fix_summary(fixed_files: int, left: list[Finding], failed: int, validated: bool, unsafe_applied: bool) -> str:
-    if not fixed_files and not left and not failed:
+def _fix_summary(fixed_files: int, left: list[Finding], failed: int, unfound: int, validated: bool,
+                 unsafe_applied: bool) -> str:
+    if not fixed_files and not left and not failed and not unfound:
         return "No findings."
     summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left"
     if left:
         summary += f": {_left_kinds(left, validated, unsafe_applied)}"
-    if failed:
-        summary += f", {report.plural(failed, 'file')} failed"
-    return summary
+    return ", ".join([summary, *_unchecked(failed, unfound, "failed")])
 
 
 def _left_kinds(left: list[Finding], validated: bool, unsafe_applied: bool) -> str:
