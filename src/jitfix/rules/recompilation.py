@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from jitfix.analysis.blocks import assigned_names, child_nodes, literal_int, own_nodes, shape_growth, walk_tree
+from jitfix.analysis.blocks import (assigned_names, child_nodes, literal_int, own_nodes, shape_growth,
+                                   upward_exposed, walk_tree)
 from jitfix.analysis.elementwise import row_wise, traceable
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import positional_names
@@ -654,7 +655,7 @@ class GrowingShapeArgument(Rule):
                     continue
                 traced = jitted[call.func.id]
                 for param, argument in _arguments(traced, call, static=False):
-                    how = _shape_changing(argument, counters, loop, module)
+                    how = _shape_changing(argument, call, counters, loop, module)
                     if not how:
                         continue
                     where = (f"`{call.func.id}` is called in the loop at line {loop.lineno} with `{param}` = "
@@ -756,7 +757,7 @@ class _CalledThrough:
         return node.with_changes(func=cst.Name(self.helper))
 
 
-def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.While,
+def _shape_changing(argument: ast.expr, call: ast.Call, counters: set[str], loop: ast.For | ast.While,
                     module: ModuleContext) -> str | None:
     """How the argument's shape changes from pass to pass, if the code shows it."""
     if isinstance(argument, ast.Subscript):
@@ -768,11 +769,21 @@ def _shape_changing(argument: ast.expr, counters: set[str], loop: ast.For | ast.
             # is a window of one length.)
             if bool(moving[0]) != bool(moving[1]):
                 return f"a slice bounded by `{sorted(moving[0] | moving[1])[0]}`, which the loop steps"
-    if isinstance(argument, ast.Name):
+    if isinstance(argument, ast.Name) and _carried_to(argument.id, call, loop):
         growth = shape_growth(argument.id, loop.body, module.imports, modules=("jax.numpy.", "numpy."))
         if growth is not None:
             return f"which the loop gives a new shape on every pass ({growth[1]}, line {getattr(growth[0], 'lineno', '?')})"
     return None
+
+
+def _carried_to(name: str, call: ast.Call, loop: ast.For | ast.While) -> bool:
+    """Whether the value ``name`` has at the call may be one an earlier pass left: read there
+    (or before) without this pass certainly binding it anew first. Only then can what a pass
+    does to its shape reach the next pass's call."""
+    for index, statement in enumerate(loop.body):
+        if any(node is call for node in walk_tree(statement)):
+            return name in upward_exposed(loop.body[:index + 1])
+    return True
 
 
 def _moving_with(counters: set[str], loop: ast.For | ast.While) -> set[str]:
