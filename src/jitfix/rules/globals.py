@@ -136,6 +136,8 @@ def _reads_by_traced_function(module: ModuleContext, parents: Mapping[ast.AST, a
         if not isinstance(traced.node, ast.FunctionDef) or traced.from_elsewhere:
             continue  # traced only by another module's call: whether that call is jitted, and
             # cached across the change, is not known here (a switch read while tracing is common)
+        if not traced.staged:
+            continue  # grad, vmap or jacfwd alone trace again at every call: each reads the global anew
         outermost = _outermost_function(traced.node, parents)
         if outermost is not traced.node and isinstance(outermost, ast.FunctionDef) \
                 and outermost in module.tree.body and outermost in module.traced:
@@ -174,7 +176,8 @@ class StaleGlobal(Rule):
         "`.append`, attribute writes), and passes them to the compiled code as arguments. The same for "
         "a global of another module of the run read as `config.LR` when that module rebinds it (a "
         "setter with `global LR`) or changes it in place; a def nested in the jitted function reads "
-        "for it.",
+        "for it. A function only `jax.grad`, `jax.jacfwd` or `jax.vmap` traces is not reported: "
+        "they trace it again at every call, so it reads the global's value of the moment.",
         why="`jax.jit` reads a global once, while tracing, and bakes its value into the compiled "
         "function. Later changes are silently ignored (until something forces a retrace).",
         example="SCALE = 1.0\n\n@jax.jit\ndef scaled(x):\n    return x * SCALE\n\ndef set_scale(value):\n"
