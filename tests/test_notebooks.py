@@ -208,3 +208,16 @@ def test_a_notebook_calling_across_the_rebinding_is_reported(tmp_path: Path) -> 
     _tutorial(tmp_path / "tutorial.ipynb", calls_after_last_rebinding=True)
     result = invoke("check", str(tmp_path))
     assert "JF301" in result.stdout and "`model` is rebound at module level" in result.stdout
+
+
+def test_a_notebook_whose_cells_have_no_ids_is_read_without_nbformat_warnings(tmp_path: Path) -> None:
+    # Jupyter before nbformat 4.5 wrote no cell ids; nbformat warns about each such file,
+    # which tells a user of jitfix nothing (jitfix writes the JSON back as it was).
+    path = tmp_path / "old.ipynb"
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["import jax\n", "\n", "@jax.jit\n", "def f(x):\n", "    if x > 0:\n", "        x = -x\n",
+                       "    return x"]}
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    result = invoke("check", str(path))
+    assert result.exit_code == 1 and "JF101" in result.stdout
+    assert "Warning" not in result.stderr and "warning" not in result.stderr

@@ -17,6 +17,7 @@ import difflib
 import json
 import re
 import secrets
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -166,7 +167,9 @@ def read(text: str, path: str) -> dict:
     import nbformat
 
     try:
-        notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        with warnings.catch_warnings():  # nbformat's advice (cells without ids: normalize them)
+            warnings.simplefilter("ignore")  # is for code that writes notebooks through it
+            notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as error:  # nbformat raises several kinds for a file that is not a notebook
         raise InputError(path, f"not a readable notebook: {error}") from None
     if notebook.get("nbformat", 0) < 4:
