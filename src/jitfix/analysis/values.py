@@ -453,6 +453,8 @@ class ValueAnalysis:
     def _Compare(self, expr: ast.Compare) -> Verdict:
         if all(isinstance(op, ast.Is | ast.IsNot) for op in expr.ops):
             return Verdict(STATIC_KIND, "an identity test (`is`)")
+        if compared_with_text(expr):
+            return as_scalar(Verdict(STATIC_KIND, "a comparison with text (an array never equals a string)"), True)
         parts = [self._raw(part) for part in (expr.left, *expr.comparators)]
         if any(isinstance(op, ast.In | ast.NotIn) for op in expr.ops):
             if parts[0].traced:
@@ -801,6 +803,26 @@ def _scalar_parameters(arguments: ast.arguments) -> set[str]:
                 and isinstance(default.value, bool | int | float | complex):
             found.add(arg.arg)
     return found
+
+
+def compared_with_text(expr: ast.Compare) -> ast.expr | None:
+    """The other operand of ``p == "sum"``, ``p != "sum"`` or ``p in ("sum", "mean")``: a
+    Python bool whatever ``p`` is (an array equals no string: jax answers False)."""
+    if len(expr.ops) != 1:
+        return None
+    left, right, op = expr.left, expr.comparators[0], expr.ops[0]
+    if isinstance(op, ast.Eq | ast.NotEq):
+        if _is_text(right):
+            return left
+        return right if _is_text(left) else None
+    if isinstance(op, ast.In | ast.NotIn) and isinstance(right, ast.Tuple | ast.List | ast.Set) and right.elts \
+            and all(_is_text(element) for element in right.elts):
+        return left
+    return None
+
+
+def _is_text(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
 
 
 def _operands_of(node: ast.AST) -> list[ast.AST]:

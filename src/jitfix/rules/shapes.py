@@ -1,8 +1,9 @@
 """JF5xx — traced values where a shape (a static Python value) is needed.
 
 JF501 an argument of a jitted function that sets a shape (``jnp.zeros(n)``, ``x.reshape(n, -1)``,
-``jnp.arange(n)``, ``num=n``, ``axis=k``, slice bounds ``x[:k]``, ``[f(i) for i in range(n)]``)
--> added to the jit's ``static_argnames``.
+``jnp.arange(n)``, ``num=n``, ``axis=k``, slice bounds ``x[:k]``, ``[f(i) for i in range(n)]``),
+or that is compared with a string (``mode == "sum"``: callers pass strings) -> added to the jit's
+``static_argnames``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import own_expressions
 from jitfix.analysis.catalogue import shape_arguments, shape_parameters
 from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.values import compared_with_text, parameter_names
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -31,10 +33,14 @@ class ShapeArgument(Rule):
         what="Finds arguments of jitted functions that reach a place needing a Python value: a "
         "shape (`jnp.zeros(n)`, `jnp.ones((n, m))`, `x.reshape(n, -1)`, `jnp.arange(n)`, "
         "`jnp.linspace(a, b, num=n)`, and NumPy's `np.zeros(n)`, `np.ones((n, m))`, ...), an `axis=` argument, a slice bound (`x[:k]`), or a "
-        "`range(n)` that builds a Python list; and adds them to the jit's `static_argnames`.",
+        "`range(n)` that builds a Python list; and parameters compared with a string (`mode == "
+        "\"sum\"`, `mode in (\"sum\", \"mean\")`), which callers give strings; and adds them to the "
+        "jit's `static_argnames`.",
         why="Array shapes are fixed when a function is traced, so they cannot depend on traced "
         "values: `jnp.zeros(n)` with a traced `n` raises `ConcretizationTypeError` (or "
-        "`TypeError: Shapes must be 1D sequences of concrete values`).",
+        "`TypeError: Shapes must be 1D sequences of concrete values`); a string passed to a "
+        "traced parameter raises at the call (`not a valid JAX type`). The comparison itself is a "
+        "Python bool either way (an array equals no string), so the `if` on it is left as it is.",
         example="@jax.jit\ndef pad_to(x, n):\n    return jnp.concatenate([x, jnp.zeros(n)])\n",
         fixed="@partial(jax.jit, static_argnames=(\"n\",))\ndef pad_to(x, n):\n"
         "    return jnp.concatenate([x, jnp.zeros(n)])\n",
@@ -60,7 +66,15 @@ class ShapeArgument(Rule):
             params = traced.traced_params
             arrays = entry.arrays
             reported: set[int] = set()
+            strings: set[str] = set()
             for node, statement in own_expressions(traced.node):
+                string = _string_parameter(node, traced)
+                if string is not None and string.id not in strings \
+                        and not entry.values_at(statement).verdict(string).static:
+                    strings.add(string.id)
+                    yield self._made_static(module, traced, string, [string.id], (
+                        f"`{string.id}` is compared with a string in `{traced.qualname}`: its callers pass "
+                        "strings, which jit takes only as static arguments"))
                 for place, expr in _static_places(node, module):
                     if id(expr) in reported:
                         continue
@@ -82,15 +96,19 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed from "
                                                          "array values, which have no static form", function=traced)
                         continue
-                    edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
-                    listed = ", ".join(f"`{name}`" for name in names)
-                    if not edits or any(edit is None for edit in edits):
-                        yield self.finding(module, expr, f"{where}; not auto-fixable: make {listed} static "
-                                           "at the jit that compiles this function", function=traced)
-                        continue
-                    fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
-                    yield self.finding(module, expr, f"{where}; make {listed} static (each new value "
-                                                     "recompiles)", fix, function=traced)
+                    yield self._made_static(module, traced, expr, names, where)
+
+    def _made_static(self, module: ModuleContext, traced: TracedFunction, expr: ast.AST, names: list[str],
+                     where: str) -> Finding:
+        """The finding that makes ``names`` static at each jit of the function."""
+        edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
+        listed = ", ".join(f"`{name}`" for name in names)
+        if not edits or any(edit is None for edit in edits):
+            return self.finding(module, expr, f"{where}; not auto-fixable: make {listed} static "
+                                "at the jit that compiles this function", function=traced)
+        fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
+        return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles)", fix,
+                            function=traced)
 
 
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
@@ -109,6 +127,18 @@ class ShapeArgument(Rule):
                                 "arguments are not literal", function=traced)
         fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
         return self.finding(module, traced.jit_sites[0], message, fix, function=traced)
+
+
+def _string_parameter(node: ast.AST, traced: TracedFunction) -> ast.Name | None:
+    """A parameter of a jitted function compared with a string (``mode == "sum"``, ``mode in
+    ("sum", "mean")``): its callers pass strings. (Whatever it holds, the test itself is a
+    Python bool.)"""
+    if not isinstance(node, ast.Compare) or not traced.jit_sites:
+        return None
+    operand = compared_with_text(node)
+    if isinstance(operand, ast.Name) and operand.id in parameter_names(traced.node):
+        return operand
+    return None
 
 
 def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, ast.AST]]:
