@@ -49,6 +49,15 @@ UNPROVEN_OPERAND = ("the test is traced, but an operand of its `and`/`or`/`not` 
                     "(a tuple or dict has Python truth): rewrite it by hand")
 
 
+@dataclass(frozen=True)
+class StaticRequest:
+    """A range loop kept as Python, the parameters that bound it made static at the jit."""
+
+    names: list[str]
+    why: str  # for the message
+    safe: bool  # every call that gave them a traced value failed before
+
+
 @dataclass
 class PlanContext:
     """One function being planned: its analysis, what has been decided, and where the walk is."""
@@ -69,7 +78,7 @@ class PlanContext:
     return_owners: dict[int, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     forced_ifs: set[ast.If] = field(default_factory=set)  # made from a traced break/continue guard
-    static_requests: dict[ast.For, list[str]] = field(default_factory=dict)  # loops kept, bounds made static
+    static_requests: dict[ast.For, StaticRequest] = field(default_factory=dict)  # loops kept, bounds made static
     carried_at: dict[int, frozenset[str]] = field(default_factory=dict)  # statement -> names traced around it
     non_scalar: list[tuple[ast.If, int]] = field(default_factory=list)  # tests on arrays of that many elements
     # -- where the walk is

@@ -30,6 +30,7 @@ from jitfix.analysis.blocks import (
     is_range_call,
     literal_int,
     loaded_names,
+    method_changes,
     obstacles,
     own_nodes,
     rows_iterated,
@@ -38,7 +39,7 @@ from jitfix.analysis.blocks import (
     upward_exposed,
 )
 from jitfix.control_flow.boolean_expressions import is_boolean_valued
-from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext
+from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, StaticRequest
 from jitfix.control_flow.loop_returns import returns_from_loop
 from jitfix.control_flow.plans import Guard, JumpKind, LoopKind, LoopPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext
@@ -410,10 +411,13 @@ class LoopPlanner:
 
     def _chose_static(self, node: ast.For | ast.While, bound: set[str], loops: int) -> bool:
         """Apply the loop strategy: True when the loop stays and its bound becomes static, or
-        is reported because a lax loop could not be differentiated."""
+        is reported because a lax loop could not be differentiated. A loop that builds a list
+        of one item per pass stays too: the list's length is a shape."""
         context = self.context
         options = context.options
-        wants_static = options.loop_strategy == "static" or (options.loop_strategy == "auto" and options.differentiated)
+        built = self._list_built(node, loops) if isinstance(node, ast.For) else None
+        wants_static = options.loop_strategy == "static" or (options.loop_strategy == "auto" and options.differentiated) \
+            or built is not None
         if not wants_static:
             return False
         if isinstance(node, ast.While):
@@ -424,7 +428,14 @@ class LoopPlanner:
             return False
         names = self._static_bound_names(node)
         if names:
-            context.static_requests[node] = names
+            if built is not None:
+                why = f"it appends to `{built}` on each pass, and the list's length, a shape, is fixed while tracing"
+            elif options.loop_strategy == "static":
+                why = "loop-strategy = \"static\""
+            else:
+                why = "the function is differentiated, and a fori_loop with a traced trip count cannot be in reverse mode"
+            context.static_requests[node] = StaticRequest(names, why, safe=built is not None
+                                                          or options.loop_strategy == "static")
             target = node.target.id if isinstance(node.target, ast.Name) else None
             self.walk(node.body, bound | ({target} if target else set()), False, loops + 1, None)
             return True
@@ -433,6 +444,17 @@ class LoopPlanner:
                                  "count is not reverse-mode differentiable; make the bound a static argument")
             return True
         return False
+
+    def _list_built(self, node: ast.For, loops: int) -> str | None:
+        """A list the loop's body appends to (``out.append(v)``) that code after the loop
+        reads: it ends as long as the loop's trip count, which a lax loop cannot give it."""
+        for child in own_nodes(node.body):
+            for call in method_changes(child):
+                method = call.func
+                if isinstance(method, ast.Attribute) and method.attr in ("append", "extend", "insert") \
+                        and isinstance(method.value, ast.Name) and self.context.live_after(method.value.id, node, loops):
+                    return method.value.id
+        return None
 
     def _static_bound_names(self, node: ast.For) -> list[str] | None:
         """The parameters that set a range loop's trip count, when each is a parameter of a

@@ -70,22 +70,19 @@ class _LoopRule(Rule):
     def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
         """Loops the strategy keeps: their bounds become static arguments of the jit."""
         function = entry.traced
-        for node, names in entry.planned.static_requests.items():
+        for node, request in entry.planned.static_requests.items():
             if not isinstance(node, self.loop_type):
                 continue
-            found = [static_argnames_edit(module, site, names, function.node) for site in function.jit_sites]
+            found = [static_argnames_edit(module, site, request.names, function.node) for site in function.jit_sites]
             edits = [edit for edit in found if edit is not None]
-            listed = ", ".join(f"`{name}`" for name in names)
-            chosen = module.settings.loop_strategy == "static"
-            why = ("loop-strategy = \"static\"" if chosen else
-                   "the function is differentiated, and a fori_loop with a traced trip count cannot be")
+            listed = ", ".join(f"`{name}`" for name in request.names)
             message = (f"{self._what(module, node)} in `{function.qualname}`; make {listed} static "
-                       f"({why}{'' if chosen else ' in reverse mode'}); each new value recompiles")
+                       f"({request.why}); each new value recompiles")
             fix = None
             if edits and len(edits) == len(found):
-                safety = Safety.SAFE if chosen else Safety.UNSAFE
+                safety = Safety.SAFE if request.safe else Safety.UNSAFE
                 description = f"add {listed} to static_argnames"
-                if not chosen:
+                if not request.safe:
                     description += " (unsafe: callers must then pass Python values, not arrays)"
                 fix = Fix(safety, description, list(edits))
             else:
@@ -148,7 +145,10 @@ class TracedRangeLoop(_LoopRule):
         "inside a `with`/`try` block, a step that is not a literal, a name first bound in the body and read "
         "after the loop (unless the body binds a name with a value before the loop to it, `x = x_new`: "
         "the carry then starts as that name, its type), and anything a body function cannot hold (writes into outer objects, "
-        "`global`, `yield`). Note that "
+        "`global`, `yield`). A loop that appends to a list code after it reads (`out.append(x)`, then "
+        "`jnp.stack(out)`) makes the list as long as its trip count, a shape: it stays a Python loop "
+        "and the parameters that bound it become static arguments of the jit (every call that passed "
+        "them traced failed before). Note that "
         "`fori_loop` with traced bounds is not reverse-mode differentiable; when a gradient is "
         "taken, make the bound a static argument instead.",
     )
