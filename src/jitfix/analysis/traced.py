@@ -906,7 +906,8 @@ class TracedFinder:
         elif transform.name in FILTERED_TRANSFORMS:
             # equinox traces arrays and keeps every other argument static: only parameters
             # annotated as arrays are known to be traced.
-            traced = frozenset(name for name in params if self._annotated_array(function, name))
+            traced = frozenset(name for name in params if self._annotated_array(function, name)) \
+                | self._given_arrays(function, called_as)
             unknown_why = dict.fromkeys(params - traced, f"{transform.name} keeps it static unless it is an array")
         elif transform.name in JIT_TRANSFORMS:
             static = _static_params(function, transform.keywords)
@@ -952,6 +953,36 @@ class TracedFinder:
             passed.update(keyword.arg for keyword in call.keywords if keyword.arg)
         why = "has a default that no call in this module overrides (jit keeps a default a Python value)"
         return {name: why for name in with_default if name not in passed}
+
+    def _given_arrays(self, function: FunctionNode, called_as: str | None) -> frozenset[str]:
+        """Parameters that some call of ``called_as`` in the module certainly gives an array
+        (``jnp.ones(3)``, or a module-level name bound once, to one): equinox traces those."""
+        positional = positional_names(function)
+        given: set[str] = set()
+        for call in self.scopes.calls_to(called_as) if called_as else []:
+            offset = 1 if positional and positional[0] in {"self", "cls"} and isinstance(call.func, ast.Attribute) else 0
+            for name, argument in zip(positional[offset:], call.args):
+                if isinstance(argument, ast.Starred):
+                    break
+                if self._certainly_an_array(argument):
+                    given.add(name)
+            given.update(keyword.arg for keyword in call.keywords
+                         if keyword.arg in positional and self._certainly_an_array(keyword.value))
+        return frozenset(given)
+
+    def _certainly_an_array(self, argument: ast.expr) -> bool:
+        """A call of a JAX function that returns one array, or a name the module binds once in
+        all (no function binds it, nor takes it as a parameter), at its top level, to one."""
+        if isinstance(argument, ast.Name):
+            name = argument.id
+            stores = [node for node in ast.walk(self.tree) if (isinstance(node, ast.Name) and node.id == name
+                      and not isinstance(node.ctx, ast.Load)) or (isinstance(node, ast.arg) and node.arg == name)]
+            bindings = [statement for statement in self.tree.body if isinstance(statement, ast.Assign)
+                        and len(statement.targets) == 1 and statement.targets[0] in stores]
+            if len(stores) != 1 or len(bindings) != 1:
+                return False
+            argument = bindings[0].value
+        return isinstance(argument, ast.Call) and function_category(self.imports.resolve(argument.func)) == ONE_ARRAY
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
         for arg in named_parameters(function):
