@@ -303,7 +303,9 @@ class BuiltinOnTracer(Rule):
         "for an expression that is certainly an array, and for a list, tuple or generator of "
         "values (stacked with `jnp.stack`). Reported, not fixed: `key=` or `default=`, `sorted` "
         "(it returns a list; `jnp.sort` returns an array), a built-in whose name the module "
-        "rebinds, and a result that must be a Python value (a shape, `range`, formatting).",
+        "rebinds, and a result that must be a Python value (a shape, `range`, formatting). One "
+        "argument that may be a dict of tracers (`sorted(params)`) is not reported: Python iterates "
+        "its keys, which are Python values.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -320,12 +322,13 @@ class BuiltinOnTracer(Rule):
                 arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
                 if not any(values.is_traced(argument) for argument in arguments):
                     continue
+                if len(node.args) == 1 and not (entry.arrays.proven(node.args[0], values)
+                                                or isinstance(node.args[0], _SEQUENCES)):
+                    continue  # one argument that may be a dict of tracers: `sorted(params)` sorts its keys
                 parents = parents or _parents(function)
                 name = node.func.id
                 where = f"`{name}()` of a traced value in `{entry.traced.qualname}`"
-                problem = _builtin_unfixable(node, parents) or (
-                    None if len(node.args) > 1 or entry.arrays.proven(node.args[0], values)
-                    or isinstance(node.args[0], _SEQUENCES) else "its argument may be a container, not an array")
+                problem = _builtin_unfixable(node, parents)
                 if problem:
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {problem}",
                                        function=entry.traced)

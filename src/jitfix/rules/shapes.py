@@ -69,8 +69,7 @@ class ShapeArgument(Rule):
             strings: set[str] = set()
             for node, statement in own_expressions(traced.node):
                 string = _string_parameter(node, traced)
-                if string is not None and string.id not in strings \
-                        and not entry.values_at(statement).verdict(string).static:
+                if string is not None and string.id not in strings and entry.values_at(statement).is_traced(string):
                     strings.add(string.id)
                     yield self._made_static(module, traced, string, [string.id], (
                         f"`{string.id}` is compared with a string in `{traced.qualname}`: its callers pass "
