@@ -102,6 +102,8 @@ def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
     floats = _unique(_near(constants, integral=False) + list(BASE_FLOATS))
     ints = _unique(list(BASE_INTS) + _near(constants, integral=True))
     annotation = parameter["annotation"]
+    if parameter.get("texts"):  # compared with strings: given strings
+        return pool + parameter["texts"]
     if annotation == "bool":
         pool += [True, False]
     elif annotation == "int" or ((parameter["counts"] or parameter["integer"]) and annotation != "float"

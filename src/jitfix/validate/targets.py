@@ -18,7 +18,7 @@ from pathlib import Path
 from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import JIT_TRANSFORMS, FunctionNode, TracedFunction, find_traced_functions
-from jitfix.analysis.values import named_parameters, parameter_names, positional_parameters
+from jitfix.analysis.values import compared_with_text, named_parameters, parameter_names, positional_parameters
 from jitfix.config import Settings
 
 # The rules whose rewrites have branches or loop bodies worth covering.
@@ -49,6 +49,7 @@ class Parameter:
     counts: bool = False  # used as a trip count or a size
     min_ndim: int = 0  # indexed (x[i]), measured (len(x), x.shape[0]): scalars do not fit
     integer: bool = False  # used with bitwise operators
+    texts: list[str] = field(default_factory=list)  # the strings it is compared with (`mode == "sum"`)
 
 
 @dataclass
@@ -218,6 +219,7 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
     arguments = function.args
     counting = _counting_names(function)
     ndims, integers = _array_uses(function)
+    texts = _compared_texts(function)
     positional = positional_parameters(function)
     defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
     listed = [(arg, "positional", default) for arg, default in zip(positional, defaults)]
@@ -231,8 +233,23 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
             name=arg.arg, kind=kind, annotation=annotation, dtype=dtype, shape=shape,
             has_default=default is not None, traced=is_traced,
             counts=arg.arg in counting or annotation == "int",
-            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers))
+            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers, texts=texts.get(arg.arg, [])))
     return parameters
+
+
+def _compared_texts(function: FunctionNode) -> dict[str, list[str]]:
+    """The strings each name is compared with (``mode == "sum"``, ``mode in ("a", "b")``):
+    a parameter compared with strings is given strings."""
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(function):
+        operand = compared_with_text(node) if isinstance(node, ast.Compare) else None
+        if isinstance(operand, ast.Name):
+            literals = [part.value for part in (node.left, *node.comparators)  # type: ignore[attr-defined]
+                        for part in (part.elts if isinstance(part, ast.Tuple | ast.List | ast.Set) else [part])
+                        if isinstance(part, ast.Constant) and isinstance(part.value, str)]
+            known = found.setdefault(operand.id, [])
+            known += [literal for literal in literals if literal not in known]
+    return found
 
 
 def _static_names(function: FunctionNode, traced: TracedFunction | None) -> list[str]:
