@@ -508,7 +508,9 @@ class TraceTimeSideEffect(Rule):
         what="Finds calls in traced functions that read or change the world — `open()`, `time.time()`, "
         "Python's `random` and `np.random`, `logging`, `os` — and changes to state outside the "
         "function: appending a traced value to a module-level or enclosing list, storing one in its "
-        "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), writing a `global`.",
+        "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), writing a `global`. "
+        "A stack the function pushes and pops again (`stack.append(params)` ... `stack.pop()`, a "
+        "context stack) is as it was once the call returns: not reported.",
         why="`jax.jit` runs the Python body once to trace it; the compiled function does not run "
         "Python. A clock read, a random draw or a log line happens at that one trace and is then "
         "frozen into (or missing from) every later call; a list appended to grows by one per "
@@ -553,7 +555,7 @@ class TraceTimeSideEffect(Rule):
             # value appended (a shape, a trace counter) is deliberate trace-time bookkeeping.
             if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
                     and id(node) in discarded and func.value.id not in module.imports.aliases \
-                    and func.value.id not in local() \
+                    and func.value.id not in local() and not _popped_later(traced.node, node) \
                     and any(traced.values(module.imports).is_traced(arg) for arg in node.args):
                 return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
                         "of the trace, once per trace rather than once per call; return the value instead")
@@ -571,6 +573,18 @@ class TraceTimeSideEffect(Rule):
                     return (f"`{owner}` lives outside the function: a tracer stored in it leaks out of the "
                             "trace (a later call meets it: UnexpectedTracerError); return the value instead")
         return None
+
+
+def _popped_later(function: ast.AST, push: ast.Call) -> bool:
+    """Whether the function pops what ``stack.append(v)`` pushed, after it (``stack.pop()``,
+    in the same body or a ``finally:``): a context stack, as it was once the call returns, so
+    nothing leaks out of the trace."""
+    stack = push.func.value.id  # type: ignore[attr-defined]
+    return any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.keywords
+               and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "pop"
+               and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == stack
+               and not node.value.args and node.lineno > push.lineno
+               for node in walk_body(function))  # type: ignore[arg-type]
 
 
 def _local_names(traced, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
