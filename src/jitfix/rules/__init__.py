@@ -20,7 +20,7 @@ from jitfix.rules.recompilation import (
     StaticArgumentPerPass,
     WeakTypeFlip,
 )
-from jitfix.rules.shapes import ShapeArgument
+from jitfix.rules.shapes import DataDependentShape, ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -41,6 +41,7 @@ ALL_RULES: tuple[Rule, ...] = (
     StaticArgumentPerPass(),
     GrowingShapeArgument(),
     WeakTypeFlip(),
+    DataDependentShape(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

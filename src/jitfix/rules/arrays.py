@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
+from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.cst_text import code, cst, small_statement
@@ -482,16 +483,25 @@ class InPlaceUpdate(Rule):
                     continue
                 argument = target.value.id in arrays.params
                 safety = Safety.UNSAFE if argument else Safety.SAFE
-                description = "use .at[...]" + (" (unsafe: an argument; the caller's array is no longer "
-                                                "changed)" if argument else "")
-                edits = [_update_edit(module, statement)]
+                masked = is_boolean_mask(target.slice, module.imports, arrays.bindings) \
+                    and values.is_traced(target.slice)
+                if masked and _number(statement.value) is None:
+                    yield self.finding(module, statement, f"{where}; not auto-fixable: a traced boolean mask "
+                                       "selects a number of elements known only from the data, and `.at[mask]` "
+                                       "raises under jit too: write `x = jnp.where(mask, new, x)`",
+                                       function=entry.traced)
+                    continue
+                method = "jnp.where" if masked else ".at[...]"
+                description = f"use {method}" + (" (unsafe: an argument; the caller's array is no longer "
+                                                 "changed)" if argument else "")
+                edits = [_masked_edit(module, statement) if masked else _update_edit(module, statement)]
                 for call in made_by_numpy or []:
                     function = (module.imports.resolve(call.func) or "")[len("numpy."):]
                     edits.append(_numpy_edit(module, call.func, function))
                 if made_by_numpy:
                     description += "; the NumPy array it updates becomes a jnp array"
                 fix = Fix(safety, description, edits)
-                yield self.finding(module, statement, f"{where}: JAX arrays are immutable; use `.at[...]`", fix,
+                yield self.finding(module, statement, f"{where}: JAX arrays are immutable; use `{method}`", fix,
                                    function=entry.traced)
 
 
@@ -527,6 +537,43 @@ def _item_target(statement: ast.stmt) -> ast.Subscript | None:
     if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Subscript):
         return statement.target
     return None
+
+
+def _number(value: ast.AST) -> ast.AST | None:
+    """A number literal (``0.0``, ``-1``): the same for every element a mask selects."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub | ast.UAdd):
+        return value if _number(value.operand) is not None else None
+    is_number = isinstance(value, ast.Constant) and isinstance(value.value, int | float) \
+        and not isinstance(value.value, bool)
+    return value if is_number else None
+
+
+def _masked_edit(module: ModuleContext, statement: ast.Assign | ast.AugAssign) -> Edit:
+    """``x[mask] = 0.0`` -> ``x = jnp.where(mask, 0.0, x)``; ``x[mask] += 1.0`` -> ``x =
+    jnp.where(mask, x + 1.0, x)``: the shape kept, each selected element given its value."""
+    start = module.start_of(statement)
+    operator = None if isinstance(statement, ast.Assign) else _OPERATOR_TEXT[type(statement.op)]
+    # An int keeps any array's dtype (it is weakly typed); a float would make an int array
+    # float, where the write casts it back: the result is cast to the array's dtype.
+    number = _number(statement.value)
+    cast = not (isinstance(number, ast.Constant) and isinstance(number.value, int)
+                or isinstance(number, ast.UnaryOp) and isinstance(number.operand, ast.Constant)
+                and isinstance(number.operand.value, int)) or operator in ("/", "**")
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        target = updated.targets[0].target if isinstance(updated, cst.Assign) else updated.target  # type: ignore[attr-defined]
+        value = code(updated.value)  # type: ignore[attr-defined]
+        assert isinstance(target, cst.Subscript)
+        array, mask = code(target.value), code(target.slice[0].slice.value)  # type: ignore[attr-defined]
+        new = value if operator is None else f"{array} {operator} {value}"
+        where = f"{context.name('jax.numpy')}.where({mask}, {new}, {array})"
+        return small_statement(f"{array} = {where}.astype({array}.dtype)" if cast else f"{array} = {where}")
+
+    node_type = cst.Assign if isinstance(statement, ast.Assign) else cst.AugAssign
+    return Edit(start, node_type, replace, imports=("jax.numpy",))
+
+
+_OPERATOR_TEXT = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
 def _update_edit(module: ModuleContext, statement: ast.Assign | ast.AugAssign) -> Edit:

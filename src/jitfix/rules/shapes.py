@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import own_expressions
+from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import shape_arguments, shape_parameters
+from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
+from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import compared_with_text, parameter_names
 from jitfix.findings import Finding, Fix, Safety
@@ -193,3 +195,61 @@ def _parameter_names(expr: ast.AST, params: frozenset[str], values) -> list[str]
         return False
 
     return names if visit(expr) and names else None
+
+
+class DataDependentShape(Rule):
+    code = "JF506"
+    name = "data-dependent-shape"
+    summary = "a result whose length depends on the data (boolean masks, `jnp.nonzero` without `size=`) cannot be traced"
+    fixable = "never"
+    doc = RuleDoc(
+        what="Finds, in traced code, indexing with a traced boolean mask (`x[x > 0]`, `x[mask]` with "
+        "`mask = jnp.isnan(x)`, `x.at[mask]`), and calls of the jnp functions whose result is as long "
+        "as the data says (`jnp.nonzero`, `argwhere`, `flatnonzero`, `unique`, `union1d`, "
+        "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`.",
+        why="Shapes are fixed when a function is traced: the number of elements a traced mask "
+        "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
+        "`ConcretizationTypeError`).",
+        example="@jax.jit\ndef positive_mean(x):\n    return x[x > 0].mean()\n",
+        fixed="@jax.jit\ndef positive_mean(x):\n    return x.mean(where=x > 0)\n",
+        safety="Reported, not fixed: the shape-keeping form depends on what is done with the "
+        "selection -- a reduction's `where=mask` (`x.sum(where=mask)`), `jnp.where(mask, x, 0)`, "
+        "or `size=` with a static upper bound and `fill_value=` (the result is padded to that "
+        "length). Item assignment through a mask (`x[mask] = 0`) is JF603's.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        for entry in conditionals(module):
+            traced = entry.traced
+            stores = {id(target) for node in walk_body(traced.node) if isinstance(node, ast.Assign | ast.AugAssign)
+                      for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
+            for node, statement in own_expressions(traced.node):
+                if isinstance(node, ast.Subscript) and id(node) not in stores \
+                        and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings) \
+                        and entry.values_at(statement).is_traced(node.slice):
+                    yield self.finding(module, node, f"`{module.segment(node)}` in `{traced.qualname}` indexes with a "
+                                       "traced boolean mask: how many elements it selects is not known while "
+                                       "tracing, so it raises under jit; not auto-fixable: keep the shape "
+                                       "with a reduction's `where=` (`x.sum(where=mask)`) or `jnp.where(mask, x, 0)`",
+                                       function=traced)
+                elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
+                        and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
+                    short = module.segment(node.func)
+                    yield self.finding(module, node, f"`{short}(...)` in `{traced.qualname}` returns as many "
+                                       "elements as the data holds, which is not known while tracing, so it "
+                                       f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
+                                       "the result is padded with `fill_value=`)", function=traced)
+
+
+# jnp functions whose result's length is set by the data unless `size=` is given.
+_SIZED_BY_DATA = frozenset(name for name, parameters in SHAPE_PARAMETERS.items()
+                           if name.startswith("jax.numpy.") and (None, "size") in parameters
+                           and name != "jax.numpy.mask_indices")
+
+
+def _sized_by_data(call: ast.Call, module: ModuleContext) -> bool:
+    """A call of one of those without ``size=`` (``jnp.where`` only in its one-argument form)."""
+    name = module.imports.resolve(call.func)
+    if name not in _SIZED_BY_DATA or any(keyword.arg in ("size", None) for keyword in call.keywords):
+        return False
+    return name != "jax.numpy.where" or (len(call.args) == 1 and not call.keywords)
