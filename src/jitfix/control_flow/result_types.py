@@ -20,6 +20,7 @@ from itertools import chain
 
 from jitfix.analysis.blocks import (
     always_leaves,
+    definitely_assigned,
     own_nodes,
     reaching,
     returns_with_paths,
@@ -630,7 +631,16 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     starts.update({item: Signature(frozenset({item})) for item in block.items})
     environment = block.environment(starts)
     found = block.closed([expr], Signature(), environment)
-    return found if found is not None and block.evaluable_before(found) else None
+    if found is None or not block.evaluable_before(found):
+        return None
+    # The environment holds the type of every value a name may have; the value itself is one
+    # of them, which one the path decides (`k` or `k * 0.5`): it varies unless they agree. (A
+    # name every path through the statements binds no longer holds its start.)
+    kept = reads - definitely_assigned(list(statements))
+    if any(block.alternatives_differ(name, starts.get(name) if name in kept else None, environment)
+           for name in reads & set(block.bindings)):
+        return Signature(found.follows, found.weak, True)
+    return found
 
 
 class Block:
@@ -694,6 +704,15 @@ class Block:
                 found = found.join(replaced)
             found = found.join(Signature(weak=one.weak))
         return found
+
+    def alternatives_differ(self, name: str, start: Signature | None,
+                            environment: dict[str, Signature | None]) -> bool:
+        """Whether the values ``name`` may hold after the block (its start, where a path may
+        keep it, and each binding's) differ in type. (One of unknown type, a def's, is not
+        what a known signature was made of.)"""
+        alternatives = [start, *(self.closed([value], Signature(), environment) for value in self.bindings.get(name, []))]
+        known = [one for one in alternatives if one is not None]
+        return any(one.varies for one in known) or len({one.key for one in known}) > 1
 
     def evaluable_before(self, found: Signature) -> bool:
         """A name among the sources is a value before the block (a name the block binds is
