@@ -20,6 +20,7 @@ A rule rewrites only what is certainly traced; unknown leaves the code alone.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
@@ -774,14 +775,26 @@ def array_attributes_read(nodes: Iterable[ast.AST]) -> dict[str, str]:
 
 
 def _names_an_array_type(annotation: ast.AST | None) -> bool:
-    """``jax.Array``, ``jnp.ndarray``, ``ArrayLike``, jaxtyping's ``Float[Array, "n"]``."""
+    """``jax.Array``, ``jnp.ndarray``, ``ArrayLike``, jaxtyping's ``Float[Array, "n"]``
+    (``Annotated[Array, ...]``); not a container of arrays (``Tuple[Array, Array]``,
+    ``list[Array]``) nor ``Optional[Array]``, whose truth Python takes itself."""
     if isinstance(annotation, ast.Subscript):
+        if not _JAXTYPING_ARRAY_TYPE.fullmatch(_last_name(annotation.value) or ""):
+            return False
         inner = annotation.slice.elts[0] if isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts \
             else annotation.slice
         return _names_an_array_type(inner)
-    name = annotation.id if isinstance(annotation, ast.Name) else \
-        annotation.attr if isinstance(annotation, ast.Attribute) else None
-    return name in {"Array", "ndarray", "ArrayLike"}
+    return _last_name(annotation) in {"Array", "ndarray", "ArrayLike"}
+
+
+# jaxtyping's array types, whose first subscript is the array's own type (and `Annotated`'s).
+_JAXTYPING_ARRAY_TYPE = re.compile(r"(Shaped|Bool|Key|Num|Inexact|Float|BFloat|Complex|Integer|UInt|Int|Real)\d*"
+                                   r"|Annotated")
+
+
+def _last_name(node: ast.AST | None) -> str | None:
+    """``Array`` of ``Array`` or ``jax.Array``."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
 
 
 SCALAR_TYPES = frozenset({"bool", "int", "float", "complex"})
