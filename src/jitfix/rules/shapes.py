@@ -14,13 +14,14 @@ from typing import Iterator
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import shape_arguments, shape_parameters
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
-from jitfix.analysis.masks import is_boolean_mask
+from jitfix.analysis.masks import is_boolean_mask, selects_elementwise
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import compared_with_text, parameter_names
-from jitfix.findings import Finding, Fix, Safety
+from jitfix.cst_text import code, cst
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import conditionals
+from jitfix.rules.conditionals import FunctionConditionals, conditionals
 from jitfix.rules.static_arguments import static_argnames_edit
 
 SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
@@ -201,21 +202,27 @@ class DataDependentShape(Rule):
     code = "JF506"
     name = "data-dependent-shape"
     summary = "a result whose length depends on the data (boolean masks, `jnp.nonzero` without `size=`) cannot be traced"
-    fixable = "never"
+    fixable = "sometimes"
     doc = RuleDoc(
         what="Finds, in traced code, indexing with a traced boolean mask (`x[x > 0]`, `x[mask]` with "
         "`mask = jnp.isnan(x)`, `x.at[mask]`), and calls of the jnp functions whose result is as long "
         "as the data says (`jnp.nonzero`, `argwhere`, `flatnonzero`, `unique`, `union1d`, "
-        "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`.",
+        "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`. A reduction of the "
+        "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`) becomes the reduction with `where=`.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
         "`ConcretizationTypeError`).",
         example="@jax.jit\ndef positive_mean(x):\n    return x[x > 0].mean()\n",
         fixed="@jax.jit\ndef positive_mean(x):\n    return x.mean(where=x > 0)\n",
-        safety="Reported, not fixed: the shape-keeping form depends on what is done with the "
-        "selection -- a reduction's `where=mask` (`x.sum(where=mask)`), `jnp.where(mask, x, 0)`, "
-        "or `size=` with a static upper bound and `fill_value=` (the result is padded to that "
-        "length). Item assignment through a mask (`x[mask] = 0`) is JF603's.",
+        safety="Safe where fixed: `sum`, `mean`, `prod`, `var`, `std`, `any` or `all` of `x[mask]`, "
+        "with no other argument, where the mask is an elementwise expression of `x` itself (`x > 0`, "
+        "`~jnp.isnan(x)`, or a name bound once to one): the mask then has `x`'s shape, and the "
+        "reduction over the selected elements is the reduction of `x` with `where=mask` (an empty "
+        "selection too: 0, NaN for a mean, as before; the sum may round differently in the last bit, as "
+        "the order of additions changes). Reported, not fixed: any other use of the selection -- the "
+        "shape-keeping form depends on it (`jnp.where(mask, x, 0)`, or `size=` with a static upper bound "
+        "and `fill_value=`, which pads the result to that length). Item assignment through a mask "
+        "(`x[mask] = 0`) is JF603's.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -223,15 +230,15 @@ class DataDependentShape(Rule):
             traced = entry.traced
             stores = {id(target) for node in walk_body(traced.node) if isinstance(node, ast.Assign | ast.AugAssign)
                       for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
-            for node, statement in own_expressions(traced.node):
+            expressions = list(own_expressions(traced.node))
+            reductions = {id(selection): call for call, _ in expressions if isinstance(call, ast.Call)
+                          and (selection := _reduced_selection(call, module)) is not None
+                          and _selects_elementwise(selection, entry, traced, module)}
+            for node, statement in expressions:
                 if isinstance(node, ast.Subscript) and id(node) not in stores \
                         and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings) \
                         and entry.values_at(statement).is_traced(node.slice):
-                    yield self.finding(module, node, f"`{module.segment(node)}` in `{traced.qualname}` indexes with a "
-                                       "traced boolean mask: how many elements it selects is not known while "
-                                       "tracing, so it raises under jit; not auto-fixable: keep the shape "
-                                       "with a reduction's `where=` (`x.sum(where=mask)`) or `jnp.where(mask, x, 0)`",
-                                       function=traced)
+                    yield self._mask_finding(module, node, traced, reductions.get(id(node)))
                 elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
                         and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
                     short = module.segment(node.func)
@@ -239,6 +246,66 @@ class DataDependentShape(Rule):
                                        "elements as the data holds, which is not known while tracing, so it "
                                        f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
                                        "the result is padded with `fill_value=`)", function=traced)
+
+    def _mask_finding(self, module: ModuleContext, node: ast.Subscript, traced: TracedFunction,
+                      reduction: ast.Call | None) -> Finding:
+        message = (f"`{module.segment(node)}` in `{traced.qualname}` indexes with a traced boolean mask: how many "
+                   "elements it selects is not known while tracing, so it raises under jit")
+        if reduction is None:
+            return self.finding(module, node, message + "; not auto-fixable: keep the shape with a reduction's "
+                                "`where=` (`x.sum(where=mask)`) or `jnp.where(mask, x, 0)`", function=traced)
+        fix = Fix(Safety.SAFE, "reduce with where=", [_where_edit(module, reduction)])
+        return self.finding(module, node, message + "; reduce the whole array with `where=` the mask", fix,
+                            function=traced)
+
+
+# Reductions that take `where=` and reduce a selection's elements as the masked array's.
+_WHERE_REDUCTIONS = frozenset({"sum", "mean", "prod", "var", "std", "any", "all"})
+
+
+def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript | None:
+    """``x[m]`` of ``x[m].sum()`` or ``jnp.sum(x[m])`` (no other argument), ``x`` a name."""
+    if call.keywords:
+        return None
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _WHERE_REDUCTIONS and not call.args:
+        selection = call.func.value
+    elif len(call.args) == 1 and module.imports.resolve(call.func) in {f"jax.numpy.{name}" for name in _WHERE_REDUCTIONS}:
+        selection = call.args[0]
+    else:
+        return None
+    if isinstance(selection, ast.Subscript) and isinstance(selection.value, ast.Name):
+        return selection
+    return None
+
+
+def _selects_elementwise(selection: ast.Subscript, entry: FunctionConditionals, traced: TracedFunction,
+                         module: ModuleContext) -> bool:
+    assert isinstance(selection.value, ast.Name)
+    array = selection.value.id
+    bindings = entry.arrays.bindings
+    rebound = len(bindings.get(array, ())) > (0 if array in parameter_names(traced.node) else 1)
+    return selects_elementwise(selection.slice, array, module.imports, bindings, rebound)
+
+
+def _where_edit(module: ModuleContext, call: ast.Call) -> Edit:
+    """``x[m].sum()`` -> ``x.sum(where=m)``; ``jnp.sum(x[m])`` -> ``jnp.sum(x, where=m)``."""
+    start, end = module.span_of(call)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        if not updated.args:  # the method
+            assert isinstance(updated.func, cst.Attribute)
+            selection = updated.func.value
+            assert isinstance(selection, cst.Subscript)
+            source = f"{code(selection.value)}.{updated.func.attr.value}(where={code(selection.slice[0].slice.value)})"  # type: ignore[attr-defined]
+        else:
+            selection = updated.args[0].value
+            assert isinstance(selection, cst.Subscript)
+            source = (f"{code(updated.func)}({code(selection.value)}, "
+                      f"where={code(selection.slice[0].slice.value)})")  # type: ignore[attr-defined]
+        return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    return Edit(start, cst.Call, replace, end=end)
 
 
 # jnp functions whose result's length is set by the data unless `size=` is given.
