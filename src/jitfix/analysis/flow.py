@@ -163,8 +163,9 @@ class FlowAnalysis:
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable,
                  params: State, outer: State | None = None, *, staged: bool = True,
-                 program: Program | None = None):
+                 program: Program | None = None, known_arrays: frozenset[str] = frozenset()):
         self.function = function
+        self.known_arrays = known_arrays  # parameters a run or a call showed hold one array
         self.imports = imports
         self.program = program
         self.before: dict[int, State] = {}
@@ -232,7 +233,7 @@ class FlowAnalysis:
     @property
     def arrays(self) -> ArrayEvidence:
         if self._arrays is None:
-            self._arrays = ArrayEvidence(self.function)
+            self._arrays = ArrayEvidence(self.function, known=self.known_arrays)
         return self._arrays
 
     # -- the pass -------------------------------------------------------------------------------

@@ -242,6 +242,9 @@ class TracedFunction:
     definer: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function it is defined in
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
+    # Parameters a call of the module certainly gives an array (`f(jnp.ones(3))`): not a dict,
+    # whatever other modules pass (that call of a traced function holds a tracer there).
+    given_arrays: frozenset[str] = frozenset()
     # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
     # depends only on them, and each call gave them a Python value.
     observed_static: dict[str, Observation] = field(default_factory=dict)
@@ -267,9 +270,14 @@ class TracedFunction:
             if enclosing is not None:
                 outer.update(enclosing.merged_kinds())
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
-                                      program=self.program)
+                                      program=self.program, known_arrays=self.known_arrays)
             self._enclosing_flow = enclosing
         return self._flow
+
+    @property
+    def known_arrays(self) -> frozenset[str]:
+        """Traced parameters that hold one array, as a run or a call of the module showed."""
+        return self.observed_arrays | (self.given_arrays & self.traced_params)
 
     def entered_by(self, kept: frozenset[str]) -> None:
         """One more way in, leaving the parameters ``kept`` at their defaults."""
@@ -926,6 +934,7 @@ class TracedFinder:
             unknown_why.update(unpassed)
         self._mark_params(function, traced, static, how)
         entry = self.traced[function]
+        entry.given_arrays = entry.given_arrays | self._given_arrays(function, called_as)
         for name, why in unknown_why.items():
             entry.unknown_why.setdefault(name, why)
         if transform.name in STAGING_TRANSFORMS:

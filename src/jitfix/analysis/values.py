@@ -774,6 +774,37 @@ def array_attributes_read(nodes: Iterable[ast.AST]) -> dict[str, str]:
     return found
 
 
+# Operators no Python container has (a list or tuple adds and repeats, a dict merges with `|`):
+# an operand of one is an array or a number, a tracer of one array under jit.
+_NUMERIC_OPERATORS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+_ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def numeric_operands(nodes: Iterable[ast.AST]) -> set[str]:
+    """Names the nodes use where only a number or an array fits: an operand of `-`, `/`, `@`,
+    `**`..., of unary `-` or `~`, or ordered against a number (`x > 0`; a tuple is ordered
+    only against a tuple)."""
+    found: set[str] = set()
+    for node in nodes:
+        operands: list[ast.expr] = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _NUMERIC_OPERATORS):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Invert):
+            operands = [node.operand]
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _ORDERINGS):
+            sides = [node.left, node.comparators[0]]
+            if any(_is_number(side) for side in sides):
+                operands = sides
+        found.update(operand.id for operand in operands if isinstance(operand, ast.Name))
+    return found
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool)
+
+
 def _names_an_array_type(annotation: ast.AST | None) -> bool:
     """``jax.Array``, ``jnp.ndarray``, ``ArrayLike``, jaxtyping's ``Float[Array, "n"]``
     (``Annotated[Array, ...]``); not a container of arrays (``Tuple[Array, Array]``,
@@ -890,10 +921,11 @@ class ArrayEvidence:
 
     @property
     def array_params(self) -> set[str]:
-        """Parameters the body treats as arrays (``xs.shape``, ``xs.astype(...)``): a list
-        or dict has none of these."""
+        """Parameters the body treats as arrays (``xs.shape``, ``xs.astype(...)``, ``xs - 1``):
+        a list or dict has none of these."""
         if self._array_params is None:
-            self._array_params = set(array_attributes_read(walk_body(self.function)).keys() & self.params)
+            body = list(walk_body(self.function))
+            self._array_params = (set(array_attributes_read(body)) | numeric_operands(body)) & self.params
             arguments = self.function.args
             self._array_params.update(arg.arg for arg in (*arguments.posonlyargs, *arguments.args,
                                                           *arguments.kwonlyargs)

@@ -146,7 +146,7 @@ def array_evidence(traced: TracedFunction, found: dict[ast.AST, ArrayEvidence]) 
         outer = array_evidence(traced.enclosing, found) if traced.enclosing is not None else None
         passed = _passed_arrays(traced.node, traced.enclosing.node, outer, traced.imports) \
             if traced.enclosing is not None and outer is not None else frozenset()
-        evidence = found[traced.node] = ArrayEvidence(traced.node, outer, traced.observed_arrays | passed)
+        evidence = found[traced.node] = ArrayEvidence(traced.node, outer, traced.known_arrays | passed)
     return evidence
 
 
