@@ -710,7 +710,8 @@ class Block:
         """Whether the values ``name`` may hold after the block (its start, where a path may
         keep it, and each binding's) differ in type. (One of unknown type, a def's, is not
         what a known signature was made of.)"""
-        alternatives = [start, *(self.closed([value], Signature(), environment) for value in self.bindings.get(name, []))]
+        alternatives = [start, *(self.closed([value], Signature(), environment)
+                                 for value in self.bindings.get(name, []))]
         known = [one for one in alternatives if one is not None]
         return any(one.varies for one in known) or len({one.key for one in known}) > 1
 

@@ -11,7 +11,7 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
-from jitfix.rules.attributes import StaleAttribute
+from jitfix.rules.attributes import StaleAttribute, TracedSelf
 from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.recompilation import (
@@ -34,6 +34,7 @@ ALL_RULES: tuple[Rule, ...] = (
     ScannableLoop(),
     StaleGlobal(),
     StaleAttribute(),
+    TracedSelf(),
     PrintInTracedCode(),
     TraceTimeSideEffect(),
     ShapeArgument(),

@@ -27,6 +27,7 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import name_position
+from jitfix.rules.static_arguments import static_argnames_edit
 
 
 class StaleAttribute(Rule):
@@ -96,6 +97,124 @@ class StaleAttribute(Rule):
                 continue
             yield self.finding(module, reads[0], f"{where}; not auto-fixable: {fix}; pass the value in as an "
                                "argument, or make the class a pytree", function=traced)
+
+
+class TracedSelf(Rule):
+    code = "JF303"
+    name = "traced-self"
+    summary = "a jitted method whose `self` is a plain object, not a pytree, raises on every call; make `self` static"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds methods jitted with `self` traced (`@jax.jit` on a method) of a class that is "
+        "certainly no pytree: no base class, no decorator but `dataclass`, no `tree_flatten`, and "
+        "never handed to a function of the module (as `jax.tree_util.register_pytree_node(Model, "
+        "...)` is); and makes `self` static.",
+        why="jit traces every argument it does not keep static, `self` too, and only arrays, "
+        "Python scalars and pytrees of them can be traced: each call raises `TypeError: ... is not "
+        "a valid JAX type`. A static `self` is hashed instead (a plain object by identity) and read "
+        "as a Python object while tracing.",
+        example="class Model:\n    def __init__(self, w):\n        self.w = w\n\n"
+        "    @jax.jit\n    def predict(self, x):\n        return x @ self.w\n",
+        fixed="class Model:\n    def __init__(self, w):\n        self.w = w\n\n"
+        "    @partial(jax.jit, static_argnames=(\"self\",))\n    def predict(self, x):\n"
+        "        return x @ self.w\n",
+        safety="Safe where fixed: every call raised before. The method then reads `self`'s attributes "
+        "when it is traced, once per instance, so the fix is made only where nothing changes an "
+        "attribute the method reads after set-up (another method of the class, or code on an instance "
+        "after a call: JF302's test). Reported without a fix where something does, and for a class whose "
+        "instances are unhashable (a `dataclass` with `eq=True`, the default, and no `frozen=True` or "
+        "`unsafe_hash=True`; a class defining `__eq__` but not `__hash__`): make the class a pytree "
+        "(`jax.tree_util.register_dataclass`, `flax.struct.dataclass`, `equinox.Module`) or pass the "
+        "arrays in as arguments.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
+                   for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
+        for traced in module.traced.values():
+            klass = classes.get(id(traced.node))
+            receiver = _traced_receiver(traced)
+            if klass is None or receiver is None or not _certainly_no_pytree(klass, module.tree):
+                continue
+            where = (f"`{receiver}` of `{traced.qualname}` is traced, but `{klass.name}` is no pytree: every call "
+                     "raises `TypeError` (not a valid JAX type)")
+            why_not = _why_self_cannot_be_static(module, traced, klass, receiver)
+            edits = [static_argnames_edit(module, site, [receiver], traced.node) for site in traced.jit_sites]
+            if why_not is None and (not edits or any(edit is None for edit in edits)):
+                why_not = "the jit's static arguments are not literal"
+            if why_not is not None:
+                yield self.finding(module, traced.jit_sites[0], f"{where}; not auto-fixable: {why_not}; make "
+                                   f"`{klass.name}` a pytree, or pass its arrays in as arguments", function=traced)
+                continue
+            fix = Fix(Safety.SAFE, f"add `{receiver}` to static_argnames", edits)  # type: ignore[arg-type]
+            yield self.finding(module, traced.jit_sites[0], f"{where}; make `{receiver}` static (read at trace "
+                               "time, once per instance)", fix, function=traced)
+
+
+def _traced_receiver(traced: TracedFunction) -> str | None:
+    """The name of ``self`` where a jit of the method, not bound, traces it."""
+    function = traced.node
+    positional = positional_names(function)
+    if not positional or not traced.jit_sites or traced.bound_jit_sites or any(
+            isinstance(d, ast.Name) and d.id in {"staticmethod", "classmethod"} for d in function.decorator_list):
+        return None
+    receiver = positional[0]
+    return receiver if receiver in traced.traced_params else None
+
+
+def _certainly_no_pytree(klass: ast.ClassDef, tree: ast.Module) -> bool:
+    """A class of its own (no base, no decorator but ``dataclass``, no ``tree_flatten``) that
+    the module never hands to a function (``register_pytree_node(Model, ...)``), nor names
+    in a decorator or base elsewhere."""
+    if klass.bases or klass.keywords or any(_decorator_name(d) != "dataclass" for d in klass.decorator_list):
+        return False
+    if any(isinstance(node, ast.FunctionDef) and node.name in ("tree_flatten", "tree_unflatten")
+           for node in klass.body):
+        return False
+    return not any(isinstance(node, ast.Call) and any(isinstance(argument, ast.Name) and argument.id == klass.name
+                                                      for argument in [*node.args, *(k.value for k in node.keywords)])
+                   for node in ast.walk(tree))
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    """``dataclass`` of ``@dataclass``, ``@dataclasses.dataclass(frozen=True)``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+
+
+def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, klass: ast.ClassDef,
+                               receiver: str) -> str | None:
+    """Why a static ``self`` would not do: its instances are unhashable, or an attribute the
+    method reads changes after set-up (a static ``self`` would freeze it at the first trace)."""
+    if not _hashable_instances(klass):
+        return (f"instances of `{klass.name}` compare by value and are unhashable, and a static argument "
+                "must be hashable")
+    changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(klass, traced.node)}
+    read = [node.attr for node in nodes_seeing(traced.node.body, receiver) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in changed]
+    if read:
+        return f"`{receiver}.{read[0]}` is {changed[read[0]]}, which a static `{receiver}` would not see"
+    return None
+
+
+def _hashable_instances(klass: ast.ClassDef) -> bool:
+    """Python hashes an instance by identity unless the class compares by value: a dataclass
+    (``eq=True`` by default) unless frozen or ``unsafe_hash``, or ``__eq__`` without ``__hash__``."""
+    methods = {node.name for node in klass.body if isinstance(node, ast.FunctionDef)}
+    if "__hash__" in methods:
+        return True
+    for decorator in klass.decorator_list:
+        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+
+        def given(option: str, default: bool) -> bool:
+            value = options.get(option)
+            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else default
+
+        if given("frozen", False) or given("unsafe_hash", False):
+            return True
+        if given("eq", True):
+            return False
+    return "__eq__" not in methods
 
 
 # Methods that set an object up before it is used: their assignments are not changes.

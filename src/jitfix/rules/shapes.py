@@ -261,6 +261,7 @@ class DataDependentShape(Rule):
 
 # Reductions that take `where=` and reduce a selection's elements as the masked array's.
 _WHERE_REDUCTIONS = frozenset({"sum", "mean", "prod", "var", "std", "any", "all"})
+_WHERE_FUNCTIONS = frozenset(f"jax.numpy.{name}" for name in _WHERE_REDUCTIONS)
 
 
 def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript | None:
@@ -269,7 +270,7 @@ def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript |
         return None
     if isinstance(call.func, ast.Attribute) and call.func.attr in _WHERE_REDUCTIONS and not call.args:
         selection = call.func.value
-    elif len(call.args) == 1 and module.imports.resolve(call.func) in {f"jax.numpy.{name}" for name in _WHERE_REDUCTIONS}:
+    elif len(call.args) == 1 and module.imports.resolve(call.func) in _WHERE_FUNCTIONS:
         selection = call.args[0]
     else:
         return None
@@ -297,7 +298,8 @@ def _where_edit(module: ModuleContext, call: ast.Call) -> Edit:
             assert isinstance(updated.func, cst.Attribute)
             selection = updated.func.value
             assert isinstance(selection, cst.Subscript)
-            source = f"{code(selection.value)}.{updated.func.attr.value}(where={code(selection.slice[0].slice.value)})"  # type: ignore[attr-defined]
+            mask = code(selection.slice[0].slice.value)  # type: ignore[attr-defined]
+            source = f"{code(selection.value)}.{updated.func.attr.value}(where={mask})"
         else:
             selection = updated.args[0].value
             assert isinstance(selection, cst.Subscript)
