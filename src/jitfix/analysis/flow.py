@@ -45,6 +45,7 @@ from jitfix.analysis.values import (
     ValueAnalysis,
     Verdict,
     array_attributes_read,
+    numeric_operands,
     as_array,
     may_narrow,
 )
@@ -146,16 +147,23 @@ def _is_literal(node: ast.AST) -> bool:
     return False
 
 
-def _array_attribute_read(target: ast.AST, uses: Sequence[ast.AST]) -> str | None:
-    """The array-only attribute (``.sum``, ``.shape``) ``uses`` read of the name ``target``
-    binds, when they never bind it again (a later binding could be anything)."""
+def _array_attribute_read(target: ast.AST, iterable: ast.AST, uses: Sequence[ast.AST]) -> str | None:
+    """How ``uses`` treat the name ``target`` binds as an array or a number, when they never
+    bind it again (a later binding could be anything): the array-only attribute they read
+    (``.sum``, ``.shape``), or "a number" where only a number or an array fits (``v > 0``,
+    ``v - 1``) and they never look it up in what is iterated (``params[k]``: a dict's key)."""
     if not isinstance(target, ast.Name) or not uses:
         return None
     nodes = [node for use in uses for node in ast.walk(use)]
     if any(isinstance(node, ast.Name) and node.id == target.id and not isinstance(node.ctx, ast.Load)
            for node in nodes):
         return None
-    return array_attributes_read(nodes).get(target.id)
+    attribute = array_attributes_read(nodes).get(target.id)
+    if attribute is not None:
+        return f"`.{attribute}`"
+    looked_up = any(isinstance(node, ast.Subscript) and ast.dump(node.value) == ast.dump(iterable)
+                    and isinstance(node.slice, ast.Name) and node.slice.id == target.id for node in nodes)
+    return "a number" if target.id in numeric_operands(nodes) and not looked_up else None
 
 
 class FlowAnalysis:
@@ -252,10 +260,11 @@ class FlowAnalysis:
         if found.traced and isinstance(iterable, ast.Name) and iterable.id in self.arrays.params \
                 and iterable.id not in self.arrays.array_params:
             # A parameter may be a dict (keys: static) as well as an array (rows: traced). What
-            # the code reads `.sum()` or `.shape` of is no key: a row, or a leaf of a list.
-            attribute = used_as_array()
-            if attribute:
-                return Verdict(TRACED_KIND, f"an element of `{iterable.id}`, used as an array (`.{attribute}`)",
+            # the code reads `.sum()` or `.shape` of, or uses as a number (`v > 0`), is taken
+            # for no key (a pytree's keys are strings, as a rule): a row, or a leaf of a list.
+            use = used_as_array()
+            if use:
+                return Verdict(TRACED_KIND, f"an element of `{iterable.id}`, used as an array ({use})",
                                found, array=True)
             return Verdict(UNKNOWN_KIND, f"iterating `{iterable.id}`, which may be a dict or an array", found)
         if found.traced:
@@ -303,7 +312,7 @@ class FlowAnalysis:
                 else:
                     self._bind(target, value, state)
                 return
-        self._bind(target, self._iteration(iterable, evaluate, lambda: _array_attribute_read(target, uses)), state)
+        self._bind(target, self._iteration(iterable, evaluate, lambda: _array_attribute_read(target, iterable, uses)), state)
 
     def _bind(self, target: ast.AST, found: Verdict, state: State, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Tuple | ast.List) \
