@@ -9,7 +9,7 @@ or that is compared with a string (``mode == "sum"``: callers pass strings) -> a
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import shape_arguments, shape_parameters
@@ -91,7 +91,7 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}: jnp stages arithmetic on Python values; compute "
                                                          f"it in Python ({functions})", fix, function=traced)
                         continue
-                    names = _parameter_names(expr, params, values)
+                    names = _parameter_names(expr, params, values, traced, arrays.bindings)
                     if names is None and not arrays.certain(expr):
                         continue  # e.g. `arr.n_sparse`: a pytree's metadata may well be static
                     if names is None:
@@ -170,32 +170,66 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
                 yield "`range()` building a list", argument
 
 
-def _parameter_names(expr: ast.AST, params: frozenset[str], values) -> list[str] | None:
+def _parameter_names(expr: ast.AST, params: frozenset[str], values, traced: TracedFunction,
+                     bindings: Mapping[str, Sequence[ast.AST | None]]) -> list[str] | None:
     """The traced parameters an expression is made of (``n``, ``(n, m)``, ``n * 2``,
-    ``int(n)``), or None when a traced part is not a parameter."""
+    ``int(n)``; a local bound once to such an expression, ``pad = length - x.shape[0]``; the
+    variable of a ``range`` of one, ``for i in range(n - w)``), or None when a traced part is
+    not a parameter: making those static makes the expression static."""
     names: list[str] = []
+    followed: set[str] = set()
+    ranges = _range_variables(traced.node)
 
     def visit(node: ast.AST) -> bool:
-        if not values.is_traced(node):
+        if not values.is_traced(node) and not isinstance(node, ast.Name | ast.Tuple | ast.List | ast.BinOp):
             return True
         if isinstance(node, ast.Name):
-            if node.id in params:
-                if node.id not in names:
-                    names.append(node.id)
-                return True
-            return False
+            return name(node.id) if values.is_traced(node) or node.id in followed else True
         if isinstance(node, ast.Tuple | ast.List):
             return all(visit(element) for element in node.elts)
         if isinstance(node, ast.BinOp):
             return visit(node.left) and visit(node.right)
         if isinstance(node, ast.UnaryOp):
             return visit(node.operand)
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "size"):
+            return True  # (of an array: static)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
                 and len(node.args) == 1:
             return visit(node.args[0])
         return False
 
+    def name(identifier: str) -> bool:
+        if identifier in params:
+            if identifier not in names:
+                names.append(identifier)
+            return True
+        if identifier in followed:
+            return False  # (bound in terms of itself)
+        followed.add(identifier)
+        bound = bindings.get(identifier, ())
+        if len(bound) == 1 and bound[0] is not None:
+            return visit(bound[0])
+        loop_bounds = ranges.get(identifier)
+        return loop_bounds is not None and not bound and all(visit(argument) for argument in loop_bounds)
+
     return names if visit(expr) and names else None
+
+
+def _range_variables(function: ast.AST) -> dict[str, list[ast.expr]]:
+    """Names bound only as the variable of one ``range(...)`` loop or comprehension, with the
+    range's arguments."""
+    found: dict[str, list[ast.expr]] = {}
+    seen: dict[str, int] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
+            seen[node.target.id] = seen.get(node.target.id, 0) + 1
+            iterable = node.iter
+            if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+                    and not iterable.keywords:
+                found[node.target.id] = list(iterable.args)
+    return {name: arguments for name, arguments in found.items() if seen[name] == 1}
 
 
 class DataDependentShape(Rule):
