@@ -149,7 +149,20 @@ def _without_imports_made_unused(before: str, after: str) -> str:
             line = lines[statement.lineno - 1]
             if name in used_before and name not in used_after and ";" not in line and name != "*":
                 drop.add(statement.lineno - 1)
+    for index in sorted(drop):  # the last line of its group: the blank line that ended the group goes too
+        following = index + 1
+        if not _kept_before(lines, drop, index).strip() and following < len(lines) and following not in drop \
+                and not lines[following].strip():
+            drop.add(following)
     return "\n".join(line for index, line in enumerate(lines) if index not in drop) if drop else after
+
+
+def _kept_before(lines: list[str], drop: set[int], index: int) -> str:
+    """The nearest line before ``index`` that is kept ("" at the top of the file)."""
+    earlier = index - 1
+    while earlier >= 0 and earlier in drop:
+        earlier -= 1
+    return lines[earlier] if earlier >= 0 else ""
 
 
 def _names_read(tree: ast.Module) -> set[str]:

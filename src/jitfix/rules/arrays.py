@@ -217,18 +217,22 @@ def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
 class NumpyOnTracer(Rule):
     code = "JF602"
     name = "numpy-on-tracer"
-    summary = "NumPy functions cannot take tracers; use the jax.numpy function"
+    summary = "NumPy and `math` functions cannot take tracers; use the jax.numpy function"
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls to NumPy functions (`np.mean(x)`, `np.sqrt(x)`, `np.linalg.norm(x)`, ...) "
-        "whose arguments are traced, and calls the `jax.numpy` function of the same name instead.",
+        "and to Python's `math` (`math.sqrt(x)`, `math.atan2(y, x)`) whose arguments are traced, and "
+        "calls the `jax.numpy` function of the same meaning instead (`jnp.sqrt`, `jnp.arctan2`).",
         why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
-        "`TracerArrayConversionError`. A dict of tracers NumPy takes as one object, converting "
+        "`TracerArrayConversionError`; `math` converts them to Python floats, which a tracer refuses "
+        "too (`ConcretizationTypeError`). A dict of tracers NumPy takes as one object, converting "
         "nothing: not reported. A traced shape (`np.zeros(n)`) is not data jnp could take "
         "instead: JF501 makes it static.",
         example="@jax.jit\ndef rms(x):\n    return np.sqrt(np.mean(x ** 2))\n",
         fixed="@jax.jit\ndef rms(x):\n    return jnp.sqrt(jnp.mean(x ** 2))\n",
-        safety="Safe for the functions listed in the rule (same name, same meaning in jax.numpy). "
+        safety="Safe for the functions listed in the rule (same name, same meaning in jax.numpy; "
+        "`math`'s that return a float, with the number of arguments jnp takes: not `math.floor`, "
+        "which returns an int, nor `math.log(x, base)`). "
         "Other NumPy functions, and `np.random`, are reported: there is no same-named equivalent "
         "(use `jax.random` with an explicit key for randomness). A list or tuple of tracers "
         "is rewritten only for the jnp functions that take one (`stack`, `concatenate`, "
@@ -236,13 +240,18 @@ class NumpyOnTracer(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        if not module.imports.mentions("numpy"):
+        if not module.imports.mentions("numpy") and not module.imports.mentions("math"):
             return
         for entry in conditionals(module):
             for node, statement in own_expressions(entry.traced.node):
                 if not isinstance(node, ast.Call):
                     continue
                 name = module.imports.resolve(node.func) or ""
+                if name.startswith("math."):
+                    finding = self._math_call(module, entry, node, statement, name[len("math."):])
+                    if finding is not None:
+                        yield finding
+                    continue
                 if not name.startswith("numpy.") or name in NUMPY_METADATA:
                     continue  # (`np.shape(x)` reads x.shape: fine on a tracer)
                 values = entry.values_at(statement)
@@ -270,6 +279,34 @@ class NumpyOnTracer(Rule):
                           "(`jnp.stack`)" if listed else "no jax.numpy function of that name is known to behave the same"
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
                                        function=entry.traced)
+
+
+    def _math_call(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Call, statement: ast.stmt,
+                   function: str) -> Finding | None:
+        """``math.sqrt(x)`` of a tracer: ``math`` takes a Python float, which a tracer refuses."""
+        values = entry.values_at(statement)
+        if node.keywords or not any(values.is_traced(argument) for argument in node.args):
+            return None
+        where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}` raises under jit"
+        same = MATH_AS_JNP.get(function)
+        if same is None or len(node.args) != same[1]:
+            return self.finding(module, node, f"{where}; not auto-fixable: no jax.numpy function is known to "
+                                "behave the same", function=entry.traced)
+        fix = Fix(Safety.SAFE, f"call jnp.{same[0]}", [_numpy_edit(module, node.func, same[0])])
+        return self.finding(module, node, f"{where}; use `jnp.{same[0]}`", fix, function=entry.traced)
+
+
+# Functions of Python's `math` with a jax.numpy function of the same meaning on numbers
+# (a float result, as `math`'s), each with how many arguments both take. (`floor`, `ceil`
+# and `trunc` return ints, `log` takes a base, `hypot` any count: not here.)
+MATH_AS_JNP: dict[str, tuple[str, int]] = {
+    **{name: (name, 1) for name in ("sqrt", "exp", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan",
+                                    "sinh", "cosh", "tanh", "cbrt", "exp2", "degrees", "radians",
+                                    "isnan", "isinf", "isfinite")},
+    **{name: ("arc" + name[1:], 1) for name in ("asin", "acos", "atan", "asinh", "acosh", "atanh")},
+    "log": ("log", 1), "fabs": ("abs", 1), "atan2": ("arctan2", 2), "pow": ("power", 2),
+    "copysign": ("copysign", 2), "fmod": ("fmod", 2),
+}
 
 
 # Built-ins that take the truth of a comparison (or of each element) of their arguments: with
