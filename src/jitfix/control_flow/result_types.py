@@ -624,6 +624,11 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     where it is read before a binding or no binding may have run). None: unknown, or made of
     what the statements change (`st["a"]`)."""
     block = Block(statements, callees, values, {})
+    if not block.items:  # (a dict's items are followed by the environment only)
+        env = block.after(statements, {})
+        if env is not None:
+            found = block.path_value(expr, env)
+            return found if found is not None and block.evaluable_before(found) else None
     reads = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
     exposed = upward_exposed(list(statements), live_out=reads) & set(block.bindings)
     starts = {name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed}
@@ -655,6 +660,7 @@ class Block:
         # An item of a dict each binding makes anew (`st['p']`, see ``updated_items``) is bound
         # like a name, to the values the bindings give it; the dict's other items keep theirs.
         # (The items of a loop's carries are given; a block's are found.)
+        self.iterates_rows = callees.iterates_rows
         named = bound_values(reaching(statements), callees.iterates_rows)
         self.items = dict(items) if items is not None else _updated_dict_items(named)
         self.bindings: dict[str, list[Known | None]] = {**named, **{item: list(given) for item, given in self.items.items()}}
@@ -703,6 +709,115 @@ class Block:
                     return None
                 found = found.join(replaced)
             found = found.join(Signature(weak=one.weak))
+        return found
+
+    # -- path by path ---------------------------------------------------------------------------
+    # The environment above holds, for each name, every value it takes in the block at once
+    # (what a loop's carry must hold). Code after the block sees one path's value: ``a, b =
+    # b, a + a`` then ``a, b = b, a + c`` leaves in ``a`` what ``a + a`` was, not a mix of
+    # both. `after` follows the statements in order, joining where paths meet (`one_of`: the
+    # value varies where they disagree).
+
+    def after(self, statements: Sequence[ast.stmt], env: dict[str, Signature | None]
+              ) -> dict[str, Signature | None] | None:
+        """What each name the statements bind holds after them, in terms of values before
+        the block (None: unknown); None when a statement is not followed (a `with`, `try`,
+        def, a jump out of a loop)."""
+        for statement in statements:
+            found = self._after_statement(statement, env)
+            if found is None:
+                return None
+            env = found
+        return env
+
+    def _after_statement(self, statement: ast.stmt, env: dict[str, Signature | None]
+                         ) -> dict[str, Signature | None] | None:
+        if any(isinstance(node, ast.NamedExpr) for node in ast.walk(statement)):
+            return None
+        if isinstance(statement, ast.Assign):
+            bound: dict[str, Signature | None] = {}
+            for target in statement.targets:
+                pairs = paired_values(target, statement.value)
+                if not pairs:
+                    return None
+                bound.update((name, self.path_value(value, env)) for name, value in pairs)
+            return {**env, **bound}
+        if isinstance(statement, ast.AugAssign | ast.AnnAssign):
+            if not isinstance(statement.target, ast.Name) or statement.value is None:
+                return None
+            value = statement.value if isinstance(statement, ast.AnnAssign) else ast.BinOp(
+                left=ast.Name(id=statement.target.id, ctx=ast.Load()), op=statement.op, right=statement.value)
+            return {**env, statement.target.id: self.path_value(value, env)}
+        if isinstance(statement, ast.If):
+            branches = [self.after(block, dict(env)) for block in (statement.body, statement.orelse)
+                        if not always_leaves(block) or not block]
+            if any(branch is None for branch in branches):
+                return None
+            return self._joined(env, [branch for branch in branches if branch is not None])
+        if isinstance(statement, ast.For | ast.While):
+            return self._after_loop(statement, env)
+        if isinstance(statement, ast.Expr | ast.Pass | ast.Assert):
+            return env
+        return None
+
+    def _after_loop(self, loop: ast.For | ast.While, env: dict[str, Signature | None]
+                    ) -> dict[str, Signature | None] | None:
+        """Any number of passes, none too: the join of the state before and after each."""
+        if any(isinstance(node, ast.Break | ast.Continue) for node in own_nodes(loop.body)) or loop.orelse:
+            return None
+        bound: dict[str, Signature | None] = {}
+        if isinstance(loop, ast.For):
+            iterable = loop.iter
+            if isinstance(loop.target, ast.Name) and isinstance(iterable, ast.Call) \
+                    and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+                bound = {loop.target.id: Signature(frozenset({INDEX}))}
+            elif self.iterates_rows(loop):
+                bound = {name: self.path_value(held, env) if not isinstance(held, Signature) else held
+                         for name, held in _row_values(loop)}
+            else:
+                return None
+        head = env
+        for _ in range(8):  # each round widens a signature or makes it vary: few rounds settle it
+            passed = self.after(loop.body, {**head, **bound})
+            if passed is None:
+                return None
+            joined = self._joined(env, [env, passed])
+            if joined == head:
+                return head
+            head = joined
+        return None
+
+    def _joined(self, before: dict[str, Signature | None], ends: list[dict[str, Signature | None]]
+                ) -> dict[str, Signature | None]:
+        """Where paths meet: each name one of the values the paths leave in it (a path that
+        does not bind it leaves what it held before)."""
+        if not ends:
+            return before
+        joined = dict(before)
+        for name in set().union(*ends):
+            held = [end[name] if name in end else self._before(name, before) for end in ends]
+            known = [one for one in held if one is not None]
+            joined[name] = reduce(Signature.one_of, known) if len(known) == len(held) else None
+        return joined
+
+    def _before(self, name: str, env: dict[str, Signature | None]) -> Signature | None:
+        return env[name] if name in env else self.before.of(ast.Name(id=name, ctx=ast.Load()))
+
+    def path_value(self, value: Known, env: dict[str, Signature | None]) -> Signature | None:
+        """The signature of ``value`` where ``env`` holds: each name the block binds is what
+        this path left in it, or what it held before the block."""
+        one = value if isinstance(value, Signature) else self.inside.of(value)
+        if one is None:
+            return None
+        found = Signature(weak=one.weak, varies=one.varies)
+        for name in one.follows:
+            if name in env or name in self.bindings:
+                replaced = self._before(name, env)
+                if replaced is None:
+                    return None
+                found = found.join(replaced)
+            else:
+                found = found.join(Signature(frozenset({name})))
         return found
 
     def alternatives_differ(self, name: str, start: Signature | None,
