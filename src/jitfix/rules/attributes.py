@@ -134,7 +134,7 @@ class TracedSelf(Rule):
         for traced in module.traced.values():
             klass = classes.get(id(traced.node))
             receiver = _traced_receiver(traced)
-            if klass is None or receiver is None or not _certainly_no_pytree(klass, module.tree):
+            if klass is None or receiver is None or not _certainly_no_pytree(klass, module):
                 continue
             where = (f"`{receiver}` of `{traced.qualname}` is traced, but `{klass.name}` is no pytree: every call "
                      "raises `TypeError` (not a valid JAX type)")
@@ -162,11 +162,14 @@ def _traced_receiver(traced: TracedFunction) -> str | None:
     return receiver if receiver in traced.traced_params else None
 
 
-def _certainly_no_pytree(klass: ast.ClassDef, tree: ast.Module) -> bool:
-    """A class of its own (no base, no decorator but ``dataclass``, no ``tree_flatten``) that
-    the module never hands to a function (``register_pytree_node(Model, ...)``), nor names
-    in a decorator or base elsewhere."""
-    if klass.bases or klass.keywords or any(_decorator_name(d) != "dataclass" for d in klass.decorator_list):
+def _certainly_no_pytree(klass: ast.ClassDef, module: ModuleContext) -> bool:
+    """A class of its own (no base, no decorator but ``dataclasses.dataclass`` -- flax's and
+    chex's are pytrees --, no ``tree_flatten``) that the module never hands to a function
+    (``register_pytree_node(Model, ...)``)."""
+    tree = module.tree
+    if klass.bases or klass.keywords or any(
+            module.imports.resolve(d.func if isinstance(d, ast.Call) else d) != "dataclasses.dataclass"
+            for d in klass.decorator_list):
         return False
     if any(isinstance(node, ast.FunctionDef) and node.name in ("tree_flatten", "tree_unflatten")
            for node in klass.body):
@@ -174,12 +177,6 @@ def _certainly_no_pytree(klass: ast.ClassDef, tree: ast.Module) -> bool:
     return not any(isinstance(node, ast.Call) and any(isinstance(argument, ast.Name) and argument.id == klass.name
                                                       for argument in [*node.args, *(k.value for k in node.keywords)])
                    for node in ast.walk(tree))
-
-
-def _decorator_name(decorator: ast.expr) -> str | None:
-    """``dataclass`` of ``@dataclass``, ``@dataclasses.dataclass(frozen=True)``."""
-    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
 
 
 def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, klass: ast.ClassDef,
