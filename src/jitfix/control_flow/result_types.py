@@ -776,6 +776,9 @@ class Block:
                          for name, held in _row_values(loop)}
             else:
                 return None
+        # A loop variable the block has not bound before is taken as bound by the loop (after
+        # no pass it holds whatever it held before the block, if anything: not followed).
+        env = {**{name: held for name, held in bound.items() if name not in env}, **env}
         head = env
         for _ in range(8):  # each round widens a signature or makes it vary: few rounds settle it
             passed = self.after(loop.body, {**head, **bound})
