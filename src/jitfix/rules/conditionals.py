@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import local_names, own_expressions, own_nodes, walk_body
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis, positional_names
@@ -134,6 +134,19 @@ def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, i
         if not values.is_static(node.operand) and is_boolean_valued(node.operand, imports, booleans):
             return BooleanSite(node, statement, values)
     return None
+
+
+def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvidence) -> str:
+    """For a jump out of a loop over a parameter's rows (``for v in xs:``): a loop over an
+    array's rows is rewritten over its indices, which a list (or dict) would not take."""
+    loop = next((node for node in walk_body(function.node) if isinstance(node, ast.For)
+                 and any(child is statement for child in own_nodes(node.body))), None)
+    if loop is None or not isinstance(loop.iter, ast.Name) or loop.iter.id not in arrays.params \
+            or loop.iter.id in arrays.array_params:
+        return ""
+    name = loop.iter.id
+    return (f"; `{name}` may be a list, which a lax loop cannot index by a traced position: annotate "
+            f"`{name}: jax.Array` for the loop to be rewritten over its indices")
 
 
 def array_evidence(traced: TracedFunction, found: dict[ast.AST, ArrayEvidence]) -> ArrayEvidence:
@@ -456,6 +469,8 @@ class TracedIf(Rule):
                     where += f"; and the code after it cannot become a function: {why}" if why else ""
                 elif problem.reason.startswith("a branch returns, but the `if` is inside a loop"):
                     where += why_no_break(function, problem.statement)
+                elif problem.reason.endswith("leaves the loop from inside the branch"):
+                    where += _rows_of_what(function, problem.statement, entry.arrays)
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)
