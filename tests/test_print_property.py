@@ -45,9 +45,11 @@ def test_generated_prints_match_eager_output(arguments: list[str], sep: str | No
         'SAMPLES = [("f", (jnp.float32(1.5), jnp.arange(3.0)), {})]\n'
     )
     result = process_text("generated.py", source, Settings(), Options(apply_fixes=True, unsafe_fixes=True))
-    if result.new_text == source:
-        assert result.findings, "an unchanged print must leave a finding saying why"
-        return
     reference = run_samples(exec_module(source, "original", eager=True), eager=True)
+    if result.new_text == source:
+        if not result.findings:  # a print of what tracing knows (`x.shape`): the same under jit
+            as_is = run_samples(exec_module(source, "as_is"), eager=False)
+            assert as_is[0][1] == reference[0][1], "an unchanged print with no finding must print the same"
+        return
     rewritten = run_samples(exec_module(result.new_text, "rewritten"), eager=False)
     assert rewritten[0][1] == reference[0][1], result.new_text

@@ -149,7 +149,16 @@ def _counting_names(function: FunctionNode) -> set[str]:
             index = node.slice
             counted += [part for part in (index.elts if isinstance(index, ast.Tuple) else [index])
                         if isinstance(part, ast.Name)]
-    return {n.id for part in counted for n in ast.walk(part) if isinstance(n, ast.Name)}
+    names = {n.id for part in counted for n in ast.walk(part) if isinstance(n, ast.Name)}
+    # A local that counts counts what it is made of (`pad = length - x.shape[0]`).
+    bindings = [(node.targets[0].id, node.value) for node in ast.walk(function) if isinstance(node, ast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+    grown = True
+    while grown:
+        before = len(names)
+        names |= {n.id for name, value in bindings if name in names for n in ast.walk(value) if isinstance(n, ast.Name)}
+        grown = len(names) > before
+    return names
 
 
 def _array_uses(function: FunctionNode) -> tuple[dict[str, int], set[str]]:
