@@ -882,6 +882,17 @@ def _operands_of(node: ast.AST) -> list[ast.AST]:
     return []
 
 
+def _operand_text(operand: ast.AST) -> str | None:
+    """A name, or an item of one by a constant key (`t[0]`, `st["p"]`), as text; None for
+    anything else."""
+    if isinstance(operand, ast.Name):
+        return operand.id
+    if isinstance(operand, ast.Subscript) and isinstance(operand.value, ast.Name) \
+            and isinstance(operand.slice, ast.Constant):
+        return ast.unparse(operand)
+    return None
+
+
 class ArrayEvidence:
     """Whether a traced expression is certainly an array rather than a container of arrays.
 
@@ -891,17 +902,23 @@ class ArrayEvidence:
     """
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: ArrayEvidence | None = None,
-                 known: frozenset[str] = frozenset()):
+                 known: frozenset[str] = frozenset(), single: frozenset[str] = frozenset()):
         self.function = function
         self.outer = outer  # the enclosing function's evidence, for the names it closes over
         self.params = set(parameter_names(function))
         # Parameters known to hold arrays: a run saw tracers there (`jitfix run`), or every
         # call of a local function passes one.
         self.known = known
+        # Parameters known to hold one value each (every call of a local function passes one).
+        self.single = single
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
         self._declared: set[str] | None = None
-        self._operands: set[str] | None = None
+        self._operands: set[str | None] | None = None
+
+    def knowing(self, arrays: frozenset[str]) -> ArrayEvidence:
+        """This evidence, with ``arrays`` known to hold arrays too."""
+        return ArrayEvidence(self.function, self.outer, self.known | arrays, self.single)
 
     @property
     def bindings(self) -> dict[str, list[ast.AST | None]]:
@@ -993,17 +1010,26 @@ class ArrayEvidence:
 
     def one_value(self, expr: ast.AST | None) -> bool:
         """Whether ``expr`` is one array or number, not a container of them (what
-        ``jnp.asarray(expr, dtype)`` keeps as it is): certainly an array, or a name the
+        ``jnp.asarray(expr, dtype)`` keeps as it is): certainly an array, a name the
         function uses as an operand of arithmetic or of a comparison (a list or dict there
-        raises or repeats)."""
+        raises or repeats; an item of one by a constant key, `t[0]`, likewise), a
+        parameter every call passes one value, or a name it closes over that the
+        enclosing function knows so."""
         if expr is None:
             return False
         if self.certain(expr):
             return True
         if self._operands is None:
-            self._operands = {operand.id for node in walk_body(self.function)
-                              for operand in _operands_of(node) if isinstance(operand, ast.Name)}
-        return isinstance(expr, ast.Name) and expr.id in self._operands
+            self._operands = {_operand_text(operand) for node in walk_body(self.function)
+                              for operand in _operands_of(node)} - {None}
+        if isinstance(expr, ast.Subscript):  # an item, `t[0]`: used as an operand
+            return _operand_text(expr) in self._operands
+        if not isinstance(expr, ast.Name):
+            return False
+        if expr.id in self._operands or expr.id in self.single:
+            return True
+        free = expr.id not in self.params and expr.id not in self.bindings and expr.id not in self.declared
+        return free and self.outer is not None and self.outer.one_value(expr)
 
     def proven(self, expr: ast.AST, values: ValueAnalysis) -> bool:
         """Whether ``expr`` is certainly an array: from its syntax, or, for what a call

@@ -50,12 +50,15 @@ from jitfix.control_flow.result_types import (
     Signatures,
     arms_to_cast,
     bound_values,
+    container_width,
     dtype_sources,
     helper_item,
     in_quotes,
+    item_dtype_name,
     item_of,
     known_reads,
     paired_values,
+    rebuilt,
     resolved_after,
     returned_width,
     updated_items,
@@ -230,21 +233,23 @@ class IfPlanner:
             if len(arms) < len(final):
                 continue
             self._plan_cast(plan, name, arms, f"{name}_dtype", values)
-            for key, item_arms in self._dict_items(name, arms).items():
-                label = key.strip("\"'")
-                dtype_name = f"{name}_{label}_dtype" if label.isidentifier() else f"{name}_item_dtype"
-                if self._plan_cast(plan, f"{name}[{key}]", item_arms, dtype_name, values):
-                    plan.dict_items.setdefault(name, []).append(key)
+            for key, item_arms in self._items(name, arms).items():
+                if self._plan_cast(plan, f"{name}[{key}]", item_arms, item_dtype_name(name, key), values):
+                    plan.items.setdefault(name, []).append(key)
+                    plan.widths[name] = container_width(chain.from_iterable(arms))
                     dtype_name, sources = plan.dtypes[f"{name}[{key}]"]
                     plan.dtypes[f"{name}[{key}]"] = (dtype_name, in_quotes(sources, name, key))
 
-    def _dict_items(self, name: str, arms: list[list[ast.expr | Signature]]) -> dict[str, list[list[ast.expr | Signature]]]:
-        """A dict output's items by the source of their key (`"p"`), each with what each branch
-        may leave in it, where every value the branches leave in ``name`` is the dict before
-        the if or a new one of its items (`{**st, "p": st["p"] + y}`, as dict writes are
-        restructured); empty for anything else."""
+    def _items(self, name: str, arms: list[list[ast.expr | Signature]]) -> dict[str, list[list[ast.expr | Signature]]]:
+        """A dict or tuple output's items by the source of their key (`"p"`, `1`), each with
+        what each branch may leave in it, where every value the branches leave in ``name`` is
+        its value before the if or a new one of its items (`{**st, "p": st["p"] + y}`, as dict
+        writes are restructured; `(t[1], t[0] + y)`) -- new tuples all of one length, as
+        `lax.cond` needs one structure; empty for anything else."""
         written: dict[str, ast.Constant] = {}
-        given: dict[int, dict[object, ast.expr]] = {}  # for each new dict, by key
+        given: dict[int, dict[object, ast.expr]] = {}  # for each new dict or tuple, by key
+        if container_width(chain.from_iterable(arms)) == -1:
+            return {}
         for candidate in chain.from_iterable(arms):
             if isinstance(candidate, ast.Name) and candidate.id == name:
                 continue
@@ -645,10 +650,9 @@ class IfRenderer:
 
     def _cast(self, name: str, plan: IfPlan, branch: Branch) -> str:
         jnp = self.context.name("jax.numpy")
-        items = [key for key in plan.dict_items.get(name, []) if f"{name}[{key}]" in branch.casts]
-        if items:  # a new dict of the items cast
-            cast = ", ".join(f"{key}: {jnp}.asarray({name}[{key}], {plan.dtypes[f'{name}[{key}]'][0]})" for key in items)
-            return f"{{**{name}, {cast}}}"
+        items = [key for key in plan.items.get(name, []) if f"{name}[{key}]" in branch.casts]
+        if items:  # a new dict or tuple of the items, cast
+            return rebuilt(name, {key: plan.dtypes[f"{name}[{key}]"][0] for key in items}, plan.widths[name], jnp)
         if name not in branch.casts:
             return name
         return f"{jnp}.asarray({name}, {plan.dtypes[name][0]})"

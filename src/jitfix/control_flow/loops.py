@@ -49,8 +49,11 @@ from jitfix.control_flow.result_types import (
     Signature,
     bound_values,
     carry_casts,
+    container_width,
     in_quotes,
+    item_dtype_name,
     item_of,
+    rebuilt,
     updated_items,
 )
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
@@ -308,9 +311,8 @@ class LoopPlanner:
         for name, cast in found.items():
             if name in items:
                 carrier, key, _, _ = items[name]
-                label = key.strip("\"'")
                 cast = CarryCast(in_quotes(cast.sources, carrier, key), cast.each_pass)
-                wanted = f"{carrier}_{label}_dtype" if label.isidentifier() else f"{carrier}_item_dtype"
+                wanted = item_dtype_name(carrier, key)
                 dtype = named.setdefault(tuple(cast.sources), unique_name(wanted, self.context.taken))
                 item_casts.setdefault(carrier, {})[key] = (dtype, cast)
             else:
@@ -320,16 +322,21 @@ class LoopPlanner:
 
     def _carried_items(self, plan: LoopPlan, starts: dict[str, ast.expr]) -> dict[
             str, tuple[str, str, ast.expr, list[ast.expr]]]:
-        """The items of each dict carry that every pass binds only to a new dict of its items
-        (`st = {**st, "p": st["p"] + x}`, as dict writes are restructured), by their text in
-        the types (`st['p']`): the dict, the source of the key, the item's start and the
-        values passes give it."""
+        """The items of each dict or tuple carry that every pass binds only to a new one of its
+        items (`st = {**st, "p": st["p"] + x}`, as dict writes are restructured; `t = (t[1],
+        u)`), by their text in the types (`st['p']`): the carry, the source of the key, the
+        item's start and the values passes give it. (Each carry's tuple length, or None for
+        a dict, goes to ``plan.widths``.)"""
         bindings = bound_values(plan.statements)
         found: dict[str, tuple[str, str, ast.expr, list[ast.expr]]] = {}
         for name in plan.carry:
             updates = [updated_items(value, name) for value in bindings.get(name, [])]
             if not updates or any(update is None for update in updates):
                 continue
+            width = container_width(bindings[name])
+            if width == -1:
+                continue
+            plan.widths[name] = width
             start = starts.get(name, ast.Name(id=name, ctx=ast.Load()))
             for key, value in chain.from_iterable(update for update in updates if update is not None):
                 item = ast.unparse(item_of(name, key))
@@ -617,11 +624,11 @@ def initial_carry(plan: LoopPlan, jnp: str, starts: dict[str, str] | None = None
 
 def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool = False) -> str:
     """``value`` cast to the type of carry ``name`` (a start; with ``each_pass``, what a pass
-    returns), where it needs one; a dict carry, as a new dict of its items cast."""
-    items = [f"{key}: {jnp}.asarray({value}[{key}], {dtype})" for key, (dtype, cast)
-             in plan.item_casts.get(name, {}).items() if cast.each_pass or not each_pass]
+    returns), where it needs one; a dict or tuple carry, as a new one of its items cast."""
+    items = {key: dtype for key, (dtype, cast) in plan.item_casts.get(name, {}).items()
+             if cast.each_pass or not each_pass}
     if items:
-        return f"{{**{value}, {', '.join(items)}}}"
+        return rebuilt(value, items, plan.widths[name], jnp)
     if name not in plan.casts:
         return value
     dtype, cast = plan.casts[name]

@@ -43,11 +43,13 @@ class IfPlan:
     false: Branch
     operands: list[str]
     outputs: list[str]
-    # output (or "return", or a dict output's item, `st["p"]`) -> (dtype variable name,
+    # output (or "return", or a dict or tuple output's item, `st["p"]`, `t[1]`) -> (dtype variable name,
     # source of jnp.result_type arguments)
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-    # A dict output whose items a branch may give another type: the source of each key cast.
-    dict_items: dict[str, list[str]] = field(default_factory=dict)
+    # A dict or tuple output whose items a branch may give another type: the source of each
+    # key cast, and how many items the tuple has (None: a dict).
+    items: dict[str, list[str]] = field(default_factory=dict)
+    widths: dict[str, int | None] = field(default_factory=dict)
     # Helpers defined before the if that read what a branch changes: defined again in each branch.
     copies: list[ast.stmt] = field(default_factory=list)
     # return: each `return` of the branches (in them or their inner ifs) that is cast, with
@@ -112,9 +114,11 @@ class LoopPlan:
     starts: dict[str, str] = field(default_factory=dict)
     # Carries whose type a pass may change: name -> (the name of its dtype, how it is cast).
     casts: dict[str, tuple[str, CarryCast]] = field(default_factory=dict)
-    # Items of a dict carry each pass makes anew whose type a pass may change: the dict's
-    # name -> the source of each such key (`"p"`) -> its dtype's name and cast.
+    # Items of a dict or tuple carry each pass makes anew whose type a pass may change: the
+    # carry's name -> the source of each such key (`"p"`, `1`) -> its dtype's name and cast.
     item_casts: dict[str, dict[str, tuple[str, CarryCast]]] = field(default_factory=dict)
+    # The number of items of each tuple carry whose items are cast (None: a dict carry).
+    widths: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def casts_carries(self) -> bool:

@@ -13,7 +13,7 @@ computes, in the one type the compiled code can return.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import chain
@@ -657,12 +657,12 @@ class Block:
 
     def __init__(self, statements: Sequence[ast.stmt], callees: Callees, values: Mapping[str, Known],
                  fixed: Mapping[str, Signature], items: Mapping[str, Sequence[ast.expr]] | None = None):
-        # An item of a dict each binding makes anew (`st['p']`, see ``updated_items``) is bound
-        # like a name, to the values the bindings give it; the dict's other items keep theirs.
+        # An item of a dict or tuple each binding makes anew (`st['p']`, see ``updated_items``) is
+        # bound like a name, to the values the bindings give it; a dict's other items keep theirs.
         # (The items of a loop's carries are given; a block's are found.)
         self.iterates_rows = callees.iterates_rows
         named = bound_values(reaching(statements), callees.iterates_rows)
-        self.items = dict(items) if items is not None else _updated_dict_items(named)
+        self.items = dict(items) if items is not None else _updated_items(named)
         self.bindings: dict[str, list[Known | None]] = {**named, **{item: list(given) for item, given in self.items.items()}}
         self.carriers = {_reads(item).pop() for item in self.items}
         self.fixed = fixed  # names whose signature is known (a loop's index)
@@ -842,8 +842,14 @@ class Block:
 
 
 def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, ast.expr]] | None:
-    """The items ``{**name, "k": v}`` gives (each key a string): a new dict of ``name``'s
-    items, as writes into a dict are restructured; None for any other value."""
+    """The items a binding of ``name`` to ``value`` gives it, where the value is a new one of
+    its items: ``{**name, "k": v}`` (each key a string; the dict's other items keep theirs),
+    as writes into a dict are restructured, or a tuple display ``(u, v)`` (keys 0, 1, ...:
+    every item); None for any other value."""
+    if isinstance(value, ast.Tuple):
+        if any(isinstance(item, ast.Starred) for item in value.elts):
+            return None
+        return [(ast.Constant(index), item) for index, item in enumerate(value.elts)]
     if not (isinstance(value, ast.Dict) and value.keys and value.keys[0] is None
             and isinstance(value.values[0], ast.Name) and value.values[0].id == name):
         return None
@@ -853,6 +859,35 @@ def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, as
             return None
         found.append((key, item))
     return found
+
+
+def container_width(values: Iterable[Known | None]) -> int | None:
+    """How many items the tuple displays among ``values`` (the new containers bindings of
+    one name make, see ``updated_items``) have; None for new dicts. -1 when they mix dicts
+    and tuples or lengths, which no lax carry or branch output keeps (their items are not
+    cast then)."""
+    widths = {len(value.elts) if isinstance(value, ast.Tuple) else None for value in values
+              if isinstance(value, ast.Tuple | ast.Dict)}
+    return widths.pop() if len(widths) == 1 else -1
+
+
+def rebuilt(value: str, casts: Mapping[str, str], width: int | None, jnp: str) -> str:
+    """``value``, a dict or a tuple of ``width`` items, made anew with the items ``casts``
+    names (the source of their key -> the dtype) cast: `{**st, "p": jnp.asarray(st["p"], d)}`,
+    `(jnp.asarray(t[0], d), t[1])`."""
+    def cast(key: str) -> str:
+        return f"{jnp}.asarray({value}[{key}], {casts[key]})" if key in casts else f"{value}[{key}]"
+
+    if width is None:
+        return f"{{**{value}, {', '.join(f'{key}: {cast(key)}' for key in casts)}}}"
+    items = [cast(str(position)) for position in range(width)]
+    return f"({', '.join(items)}{',' if width == 1 else ''})"
+
+
+def item_dtype_name(name: str, key: str) -> str:
+    """The name of the dtype of item ``key`` (its source: `"p"`, `1`) of ``name``: `st_p_dtype`, `t_1_dtype`."""
+    label = key.strip("\"'")
+    return f"{name}_{label}_dtype" if label.isidentifier() or label.isdigit() else f"{name}_item_dtype"
 
 
 def item_of(name: str, key: ast.Constant) -> ast.Subscript:
@@ -929,13 +964,14 @@ def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
     return []
 
 
-def _updated_dict_items(bindings: Mapping[str, Sequence[Known | None]]) -> dict[str, list[ast.expr]]:
-    """The items of each dict every binding of which is a new dict of its items (`st = {**st,
-    "p": v}`), by their text in the types (`st['p']`), with the values bindings give them."""
+def _updated_items(bindings: Mapping[str, Sequence[Known | None]]) -> dict[str, list[ast.expr]]:
+    """The items of each dict or tuple every binding of which is a new one of its items (`st =
+    {**st, "p": v}`, `t = (t[1], u)`), by their text in the types (`st['p']`, `t[1]`), with
+    the values bindings give them."""
     found: dict[str, list[ast.expr]] = {}
     for name, given in bindings.items():
         updates = [updated_items(value, name) if not isinstance(value, Signature) else None for value in given]
-        if not updates or any(update is None for update in updates):
+        if not updates or any(update is None for update in updates) or container_width(given) == -1:
             continue
         for key, value in chain.from_iterable(update for update in updates if update is not None):
             found.setdefault(ast.unparse(item_of(name, key)), []).append(value)

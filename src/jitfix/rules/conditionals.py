@@ -16,9 +16,9 @@ import ast
 from typing import Iterator
 
 from jitfix.analysis.blocks import local_names, own_expressions, own_nodes, walk_body
-from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.local_calls import array_evidence
 from jitfix.analysis.traced import TracedFunction
-from jitfix.analysis.values import ArrayEvidence, ValueAnalysis, positional_names
+from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
     boolean_names,
     boolop_edit,
@@ -147,88 +147,6 @@ def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvid
     name = loop.iter.id
     return (f"; `{name}` may be a list, which a lax loop cannot index by a traced position: annotate "
             f"`{name}: jax.Array` for the loop to be rewritten over its indices")
-
-
-def array_evidence(traced: TracedFunction, found: dict[ast.AST, ArrayEvidence]) -> ArrayEvidence:
-    """What the function's own bindings, and those of the traced functions around it (for
-    the names it closes over), prove to be arrays; and, for a function defined in a traced
-    function and only ever called there, the parameters every call passes an array.
-    ``found``: the evidence of the module's functions so far (nested ones share it)."""
-    evidence = found.get(traced.node)
-    if evidence is None:
-        outer = array_evidence(traced.enclosing, found) if traced.enclosing is not None else None
-        passed = _passed_arrays(traced.node, traced.enclosing.node, outer, traced.imports) \
-            if traced.enclosing is not None and outer is not None else frozenset()
-        evidence = found[traced.node] = ArrayEvidence(traced.node, outer, traced.known_arrays | passed)
-    return evidence
-
-
-def _passed_arrays(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, definer: ast.AST,
-                   definer_evidence: ArrayEvidence, imports: ImportTable | None) -> frozenset[str]:
-    """The parameters of ``function`` (a def in ``definer``) that every call passes a value
-    certainly an array (``_after_if(a, ok)`` with ``ok = x > y`` around it), when the name is
-    only ever called, or made a branch of ``lax.cond``/``lax.switch`` (which calls it with
-    the operands): a function handed on elsewhere may get anything."""
-    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or \
-            function.args.vararg or function.args.kwarg:
-        return frozenset()
-    if not isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef) or \
-            not any(node is function for node in walk_body(definer)):
-        return frozenset()  # defined in a function that is not traced
-    positional = positional_names(function)
-    certain: set[str] | None = None
-    for call, caller_evidence in _calls_in(definer, function, definer_evidence, imports):
-        if call is None:
-            return frozenset()  # the name is read other than as a call, or bound again
-        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
-            return frozenset()
-        passed = {**dict(zip(positional, call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
-        arrays = {name for name, value in passed.items() if caller_evidence.certain(value, calls=False)}
-        certain = arrays if certain is None else certain & arrays
-    return frozenset(certain or ())
-
-
-def _calls_in(function: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.FunctionDef | ast.AsyncFunctionDef,
-              evidence: ArrayEvidence, imports: ImportTable | None) -> Iterator[tuple[ast.Call | None, ArrayEvidence]]:
-    """Each read of ``target``'s name in ``function`` and the defs in it, as the call it makes,
-    with the array evidence of the function the call is in; None for a read that is not a
-    call's function, or another binding of the name."""
-    name = target.name
-    nodes = list(walk_body(function))
-    called = {id(node.func): node for node in nodes if isinstance(node, ast.Call)}
-    if imports is not None:
-        called.update(_branch_calls(nodes, imports))
-    for node in nodes:
-        if isinstance(node, ast.Name) and node.id == name:
-            call = called.get(id(node)) if isinstance(node.ctx, ast.Load) else None
-            yield call, evidence
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name == name and node is not target:
-                yield None, evidence  # another function of the same name
-            yield from _calls_in(node, target, ArrayEvidence(node, evidence), imports)
-        elif isinstance(node, ast.Lambda | ast.ClassDef) and any(
-                isinstance(child, ast.Name) and child.id == name for child in ast.walk(node)):
-            yield None, evidence  # read where the evidence is not followed
-
-
-def _branch_calls(nodes: list[ast.AST], imports: ImportTable) -> dict[int, ast.Call]:
-    """The call each branch function named in a ``lax.cond(p, f, g, *operands)`` or
-    ``lax.switch(i, [f, g], *operands)`` makes, by the id of the name: ``f(*operands)``."""
-    found: dict[int, ast.Call] = {}
-    for node in nodes:
-        if not isinstance(node, ast.Call) or node.keywords or len(node.args) < 2:
-            continue
-        function = imports.resolve(node.func)
-        if function == "jax.lax.cond" and len(node.args) >= 3:
-            branches, operands = node.args[1:3], node.args[3:]
-        elif function == "jax.lax.switch" and isinstance(node.args[1], ast.List | ast.Tuple):
-            branches, operands = node.args[1].elts, node.args[2:]
-        else:
-            continue
-        for branch in branches:
-            if isinstance(branch, ast.Name):
-                found[id(branch)] = ast.Call(func=branch, args=list(operands), keywords=[])
-    return found
 
 
 class FunctionConditionals:
