@@ -893,6 +893,20 @@ def _operand_text(operand: ast.AST) -> str | None:
     return None
 
 
+def _operand_texts(nodes: list[ast.AST]) -> set[str]:
+    """The names and items (`t[0]`) ``nodes`` use as operands (see ``_operands_of``); an item
+    unpacked into an operand (`a, b = t` then `a - b`) is one too."""
+    found = {text for node in nodes for operand in _operands_of(node)
+             if (text := _operand_text(operand)) is not None}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                if isinstance(target, ast.Tuple | ast.List):
+                    found.update(f"{node.value.id}[{index}]" for index, element in enumerate(target.elts)
+                                 if isinstance(element, ast.Name) and element.id in found)
+    return found
+
+
 class ArrayEvidence:
     """Whether a traced expression is certainly an array rather than a container of arrays.
 
@@ -914,7 +928,7 @@ class ArrayEvidence:
         self._bindings: dict[str, list[ast.AST | None]] | None = None
         self._array_params: set[str] | None = None
         self._declared: set[str] | None = None
-        self._operands: set[str | None] | None = None
+        self._operands: set[str] | None = None
 
     def knowing(self, arrays: frozenset[str]) -> ArrayEvidence:
         """This evidence, with ``arrays`` known to hold arrays too."""
@@ -1020,8 +1034,7 @@ class ArrayEvidence:
         if self.certain(expr):
             return True
         if self._operands is None:
-            self._operands = {_operand_text(operand) for node in walk_body(self.function)
-                              for operand in _operands_of(node)} - {None}
+            self._operands = _operand_texts(list(walk_body(self.function)))
         if isinstance(expr, ast.Subscript):  # an item, `t[0]`: used as an operand
             return _operand_text(expr) in self._operands
         if not isinstance(expr, ast.Name):

@@ -50,7 +50,7 @@ from jitfix.control_flow.result_types import (
     Signatures,
     arms_to_cast,
     bound_values,
-    container_width,
+    container_layout,
     dtype_sources,
     helper_item,
     in_quotes,
@@ -236,19 +236,21 @@ class IfPlanner:
             for key, item_arms in self._items(name, arms).items():
                 if self._plan_cast(plan, f"{name}[{key}]", item_arms, item_dtype_name(name, key), values):
                     plan.items.setdefault(name, []).append(key)
-                    plan.widths[name] = container_width(chain.from_iterable(arms))
+                    layout = container_layout(chain.from_iterable(arms))
+                    assert layout is not None  # (see _items)
+                    plan.layouts[name] = layout
                     dtype_name, sources = plan.dtypes[f"{name}[{key}]"]
                     plan.dtypes[f"{name}[{key}]"] = (dtype_name, in_quotes(sources, name, key))
 
     def _items(self, name: str, arms: list[list[ast.expr | Signature]]) -> dict[str, list[list[ast.expr | Signature]]]:
-        """A dict or tuple output's items by the source of their key (`"p"`, `1`), each with
+        """A dict, tuple or list output's items by the source of their key (`"p"`, `1`), each with
         what each branch may leave in it, where every value the branches leave in ``name`` is
         its value before the if or a new one of its items (`{**st, "p": st["p"] + y}`, as dict
-        writes are restructured; `(t[1], t[0] + y)`) -- new tuples all of one length, as
+        writes are restructured; `(t[1], t[0] + y)`) -- new tuples or lists all of one length, as
         `lax.cond` needs one structure; empty for anything else."""
         written: dict[str, ast.Constant] = {}
         given: dict[int, dict[object, ast.expr]] = {}  # for each new dict or tuple, by key
-        if container_width(chain.from_iterable(arms)) == -1:
+        if container_layout(chain.from_iterable(arms)) is None:
             return {}
         for candidate in chain.from_iterable(arms):
             if isinstance(candidate, ast.Name) and candidate.id == name:
@@ -412,7 +414,7 @@ class IfPlanner:
             return []
         # A pytree has no one dtype. `lax.cond` needs its branches to return one structure, so
         # one branch certainly returning one value is enough (a pytree elsewhere fails anyway).
-        if not any(isinstance(candidate, Signature) or self.context.arrays.one_value(candidate)
+        if not any(isinstance(candidate, Signature) or self._one_value(candidate, values)
                    for candidate in chain.from_iterable(arms)):
             return []
         described = self._before_test(arms, bound_by_test, values) if bound_by_test else arms
@@ -434,6 +436,20 @@ class IfPlanner:
             for index in to_cast:
                 branches[index].casts.add(key)
         return to_cast
+
+    def _one_value(self, candidate: ast.expr, values: dict[str, Known]) -> bool:
+        """Whether ``candidate`` is one array or number: by the function's evidence, or an
+        item of a tuple or list display a name holds before the if (`t[1]` of `t = (m, x)`)
+        that is."""
+        if self.context.arrays.one_value(candidate):
+            return True
+        if isinstance(candidate, ast.Subscript) and isinstance(candidate.value, ast.Name) \
+                and isinstance(candidate.slice, ast.Constant) and isinstance(candidate.slice.value, int):
+            display = values.get(candidate.value.id)
+            if isinstance(display, ast.Tuple | ast.List) and -len(display.elts) <= candidate.slice.value < len(display.elts):
+                element = display.elts[candidate.slice.value]
+                return not isinstance(element, ast.Starred) and self.context.arrays.one_value(element)
+        return False
 
     def _before_test(self, arms: list[list[ast.expr | Signature]], bound_by_test: dict[str, ast.expr],
                      values: dict[str, Known]) -> list[list[ast.expr | Signature]] | None:
@@ -652,7 +668,7 @@ class IfRenderer:
         jnp = self.context.name("jax.numpy")
         items = [key for key in plan.items.get(name, []) if f"{name}[{key}]" in branch.casts]
         if items:  # a new dict or tuple of the items, cast
-            return rebuilt(name, {key: plan.dtypes[f"{name}[{key}]"][0] for key in items}, plan.widths[name], jnp)
+            return rebuilt(name, {key: plan.dtypes[f"{name}[{key}]"][0] for key in items}, plan.layouts[name], jnp)
         if name not in branch.casts:
             return name
         return f"{jnp}.asarray({name}, {plan.dtypes[name][0]})"

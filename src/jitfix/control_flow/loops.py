@@ -49,7 +49,7 @@ from jitfix.control_flow.result_types import (
     Signature,
     bound_values,
     carry_casts,
-    container_width,
+    container_layout,
     in_quotes,
     item_dtype_name,
     item_of,
@@ -322,21 +322,21 @@ class LoopPlanner:
 
     def _carried_items(self, plan: LoopPlan, starts: dict[str, ast.expr]) -> dict[
             str, tuple[str, str, ast.expr, list[ast.expr]]]:
-        """The items of each dict or tuple carry that every pass binds only to a new one of its
+        """The items of each dict, tuple or list carry that every pass binds only to a new one of its
         items (`st = {**st, "p": st["p"] + x}`, as dict writes are restructured; `t = (t[1],
         u)`), by their text in the types (`st['p']`): the carry, the source of the key, the
-        item's start and the values passes give it. (Each carry's tuple length, or None for
-        a dict, goes to ``plan.widths``.)"""
+        item's start and the values passes give it. (How each carry is made anew goes to
+        ``plan.layouts``.)"""
         bindings = bound_values(plan.statements)
         found: dict[str, tuple[str, str, ast.expr, list[ast.expr]]] = {}
         for name in plan.carry:
             updates = [updated_items(value, name) for value in bindings.get(name, [])]
             if not updates or any(update is None for update in updates):
                 continue
-            width = container_width(bindings[name])
-            if width == -1:
+            layout = container_layout(bindings[name])
+            if layout is None:
                 continue
-            plan.widths[name] = width
+            plan.layouts[name] = layout
             start = starts.get(name, ast.Name(id=name, ctx=ast.Load()))
             for key, value in chain.from_iterable(update for update in updates if update is not None):
                 item = ast.unparse(item_of(name, key))
@@ -628,7 +628,7 @@ def cast_carry(plan: LoopPlan, name: str, value: str, jnp: str, each_pass: bool 
     items = {key: dtype for key, (dtype, cast) in plan.item_casts.get(name, {}).items()
              if cast.each_pass or not each_pass}
     if items:
-        return rebuilt(value, items, plan.widths[name], jnp)
+        return rebuilt(value, items, plan.layouts[name], jnp)
     if name not in plan.casts:
         return value
     dtype, cast = plan.casts[name]

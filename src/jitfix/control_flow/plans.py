@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from enum import Enum
 
-from jitfix.control_flow.result_types import CarryCast
+from jitfix.control_flow.result_types import CarryCast, Layout
 
 
 class IfForm(Enum):
@@ -46,10 +46,10 @@ class IfPlan:
     # output (or "return", or a dict or tuple output's item, `st["p"]`, `t[1]`) -> (dtype variable name,
     # source of jnp.result_type arguments)
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-    # A dict or tuple output whose items a branch may give another type: the source of each
-    # key cast, and how many items the tuple has (None: a dict).
+    # A dict, tuple or list output whose items a branch may give another type: the source of
+    # each key cast, and how the output is made anew.
     items: dict[str, list[str]] = field(default_factory=dict)
-    widths: dict[str, int | None] = field(default_factory=dict)
+    layouts: dict[str, Layout] = field(default_factory=dict)
     # Helpers defined before the if that read what a branch changes: defined again in each branch.
     copies: list[ast.stmt] = field(default_factory=list)
     # return: each `return` of the branches (in them or their inner ifs) that is cast, with
@@ -117,8 +117,8 @@ class LoopPlan:
     # Items of a dict or tuple carry each pass makes anew whose type a pass may change: the
     # carry's name -> the source of each such key (`"p"`, `1`) -> its dtype's name and cast.
     item_casts: dict[str, dict[str, tuple[str, CarryCast]]] = field(default_factory=dict)
-    # The number of items of each tuple carry whose items are cast (None: a dict carry).
-    widths: dict[str, int | None] = field(default_factory=dict)
+    # How each dict, tuple or list carry whose items are cast is made anew.
+    layouts: dict[str, Layout] = field(default_factory=dict)
 
     @property
     def casts_carries(self) -> bool:

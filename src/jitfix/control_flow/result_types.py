@@ -844,9 +844,9 @@ class Block:
 def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, ast.expr]] | None:
     """The items a binding of ``name`` to ``value`` gives it, where the value is a new one of
     its items: ``{**name, "k": v}`` (each key a string; the dict's other items keep theirs),
-    as writes into a dict are restructured, or a tuple display ``(u, v)`` (keys 0, 1, ...:
-    every item); None for any other value."""
-    if isinstance(value, ast.Tuple):
+    as writes into a dict are restructured, or a tuple or list display ``(u, v)`` (keys 0,
+    1, ...: every item); None for any other value."""
+    if isinstance(value, ast.Tuple | ast.List):
         if any(isinstance(item, ast.Starred) for item in value.elts):
             return None
         return [(ast.Constant(index), item) for index, item in enumerate(value.elts)]
@@ -861,27 +861,34 @@ def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, as
     return found
 
 
-def container_width(values: Iterable[Known | None]) -> int | None:
-    """How many items the tuple displays among ``values`` (the new containers bindings of
-    one name make, see ``updated_items``) have; None for new dicts. -1 when they mix dicts
-    and tuples or lengths, which no lax carry or branch output keeps (their items are not
-    cast then)."""
-    widths = {len(value.elts) if isinstance(value, ast.Tuple) else None for value in values
-              if isinstance(value, ast.Tuple | ast.Dict)}
-    return widths.pop() if len(widths) == 1 else -1
+# How a dict or a tuple or list display a name is bound to is made anew with its items cast:
+# the opening bracket, and the number of items ("{" and 0 for a dict, whose other items keep
+# theirs).
+Layout = tuple[str, int]
 
 
-def rebuilt(value: str, casts: Mapping[str, str], width: int | None, jnp: str) -> str:
-    """``value``, a dict or a tuple of ``width`` items, made anew with the items ``casts``
-    names (the source of their key -> the dtype) cast: `{**st, "p": jnp.asarray(st["p"], d)}`,
+def container_layout(values: Iterable[Known | None]) -> Layout | None:
+    """The layout of the new containers among ``values`` (the bindings of one name, see
+    ``updated_items``); None when they mix dicts, tuples, lists or lengths, which no lax
+    carry or branch output keeps (their items are not cast then)."""
+    layouts = {("(" if isinstance(value, ast.Tuple) else "[", len(value.elts))
+               if isinstance(value, ast.Tuple | ast.List) else ("{", 0)
+               for value in values if isinstance(value, ast.Tuple | ast.List | ast.Dict)}
+    return layouts.pop() if len(layouts) == 1 else None
+
+
+def rebuilt(value: str, casts: Mapping[str, str], layout: Layout, jnp: str) -> str:
+    """``value``, a dict, tuple or list, made anew with the items ``casts`` names (the source
+    of their key -> the dtype) cast: `{**st, "p": jnp.asarray(st["p"], d)}`,
     `(jnp.asarray(t[0], d), t[1])`."""
     def cast(key: str) -> str:
         return f"{jnp}.asarray({value}[{key}], {casts[key]})" if key in casts else f"{value}[{key}]"
 
-    if width is None:
+    bracket, width = layout
+    if bracket == "{":
         return f"{{**{value}, {', '.join(f'{key}: {cast(key)}' for key in casts)}}}"
-    items = [cast(str(position)) for position in range(width)]
-    return f"({', '.join(items)}{',' if width == 1 else ''})"
+    items = ", ".join(cast(str(position)) for position in range(width))
+    return f"({items},)" if bracket == "(" and width == 1 else f"({items})" if bracket == "(" else f"[{items}]"
 
 
 def item_dtype_name(name: str, key: str) -> str:
@@ -965,13 +972,13 @@ def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
 
 
 def _updated_items(bindings: Mapping[str, Sequence[Known | None]]) -> dict[str, list[ast.expr]]:
-    """The items of each dict or tuple every binding of which is a new one of its items (`st =
+    """The items of each dict, tuple or list every binding of which is a new one of its items (`st =
     {**st, "p": v}`, `t = (t[1], u)`), by their text in the types (`st['p']`, `t[1]`), with
     the values bindings give them."""
     found: dict[str, list[ast.expr]] = {}
     for name, given in bindings.items():
         updates = [updated_items(value, name) if not isinstance(value, Signature) else None for value in given]
-        if not updates or any(update is None for update in updates) or container_width(given) == -1:
+        if not updates or any(update is None for update in updates) or container_layout(given) is None:
             continue
         for key, value in chain.from_iterable(update for update in updates if update is not None):
             found.setdefault(ast.unparse(item_of(name, key)), []).append(value)
