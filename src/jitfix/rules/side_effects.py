@@ -510,7 +510,9 @@ class TraceTimeSideEffect(Rule):
         "function: appending a traced value to a module-level or enclosing list, storing one in its "
         "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), writing a `global`. "
         "A stack the function pushes and pops again (`stack.append(params)` ... `stack.pop()`, a "
-        "context stack) is as it was once the call returns: not reported.",
+        "context stack) is as it was once the call returns: not reported. Nor is a function only "
+        "`grad` or `vmap` trace (no `jit`): they trace it again at every call, so its effects run "
+        "at every call, as they do eagerly; only a tracer leaking out of it is reported there.",
         why="`jax.jit` runs the Python body once to trace it; the compiled function does not run "
         "Python. A clock read, a random draw or a log line happens at that one trace and is then "
         "frozen into (or missing from) every later call; a list appended to grows by one per "
@@ -538,8 +540,10 @@ class TraceTimeSideEffect(Rule):
     def _problem(module: ModuleContext, node: ast.AST, local: Callable[[], set[str]], discarded: set[int],
                  traced) -> str | None:
         """Why ``node`` runs only at trace time, if it does. (``local()`` is found only when asked:
-        most statements need no names.)"""
-        if isinstance(node, ast.Call):
+        most statements need no names.) Under grad or vmap alone (not staged) the function is
+        traced again at every call: a clock, a draw, a log line or a write of a global runs at
+        every call, as it does eagerly; only a tracer leaking out of the trace is a problem."""
+        if isinstance(node, ast.Call) and traced.staged:
             if isinstance(node.func, ast.Name) and node.func.id in TRACE_TIME_CALLS \
                     and node.func.id not in module.imports.aliases and node.func.id not in local():
                 return TRACE_TIME_CALLS[node.func.id]
@@ -549,6 +553,7 @@ class TraceTimeSideEffect(Rule):
             for prefix, problem in TRACE_TIME_MODULES.items():
                 if name.startswith(prefix + "."):
                     return problem
+        if isinstance(node, ast.Call):
             func = node.func
             # `outer.append(tracer)` as a statement: the tracer leaks out of the trace. A result
             # that is used (`state = buffer.insert(x)`) is a functional update, and a static
@@ -559,7 +564,7 @@ class TraceTimeSideEffect(Rule):
                     and any(traced.values(module.imports).is_traced(arg) for arg in node.args):
                 return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
                         "of the trace, once per trace rather than once per call; return the value instead")
-        if isinstance(node, ast.Global):
+        if isinstance(node, ast.Global) and traced.staged:
             # A declaration alone changes nothing (reading a global needs none): only a name the
             # function binds is module state it changes.
             written = [name for name in node.names if name in assigned_names(traced.node.body)]
