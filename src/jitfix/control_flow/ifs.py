@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from functools import partial
 from dataclasses import dataclass
 from itertools import chain
 
@@ -289,7 +290,7 @@ class IfPlanner:
         if any(isinstance(node, ast.Return) and id(node) not in followed
                for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
             return  # (a return in a `with` or `try`: its value is not followed)
-        shape = _returned_shape(returns, self.context.callees)
+        shape = _returned_shape(returns, self.context.callees, partial(self._tuple_width, values=values))
         if shape is None:
             return
         returned, width = shape
@@ -298,8 +299,9 @@ class IfPlanner:
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
             arms = [self._returned_values([*prefix, node], part, values) for part, (node, prefix) in zip(parts, returns)]
-            names = {part.id if isinstance(part, ast.Name) else "" for part in parts}
-            name = f"{names.pop()}_dtype" if len(names) == 1 and "" not in names else "result_dtype"
+            names = {part.id if isinstance(part, ast.Name) else ast.unparse(part) if _item_of_name(part) else ""
+                     for part in parts}
+            name = "result_dtype" if len(names) != 1 or "" in names else _dtype_name(names.pop())
             known = [arm for arm in arms if arm is not None]
             if len(known) < len(arms):
                 continue
@@ -311,11 +313,13 @@ class IfPlanner:
                 casts = self.context.return_casts.setdefault(id(node), {})
                 casts[position] = plan.dtypes[f"return {position}"][0]
                 plan.return_casts[id(node)] = casts
-                if position is not None and not isinstance(node.value, ast.Tuple):
+                if position is not None and isinstance(node.value, ast.Name):  # `return t`: its items, `t[0]`
+                    plan.return_results[id(node)] = (node.value.id, width)
+                elif position is not None and not isinstance(node.value, ast.Tuple):
                     # (one name for all: each binding is read only by the return after it)
-                    result = next(iter(plan.return_results.values()), None) or (
-                        unique_name("result", self.context.taken), width)
-                    plan.return_results[id(node)] = result
+                    bound = [plan.return_results[id(other)] for other, _ in returns
+                             if id(other) in plan.return_results and not isinstance(other.value, ast.Name)]
+                    plan.return_results[id(node)] = bound[0] if bound else (unique_name("result", self.context.taken), width)
 
     def _uncast_return_types(self, plan: IfPlan, values: dict[str, Known]) -> str | None:
         """What the branches certainly return in different types with no cast planned (a
@@ -323,7 +327,7 @@ class IfPlanner:
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
         returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
-        shape = _returned_shape(returns, self.context.callees)
+        shape = _returned_shape(returns, self.context.callees, partial(self._tuple_width, values=values))
         if shape is None:
             return None
         returned, width = shape
@@ -345,11 +349,34 @@ class IfPlanner:
         returns, or else the value's signature in terms of values before the if."""
         if value is None:
             return None
+        if _item_of_name(value) and not self._evaluable_before(value, statements[:-1]):
+            # `t[1]` of a `return t`: that item of each tuple the path may leave in `t`
+            assert isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+            assert isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int)
+            position = value.slice.value
+            name = value.value.id
+            tuples = self._final_values(statements[:-1], name, values)
+            if tuples is None or self._tuple_width(value.value, statements[:-1], values) <= position:
+                return None  # (kept, it is the tuple it held before the if: `t[1]` itself)
+            return [one.elts[position] if isinstance(one, ast.Tuple) else _item(value.value, position) for one in tuples]
         if isinstance(value, ast.Name) and not self._evaluable_before(value, statements[:-1]):
             found = self._final_values(statements[:-1], value.id, values)
             if found is not None:
                 return found
         return self._described(value, statements[:-1], values)
+
+    def _tuple_width(self, name: ast.Name, earlier: list[ast.stmt], values: dict[str, Known]) -> int:
+        """How many items ``name`` holds after ``earlier``, where every value it may hold there
+        is a tuple display of one length (or the one it held before the if, if that was); -1
+        otherwise."""
+        def width(one: ast.expr | Signature) -> int:
+            if isinstance(one, ast.Name) and one.id == name.id:
+                one = values.get(name.id)  # type: ignore[assignment]
+            return len(one.elts) if isinstance(one, ast.Tuple) and not any(
+                isinstance(item, ast.Starred) for item in one.elts) else -1
+
+        widths = {width(one) for one in self._final_values(earlier, name.id, values) or []}
+        return widths.pop() if len(widths) == 1 else -1
 
     def _described(self, value: ast.expr, earlier: list[ast.stmt],
                    values: dict[str, Known]) -> list[ast.expr | Signature] | None:
@@ -533,28 +560,47 @@ class IfPlanner:
         return True
 
 
-def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]],
-                    callees: Callees) -> tuple[list[ast.expr], int] | None:
+def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]], callees: Callees,
+                    name_width: Callable[[ast.Name, list[ast.stmt]], int]) -> tuple[list[ast.expr], int] | None:
     """The values of the returns, and the length of the tuples they all are (-1: none is a
-    tuple display, or the call of a helper that returns one); None when one returns nothing,
-    they mix tuples with other values or lengths, or an item is starred."""
+    tuple display, the call of a helper that returns one, or a name every path leaves one
+    in: ``name_width``); None when one returns nothing, they mix tuples with other values or
+    lengths, or an item is starred."""
     returned = [node.value for node, _ in returns if node.value is not None]
     if len(returned) < max(len(returns), 2):
         return None
-    widths = {returned_width(callees, value) for value in returned}
+    widths = {name_width(value, prefix) if isinstance(value, ast.Name) else returned_width(callees, value)
+              for value, (_, prefix) in zip(returned, returns)}
     if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
         return None
     return returned, widths.pop()
 
 
 def _item(value: ast.expr, position: int | None) -> ast.expr:
-    """A returned value (None), or its item at ``position``: of the tuple display it is, or
+    """A returned value (None), or its item at ``position``: of the tuple display it is, of
+    the tuple a name holds (``t[1]``, spanning no source: it is written out from the tree), or
     of what the helper it calls returns (``_after_if(c)[2]``)."""
     if position is None:
         return value
     if isinstance(value, ast.Tuple):
         return value.elts[position]
+    if isinstance(value, ast.Name):
+        return ast.Subscript(value=ast.Name(id=value.id, ctx=ast.Load()), slice=ast.Constant(position), ctx=ast.Load())
     return ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(position), ctx=ast.Load()), value)
+
+
+def _dtype_name(returned: str) -> str:
+    """The name of the dtype of a returned name or item of one: `k_dtype`, `t_1_dtype`."""
+    if "[" not in returned:
+        return f"{returned}_dtype"
+    name, key = returned.rstrip("]").split("[", 1)
+    return item_dtype_name(name, key)
+
+
+def _item_of_name(value: ast.expr) -> bool:
+    """Whether ``value`` is an item of a name by a constant position: `t[1]`."""
+    return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
+        and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int
 
 
 def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
@@ -688,7 +734,8 @@ def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str]
                 result: tuple[str, int] | None = None) -> list[cst.SimpleStatementLine]:
     """A `return` whose value (key None), or items of the tuple it returns, are cast to the
     dtypes ``casts`` names (see IfPlan.return_casts). A call's items are cast from ``result``:
-    the name its value is bound to first, and how many items it has."""
+    the name its value is bound to first, and how many items it has (a returned name's are
+    cast from the name itself)."""
     returned = statement.body[-1]
     if not isinstance(returned, cst.Return) or returned.value is None:
         raise EditError("expected a return statement to cast")
@@ -706,6 +753,9 @@ def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str]
         name, width = result
         items = [code(asarray(cst.parse_expression(f"{name}[{index}]"), casts[index])) if index in casts
                  else f"{name}[{index}]" for index in range(width)]
+        if isinstance(returned.value, cst.Name) and returned.value.value == name:  # `return t`: its items
+            value = cst.parse_expression(f"({', '.join(items)}{',' if width == 1 else ''})")
+            return [statement.with_changes(body=[*statement.body[:-1], returned.with_changes(value=value)])]
         binding = cst.parse_statement(f"{name} = {code(returned.value)}\n")
         assert isinstance(binding, cst.SimpleStatementLine)
         value = cst.parse_expression(", ".join(items))
