@@ -164,7 +164,8 @@ class ProgramGenerator:
             # (computed: a bare `a = m` of a name used nowhere as a number may be a pytree,
             # which has no one dtype; jitfix does not cast it, and says nothing.)
             name = self.rng.choice(NAMES)
-            return self.rng.choice([f"{name} = m - 1", f"{name} = m * 2 + k", f"{name} = {name} * 0 + n", "k = k * 0.5"])
+            return self.rng.choice([f"{name} = m - 1", f"{name} = m * 2 + k", f"{name} = {name} * 0 + n", "k = k * 0.5",
+                                    "t = (m - 1, t[1])"])
         if kind == "nested_helper":  # `inner` reads `a` when called, as it is then
             return f"{self.rng.choice(NAMES)} = inner({self.atom()})"
         if kind == "print":  # of carried and branch values: stdout is compared number by number
