@@ -738,14 +738,18 @@ def _parameters(function: ast.AST) -> set[str]:
 _DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
 
 
-def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: frozenset[str] = frozenset()) -> frozenset[str]:
     """Local names only ever bound to a new dict (``{...}``, ``dict(...)``) and used only
     through their items (``d[k]``, ``d[k] = v``, ``d.get(k)``, ``{**d}``) or returned: nothing
-    else can hold the same dict, so ``d[k] = v`` means the same as ``d = {**d, k: v}``."""
+    else can hold the same dict, so ``d[k] = v`` means the same as ``d = {**d, k: v}``.
+    ``handed``: parameters each call hands a container of the function's own (jit rebuilds a
+    pytree argument from its leaves), which are such dicts where every item they are indexed
+    by is a string (an array is not) and the function returns them: writes into one it does
+    not return are meant for the caller's dict (which under jit they never reach)."""
     params = _parameters(function)
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
-    made: set[str] = set()
-    other: set[str] = set(params)  # bound some other way, or declared global/nonlocal
+    made: set[str] = set(handed & _indexed_by_strings(function, handed) & _returned_names(function))
+    other: set[str] = set(params) - made  # bound some other way, or declared global/nonlocal
     for node in ast.walk(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             (made if _is_new_dict(node.value) else other).add(node.targets[0].id)
@@ -763,6 +767,27 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
                 and not _reads_items_only(node, parents, local_defs):
             names.discard(node.id)
     return frozenset(names)
+
+
+def _returned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names the function's own returns give back, alone or as items of a tuple."""
+    found: set[str] = set()
+    for node in walk_body(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            found.update(value.id for value in values if isinstance(value, ast.Name))
+    return found
+
+
+def _indexed_by_strings(function: ast.AST, names: frozenset[str]) -> set[str]:
+    """Those of ``names`` the function indexes (reads or writes an item of) only by string
+    constants, at least once."""
+    keys: dict[str, list[bool]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names:
+            keys.setdefault(node.value.id, []).append(
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
+    return {name for name, strings in keys.items() if all(strings)}
 
 
 def _reads_items_only(name: ast.Name, parents: dict[int, ast.AST],

@@ -279,6 +279,13 @@ class TracedFunction:
         """Traced parameters that hold one array, as a run or a call of the module showed."""
         return self.observed_arrays | (self.given_arrays & self.traced_params)
 
+    @property
+    def handed_containers(self) -> frozenset[str]:
+        """Traced parameters each call of a jitted function gets a container of its own in:
+        jit rebuilds a pytree argument from its leaves, so a dict it is given is not the
+        caller's (eagerly it is: writing into it changes the caller's too)."""
+        return self.traced_params if self.jit_sites else frozenset()
+
     def entered_by(self, kept: frozenset[str]) -> None:
         """One more way in, leaving the parameters ``kept`` at their defaults."""
         self.kept_defaults = kept if self.kept_defaults is None else self.kept_defaults & kept

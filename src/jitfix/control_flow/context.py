@@ -258,7 +258,7 @@ class PlanContext:
     def private_dicts(self) -> frozenset[str]:
         """Dicts of the function nothing else can hold (see blocks.private_dicts)."""
         if self._private_dicts is None:
-            self._private_dicts = private_dicts(self.function)
+            self._private_dicts = private_dicts(self.function, self.options.handed)
         return self._private_dicts
 
     def report_obstacle(self, node: ast.If | ast.For | ast.While,

@@ -203,3 +203,4 @@ class PlanningOptions:
     scan_static_loops: bool = False
     differentiated: bool = False  # reverse-mode: lax loops with traced trip counts cannot be
     staticable: frozenset[str] = frozenset()  # parameters a jit site of the function can make static
+    handed: frozenset[str] = frozenset()  # parameters a container of the function's own is handed in

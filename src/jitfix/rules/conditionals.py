@@ -32,8 +32,8 @@ from jitfix.control_flow.plans import Lowering, LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.lowering import (FIRST, continued_once_dicts_are_new, lowering_fix, why_no_break,
-                                   why_not_continued, writes_private_dicts)
+from jitfix.rules.lowering import (FIRST, caller_dicts_note, continued_once_dicts_are_new, lowering_fix,
+                                   why_no_break, why_not_continued, writes_private_dicts)
 
 SHARED_KEY = "conditionals"
 
@@ -168,6 +168,7 @@ class FunctionConditionals:
             scan_static_loops=module.settings.scan_static_loops,
             differentiated=traced.differentiated,
             staticable=traced.traced_params if traced.jit_sites else frozenset(),
+            handed=traced.handed_containers,
         )
         self.planned = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options).run()
         self._boolean_names: frozenset[str] | None = None
@@ -360,7 +361,8 @@ class TracedIf(Rule):
                 edits += entry.edits_in(module, node)
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
                 message = (f"`if {source_excerpt(module, node.test)}` tests a traced value in `{function.qualname}` "
-                           f"({function.how}): raises under jit; rewrite with `lax.cond`")
+                           f"({function.how}): raises under jit; rewrite with `lax.cond`"
+                           f"{caller_dicts_note(function, node)}")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
             for problem in planned.problems:
                 if not isinstance(problem.statement, ast.If):
@@ -377,7 +379,8 @@ class TracedIf(Rule):
                 if lowered is not None:
                     message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                                f"`{function.qualname}` ({function.how}): raises under jit; rewrite with `lax.cond` "
-                               f"({FIRST[lowering]})")  # type: ignore[index]
+                               f"({FIRST[lowering]})"  # type: ignore[index]
+                               f"{caller_dicts_note(function, None if lowering is Lowering.DICT_UPDATES else problem.statement)}")
                     yield self.finding(module, problem.statement, message, lowered, function=function,
                                        end=problem.statement.test)
                     continue

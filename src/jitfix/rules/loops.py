@@ -17,7 +17,7 @@ from jitfix.control_flow.plans import LoopKind, LoopPlan, Lowering
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
-from jitfix.rules.lowering import lowering_fix, why_no_break
+from jitfix.rules.lowering import caller_dicts_note, lowering_fix, why_no_break
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
@@ -38,7 +38,8 @@ class _LoopRule(Rule):
                 edits = [function_edit(module, function.node, planned.plans, frozenset({node})),
                          *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, f"rewrite with lax.{self.kind.value}", edits)
-                message = f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with `lax.{self.kind.value}`"
+                message = (f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with "
+                           f"`lax.{self.kind.value}`{caller_dicts_note(function, node)}")
                 yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
             if self.kind is LoopKind.FORI:
                 yield from self._static_findings(module, entry)
@@ -56,8 +57,9 @@ class _LoopRule(Rule):
                              Lowering.BY_INDEX: "looping over the array's indices first",
                              Lowering.RETURNS: "its `return` first made a `break`, the function returning "
                                                "after the loop"}[problem.lowering]  # type: ignore[index]
+                    whole = None if problem.lowering is Lowering.DICT_UPDATES else statement
                     message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
-                               f"as a lax loop ({first})")
+                               f"as a lax loop ({first}){caller_dicts_note(function, whole)}")
                     yield self.finding(module, statement, message, lowered, function=function,
                                        end=self._header_end(statement))
                     continue

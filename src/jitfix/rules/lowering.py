@@ -161,10 +161,26 @@ def _function_lines(function: TracedFunction) -> tuple[int, int]:
 def _dict_writes_outside(function: TracedFunction, statement: ast.stmt | None) -> bool:
     """Whether the function writes items of its private dicts outside ``statement`` (None:
     anywhere)."""
-    names = private_dicts(function.node)
+    names = private_dicts(function.node, function.handed_containers)
     inside = {id(node) for node in ast.walk(statement)} if statement is not None else set()
     return any(isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                and node.value.id in names and id(node) not in inside for node in walk_body(function.node))
+
+
+def caller_dicts_note(function: TracedFunction, statement: ast.AST | None) -> str:
+    """What a user should know when a rewrite of ``statement`` (None: of the whole function)
+    makes the writes into a dict the caller passed new dicts: eagerly the caller's dict is no
+    longer changed in place (under jit it never was). Empty when it makes no such write."""
+    handed = private_dicts(function.node, function.handed_containers) & function.handed_containers
+    nodes = walk_body(function.node) if statement is None else ast.walk(statement)
+    written = sorted({node.value.id for node in nodes if isinstance(node, ast.Subscript)
+                      and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                      and node.value.id in handed})
+    if not written:
+        return ""
+    names = ", ".join(f"`{name}`" for name in written)
+    return (f"; {names} then {'is a new dict' if len(written) == 1 else 'are new dicts'} at each write, so a "
+            "caller's dict is no longer changed in place (under jit it never is: use what the function returns)")
 
 
 def writes_private_dicts(function: TracedFunction) -> bool:
@@ -191,7 +207,7 @@ def continued_once_dicts_are_new(function: TracedFunction, statement: ast.If) ->
     assert function.imports is not None
     if isinstance(plan_continuation(function.node, statement, function.imports), ContinuationPlan):
         return False
-    dicts = private_dicts(function.node)
+    dicts = private_dicts(function.node, function.handed_containers)
     return bool(dicts) and isinstance(plan_continuation(function.node, statement, function.imports, dicts),
                                       ContinuationPlan)
 
@@ -230,7 +246,7 @@ def _restructuring(function: TracedFunction,
     if lowering is Lowering.DICT_UPDATES:
         from jitfix.control_flow.dict_updates import DictUpdates
 
-        names = sorted(private_dicts(function.node))
+        names = sorted(private_dicts(function.node, function.handed_containers))
         return (lambda node, context: node.visit(DictUpdates(names))), lambda text: False
     if lowering is Lowering.BY_INDEX:
         return (lambda node, context: _by_index(function.node, node)), lambda text: False
