@@ -147,7 +147,7 @@ def _is_literal(node: ast.AST) -> bool:
     return False
 
 
-def _array_attribute_read(target: ast.AST, iterable: ast.AST, uses: Sequence[ast.AST]) -> str | None:
+def _used_as_an_array(target: ast.AST, iterable: ast.AST, uses: Sequence[ast.AST]) -> str | None:
     """How ``uses`` treat the name ``target`` binds as an array or a number, when they never
     bind it again (a later binding could be anything): the array-only attribute they read
     (``.sum``, ``.shape``), or "a number" where only a number or an array fits (``v > 0``,
@@ -312,7 +312,7 @@ class FlowAnalysis:
                 else:
                     self._bind(target, value, state)
                 return
-        self._bind(target, self._iteration(iterable, evaluate, lambda: _array_attribute_read(target, iterable, uses)), state)
+        self._bind(target, self._iteration(iterable, evaluate, lambda: _used_as_an_array(target, iterable, uses)), state)
 
     def _bind(self, target: ast.AST, found: Verdict, state: State, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Tuple | ast.List) \
