@@ -60,6 +60,9 @@ def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -
             if existing is None:
                 return call  # not a literal: leave it to the person
             merged = existing + [name for name in names if name not in existing]
+            order = lambda name: positions.get(name, len(positions))  # noqa: E731
+            if existing == sorted(existing, key=order):  # the parameters' order, kept where it was
+                merged.sort(key=order)
             args[index] = arg.with_changes(value=cst.parse_expression(names_source(merged)))
             return call.with_changes(args=args)
     return with_keywords(call.with_changes(args=args), [("static_argnames", cst.parse_expression(names_source(names)))])
@@ -77,6 +80,7 @@ def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
         together: list[str] = []
         for edit in edits:
             together += [name for name in edit.replace.names if name not in together]  # type: ignore[attr-defined]
+        together.sort(key=lambda name: positions.get(name, len(positions)))  # as the parameters are
         return static_argnames_edit(module, site, together, function)  # type: ignore[return-value]
 
     if isinstance(site, ast.Call):
