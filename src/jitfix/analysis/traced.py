@@ -476,8 +476,11 @@ def _literal_ints(node: ast.AST) -> list[int]:
     return []
 
 
-def _static_params(function: FunctionNode | ast.Lambda, keywords: tuple[ast.keyword, ...],
-                   argnums: str = "static_argnums") -> frozenset[str]:
+def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform) -> frozenset[str]:
+    """The parameters the transform's keywords make static: ``static_argnames``, and the
+    positions of ``static_argnums`` (pmap's ``static_broadcasted_argnums``)."""
+    argnums = "static_broadcasted_argnums" if transform.name == "jax.pmap" else "static_argnums"
+    keywords = transform.keywords
     positional = positional_names(function)
     static: set[str] = set()
     for keyword in keywords:
@@ -925,13 +928,13 @@ class TracedFinder:
                 | self._given_arrays(function, called_as)
             unknown_why = dict.fromkeys(params - traced, f"{transform.name} keeps it static unless it is an array")
         elif transform.name in JIT_TRANSFORMS:
-            static = _static_params(function, transform.keywords)
+            static = _static_params(function, transform)
             traced = frozenset(params - static)
         elif transform.name in GRAD_TRANSFORMS:
             traced = frozenset()  # differentiation alone does not stage Python control flow
             unknown_why = dict.fromkeys(params, f"{transform.name} alone does not stage control flow")
         elif transform.name in MAPPING_TRANSFORMS:
-            static = _static_params(function, transform.keywords, "static_broadcasted_argnums")
+            static = _static_params(function, transform)
             traced = _mapped_params(function, transform) - static
         else:
             traced = frozenset(params)
@@ -1136,7 +1139,7 @@ class TracedFinder:
         if transform.name in GRAD_TRANSFORMS or transform.name in FILTERED_TRANSFORMS \
                 or not _readable_static_arguments(transform.keywords):
             return  # nothing staged, or which parameters are traced is not known
-        static = _static_params(node, transform.keywords)
+        static = _static_params(node, transform)
         traced = _mapped_params(node, transform) if transform.name in MAPPING_TRANSFORMS \
             else frozenset(parameter_names(node))
         self.lambdas.append(_TracedLambda(scope, node, traced - static, f"called from a lambda wrapped by "
