@@ -50,6 +50,7 @@ from jitfix.control_flow.result_types import (
     Signature,
     Signatures,
     arms_to_cast,
+    as_spelled,
     bound_values,
     container_layout,
     dtype_sources,
@@ -457,7 +458,8 @@ class IfPlanner:
                 tree_text = ast.unparse(ast.parse(text, mode="eval"))
                 if sources.get(tree_text, tree_text) == tree_text:
                     sources[tree_text] = text
-        plan.dtypes[key] = (unique_name(dtype_name, self.context.taken), list(sources.values()))
+        plan.dtypes[key] = (unique_name(dtype_name, self.context.taken),
+                            [as_spelled(text, self.context.text) for text in sources.values()])
         if plan.form is IfForm.ASSIGN:
             branches = (plan.true, plan.false)
             for index in to_cast:

@@ -13,6 +13,7 @@ computes, in the one type the compiled code can return.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -265,6 +266,17 @@ class Signatures:
             items = helper_item(self.callees, expr)
             if items is not None:  # `_after_if(c)[2]`: the helper's third returned item
                 return self._joined_runs([(run, elements) for run, elements in items])
+            # An item of the display a name holds (`st["p"]` of `st = {"p": x * 0.0}`) is that item.
+            if isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant) \
+                    and expr.value.id not in self._resolving:
+                item = dict((key.value, value) for key, value in
+                            updated_items(self.values.get(expr.value.id), expr.value.id) or []).get(expr.slice.value)
+                if item is not None:
+                    self._resolving.add(expr.value.id)
+                    try:
+                        return self.of(item)
+                    finally:
+                        self._resolving.discard(expr.value.id)
             # `x[i]`, `x[1:]`: an element or slice of an array has its dtype; a constant key
             # may pick one of several values (`state["count"]`, `pair[0]`): it stands for itself.
             constant = all(isinstance(node, ast.Constant | ast.Tuple | ast.Load) for node in ast.walk(expr.slice))
@@ -624,7 +636,7 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     where it is read before a binding or no binding may have run). None: unknown, or made of
     what the statements change (`st["a"]`)."""
     block = Block(statements, callees, values, {})
-    if not block.items:  # (a dict's items are followed by the environment only)
+    if True:
         env = block.after(statements, {})
         if env is not None:
             found = block.path_value(expr, env)
@@ -741,6 +753,10 @@ class Block:
                 if not pairs:
                     return None
                 bound.update((name, self.path_value(value, env)) for name, value in pairs)
+                for name, value in pairs:  # a new dict or tuple of items the block follows: each item too
+                    if name in self.carriers:
+                        items = updated_items(value, name) or []
+                        bound.update((ast.unparse(item_of(name, key)), self.path_value(item, env)) for key, item in items)
             return {**env, **bound}
         if isinstance(statement, ast.AugAssign | ast.AnnAssign):
             if not isinstance(statement.target, ast.Name) or statement.value is None:
@@ -844,17 +860,20 @@ class Block:
 def updated_items(value: Known | None, name: str) -> list[tuple[ast.Constant, ast.expr]] | None:
     """The items a binding of ``name`` to ``value`` gives it, where the value is a new one of
     its items: ``{**name, "k": v}`` (each key a string; the dict's other items keep theirs),
-    as writes into a dict are restructured, or a tuple or list display ``(u, v)`` (keys 0,
-    1, ...: every item); None for any other value."""
+    as writes into a dict are restructured, a dict display of string keys (every item), or a
+    tuple or list display ``(u, v)`` (keys 0, 1, ...: every item); None for any other value."""
     if isinstance(value, ast.Tuple | ast.List):
         if any(isinstance(item, ast.Starred) for item in value.elts):
             return None
         return [(ast.Constant(index), item) for index, item in enumerate(value.elts)]
-    if not (isinstance(value, ast.Dict) and value.keys and value.keys[0] is None
-            and isinstance(value.values[0], ast.Name) and value.values[0].id == name):
+    if not isinstance(value, ast.Dict):
         return None
+    updated = bool(value.keys) and value.keys[0] is None and isinstance(value.values[0], ast.Name) \
+        and value.values[0].id == name
+    if not updated and None in value.keys:
+        return None  # (`{**other, ...}`: what the other holds is not followed)
     found: list[tuple[ast.Constant, ast.expr]] = []
-    for key, item in zip(value.keys[1:], value.values[1:]):
+    for key, item in zip(value.keys[1:] if updated else value.keys, value.values[1:] if updated else value.values):
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             return None
         found.append((key, item))
@@ -1022,6 +1041,16 @@ def dtype_sources(found: Signature) -> list[str]:
     markers = [marker for marker in sorted(FIXED_TYPES) if marker in found.follows]
     return [*sorted(found.follows - set(markers)), *markers, *([literal] if literal else [])]
 
+
+
+def as_spelled(text: str, source: str) -> str:
+    """``text`` (written out from the tree) with each item by a string key, `st['p']`, in the
+    quotes ``source`` spells it with, `st["p"]`, where it does."""
+    def spelled(match: re.Match[str]) -> str:
+        double = f'{match[1]}["{match[2]}"]'
+        return double if double in source else match[0]
+
+    return re.sub(r"\b(\w+)\['([^'\\\"]*)'\]", spelled, text)
 
 
 def in_quotes(sources: list[str], name: str, key: str) -> list[str]:
