@@ -72,7 +72,7 @@ class PlanContext:
     # -- what the walk decides
     plans: dict[ast.stmt, Plan] = field(default_factory=dict)
     # id of a `return` -> its casts (see IfPlan.return_casts), planned by the outermost if over it
-    return_casts: dict[int, dict[int | None, str]] = field(default_factory=dict)
+    return_casts: dict[int, dict[int | str | None, str]] = field(default_factory=dict)
     # id of a `return` -> id of the outermost if over it, the only one that may cast it (code
     # after an if that both branches fall into is written in both)
     return_owners: dict[int, int] = field(default_factory=dict)

@@ -291,11 +291,12 @@ class IfPlanner:
         if any(isinstance(node, ast.Return) and id(node) not in followed
                for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
             return  # (a return in a `with` or `try`: its value is not followed)
-        shape = _returned_shape(returns, self.context.callees, partial(self._tuple_width, values=values))
+        shape = _returned_shape(returns, self.context.callees, partial(self._container_positions, values=values))
         if shape is None:
             return
-        returned, width = shape
-        for position in (range(width) if width >= 0 else [None]):
+        returned, positions = shape
+        width = len(positions) if positions is not None else -1
+        for position in positions or [None]:
             parts = [_item(value, position) for value in returned]
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
@@ -316,7 +317,7 @@ class IfPlanner:
                 plan.return_casts[id(node)] = casts
                 if position is not None and isinstance(node.value, ast.Name):  # `return t`: its items, `t[0]`
                     plan.return_results[id(node)] = (node.value.id, width)
-                elif position is not None and not isinstance(node.value, ast.Tuple):
+                elif position is not None and not isinstance(node.value, ast.Tuple | ast.Dict):
                     # (one name for all: each binding is read only by the return after it)
                     bound = [plan.return_results[id(other)] for other, _ in returns
                              if id(other) in plan.return_results and not isinstance(other.value, ast.Name)]
@@ -328,11 +329,11 @@ class IfPlanner:
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
         returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
-        shape = _returned_shape(returns, self.context.callees, partial(self._tuple_width, values=values))
+        shape = _returned_shape(returns, self.context.callees, partial(self._container_positions, values=values))
         if shape is None:
             return None
-        returned, width = shape
-        for position in (range(width) if width >= 0 else [None]):
+        returned, positions = shape
+        for position in positions or [None]:
             if any(position in self.context.return_casts.get(id(node), {}) for node, _ in returns):
                 continue
             parts = [_item(value, position) for value in returned]
@@ -351,33 +352,31 @@ class IfPlanner:
         if value is None:
             return None
         if _item_of_name(value) and not self._evaluable_before(value, statements[:-1]):
-            # `t[1]` of a `return t`: that item of each tuple the path may leave in `t`
+            # `t[1]` of a `return t`: that item of each tuple (or dict) the path may leave in `t`
             assert isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
-            assert isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int)
+            assert isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int | str)
             position = value.slice.value
-            name = value.value.id
-            tuples = self._final_values(statements[:-1], name, values)
-            if tuples is None or self._tuple_width(value.value, statements[:-1], values) <= position:
-                return None  # (kept, it is the tuple it held before the if: `t[1]` itself)
-            return [one.elts[position] if isinstance(one, ast.Tuple) else _item(value.value, position) for one in tuples]
+            found = self._final_values(statements[:-1], value.value.id, values)
+            if found is None or position not in (self._container_positions(value.value, statements[:-1], values) or ()):
+                return None
+            # (one the name kept is what it held before the if: `t[1]` itself)
+            return [_item(one if isinstance(one, ast.Tuple | ast.Dict) else value.value, position) for one in found]
         if isinstance(value, ast.Name) and not self._evaluable_before(value, statements[:-1]):
             found = self._final_values(statements[:-1], value.id, values)
             if found is not None:
                 return found
         return self._described(value, statements[:-1], values)
 
-    def _tuple_width(self, name: ast.Name, earlier: list[ast.stmt], values: dict[str, Known]) -> int:
-        """How many items ``name`` holds after ``earlier``, where every value it may hold there
-        is a tuple display of one length (or the one it held before the if, if that was); -1
-        otherwise."""
-        def width(one: ast.expr | Signature) -> int:
-            if isinstance(one, ast.Name) and one.id == name.id:
-                one = values.get(name.id)  # type: ignore[assignment]
-            return len(one.elts) if isinstance(one, ast.Tuple) and not any(
-                isinstance(item, ast.Starred) for item in one.elts) else -1
+    def _container_positions(self, name: ast.Name, earlier: list[ast.stmt], values: dict[str, Known]) -> Positions | None:
+        """The positions (or keys) of the items ``name`` holds after ``earlier``, where every
+        value it may hold there is a tuple display of one length or a dict display of the
+        same string keys (or the one it held before the if, if that was); None otherwise."""
+        def positions(one: ast.expr | Signature) -> Positions | None:
+            held = values.get(name.id) if isinstance(one, ast.Name) and one.id == name.id else one
+            return _display_positions(held)
 
-        widths = {width(one) for one in self._final_values(earlier, name.id, values) or []}
-        return widths.pop() if len(widths) == 1 else -1
+        found = [positions(one) for one in self._final_values(earlier, name.id, values) or [None]]  # type: ignore[list-item]
+        return found[0] if len({frozenset(one) if one is not None else None for one in found}) == 1 else None
 
     def _described(self, value: ast.expr, earlier: list[ast.stmt],
                    values: dict[str, Known]) -> list[ast.expr | Signature] | None:
@@ -562,30 +561,54 @@ class IfPlanner:
         return True
 
 
+# Where a returned value's items are: positions of a tuple, keys of a dict (of string keys).
+Positions = tuple[int | str, ...]
+
+
 def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]], callees: Callees,
-                    name_width: Callable[[ast.Name, list[ast.stmt]], int]) -> tuple[list[ast.expr], int] | None:
-    """The values of the returns, and the length of the tuples they all are (-1: none is a
-    tuple display, the call of a helper that returns one, or a name every path leaves one
-    in: ``name_width``); None when one returns nothing, they mix tuples with other values or
-    lengths, or an item is starred."""
+                    name_positions: Callable[[ast.Name, list[ast.stmt]], Positions | None]
+                    ) -> tuple[list[ast.expr], Positions | None] | None:
+    """The values of the returns, and the positions of the items they all have: of tuple
+    displays of one length, the calls of helpers that return them, dict displays of the same
+    string keys, or names every path leaves such a display in (``name_positions``); None
+    for the positions when no return has items. None when one returns nothing, they mix
+    items with other values, lengths or keys, or an item is starred."""
     returned = [node.value for node, _ in returns if node.value is not None]
     if len(returned) < max(len(returns), 2):
         return None
-    widths = {name_width(value, prefix) if isinstance(value, ast.Name) else returned_width(callees, value)
-              for value, (_, prefix) in zip(returned, returns)}
-    if len(widths) != 1 or any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
+    if any(isinstance(part, ast.Starred) for value in returned for part in ast.walk(value)):
         return None
-    return returned, widths.pop()
+    shapes = [name_positions(value, prefix) if isinstance(value, ast.Name) else _display_positions(value, callees)
+              for value, (_, prefix) in zip(returned, returns)]
+    if len({frozenset(shape) if shape is not None else None for shape in shapes}) != 1:
+        return None
+    return returned, shapes[0]
 
 
-def _item(value: ast.expr, position: int | None) -> ast.expr:
-    """A returned value (None), or its item at ``position``: of the tuple display it is, of
-    the tuple a name holds (``t[1]``, spanning no source: it is written out from the tree), or
-    of what the helper it calls returns (``_after_if(c)[2]``)."""
+def _display_positions(value: ast.expr | Known | None, callees: Callees | None = None) -> Positions | None:
+    """The positions of a tuple display's items (or of the tuples the helper a call runs
+    returns), or the keys of a dict display of string keys; None for any other value."""
+    if isinstance(value, ast.Dict):
+        keys = [key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+                for key in value.keys]
+        return None if not keys or None in keys else tuple(key for key in keys if key is not None)
+    if isinstance(value, ast.Tuple) or isinstance(value, ast.Call) and callees is not None:
+        width = returned_width(callees, value) if callees is not None else len(value.elts)  # type: ignore[union-attr]
+        return tuple(range(width)) if width >= 0 else None
+    return None
+
+
+def _item(value: ast.expr, position: int | str | None) -> ast.expr:
+    """A returned value (None), or its item at ``position``: of the tuple or dict display it
+    is, of the tuple or dict a name holds (``t[1]``, spanning no source: it is written out
+    from the tree), or of what the helper it calls returns (``_after_if(c)[2]``)."""
     if position is None:
         return value
-    if isinstance(value, ast.Tuple):
+    if isinstance(value, ast.Tuple) and isinstance(position, int):
         return value.elts[position]
+    if isinstance(value, ast.Dict):
+        return next(item for key, item in zip(value.keys, value.values)
+                    if isinstance(key, ast.Constant) and key.value == position)
     if isinstance(value, ast.Name):
         return ast.Subscript(value=ast.Name(id=value.id, ctx=ast.Load()), slice=ast.Constant(position), ctx=ast.Load())
     return ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(position), ctx=ast.Load()), value)
@@ -600,9 +623,9 @@ def _dtype_name(returned: str) -> str:
 
 
 def _item_of_name(value: ast.expr) -> bool:
-    """Whether ``value`` is an item of a name by a constant position: `t[1]`."""
+    """Whether ``value`` is an item of a name by a constant position or key: `t[1]`, `st["p"]`."""
     return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
-        and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int
+        and isinstance(value.slice, ast.Constant) and type(value.slice.value) in (int, str)
 
 
 def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
@@ -732,7 +755,12 @@ def _is_identity(plan: IfPlan, branch: Branch) -> bool:
     return plan.form is IfForm.ASSIGN and plan.operands == plan.outputs
 
 
-def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str], jnp: str,
+def _literal_key(key: cst.BaseExpression) -> str | None:
+    """The string a dict display's key is, where it is a plain string literal."""
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
+
+
+def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | str | None, str], jnp: str,
                 result: tuple[str, int] | None = None) -> list[cst.SimpleStatementLine]:
     """A `return` whose value (key None), or items of the tuple it returns, are cast to the
     dtypes ``casts`` names (see IfPlan.return_casts). A call's items are cast from ``result``:
@@ -747,6 +775,18 @@ def cast_return(statement: cst.SimpleStatementLine, casts: dict[int | None, str]
 
     if None in casts:
         value = asarray(returned.value, casts[None])
+    elif isinstance(returned.value, cst.Dict):
+        value = returned.value.with_changes(elements=[
+            element.with_changes(value=asarray(element.value, casts[key]))
+            if isinstance(element, cst.DictElement) and (key := _literal_key(element.key)) in casts else element
+            for element in returned.value.elements])
+    elif isinstance(returned.value, cst.Name) and any(isinstance(key, str) for key in casts):  # `return st`
+        name = returned.value.value
+        quoted = {key: f'"{key}"' if isinstance(key, str) and '"' not in key and "\\" not in key else repr(key)
+                  for key in casts}
+        cast_items = ", ".join(f"{quoted[key]}: {code(asarray(cst.parse_expression(f'{name}[{quoted[key]}]'), dtype))}"
+                               for key, dtype in casts.items())
+        value = cst.parse_expression(f"{{**{name}, {cast_items}}}")
     elif isinstance(returned.value, cst.Tuple):
         value = returned.value.with_changes(elements=[
             element.with_changes(value=asarray(element.value, casts[index])) if index in casts else element

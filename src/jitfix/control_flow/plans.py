@@ -54,7 +54,7 @@ class IfPlan:
     copies: list[ast.stmt] = field(default_factory=list)
     # return: each `return` of the branches (in them or their inner ifs) that is cast, with
     # the dtype variable of each item cast (None: the whole value), keyed by the return's id.
-    return_casts: dict[int, dict[int | None, str]] = field(default_factory=dict)
+    return_casts: dict[int, dict[int | str | None, str]] = field(default_factory=dict)
     # A cast return of a helper's call (a continuation's tuple): the name its result is bound
     # to first, to cast its items (`result = _after_if(c)`, `return result[0], ...`), and
     # how many items it has.
