@@ -45,3 +45,9 @@ def test_the_import_a_fix_made_unused_is_removed_and_no_other() -> None:
     assert "import numpy as np" not in fixed
     assert "import os\n" in fixed  # unused before the fix: the user's to remove
     assert "jnp.sqrt(x)" in fixed
+
+
+def test_an_import_joins_its_section_in_a_block_the_user_did_not_sort() -> None:
+    source = "import jax\nimport math\n\n\n@jax.jit\ndef f(x):\n    return math.sqrt(x) + math.pi\n"
+    fixed = process_text("f.py", source, Settings(), Options(apply_fixes=True)).new_text
+    assert fixed.startswith("import jax\nimport jax.numpy as jnp\nimport math\n\n\n")

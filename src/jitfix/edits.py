@@ -283,12 +283,19 @@ def _with_import(lines: list[str], line: str) -> list[str]:
         new = _import_key(ast.parse(line).body[0])  # type: ignore[arg-type]
     except SyntaxError:
         return lines + [line]
+    # In its section where the file has it (in order there, even where the user's sections
+    # are not), else where the sections' order puts a block of its own.
+    same = [statement for statement in statements if _import_key(statement)[0] == new[0]]
+    later = next((statement for statement in same if _import_key(statement) > new), None)
+    if later is not None:
+        return lines[:later.lineno - 1] + [line] + lines[later.lineno - 1:]
+    if same:
+        at = same[-1].end_lineno or same[-1].lineno
+        return lines[:at] + [line] + lines[at:]
     for statement in statements:
-        key = _import_key(statement)
-        if key > new:
+        if _import_key(statement) > new:
             at = statement.lineno - 1
-            block = [line] if key[0] == new[0] else [line, ""]
-            return lines[:at] + block + lines[at:]
+            return lines[:at] + [line, ""] + lines[at:]
     if not statements:
         return lines + [line]
     last = statements[-1]
