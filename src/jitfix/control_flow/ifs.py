@@ -47,6 +47,7 @@ from jitfix.control_flow.result_types import (
     FIXED_TYPES,
     Callees,
     Known,
+    Layout,
     Signature,
     Signatures,
     arms_to_cast,
@@ -232,17 +233,46 @@ class IfPlanner:
         for name in plan.outputs:
             final = [self._final_values(branch.statements, name, values) for branch in (plan.true, plan.false)]
             arms = [arm for arm in final if arm is not None]
-            if len(arms) < len(final):
-                continue
-            self._plan_cast(plan, name, arms, f"{name}_dtype", values)
-            for key, item_arms in self._items(name, arms).items():
+            if len(arms) == len(final):
+                self._plan_cast(plan, name, arms, f"{name}_dtype", values)
+                found = self._items(name, arms), container_layout(chain.from_iterable(arms))
+            else:
+                found = self._items_by_path(plan, name, values)
+            items, layout = found
+            for key, item_arms in items.items():
                 if self._plan_cast(plan, f"{name}[{key}]", item_arms, item_dtype_name(name, key), values):
                     plan.items.setdefault(name, []).append(key)
-                    layout = container_layout(chain.from_iterable(arms))
                     assert layout is not None  # (see _items)
                     plan.layouts[name] = layout
                     dtype_name, sources = plan.dtypes[f"{name}[{key}]"]
                     plan.dtypes[f"{name}[{key}]"] = (dtype_name, in_quotes(sources, name, key))
+
+    def _items_by_path(self, plan: IfPlan, name: str, values: dict[str, Known]
+                       ) -> tuple[dict[str, list[list[ast.expr | Signature]]], Layout | None]:
+        """A dict, tuple or list output the branches bind only to new ones of its items, where
+        what they leave in it cannot be written before the if (`t = (t[1], t[0] + 2.0)` then
+        `t = (m - 1, t[1])`): each item's type after each branch, path by path, by the source
+        of its key. Only items one of whose values is certainly one number or array (a pytree
+        has no one dtype)."""
+        bound = [value for branch in (plan.true, plan.false)
+                 for value in bound_values(branch.statements).get(name, [])]
+        updates = [updated_items(value, name) for value in bound]
+        layout = container_layout(bound)
+        if not bound or layout is None or any(update is None for update in updates):
+            return {}, None
+        keys: dict[str, tuple[ast.Constant, bool]] = {}
+        for key, item in chain.from_iterable(update for update in updates if update is not None):
+            text = ast.get_source_segment(self.context.text, key) or (
+                f'"{key.value}"' if isinstance(key.value, str) else str(key.value))
+            certain = keys.get(text, (key, False))[1] or self._one_value(item, values)
+            keys[text] = (key, certain)
+        found: dict[str, list[list[ast.expr | Signature]]] = {}
+        for text, (key, certain) in keys.items():
+            arms = [resolved_after(item_of(name, key), branch.statements, self.context.callees, values)
+                    for branch in (plan.true, plan.false)]
+            if certain and all(arm is not None for arm in arms):
+                found[text] = [[arm] for arm in arms if arm is not None]
+        return found, layout
 
     def _items(self, name: str, arms: list[list[ast.expr | Signature]]) -> dict[str, list[list[ast.expr | Signature]]]:
         """A dict, tuple or list output's items by the source of their key (`"p"`, `1`), each with
@@ -466,11 +496,14 @@ class IfPlanner:
         return to_cast
 
     def _one_value(self, candidate: ast.expr, values: dict[str, Known]) -> bool:
-        """Whether ``candidate`` is one array or number: by the function's evidence, or an
-        item of a tuple or list display a name holds before the if (`t[1]` of `t = (m, x)`)
-        that is."""
+        """Whether ``candidate`` is one array or number: by the function's evidence, a name
+        whose value before the if is (`a` of `a = m - 1`), or an item of a tuple or list
+        display a name holds before the if (`t[1]` of `t = (m, x)`) that is."""
         if self.context.arrays.one_value(candidate):
             return True
+        if isinstance(candidate, ast.Name):
+            held = values.get(candidate.id)
+            return isinstance(held, ast.expr) and self.context.arrays.one_value(held)
         if isinstance(candidate, ast.Subscript) and isinstance(candidate.value, ast.Name) \
                 and isinstance(candidate.slice, ast.Constant) and isinstance(candidate.slice.value, int):
             display = values.get(candidate.value.id)
