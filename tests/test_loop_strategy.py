@@ -59,7 +59,7 @@ def _fix(tmp_path: Path, strategy: str | None, *flags: str) -> str:
 def test_static_strategy_adds_static_argnames_and_keeps_the_loops(tmp_path: Path) -> None:
     fixed = _fix(tmp_path, "static")
     assert '@partial(jax.jit, static_argnames=("n",))\ndef power' in fixed
-    assert '@partial(jax.jit, static_argnames=("mode", "n"))\ndef shifted' in fixed
+    assert '@partial(jax.jit, static_argnames=("n", "mode"))\ndef shifted' in fixed
     assert 'grad_loss = jax.jit(jax.grad(loss), static_argnames=("n",))' in fixed
     assert "fori_loop" not in fixed and fixed.count("for i in range(") == 3
     _assert_runs_like_the_original(fixed)

@@ -179,15 +179,26 @@ class Runner:
         import jax
 
         buffer = io.StringIO()
+        args, kwargs = _fresh((given.args, given.kwargs))
         with contextlib.redirect_stdout(buffer):
             try:
                 with jax.disable_jit() if eager else contextlib.nullcontext(), \
                         time_limit(REFERENCE_SECONDS if eager else None):
-                    result = jax.block_until_ready(self.function(*given.args, **given.kwargs))
+                    result = jax.block_until_ready(self.function(*args, **kwargs))
             except Exception as error:  # the outcome is the error: it is reported, not raised
                 result = Raised(error)
             jax.effects_barrier()
         return result, buffer.getvalue()
+
+
+def _fresh(arguments):
+    """The arguments with new containers (dicts, lists, tuples) and NumPy buffers: a call
+    that writes into what it is given (eagerly, `state["n"] += 1` changes the caller's dict)
+    leaves the input the next call gets as it was."""
+    import jax
+    import numpy as np
+
+    return jax.tree_util.tree_map(lambda leaf: leaf.copy() if isinstance(leaf, np.ndarray) else leaf, arguments)
 
 
 def perturbed(value):

@@ -94,6 +94,16 @@ def _arrays(floats: list[float], dtype: str, shape: list[int] | None) -> list:
     return arrays
 
 
+def _dicts(keys: list[str], floats: list[float]) -> list:
+    """Dicts of ``keys``, each item a scalar: all floats, all ints, and each key in turn an
+    int among floats (an int item is what makes the items' types differ by path)."""
+    floating = [array for array in _arrays(floats, "float", None) if array.ndim == 0][:3]
+    integral = [array for array in _arrays(floats, "int", None) if array.ndim == 0][:2]
+    made = [dict.fromkeys(keys, value) for value in floating + integral]
+    made += [{other: (integral[0] if other == key else floating[0]) for other in keys} for key in keys]
+    return made
+
+
 def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
     """The values tried for one parameter."""
     if parameter["kind"] == "var":
@@ -104,6 +114,8 @@ def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
     annotation = parameter["annotation"]
     if parameter.get("texts"):  # compared with strings: given strings
         return pool + parameter["texts"]
+    if parameter.get("keys"):  # indexed by strings only: dicts of those keys
+        return pool + _dicts(parameter["keys"], floats)
     if annotation == "bool":
         pool += [True, False]
     elif annotation == "int" or ((parameter["counts"] or parameter["integer"]) and annotation != "float"

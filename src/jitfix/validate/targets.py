@@ -50,6 +50,7 @@ class Parameter:
     min_ndim: int = 0  # indexed (x[i]), measured (len(x), x.shape[0]): scalars do not fit
     integer: bool = False  # used with bitwise operators
     texts: list[str] = field(default_factory=list)  # the strings it is compared with (`mode == "sum"`)
+    keys: list[str] = field(default_factory=list)  # the only items it is indexed by (`state["count"]`): a dict
 
 
 @dataclass
@@ -229,6 +230,7 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
     counting = _counting_names(function)
     ndims, integers = _array_uses(function)
     texts = _compared_texts(function)
+    keys = _string_keys(function)
     positional = positional_parameters(function)
     defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
     listed = [(arg, "positional", default) for arg, default in zip(positional, defaults)]
@@ -242,8 +244,24 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
             name=arg.arg, kind=kind, annotation=annotation, dtype=dtype, shape=shape,
             has_default=default is not None, traced=is_traced,
             counts=arg.arg in counting or annotation == "int",
-            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers, texts=texts.get(arg.arg, [])))
+            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers, texts=texts.get(arg.arg, []),
+            keys=keys.get(arg.arg, [])))
     return parameters
+
+
+def _string_keys(function: FunctionNode) -> dict[str, list[str]]:
+    """The string keys each name is indexed by, for names indexed only so (`state["count"]`,
+    read or written): a parameter indexed so is given dicts of those keys."""
+    found: dict[str, list[str]] = {}
+    other: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                known = found.setdefault(node.value.id, [])
+                known += [node.slice.value] if node.slice.value not in known else []
+            else:
+                other.add(node.value.id)
+    return {name: keys for name, keys in found.items() if name not in other}
 
 
 def _compared_texts(function: FunctionNode) -> dict[str, list[str]]:
