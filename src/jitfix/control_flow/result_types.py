@@ -654,8 +654,12 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     # of them, which one the path decides (`k` or `k * 0.5`): it varies unless they agree. (A
     # name every path through the statements binds no longer holds its start.)
     kept = reads - definitely_assigned(list(statements))
+    # An item of a dict or tuple the statements make anew (`t[0]`) is one of its values too.
+    items = {text for node in ast.walk(expr) if isinstance(node, ast.Subscript)
+             and (text := ast.unparse(node)) in block.items}
     if any(block.alternatives_differ(name, starts.get(name) if name in kept else None, environment)
-           for name in reads & set(block.bindings)):
+           for name in reads & set(block.bindings)) \
+            or any(block.alternatives_differ(item, starts[item], environment) for item in items):
         return Signature(found.follows, found.weak, True)
     return found
 
