@@ -636,11 +636,10 @@ def resolved_after(expr: ast.expr, statements: Sequence[ast.stmt], callees: Call
     where it is read before a binding or no binding may have run). None: unknown, or made of
     what the statements change (`st["a"]`)."""
     block = Block(statements, callees, values, {})
-    if True:
-        env = block.after(statements, {})
-        if env is not None:
-            found = block.path_value(expr, env)
-            return found if found is not None and block.evaluable_before(found) else None
+    env = block.after(statements, {})  # path by path where every statement is followed
+    if env is not None:
+        found = block.path_value(expr, env)
+        return found if found is not None and block.evaluable_before(found) else None
     reads = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
     exposed = upward_exposed(list(statements), live_out=reads) & set(block.bindings)
     starts = {name: block.before.of(ast.Name(id=name, ctx=ast.Load())) for name in exposed}
