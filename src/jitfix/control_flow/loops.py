@@ -53,6 +53,7 @@ from jitfix.control_flow.result_types import (
     in_quotes,
     item_dtype_name,
     item_of,
+    paired_values,
     rebuilt,
     updated_items,
 )
@@ -293,13 +294,11 @@ class LoopPlanner:
         # A pytree has no one dtype: only a carry that is one array or number is cast (a lax
         # loop keeps the structure of its carry, so one value anywhere it is bound will do).
         one_value = self.context.arrays.one_value
-        bound = {name: [node.value for node in own_nodes(plan.statements) if isinstance(node, ast.Assign)
-                        and any(isinstance(target, ast.Name) and target.id == name for target in node.targets)]
-                 for name in plan.carry}
+        bound = _values_bound(plan.statements)
         carried = [name for name in plan.carry if name != plan.target and (
             one_value(ast.Name(id=name, ctx=ast.Load()))
             or _is_one_value(starts.get(name) or values.get(name), one_value)
-            or any(one_value(value) for value in bound[name]))]
+            or any(one_value(value) for value in bound.get(name, [])))]
         items = self._carried_items(plan, starts)
         found, held = carry_casts([*carried, *items], plan.statements, plan.target, self.context.callees, values,
                                   {**starts, **{item: start for item, (_, _, start, _) in items.items()}},
@@ -525,6 +524,40 @@ class LoopPlanner:
         name = unique_name(f"_{target}_loop_body", context.taken)
         return LoopPlan(node, LoopKind.FORI, name, carry, node.body, lower=lower, upper=_without_int(upper),
                         step=step, target=target, truncate_upper=truncate)
+
+
+def _values_bound(statements: Sequence[ast.stmt], last: dict[str, ast.expr] | None = None,
+                  found: dict[str, list[ast.expr]] | None = None) -> dict[str, list[ast.expr]]:
+    """The values each name is assigned in ``statements`` (`b, a = a, b + b` binds `b` to
+    `a`); a name read as the value is, where a straight run of statements before bound it,
+    that value too (`a = m * 2` then `b = a`: `b` is given `m * 2`)."""
+    last = dict(last or {})
+    found = {} if found is None else found
+    for statement in statements:
+        if isinstance(statement, ast.Assign):
+            pairs = [pair for target in statement.targets for pair in paired_values(target, statement.value)]
+            for name, value in pairs:
+                reached = last.get(value.id) if isinstance(value, ast.Name) else None
+                found.setdefault(name, []).extend([value] if reached is None else [value, reached])
+            for name in assigned_names([statement]):
+                last.pop(name, None)
+            last.update(pairs)
+            continue
+        for block in _blocks_of(statement):
+            _values_bound(block, last, found)
+        for name in assigned_names([statement]):
+            last.pop(name, None)
+    return found
+
+
+def _blocks_of(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists an `if`, loop, `with` or `try` holds (a def's body is its own)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return []
+    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
+    handlers = [handler.body for handler in getattr(statement, "handlers", [])]
+    cases = [case.body for case in getattr(statement, "cases", [])]
+    return [block for block in [*blocks, *handlers, *cases] if isinstance(block, list)]
 
 
 def _is_one_value(known: Known | None, one_value: Callable[[ast.expr], bool]) -> bool:

@@ -104,6 +104,11 @@ FIXED_TYPES = frozenset({INDEX, "float", "bool"})
 # What a name is known to hold, for its type: the expression it was last given, or the
 # signature of its type (a lax loop's carry, in the body, holds the one type of every pass).
 Known = ast.expr | Signature
+# What each name holds at a point of a block, where known (None: unknown).
+Environment = dict[str, Signature | None]
+# What a path through statements that leaves them (a `return`, a jump) holds at their end:
+# nothing, told apart by identity.
+LEFT: Environment = {}
 
 
 @dataclass(frozen=True)
@@ -604,6 +609,10 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
     block = Block(body, callees, values, {index: Signature(frozenset({INDEX}))} if index is not None else {}, items)
     environment = block.environment({name: block.before.of(starts.get(name, ast.Name(id=name, ctx=ast.Load())))
                                      for name in carry})
+    # What each carry holds at the end of a pass that starts with every carry of its full
+    # type, path by path: a name a pass rebinds is read with this pass's value (`a = m * 2`
+    # then `b, a = a, b + b` leaves an int in `b`). None: the body is not followed.
+    ends = block.pass_ends(body, {**block.fixed, **{name: environment.get(name) for name in carry}})
     casts: dict[str, CarryCast] = {}
     held: dict[str, Signature] = {}
     for name in carry:
@@ -621,10 +630,9 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
         if not block.evaluable_before(every):
             held.pop(name, None)
             continue
-        # A pass whose value, with every carry of its full type, has that type needs no cast.
-        each_pass = any(found is None or found.varies or found.key != every.key
-                        for found in (block.closed([value], Signature(), environment)
-                                      for value in block.bindings.get(name, [])))
+        # A pass that ends with the carry of its full type needs no cast.
+        end = ends.get(name) if ends is not None else None
+        each_pass = bool(block.bindings.get(name)) and (end is None or end.varies or end.key != every.key)
         casts[name] = CarryCast(dtype_sources(every), each_pass)
     return casts, held
 
@@ -681,6 +689,8 @@ class Block:
         self.bindings: dict[str, list[Known | None]] = {**named, **{item: list(given) for item, given in self.items.items()}}
         self.carriers = {_reads(item).pop() for item in self.items}
         self.fixed = fixed  # names whose signature is known (a loop's index)
+        # Where the paths of the loops followed jump, innermost last: each `continue`'s and each `break`'s.
+        self._jumps: list[tuple[list[Environment], list[Environment]]] = []
         bound = set(self.bindings) | set(fixed)
         self.before = Signatures(callees, values)
         results = {name: given[0] for name, given in self.bindings.items()
@@ -691,10 +701,10 @@ class Block:
         self.inside = Signatures(callees, {name: value for name, value in values.items()
                                            if name not in bound and not _reads_any(value, bound)}, results)
 
-    def environment(self, starts: Mapping[str, Signature | None]) -> dict[str, Signature | None]:
+    def environment(self, starts: Mapping[str, Signature | None]) -> Environment:
         """What each name the block binds may hold, over every pass: the least fixpoint, from
         nothing (a name with a start holds it too); None is unknown."""
-        environment: dict[str, Signature | None] = {**dict.fromkeys(self.bindings, Signature()), **self.fixed}
+        environment: Environment = {**dict.fromkeys(self.bindings, Signature()), **self.fixed}
         for name, start in starts.items():
             if start is None and name in self.bindings:
                 environment[name] = None
@@ -710,7 +720,7 @@ class Block:
         return environment
 
     def closed(self, values: Sequence[Known | None], start: Signature,
-               environment: dict[str, Signature | None]) -> Signature | None:
+               environment: Environment) -> Signature | None:
         """The join of the start and the values, each name the block binds replaced by what
         the environment says it holds."""
         found = start
@@ -731,60 +741,96 @@ class Block:
     # (what a loop's carry must hold). Code after the block sees one path's value: ``a, b =
     # b, a + a`` then ``a, b = b, a + c`` leaves in ``a`` what ``a + a`` was, not a mix of
     # both. `after` follows the statements in order, joining where paths meet (`one_of`: the
-    # value varies where they disagree).
+    # value varies where they disagree). A path that leaves (a `return`, `raise`, `continue`
+    # or `break`) reaches no statement after; where it goes, a loop, it is joined there.
 
-    def after(self, statements: Sequence[ast.stmt], env: dict[str, Signature | None]
-              ) -> dict[str, Signature | None] | None:
+    def after(self, statements: Sequence[ast.stmt], env: Environment) -> Environment | None:
         """What each name the statements bind holds after them, in terms of values before
         the block (None: unknown); None when a statement is not followed (a `with`, `try`,
-        def, a jump out of a loop)."""
+        def, a loop's `else`) or no path reaches the end."""
+        found = self._through(statements, env)
+        return None if found is LEFT else found
+
+    def pass_ends(self, body: Sequence[ast.stmt], env: Environment) -> Environment | None:
+        """What each name holds where a pass of a loop with this body ends: at its end, a
+        `continue` or a `break` (each is a carry the pass hands on); None as for ``after``."""
+        self._jumps.append(([], []))
+        found = self._through(body, env)
+        continues, breaks = self._jumps.pop()
+        if found is None:
+            return None
+        ends = [end for end in [found, *continues, *breaks] if end is not LEFT]
+        return self._joined(env, ends) if ends else None
+
+    def _through(self, statements: Sequence[ast.stmt], env: Environment) -> Environment | None:
         for statement in statements:
             found = self._after_statement(statement, env)
-            if found is None:
-                return None
+            if found is None or found is LEFT:
+                return found
             env = found
         return env
 
-    def _after_statement(self, statement: ast.stmt, env: dict[str, Signature | None]
-                         ) -> dict[str, Signature | None] | None:
+    def _after_statement(self, statement: ast.stmt, env: Environment) -> Environment | None:
         if any(isinstance(node, ast.NamedExpr) for node in ast.walk(statement)):
             return None
         if isinstance(statement, ast.Assign):
-            bound: dict[str, Signature | None] = {}
-            for target in statement.targets:
-                pairs = paired_values(target, statement.value)
-                if not pairs:
-                    return None
-                bound.update((name, self.path_value(value, env)) for name, value in pairs)
-                for name, value in pairs:  # a new dict or tuple of items the block follows: each item too
-                    if name in self.carriers:
-                        items = updated_items(value, name) or []
-                        bound.update((ast.unparse(item_of(name, key)), self.path_value(item, env)) for key, item in items)
-            return {**env, **bound}
+            return self._assigned(statement, env)
         if isinstance(statement, ast.AugAssign | ast.AnnAssign):
-            if not isinstance(statement.target, ast.Name) or statement.value is None:
+            if statement.value is None or self._writes_an_element(statement.target):
+                return env if statement.value is not None else None
+            if not isinstance(statement.target, ast.Name):
                 return None
             value = statement.value if isinstance(statement, ast.AnnAssign) else ast.BinOp(
                 left=ast.Name(id=statement.target.id, ctx=ast.Load()), op=statement.op, right=statement.value)
             return {**env, statement.target.id: self.path_value(value, env)}
         if isinstance(statement, ast.If):
-            branches = [self.after(block, dict(env)) for block in (statement.body, statement.orelse)
-                        if not always_leaves(block) or not block]
+            branches = [self._through(block, dict(env)) for block in (statement.body, statement.orelse)]
             if any(branch is None for branch in branches):
                 return None
-            return self._joined(env, [branch for branch in branches if branch is not None])
+            reached = [branch for branch in branches if branch is not None and branch is not LEFT]
+            return self._joined(env, reached) if reached else LEFT
         if isinstance(statement, ast.For | ast.While):
             return self._after_loop(statement, env)
+        if isinstance(statement, ast.Continue | ast.Break):
+            if self._jumps:  # (outside the loops followed, the path leaves the statements)
+                self._jumps[-1][isinstance(statement, ast.Break)].append(env)
+            return LEFT
+        if isinstance(statement, ast.Return | ast.Raise):
+            return LEFT
         if isinstance(statement, ast.Expr | ast.Pass | ast.Assert):
             return env
         return None
 
-    def _after_loop(self, loop: ast.For | ast.While, env: dict[str, Signature | None]
-                    ) -> dict[str, Signature | None] | None:
-        """Any number of passes, none too: the join of the state before and after each."""
-        if any(isinstance(node, ast.Break | ast.Continue) for node in own_nodes(loop.body)) or loop.orelse:
+    def _assigned(self, statement: ast.Assign, env: Environment) -> Environment | None:
+        bound: Environment = {}
+        for target in statement.targets:
+            if self._writes_an_element(target):
+                continue
+            pairs = paired_values(target, statement.value)
+            if not pairs:
+                return None
+            bound.update((name, self.path_value(value, env)) for name, value in pairs)
+            for name, value in pairs:  # a new dict or tuple of items the block follows: each item too
+                if name in self.carriers:
+                    items = updated_items(value, name) or []
+                    bound.update((ast.unparse(item_of(name, key)), self.path_value(item, env)) for key, item in items)
+        return {**env, **bound}
+
+    def _writes_an_element(self, target: ast.expr) -> bool:
+        """Whether ``target`` is an element or attribute of a name (`buf[1] = v`, which binds
+        no name and leaves the object's type as it was), not of a container whose items the
+        block follows."""
+        base = target
+        while isinstance(base, ast.Subscript | ast.Attribute):
+            base = base.value
+        return base is not target and isinstance(base, ast.Name) and base.id not in self.carriers
+
+    def _after_loop(self, loop: ast.For | ast.While, env: Environment) -> Environment | None:
+        """Any number of passes, none too: the join of the state before and where each pass
+        ends or breaks."""
+        if loop.orelse:
             return None
-        bound: dict[str, Signature | None] = {}
+        bound: Environment = {}
         if isinstance(loop, ast.For):
             iterable = loop.iter
             if isinstance(loop.target, ast.Name) and isinstance(iterable, ast.Call) \
@@ -800,17 +846,19 @@ class Block:
         env = {**{name: held for name, held in bound.items() if name not in env}, **env}
         head = env
         for _ in range(8):  # each round widens a signature or makes it vary: few rounds settle it
-            passed = self.after(loop.body, {**head, **bound})
+            self._jumps.append(([], []))
+            passed = self._through(loop.body, {**head, **bound})
+            continues, breaks = self._jumps.pop()
             if passed is None:
                 return None
-            joined = self._joined(env, [env, passed])
+            ends = [end for end in [passed, *continues] if end is not LEFT]
+            joined = self._joined(env, [env, *ends])
             if joined == head:
-                return head
+                return self._joined(head, [head, *breaks])
             head = joined
         return None
 
-    def _joined(self, before: dict[str, Signature | None], ends: list[dict[str, Signature | None]]
-                ) -> dict[str, Signature | None]:
+    def _joined(self, before: Environment, ends: list[Environment]) -> Environment:
         """Where paths meet: each name one of the values the paths leave in it (a path that
         does not bind it leaves what it held before)."""
         if not ends:
@@ -822,10 +870,10 @@ class Block:
             joined[name] = reduce(Signature.one_of, known) if len(known) == len(held) else None
         return joined
 
-    def _before(self, name: str, env: dict[str, Signature | None]) -> Signature | None:
+    def _before(self, name: str, env: Environment) -> Signature | None:
         return env[name] if name in env else self.before.of(ast.Name(id=name, ctx=ast.Load()))
 
-    def path_value(self, value: Known, env: dict[str, Signature | None]) -> Signature | None:
+    def path_value(self, value: Known, env: Environment) -> Signature | None:
         """The signature of ``value`` where ``env`` holds: each name the block binds is what
         this path left in it, or what it held before the block."""
         one = value if isinstance(value, Signature) else self.inside.of(value)
@@ -843,7 +891,7 @@ class Block:
         return found
 
     def alternatives_differ(self, name: str, start: Signature | None,
-                            environment: dict[str, Signature | None]) -> bool:
+                            environment: Environment) -> bool:
         """Whether the values ``name`` may hold after the block (its start, where a path may
         keep it, and each binding's) differ in type. (One of unknown type, a def's, is not
         what a known signature was made of.)"""
