@@ -410,6 +410,19 @@ def test_target_version_names_syntax_the_running_python_cannot_read(tmp_path: Pa
         assert "the code targets Python 3.14; jitfix runs on Python 3." in result.stderr
 
 
+def test_target_version_defaults_to_the_projects_requires_python(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nrequires-python = ">=3.14, <4"\n')
+    (tmp_path / "generic.py").write_text("import jax\n\n\ntype Tree = dict[str, jax.Array]\n")
+    (tmp_path / "indented.py").write_text("import jax\n  import numpy\n")
+    result = invoke("check", str(tmp_path))
+    assert result.exit_code == 2 and "indented.py:2:" in result.stderr
+    assert "indentation error: unexpected indent\n" in result.stderr  # not put down to the Python
+    if sys.version_info < (3, 12):
+        assert "generic.py:4" in result.stderr
+        assert "the code targets Python 3.14; jitfix runs on Python 3." in result.stderr
+    assert invoke("check", "--show-settings", str(tmp_path)).stdout.count('target-version = "py314"') == 1
+
+
 def test_statistics_and_rules_honour_json_and_refuse_what_they_cannot_print(project: Path) -> None:
     stats = invoke("check", "--statistics", "--output-format", "json", str(project / "broken.py"))
     assert json.loads(stats.stdout) == [{"code": "JF401", "name": "print-in-traced-code", "count": 1, "fixable": 1}]

@@ -40,6 +40,18 @@ def test_findings_name_cell_and_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
+def test_lines_a_message_names_are_placed_in_their_cells(tmp_path: Path) -> None:
+    path = tmp_path / "pure.ipynb"
+    notebook = new_notebook()
+    notebook.cells = [new_code_cell("import jax\n\n\ndef log(x):\n    print('x', 1)\n    return x"),
+                      new_code_cell("fast = jax.jit(log)"),
+                      new_code_cell("def twice(x):\n    print('twice')\n    return x * 2\n\n\ntwice_fast = jax.jit(twice)")]
+    nbformat.write(notebook, path)
+    lines = invoke("check", str(path)).stdout.splitlines()
+    assert "(wrapped by jax.jit at cell 2, line 1)" in lines[0] and lines[0].startswith(f"{path}:cell 1:5:5:")
+    assert "(wrapped by jax.jit at line 6)" in lines[1] and lines[1].startswith(f"{path}:cell 3:2:5:")
+
+
 def test_machine_formats_name_the_notebook_file_and_the_cell(tmp_path: Path) -> None:
     path = tmp_path / "train.ipynb"
     _notebook(path)

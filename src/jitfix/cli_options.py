@@ -53,7 +53,8 @@ class Shared:
         help="Skip what git ignores when walking folders (default: on).")] = None
     target_version: Annotated[Optional[str], typer.Option(
         "--target-version", metavar="|".join(TARGET_VERSIONS),
-        help="The Python the code runs on; a file whose syntax the running Python cannot parse says so.")] = None
+        help="The Python the code runs on (default: the lower bound of [project] requires-python); "
+             "a file whose syntax the running Python cannot parse says so.")] = None
     config: Annotated[CodeList, typer.Option(
         "--config", metavar="PYPROJECT|KEY=VALUE",
         help="Read [tool.jitfix] from this pyproject.toml, or set one option: --config 'loop-strategy = \"lax\"' "

@@ -9,7 +9,8 @@ exclude = ["legacy/*"]       # extra paths (glob) not to walk into (extend-exclu
 per-file-ignores = { "tests/*" = ["JF4"] }
 respect-gitignore = true     # walking a folder skips what git ignores
 force-exclude = false        # exclude also files named on the command line (pre-commit, editors)
-target-version = "py311"     # the Python the code runs on (named when it cannot be parsed)
+target-version = "py311"     # the Python the code runs on (named when it cannot be parsed;
+                             # default: the lower bound of [project] requires-python)
 loop-strategy = "auto"       # traced range loops: "lax" (fori_loop), "static" (static_argnames),
                              # "auto" (static where the function is differentiated)
 scan-static-loops = false    # also turn loops over the rows of an array into lax.scan
@@ -142,8 +143,20 @@ def load_settings(start: Path) -> Settings:
     table = tool.get("jitfix", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
-    base = Settings(config_path=str(pyproject), root=str(pyproject.parent))
+    base = Settings(config_path=str(pyproject), root=str(pyproject.parent),
+                    target_version=_required_python(document.get("project")))
     return with_table(base, table, str(pyproject), pyproject.parent)
+
+
+def _required_python(project: object) -> tuple[int, int] | None:
+    """The oldest Python a `[project]` table's `requires-python` admits (`">=3.12"` -> (3,
+    12)), which the code may be written for where [tool.jitfix] names no target-version
+    (as ruff reads it); None when it names no lower bound."""
+    required = project.get("requires-python") if isinstance(project, dict) else None
+    if not isinstance(required, str):
+        return None
+    bounds = [(3, int(minor)) for minor in re.findall(r"(?:>=|~=|==)\s*3\.(\d+)", required)]
+    return max(bounds) if bounds else None
 
 
 def with_override(settings: Settings, assignment: str) -> Settings:

@@ -128,8 +128,9 @@ def _syntax_checked(path: str, text: str) -> None:
 def _syntax_errors_named(path: str) -> Iterator[None]:
     try:
         yield
-    except SyntaxError as error:
-        raise InputError(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
+    except SyntaxError as error:  # (an indentation error is no newer syntax: it is not put down to the Python)
+        kind = "indentation error" if isinstance(error, IndentationError) else "syntax error"
+        raise InputError(path, f"{kind}: {error.msg}", line=error.lineno, col=error.offset) from None
     except ValueError as error:  # e.g. source with NUL bytes
         raise InputError(path, f"cannot parse: {error}") from None
 

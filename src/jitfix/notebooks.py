@@ -230,5 +230,18 @@ def relocate(view: CodeView, findings: list, text: str) -> list:
             lines = bodies[cell].split("\n")
             col += len(indent) if line <= len(lines) and lines[line - 1].startswith(indent) else 0
             end_col += len(indent) if end_line <= len(lines) and lines[end_line - 1].startswith(indent) else 0
-        placed.append(replace(finding, cell=cell + 1, line=line, end_line=end_line, col=col, end_col=end_col))
+        message = _lines_placed(view, text, finding.message, cell)
+        placed.append(replace(finding, message=message, cell=cell + 1, line=line, end_line=end_line, col=col,
+                              end_col=end_col))
     return placed
+
+
+def _lines_placed(view: CodeView, text: str, message: str, cell: int) -> str:
+    """A message's references to lines of the view's text (`wrapped by jax.jit at line
+    335`) as the notebook shows them: the line within its cell, and the cell where it is
+    another one (`at cell 12, line 3`)."""
+    def placed(match: re.Match[str]) -> str:
+        other, line = locate(view, text, int(match[1]))
+        return f"line {line}" if other == cell else f"cell {other + 1}, line {line}"
+
+    return re.sub(r"\bline (\d+)\b", placed, message)

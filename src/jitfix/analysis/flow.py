@@ -390,34 +390,39 @@ class FlowAnalysis:
                 and isinstance(test.ops[0], ast.Is | ast.IsNot):
             name = test.left.id
             none_branch = when_true if isinstance(test.ops[0], ast.Is) else when_false
-            self._python_value(name, state, none_branch, f"`{name} is None`")
+            self._python_value(test.left, state, none_branch, f"`{name} is None`")
             return
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
-                and len(test.args) == 2 and isinstance(test.args[0], ast.Name):
-            name = test.args[0].id
+                and len(test.args) == 2:
+            value = test.args[0]
+            text = ast.unparse(value)
             types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
             resolved = {self.imports.resolve(t) or (t.id if isinstance(t, ast.Name) else "") for t in types}
             if resolved and resolved <= TRACER_TYPES:
-                self._python_value(name, state, when_false, f"`{name}` is not an array")
+                self._python_value(value, state, when_false, f"`{text}` is not an array")
             elif resolved and resolved <= PYTHON_VALUE_TYPES:
-                self._python_value(name, state, when_true, f"`{name}` is a Python or NumPy value")
+                self._python_value(value, state, when_true, f"`{text}` is a Python or NumPy value")
         elif isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
-                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) \
+                and len(test.args) == 2 \
                 and isinstance(test.args[1], ast.Constant) and test.args[1].value in ARRAY_ONLY_ATTRIBUTES:
             # Every array (and tracer) has `.shape`: without it, the value is not one.
-            name = test.args[0].id
-            self._python_value(name, state, when_false, f"`{name}` has no `.{test.args[1].value}`")
+            self._python_value(test.args[0], state, when_false,
+                               f"`{ast.unparse(test.args[0])}` has no `.{test.args[1].value}`")
 
-    @staticmethod
-    def _python_value(name: str, state: Mapping[str, Verdict], branch: State, guard: str) -> None:
-        """In ``branch`` the name holds a Python value. If it was not known to be one on
-        entry (a traced argument, or one whose default no call is seen to pass), the branch
-        runs under tracing only for callers that pass no array there -- the documented way
-        to call such code is outside jit -- so nothing in it is proven traced."""
-        current = state.get(name)  # None: a free variable (a closure's, a global): not known
+    def _python_value(self, value: ast.expr, state: Mapping[str, Verdict], branch: State, guard: str) -> None:
+        """In ``branch`` the value (a name, or an item of one: `xs[0]`) is a Python value. If
+        it was not known to be one on entry (a traced argument, or one whose default no call
+        is seen to pass), the branch runs under tracing only for callers that pass no array
+        there -- the documented way to call such code is outside jit -- so nothing in it is
+        proven traced."""
+        if isinstance(value, ast.Name):
+            current = state.get(value.id)  # None: a free variable (a closure's, a global): not known
+        else:
+            current = self._verdict(value, dict(state))
         if current is not None and current.static:
             return
-        branch[name] = Verdict(STATIC_KIND, f"{guard} holds here")
+        if isinstance(value, ast.Name):
+            branch[value.id] = Verdict(STATIC_KIND, f"{guard} holds here")
         if UNCERTAIN not in branch:
             branch[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"only reached when {guard}, which an array "
                                                       "argument never is")
