@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Callable
@@ -64,6 +65,12 @@ class EditError(Exception):
 MAX_LINE_LENGTH = 88  # black's default: where a generated call is split over lines
 
 
+def _segment(text: str, node: ast.AST) -> str:
+    found = ast.get_source_segment(text, node)
+    assert found is not None
+    return found
+
+
 @dataclass
 class EditContext:
     """How the module spells the names a replacement uses (``jax`` may be ``J``), and
@@ -87,6 +94,25 @@ class EditContext:
         # libcst re-indents continuation lines to the enclosing block, so these are relative.
         lines = "".join("    " + arg.replace("\n", "\n    ") + ",\n" for arg in args)
         return f"{function}(\n{lines})"
+
+    def return_source(self, value: str) -> str:
+        """``return value`` on one line if it fits, else black-style: the values of ``return
+        a, b`` (or the items of the one display returned, ``{**st, "k": v}``) one a line
+        between its brackets."""
+        flat = f"return {value}"
+        if self.column + len(flat) <= MAX_LINE_LENGTH or "\n" in value:
+            return flat
+        returned = ast.parse(value, mode="eval").body
+        if not isinstance(returned, ast.Tuple | ast.List | ast.Dict):
+            return flat
+        if isinstance(returned, ast.Dict):
+            items = [f"**{_segment(value, item)}" if key is None else f"{_segment(value, key)}: {_segment(value, item)}"
+                     for key, item in zip(returned.keys, returned.values)]
+        else:
+            items = [_segment(value, item) for item in returned.elts]
+        opening, closing = "{}" if isinstance(returned, ast.Dict) else "[]" if isinstance(returned, ast.List) else "()"
+        lines = "".join(f"    {item},\n" for item in items)
+        return f"return {opening}\n{lines}{closing}"
 
 
 @dataclass

@@ -754,7 +754,7 @@ class IfRenderer:
                     statements: list[cst.BaseStatement], depth: int) -> cst.FunctionDef:
         body = self.context.with_copies(plan.copies, self.block(statements, branch.statements, depth + 1))
         if plan.form is IfForm.ASSIGN and plan.outputs:
-            body.append(cst.parse_statement(f"return {self._outputs(plan, branch)}\n"))
+            body.append(self.context.returned(self._outputs(plan, branch), depth + 1))
         if not body:
             body = [cst.parse_statement("return None\n")]
         template = cst.parse_statement(f"def {branch.name}({', '.join(plan.operands)}):\n    pass\n")

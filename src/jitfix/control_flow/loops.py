@@ -760,7 +760,7 @@ class LoopRenderer:
                 returned = returned[1:-1]
         body = self.context.with_copies(plan.copies, body)
         separate_first_def(prologue, body)
-        statements = [*prologue, *body, cst.parse_statement(f"return {returned}\n")]
+        statements = [*prologue, *body, self.context.returned(returned, depth + 1)]
         template = cst.parse_statement(f"def {name}({parameters}):\n    pass\n")
         assert isinstance(template, cst.FunctionDef)
         return template.with_changes(body=block.with_changes(body=statements))

@@ -45,6 +45,12 @@ class RenderContext:
             made.append(cst.parse_statement(source.rstrip("\n") + "\n"))
         return [*made, *separated(body, after=bool(made) and isinstance(made[-1], cst.FunctionDef))]
 
+    def returned(self, value: str, depth: int) -> cst.BaseStatement:
+        """``return value`` as a statement at ``depth``, split over lines as black would
+        when it does not fit."""
+        self.edit.column = self.base_column + depth * INDENT_WIDTH
+        return cst.parse_statement(self.edit.return_source(value) + "\n")
+
     def call(self, prefix: str, function: str, arguments: list[str], depth: int) -> cst.BaseStatement:
         """``prefix + function(arguments...)`` as a statement at ``depth``, split over lines
         as black would when it does not fit."""
