@@ -530,7 +530,7 @@ class ValueAnalysis:
     def _Call(self, call: ast.Call) -> Verdict:
         arguments = [self._raw(arg) for arg in call.args] + [self._raw(k.value) for k in call.keywords]
         func = call.func
-        if isinstance(func, ast.Name) and self._builtin(func.id):
+        if isinstance(func, ast.Name) and self.is_builtin(func.id):
             if func.id in STATIC_BUILTINS:
                 return Verdict(STATIC_KIND, f"`{func.id}()` returns a Python value")
             if func.id in PYTHON_CONVERSIONS and len(call.args) == 1 and not call.keywords \
@@ -574,9 +574,9 @@ class ValueAnalysis:
     def python_spelling(self, expr: ast.AST) -> PythonSpelling | None:
         """How to write ``expr`` in Python if it is arithmetic on static values that uses
         jnp (staged under jit, so a tracer): ``jnp.ceil(n / k)`` is ``math.ceil(n / k)``."""
-        return python_spelling(expr, self._raw, self.imports.resolve, self._builtin)
+        return python_spelling(expr, self._raw, self.imports.resolve, self.is_builtin)
 
-    def _builtin(self, name: str) -> bool:
+    def is_builtin(self, name: str) -> bool:
         """Whether ``name`` is the built-in here (no local, import or definition rebinds it)."""
         return name not in self.state and name not in self.imports.aliases \
             and name not in self.imports.relative and not self._defined(name)

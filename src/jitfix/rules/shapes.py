@@ -170,6 +170,10 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
                 yield "`range()` building a list", argument
 
 
+# Built-ins whose result is a Python value when their arguments are (`int(n)`, `max(0, i - w)`).
+STATIC_OF_STATIC = frozenset({"int", "max", "min", "abs"})
+
+
 def _parameter_names(expr: ast.AST, params: frozenset[str], values, traced: TracedFunction,
                      bindings: Mapping[str, Sequence[ast.AST | None]]) -> list[str] | None:
     """The traced parameters an expression is made of (``n``, ``(n, m)``, ``n * 2``,
@@ -195,9 +199,10 @@ def _parameter_names(expr: ast.AST, params: frozenset[str], values, traced: Trac
             return True  # (of an array: static)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
-                and len(node.args) == 1:
-            return visit(node.args[0])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STATIC_OF_STATIC \
+                and values.is_builtin(node.func.id) and node.args and not node.keywords \
+                and not any(isinstance(argument, ast.Starred) for argument in node.args):
+            return all(visit(argument) for argument in node.args)  # (`max(0, i - w)`: Python's, of static values)
         return False
 
     def name(identifier: str) -> bool:
