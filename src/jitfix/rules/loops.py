@@ -16,7 +16,7 @@ from jitfix.analysis.blocks import is_range_call
 from jitfix.control_flow.plans import LoopKind, LoopPlan, Lowering
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import conditionals, function_edit, source_excerpt
+from jitfix.rules.conditionals import FunctionConditionals, conditionals, function_edit, source_excerpt
 from jitfix.rules.lowering import caller_dicts_note, lowering_fix, why_no_break
 from jitfix.rules.static_arguments import static_argnames_edit
 
@@ -37,9 +37,11 @@ class _LoopRule(Rule):
                     continue
                 edits = [function_edit(module, function.node, planned.plans, frozenset({node})),
                          *entry.edits_in(module, node)]
-                fix = Fix(Safety.SAFE, f"rewrite with lax.{self.kind.value}", edits)
-                message = (f"{self._what(module, node)} in `{function.qualname}` ({function.how}); rewrite with "
-                           f"`lax.{self.kind.value}`{caller_dicts_note(function, node)}")
+                # (a range loop that can break becomes a `while_loop` over the index and a flag)
+                lax_loop = LoopKind.WHILE.value if plan.kind is LoopKind.FORI and plan.flag else self.kind.value
+                fix = Fix(Safety.SAFE, f"rewrite with lax.{lax_loop}", edits)
+                message = (f"{self._what(module, node, entry)} in `{function.qualname}` ({function.how}); rewrite with "
+                           f"`lax.{lax_loop}`{caller_dicts_note(function, node)}")
                 yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
             if self.kind is LoopKind.FORI:
                 yield from self._static_findings(module, entry)
@@ -58,7 +60,7 @@ class _LoopRule(Rule):
                              Lowering.RETURNS: "its `return` first made a `break`, the function returning "
                                                "after the loop"}[problem.lowering]  # type: ignore[index]
                     whole = None if problem.lowering is Lowering.DICT_UPDATES else statement
-                    message = (f"{self._what(module, statement)} in `{function.qualname}` ({function.how}); rewrite "
+                    message = (f"{self._what(module, statement, entry)} in `{function.qualname}` ({function.how}); rewrite "
                                f"as a lax loop ({first}){caller_dicts_note(function, whole)}")
                     yield self.finding(module, statement, message, lowered, function=function,
                                        end=self._header_end(statement))
@@ -66,7 +68,7 @@ class _LoopRule(Rule):
                 where = f" (line {problem.line})" if problem.line != statement.lineno else ""
                 if isinstance(problem.node, ast.Return):
                     where += why_no_break(function, statement)
-                message = f"{self._what(module, statement)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
+                message = f"{self._what(module, statement, entry)} in `{function.qualname}`; not auto-fixable: {problem.reason}{where}"
                 yield self.finding(module, statement, message, function=function, end=self._header_end(statement))
 
     def _static_findings(self, module: ModuleContext, entry) -> Iterator[Finding]:
@@ -78,7 +80,7 @@ class _LoopRule(Rule):
             found = [static_argnames_edit(module, site, request.names, function.node) for site in function.jit_sites]
             edits = [edit for edit in found if edit is not None]
             listed = ", ".join(f"`{name}`" for name in request.names)
-            message = (f"{self._what(module, node)} in `{function.qualname}`; make {listed} static "
+            message = (f"{self._what(module, node, entry)} in `{function.qualname}`; make {listed} static "
                        f"({request.why}); each new value recompiles")
             fix = None
             if edits and len(edits) == len(found):
@@ -91,13 +93,21 @@ class _LoopRule(Rule):
                 message += "; not auto-fixable: the jit that compiles it is not in this module"
             yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
 
-    def _what(self, module: ModuleContext, node: ast.For | ast.While) -> str:
+    def _what(self, module: ModuleContext, node: ast.For | ast.While, entry: FunctionConditionals) -> str:
         """The loop's header as the user wrote it, and what goes wrong with it."""
         if isinstance(node, ast.While):
             return f"`while {source_excerpt(module, node.test)}` {self.trouble}"
-        if self.kind is LoopKind.FORI and not is_range_call(node.iter, module.imports):  # rows left on a traced test
+        if self.kind is LoopKind.FORI and not self._bound_traced(module, node, entry):  # left on a traced test
             return f"`for ... in {source_excerpt(module, node.iter)}` leaves the loop on a traced test"
         return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
+
+    @staticmethod
+    def _bound_traced(module: ModuleContext, node: ast.For, entry: FunctionConditionals) -> bool:
+        """Whether the loop runs over a `range` of a traced value (a `range(xs.shape[0])`, or
+        the rows of an array, has a static length: a traced `break` is what ends it)."""
+        values = entry.values_at(node)
+        return isinstance(node.iter, ast.Call) and is_range_call(node.iter, module.imports) \
+            and any(values.is_traced(argument) for argument in node.iter.args)
 
     @staticmethod
     def _header_end(node: ast.For | ast.While) -> ast.AST:
