@@ -246,7 +246,8 @@ class DataDependentShape(Rule):
         what="Finds, in traced code, indexing with a traced boolean mask (`x[x > 0]`, `x[mask]` with "
         "`mask = jnp.isnan(x)`, `x.at[mask]`), and calls of the jnp functions whose result is as long "
         "as the data says (`jnp.nonzero`, `argwhere`, `flatnonzero`, `unique`, `union1d`, "
-        "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`. A reduction of the "
+        "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`, and comprehensions "
+        "whose `if` tests a traced array (`[a for a in xs if a > 0]`). A reduction of the "
         "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`) becomes the reduction with `where=`.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
@@ -278,6 +279,8 @@ class DataDependentShape(Rule):
                         and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings) \
                         and entry.values_at(statement).is_traced(node.slice):
                     yield self._mask_finding(module, node, traced, reductions.get(id(node)))
+                elif isinstance(node, ast.comprehension):
+                    yield from self._filter_findings(module, node, entry, statement)
                 elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
                         and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
                     short = module.segment(node.func)
@@ -285,6 +288,19 @@ class DataDependentShape(Rule):
                                        "elements as the data holds, which is not known while tracing, so it "
                                        f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
                                        "the result is padded with `fill_value=`)", function=traced)
+
+    def _filter_findings(self, module: ModuleContext, node: ast.comprehension, entry: FunctionConditionals,
+                         statement: ast.stmt) -> Iterator[Finding]:
+        """A comprehension's `if` on a traced array (`[a for a in xs if a > 0]`): it takes the
+        test's truth, and what it keeps is as long as the data says."""
+        values = entry.values_at(statement)
+        for test in node.ifs:
+            if values.is_traced(test) and entry.arrays.certain_truth(test, values):
+                yield self.finding(module, test, f"the comprehension's `if {module.segment(test)}` in "
+                                   f"`{entry.traced.qualname}` keeps the elements a traced test picks: how many is "
+                                   "not known while tracing, so it raises under jit; not auto-fixable: keep every "
+                                   "element and mask the rest (`jnp.where(test, a, 0)`, a reduction's `where=`)",
+                                   function=entry.traced)
 
     def _mask_finding(self, module: ModuleContext, node: ast.Subscript, traced: TracedFunction,
                       reduction: ast.Call | None) -> Finding:
