@@ -841,7 +841,9 @@ class LoopRenderer:
         start: list[cst.BaseStatement] = []
         if plan.flag:  # a break ends the loop through the flag
             jnp = self.context.name("jax.numpy")
-            test = f"{jnp}.logical_and({test}, {jnp}.logical_not({plan.flag}))"
+            always = isinstance(statement.test, cst.Name) and statement.test.value == "True"  # `while True:`
+            test = f"{jnp}.logical_not({plan.flag})" if always else \
+                f"{jnp}.logical_and({test}, {jnp}.logical_not({plan.flag}))"
             start = [cst.parse_statement(f"{plan.flag} = False\n")]
         assert isinstance(plan.node, ast.While)
         test_reads = {node.id for node in ast.walk(plan.node.test) if isinstance(node, ast.Name)}

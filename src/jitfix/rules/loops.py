@@ -96,7 +96,9 @@ class _LoopRule(Rule):
     def _what(self, module: ModuleContext, node: ast.For | ast.While, entry: FunctionConditionals) -> str:
         """The loop's header as the user wrote it, and what goes wrong with it."""
         if isinstance(node, ast.While):
-            return f"`while {source_excerpt(module, node.test)}` {self.trouble}"
+            header = f"`while {source_excerpt(module, node.test)}`"
+            traced_test = entry.values_at(node).is_traced(node.test)
+            return f"{header} {self.trouble}" if traced_test else f"{header} leaves the loop on a traced test"
         if self.kind is LoopKind.FORI and not self._bound_traced(module, node, entry):  # left on a traced test
             return f"`for ... in {source_excerpt(module, node.iter)}` leaves the loop on a traced test"
         return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
