@@ -98,19 +98,20 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed from "
                                                          "array values, which have no static form", function=traced)
                         continue
-                    yield self._made_static(module, traced, expr, names, where)
+                    yield self._made_static(module, traced, expr, names, where, _fixed_width_slice(node, expr, module))
 
     def _made_static(self, module: ModuleContext, traced: TracedFunction, expr: ast.AST, names: list[str],
-                     where: str) -> Finding:
-        """The finding that makes ``names`` static at each jit of the function."""
+                     where: str, alternative: str = "") -> Finding:
+        """The finding that makes ``names`` static at each jit of the function (``alternative``:
+        another way, said after it)."""
         edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
         listed = ", ".join(f"`{name}`" for name in names)
         if not edits or any(edit is None for edit in edits):
             return self.finding(module, expr, f"{where}; not auto-fixable: make {listed} static "
                                 "at the jit that compiles this function", function=traced)
         fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
-        return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles)", fix,
-                            function=traced)
+        return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles){alternative}",
+                            fix, function=traced)
 
 
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
@@ -168,6 +169,23 @@ def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, 
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
             for argument in iterable.args:
                 yield "`range()` building a list", argument
+
+
+def _fixed_width_slice(node: ast.AST, bound: ast.AST, module: ModuleContext) -> str:
+    """For a bound of a one-dimensional slice of a width the code fixes (`x[i:i + 3]`), the
+    jit-friendly way to take it at a traced start, which differs where Python's slice would
+    be cut short at the end; else ''."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.step is None
+            and bound in (node.slice.lower, node.slice.upper)):
+        return ""
+    lower, upper = node.slice.lower, node.slice.upper
+    if not (isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and lower is not None
+            and ast.dump(upper.left) == ast.dump(lower) and isinstance(upper.right, ast.Constant)
+            and type(upper.right.value) is int and upper.right.value > 0):
+        return ""
+    call = f"lax.dynamic_slice_in_dim({module.segment(node.value)}, {module.segment(lower)}, {upper.right.value})"
+    return (f"; or, for one compilation, `{call}` (it clamps the start so that {upper.right.value} elements fit, "
+            "where Python's slice would be shorter, or count a negative start from the end)")
 
 
 # Built-ins whose result is a Python value when their arguments are (`int(n)`, `max(0, i - w)`).
