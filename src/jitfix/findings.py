@@ -65,6 +65,22 @@ class EditError(Exception):
 MAX_LINE_LENGTH = 88  # black's default: where a generated call is split over lines
 
 
+def _split_lambda(argument: str, column: int) -> str:
+    """An argument on a line of its own at ``column``: a lambda returning a tuple display
+    (`lambda a, b: (a, jnp.asarray(b, d))`) that does not fit split as black splits it, one
+    item a line; anything else as it is."""
+    if column + len(argument) + 1 <= MAX_LINE_LENGTH or "\n" in argument:
+        return argument
+    lambda_ = ast.parse(argument, mode="eval").body
+    if not (isinstance(lambda_, ast.Lambda) and isinstance(lambda_.body, ast.Tuple)):
+        return argument
+    body = _segment(argument, lambda_.body)
+    if not (body.startswith("(") and argument.endswith(body)):
+        return argument
+    items = "".join(f"    {_segment(argument, item)},\n" for item in lambda_.body.elts)
+    return f"{argument[:-len(body)]}(\n{items})"
+
+
 def _segment(text: str, node: ast.AST) -> str:
     found = ast.get_source_segment(text, node)
     assert found is not None
@@ -78,6 +94,7 @@ class EditContext:
 
     spellings: dict[str, str]
     column: int = 0  # of the node being replaced
+    indent: int | None = None  # of the statement it starts, where a renderer knows it
 
     def name(self, dotted: str) -> str:
         return self.spellings.get(dotted, dotted)
@@ -92,6 +109,8 @@ class EditContext:
         if multiline and any('"""' in arg or "'''" in arg for arg in args):
             return flat  # re-indenting would change a triple-quoted string
         # libcst re-indents continuation lines to the enclosing block, so these are relative.
+        if self.indent is not None:
+            args = [_split_lambda(arg, self.indent + 4) for arg in args]
         lines = "".join("    " + arg.replace("\n", "\n    ") + ",\n" for arg in args)
         return f"{function}(\n{lines})"
 

@@ -22,7 +22,7 @@ from jitfix.control_flow.plans import IfPlan, LoopPlan, Plan, PlanningOptions, S
 from jitfix.control_flow.render_context import RenderContext, StatementPairs
 from jitfix.control_flow.result_types import Known
 from jitfix.control_flow.scans import ScanPlanner, ScanRenderer
-from jitfix.cst_text import cst, leading_lines, pair_statements
+from jitfix.cst_text import code, cst, leading_lines, pair_statements
 from jitfix.findings import EditContext, EditError
 
 
@@ -151,13 +151,27 @@ class FunctionRewriter:
                     break
             elif isinstance(first, ast.Return) and id(first) in self.return_casts \
                     and isinstance(statement, cst.SimpleStatementLine):
-                result.extend(cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy"),
-                                          self.return_results.get(id(first))))
+                cast = cast_return(statement, self.return_casts[id(first)], self.ifs.context.name("jax.numpy"),
+                                   self.return_results.get(id(first)))
+                result.extend(self._fitted(line, depth) for line in cast)
             elif first is not None and self._contains_enabled(first):
                 result.append(self._compound(statement, first, depth))
             else:
                 result.append(statement)
         return result
+
+    def _fitted(self, statement: cst.SimpleStatementLine, depth: int) -> cst.SimpleStatementLine:
+        """A `return` the casts made too long for its line, split over lines as black would
+        (its comments kept); any other statement as it is."""
+        returned = statement.body[0]
+        if len(statement.body) != 1 or not isinstance(returned, cst.Return) or returned.value is None:
+            return statement
+        value = code(returned.value)
+        split = self.ifs.context.returned(value, depth)
+        if code(split).strip() == f"return {value}" or not isinstance(split, cst.SimpleStatementLine):
+            return statement
+        return split.with_changes(leading_lines=statement.leading_lines,
+                                  trailing_whitespace=statement.trailing_whitespace)
 
     def _sub_block(self, block: cst.BaseSuite, nodes: list[ast.stmt], depth: int) -> cst.BaseSuite:
         if not isinstance(block, cst.IndentedBlock):

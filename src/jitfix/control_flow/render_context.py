@@ -55,4 +55,8 @@ class RenderContext:
         """``prefix + function(arguments...)`` as a statement at ``depth``, split over lines
         as black would when it does not fit."""
         self.edit.column = self.base_column + depth * INDENT_WIDTH + len(prefix)
-        return cst.parse_statement(prefix + self.edit.call_source(function, arguments) + "\n")
+        self.edit.indent = self.base_column + depth * INDENT_WIDTH
+        try:
+            return cst.parse_statement(prefix + self.edit.call_source(function, arguments) + "\n")
+        finally:
+            self.edit.indent = None
