@@ -60,7 +60,8 @@ class FunctionPlanner:
                 elif isinstance(statement, ast.For | ast.While) and self.loops.is_traced(statement):
                     self.loops.plan(statement, bound, loops, values)
                 elif isinstance(statement, ast.For) and self.scans.scannable(statement):
-                    self.scans.plan(statement, bound, loops, values)
+                    if not self.scans.plan(statement, bound, loops, values):
+                        self._descend(statement, bound, tail, loops)  # a Python loop still: plan inside it
                 else:
                     self._descend(statement, bound, tail, loops)
             finally:

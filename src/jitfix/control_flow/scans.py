@@ -61,10 +61,12 @@ class ScanPlanner:
     def _is_parameter(self, source: ast.AST) -> bool:
         return isinstance(source, ast.Name) and source.id in self.context.arrays.params
 
-    def _report(self, node: ast.For, reason: str, where: ast.AST | None = None) -> None:
+    def _report(self, node: ast.For, reason: str, where: ast.AST | None = None) -> bool:
         self.context.report(node, reason, where, scan=True)
+        return False
 
-    def plan(self, node: ast.For, bound: set[str], loops: int, values: dict[str, Known]) -> None:
+    def plan(self, node: ast.For, bound: set[str], loops: int, values: dict[str, Known]) -> bool:
+        """Plan the loop as a scan; False (and the reason reported) when it stays a Python loop."""
         context = self.context
         shape = _scan_shape(node)
         assert shape is not None
@@ -110,7 +112,7 @@ class ScanPlanner:
                         initializers=[statement for statement in initializers if statement is not None])
         context.plans[node] = plan
         self.loops.walk_body(node.body, set(carry), set(names), loops, mark=False)
-        return None
+        return True
 
     def _outputs(self, node: ast.For, values: dict[str, Known]) -> list[Output] | str:
         """The lists appended to directly in the body, or why the loop cannot be a scan."""
