@@ -168,6 +168,8 @@ class FunctionRewriter:
         if len(statement.body) != 1 or not isinstance(returned, cst.Return) or returned.value is None:
             return statement
         value = code(returned.value)
+        if self.ifs.context.fits(f"return {value}", depth):
+            return statement
         split = self.ifs.context.returned(value, depth)
         if code(split).strip() == f"return {value}" or not isinstance(split, cst.SimpleStatementLine):
             return statement

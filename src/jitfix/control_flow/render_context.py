@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from jitfix.cst_text import cst, separated
-from jitfix.findings import EditContext
+from jitfix.findings import MAX_LINE_LENGTH, EditContext
 
 INDENT_WIDTH = 4
 
@@ -44,6 +44,10 @@ class RenderContext:
             source = textwrap.dedent(ast.get_source_segment(self.text, definition, padded=True) or "")
             made.append(cst.parse_statement(source.rstrip("\n") + "\n"))
         return [*made, *separated(body, after=bool(made) and isinstance(made[-1], cst.FunctionDef))]
+
+    def fits(self, line: str, depth: int) -> bool:
+        """Whether ``line`` fits at ``depth`` (within black's line length)."""
+        return self.base_column + depth * INDENT_WIDTH + len(line) <= MAX_LINE_LENGTH
 
     def returned(self, value: str, depth: int) -> cst.BaseStatement:
         """``return value`` as a statement at ``depth``, split over lines as black would
