@@ -607,6 +607,13 @@ def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
         stack.extend(reversed(non_leaf_children(node)))
 
 
+def _python_scalar(argument: ast.expr) -> bool:
+    """A literal bool or number (`True`, `3`, `-0.5`)."""
+    if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub | ast.UAdd):
+        argument = argument.operand
+    return isinstance(argument, ast.Constant) and type(argument.value) in (bool, int, float, complex)
+
+
 def _callee_name(call: ast.Call) -> str | None:
     func = call.func
     return func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
@@ -945,6 +952,8 @@ class TracedFinder:
         self._mark_params(function, traced, static, how)
         entry = self.traced[function]
         entry.given_arrays = entry.given_arrays | self._given_arrays(function, called_as)
+        if transform.name in JIT_TRANSFORMS:
+            entry.given_arrays = entry.given_arrays | self._given_python_scalars(function, called_as)
         for name, why in unknown_why.items():
             entry.unknown_why.setdefault(name, why)
         if transform.name in STAGING_TRANSFORMS:
@@ -987,6 +996,28 @@ class TracedFinder:
                     given.add(name)
             given.update(keyword.arg for keyword in call.keywords
                          if keyword.arg in positional and self._certainly_an_array(keyword.value))
+        return frozenset(given)
+
+    def _given_python_scalars(self, function: FunctionNode, called_as: str | None) -> frozenset[str]:
+        """Parameters some call of ``called_as`` in the module passes a Python bool or number
+        (`step(x, True)`): jit traces it as a scalar array, unless it is static. Only a call
+        that is certainly of this def counts: by its name, or, for a method, on `self`."""
+        positional = positional_names(function)
+        method = bool(positional) and positional[0] in {"self", "cls"}
+        given: set[str] = set()
+        for call in self.scopes.calls_to(called_as) if called_as else []:
+            func = call.func
+            on_self = method and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == positional[0]
+            if not (on_self if method else isinstance(func, ast.Name)):
+                continue
+            for name, argument in zip(positional[1 if method else 0:], call.args):
+                if isinstance(argument, ast.Starred):
+                    break
+                if _python_scalar(argument):
+                    given.add(name)
+            given.update(keyword.arg for keyword in call.keywords
+                         if keyword.arg in positional and _python_scalar(keyword.value))
         return frozenset(given)
 
     def _certainly_an_array(self, argument: ast.expr) -> bool:
