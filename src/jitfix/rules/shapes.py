@@ -69,6 +69,7 @@ class ShapeArgument(Rule):
             params = traced.traced_params
             arrays = entry.arrays
             reported: set[int] = set()
+            made_static: dict[int, set[str]] = {}  # node -> the names a finding made static for it
             strings: set[str] = set()
             for node, statement in own_expressions(traced.node):
                 string = _string_parameter(node, traced)
@@ -98,6 +99,9 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed from "
                                                          "array values, which have no static form", function=traced)
                         continue
+                    if set(names) <= made_static.get(id(node), set()):
+                        continue  # (`x[i:i + 3]`: one finding for the slice, not one per bound)
+                    made_static.setdefault(id(node), set()).update(names)
                     yield self._made_static(module, traced, expr, names, where, _fixed_width_slice(node, expr, module))
 
     def _made_static(self, module: ModuleContext, traced: TracedFunction, expr: ast.AST, names: list[str],
