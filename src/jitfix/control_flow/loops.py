@@ -536,12 +536,13 @@ def _values_bound(statements: Sequence[ast.stmt], last: dict[str, ast.expr] | No
     for statement in statements:
         if isinstance(statement, ast.Assign):
             pairs = [pair for target in statement.targets for pair in paired_values(target, statement.value)]
-            for name, value in pairs:
-                reached = last.get(value.id) if isinstance(value, ast.Name) else None
+            reaching = [(name, value, last.get(value.id) if isinstance(value, ast.Name) else None)
+                        for name, value in pairs]
+            for name, value, reached in reaching:
                 found.setdefault(name, []).extend([value] if reached is None else [value, reached])
             for name in assigned_names([statement]):
                 last.pop(name, None)
-            last.update(pairs)
+            last.update((name, reached or value) for name, value, reached in reaching)
             continue
         for block in _blocks_of(statement):
             _values_bound(block, last, found)
