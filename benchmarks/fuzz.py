@@ -11,8 +11,9 @@ traced and static
 stop:`` whose flag starts as Python ``False`` and is traced from the second pass; loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards (in
 loops over ``v``'s rows too), early returns inside loops,
-tuple assignments, ``+=``/``-=``/``*=``, with ``--int-values`` ints bound where floats were (``a = m - 1``,
-``k = k * 0.5``: branch and carry types that eager Python lets differ by path), an int counter and a bool flag carried through
+tuple assignments, ``+=``/``-=``/``*=``, ints bound where floats were (``a = m - 1``,
+``k = k * 0.5``: branch and carry types that eager Python lets differ by path; off with
+``--no-int-values``), an int counter and a bool flag carried through
 branches and loops, calls of a module-level helper, and prints of carried and branch values
 (what each call prints is compared line by line, numbers within float32's precision). The eager original (under
 ``jax.disable_jit()``) is the reference. Every program is classified:
@@ -89,9 +90,9 @@ class ProgramGenerator:
     """Random programs; ``depth`` bounds nesting so every program is small. ``features``
     names what the program holds (for the per-feature figures)."""
 
-    def __init__(self, rng: random.Random, int_values: bool = False):
+    def __init__(self, rng: random.Random, int_values: bool = True):
         self.rng = rng
-        self.int_values = int_values  # draw ints where floats were (`--int-values`)
+        self.int_values = int_values  # draw ints where floats were (off: `--no-int-values`)
         self.features: set[str] = set()
 
     def program(self) -> str:
@@ -464,7 +465,7 @@ class Miscompiled(AssertionError):
     pass
 
 
-def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0, int_values: bool = False) -> Tally:
+def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0, int_values: bool = True) -> Tally:
     """Try ``count`` programs drawn by hypothesis; stop at the first miscompiled or broken
     rewrite, shrunk (the other failures are counted and shown, not shrunk). With
     ``keep_going``, every program is tried and every failure kept, unshrunk: the counts of a
@@ -520,9 +521,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="programs to try")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--int-values", action="store_true",
+    parser.add_argument("--int-values", action=argparse.BooleanOptionalAction, default=True,
                         help="also bind ints where floats were (a = m - 1, k = k * 0.5): branch and carry "
-                             "types that differ by path; not yet at 0 failures, so not drawn by default")
+                             "types that differ by path (default: on)")
     parser.add_argument("--show", type=int, default=3, help="miscompiled programs to print")
     parser.add_argument("--keep-going", action="store_true",
                         help="try every program and keep every failure, unshrunk (long runs)")

@@ -25,14 +25,14 @@ EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_r
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:
-    tally = fuzz.fuzz(count=60, seed=7, int_values=True)
+    tally = fuzz.fuzz(count=60, seed=7)
     # A feature no draw of hypothesis reached (how it draws varies with the code it runs) is
     # checked on the first programs drawn by seed that hold it: every feature, every run.
     missing = EVERY_FEATURE - set(tally.by_feature)
     for seed in range(500):
         if not missing:
             break
-        generator = fuzz.ProgramGenerator(random.Random(seed), int_values=True)
+        generator = fuzz.ProgramGenerator(random.Random(seed))
         code = generator.program()
         if generator.features & missing:
             fuzz.check_program(code, tally, generator.features)
