@@ -177,8 +177,10 @@ def _array_uses(function: FunctionNode) -> tuple[dict[str, int], set[str]]:
             if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
                     and isinstance(index, ast.Constant) and isinstance(index.value, int):
                 need(node.value.value, index.value + 1 if index.value >= 0 else -index.value)
-            elif not (isinstance(node.value, ast.Attribute) and node.value.attr == "at"):
-                need(node.value, len(index.elts) if isinstance(index, ast.Tuple) else 1)
+            else:  # `x[i, j]`, and `x.at[i]` (an update of `x`'s elements) alike
+                indexed = node.value.value if isinstance(node.value, ast.Attribute) and node.value.attr == "at" \
+                    else node.value
+                need(indexed, len(index.elts) if isinstance(index, ast.Tuple) else 1)
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "len" and node.args:
             need(node.args[0], 1)
         elif isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(
