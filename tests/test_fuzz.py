@@ -13,6 +13,8 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 
 import fuzz  # noqa: E402
@@ -46,3 +48,17 @@ def test_the_generator_makes_programs_that_run_eagerly() -> None:
     code = fuzz.ProgramGenerator(random.Random(3)).program()
     compile(code, "<fuzzed>", "exec")
     assert "def f(x, y, n, m, flag: bool, v: jax.Array, s):" in code and "return a, b, c, k" in code
+
+
+FOUND = sorted((Path(__file__).parent / "fuzz_found").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", FOUND, ids=[path.stem for path in FOUND])
+def test_programs_long_runs_found_broken_are_fixed(path: Path) -> None:
+    """Programs a long run (`--n 5000`) found broken, kept as drawn (too slow to shrink):
+    each is now fixed faithfully, jitted and eagerly. The file name says the seed and what
+    went wrong."""
+    tally = fuzz.Tally()
+    fuzz.check_program(path.read_text(), tally)
+    assert tally.counts["fixed"] == 1, (dict(tally.counts), tally.failures[:1])
+

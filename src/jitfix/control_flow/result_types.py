@@ -806,7 +806,7 @@ class Block:
         for target in statement.targets:
             if self._writes_an_element(target):
                 continue
-            pairs = paired_values(target, statement.value)
+            pairs = paired_values(target, statement.value) or cond_items(target, statement.value)
             if not pairs:
                 return None
             bound.update((name, self.path_value(value, env)) for name, value in pairs)
@@ -985,7 +985,7 @@ def bound_values(body: Sequence[ast.stmt],
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                for name, value in paired_values(target, node.value):
+                for name, value in paired_values(target, node.value) or cond_items(target, node.value):
                     bindings.setdefault(name, []).append(value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
@@ -1039,6 +1039,22 @@ def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
     if isinstance(start, ast.Tuple):  # `i, c = lax.while_loop(cond, body, (0, c))`: each has its start's type
         return paired_values(target, start)
     return []
+
+
+def cond_items(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """For types only: the names `a, b = lax.cond(p, f, g, ...)` binds (told by name), each to
+    its item of the call (`lax.cond(...)[0]`), which the signatures read from what the branch
+    functions return."""
+    if not (isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Call) and len(value.args) >= 3):
+        return []
+    names = [item.id for item in target.elts if isinstance(item, ast.Name)]
+    if len(names) != len(target.elts):
+        return []
+    func = value.func
+    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") != "cond":
+        return []
+    return [(name, ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()))
+            for index, name in enumerate(names)]
 
 
 def _updated_items(bindings: Mapping[str, Sequence[Known | None]]) -> dict[str, list[ast.expr]]:
