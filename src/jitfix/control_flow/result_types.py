@@ -776,8 +776,10 @@ class Block:
         if isinstance(statement, ast.Assign):
             return self._assigned(statement, env)
         if isinstance(statement, ast.AugAssign | ast.AnnAssign):
-            if statement.value is None or self._writes_an_element(statement.target):
-                return env if statement.value is not None else None
+            if statement.value is None:  # (`x: int` declares, binds nothing followed)
+                return None
+            if self._writes_an_element(statement.target):
+                return env
             if not isinstance(statement.target, ast.Name):
                 return None
             value = statement.value if isinstance(statement, ast.AnnAssign) else ast.BinOp(
