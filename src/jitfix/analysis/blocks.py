@@ -500,18 +500,18 @@ def made_here(statements: list[ast.stmt], resolve: Callable[[ast.AST], str | Non
             and all(value is not None and _makes_an_object(value, resolve) for value in bound)}
 
 
+def nested_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a compound statement holds: its body, `else`, `finally`, each
+    `except` and `case` (a def's or class's body too)."""
+    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
+    handlers = [handler.body for handler in getattr(statement, "handlers", [])]
+    cases = [case.body for case in getattr(statement, "cases", [])]
+    return [block for block in [*blocks, *handlers, *cases] if isinstance(block, list)]
+
+
 def _blocks_of(statement: ast.stmt) -> list[ast.stmt]:
     """The statements nested in a compound statement (its own binding aside)."""
-    nested: list[ast.stmt] = []
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(statement, field, None)
-        if isinstance(block, list):
-            nested += block
-    for handler in getattr(statement, "handlers", []):
-        nested += handler.body
-    for case in getattr(statement, "cases", []):
-        nested += case.body
-    return nested
+    return [nested for block in nested_blocks(statement) for nested in block]
 
 
 def _makes_an_object(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:

@@ -31,6 +31,7 @@ from jitfix.analysis.blocks import (
     literal_int,
     loaded_names,
     method_changes,
+    nested_blocks,
     obstacles,
     own_nodes,
     rows_iterated,
@@ -544,21 +545,12 @@ def _values_bound(statements: Sequence[ast.stmt], last: dict[str, ast.expr] | No
                 last.pop(name, None)
             last.update((name, reached or value) for name, value, reached in reaching)
             continue
-        for block in _blocks_of(statement):
-            _values_bound(block, last, found)
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):  # (their own scope)
+            for block in nested_blocks(statement):
+                _values_bound(block, last, found)
         for name in assigned_names([statement]):
             last.pop(name, None)
     return found
-
-
-def _blocks_of(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists an `if`, loop, `with` or `try` holds (a def's body is its own)."""
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return []
-    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
-    handlers = [handler.body for handler in getattr(statement, "handlers", [])]
-    cases = [case.body for case in getattr(statement, "cases", [])]
-    return [block for block in [*blocks, *handlers, *cases] if isinstance(block, list)]
 
 
 def _is_one_value(known: Known | None, one_value: Callable[[ast.expr], bool]) -> bool:
