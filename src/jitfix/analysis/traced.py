@@ -635,6 +635,18 @@ def _body_operands(primitive: str, call: ast.Call) -> dict[int, ast.AST | None]:
     return {}
 
 
+@dataclass(frozen=True)
+class CalledAs:
+    """The name a traced function's callers use, and the scope whose binding of it a call
+    must see to be a call of this function: the def's own scope for a decorated def, the
+    scope of `g = jax.jit(f)`; for `self.step = jax.jit(...)` (an ``attribute``), the class
+    whose methods call `self.step(...)`."""
+
+    name: str
+    scope: ast.AST
+    attribute: bool = False
+
+
 class _Scopes:
     """Function definitions by scope, so a name used in a body resolves to its def; and, from
     the same single walk of the tree, every call that may trace a function.
@@ -661,14 +673,16 @@ class _Scopes:
         # `name.a = v` (attribute: only reads of it go stale); `name.append(...)` is found on
         # demand (see ``changes_of``).
         self._changes: list[tuple[tuple[int, int], Change]] = []
-        # A call assigned to one name (`g = jax.jit(f)`, `self.step = jax.jit(...)`): that name.
-        self.assigned_to: dict[int, str] = {}
+        # A call assigned to one name (`g = jax.jit(f)`, `self.step = jax.jit(...)`): that name,
+        # and whether it is an attribute.
+        self.assigned_to: dict[int, tuple[str, bool]] = {}
         self.classes: dict[ast.AST, dict[str, ast.ClassDef]] = {}
         self.class_list: list[ast.ClassDef] = []
         self._lines = LineIndex(text)
         # Every statement (handlers and match cases count), with its scope, in source order.
         self._statements: list[tuple[ast.AST, ast.AST]] = []
-        self._calls_to: dict[str, list[ast.Call]] = {}
+        self._calls_to: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
+        self._scope_names: dict[ast.AST, set[str]] | None = None
         # The calls of a mutating method (`.append(`): every search for in-place changes reads them.
         self._mutating_calls: list[tuple[ast.Call, ast.AST]] | None = None
         # Local names of imported transforms (`from jax import jit as J`) spell a call too.
@@ -676,6 +690,7 @@ class _Scopes:
         self._indexed_words = {*TRACING_CALL_NAMES, *aliases} - {"partial"}
         self.tree = tree
         self._module_bindings: dict[str, int] | None = None
+        self._name_stores: dict[str, int] | None = None
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
@@ -729,7 +744,7 @@ class _Scopes:
             name = target.id if type(target) is ast.Name else \
                 target.attr if type(target) is ast.Attribute else None
             if name is not None:
-                self.assigned_to[id(node.value)] = name
+                self.assigned_to[id(node.value)] = (name, type(target) is ast.Attribute)
 
     def _index_store(self, target: Any, scope: ast.AST) -> None:
         """``name[...] = v`` and ``name.attr = v`` change ``name`` in place (``target``: an
@@ -768,14 +783,55 @@ class _Scopes:
             if _spans_a_line(statement, lines):
                 yield statement, scope
 
-    def calls_to(self, name: str) -> list[ast.Call]:
-        """Every call of ``name`` in the module: ``name(...)`` and ``obj.name(...)``."""
+    def calls_to(self, name: str) -> list[tuple[ast.Call, ast.AST]]:
+        """Every call of ``name`` in the module, ``name(...)`` and ``obj.name(...)``, with the
+        scope it is made in."""
         found = self._calls_to.get(name)
         if found is None:
             found = self._calls_to[name] = [
-                node for statement, _ in self._statements_spelling([name])
+                (node, scope) for statement, scope in self._statements_spelling([name])
                 for node in _own_expression_nodes(statement) if type(node) is ast.Call and _callee_name(node) == name]
         return found
+
+    def calls_of(self, called_as: CalledAs, any_receiver: bool = False) -> Iterator[ast.Call]:
+        """The calls of the function ``called_as`` names: by a name that, where the call is
+        made, is the binding ``called_as`` made (another function's `f` is another function);
+        as a method, on `self` or `cls` in the class, or, with ``any_receiver``, on anything
+        (`obj.step(...)` may be this method, or another class's)."""
+        for call, scope in self.calls_to(called_as.name):
+            func = call.func
+            if isinstance(func, ast.Name):
+                if not called_as.attribute and self.binding_scope(scope, func.id) is called_as.scope:
+                    yield call
+            elif any_receiver or (isinstance(called_as.scope, ast.ClassDef) and isinstance(func, ast.Attribute)
+                                  and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}
+                                  and self.enclosing_class(scope) is called_as.scope):
+                yield call
+
+    def binding_scope(self, scope: ast.AST, name: str) -> ast.AST | None:
+        """The scope whose binding of ``name`` code in ``scope`` reads, as Python resolves it:
+        the scope itself, then the functions around it (not class bodies), then the module."""
+        current: ast.AST | None = scope
+        while current is not None:
+            if (current is scope or not isinstance(current, ast.ClassDef)) and name in self._names_bound_in(current):
+                return current
+            current = self.parent.get(current) if current is not self.tree else None
+        return None
+
+    def _names_bound_in(self, scope: ast.AST) -> set[str]:
+        """The names a scope binds: its defs and classes, its parameters, and what its own
+        statements assign, import or loop over (computed for every scope at once)."""
+        if self._scope_names is None:
+            names: dict[ast.AST, set[str]] = {}
+            for statement, own_scope in self._statements:
+                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    names.setdefault(self.parent.get(statement, self.tree), set()).add(statement.name)
+                    if not isinstance(statement, ast.ClassDef):
+                        names.setdefault(statement, set()).update(parameter_names(statement))
+                else:
+                    names.setdefault(own_scope, set()).update(_bound_by(statement))
+            self._scope_names = names
+        return self._scope_names.get(scope, set())
 
     def changes_of(self, names: Iterable[str]) -> list[Change]:
         """Where the module's code rebinds (``global``) or changes in place (``name[k] = v``,
@@ -831,6 +887,19 @@ class _Scopes:
                         counts[name] = counts.get(name, 0) + 1
             self._module_bindings = counts
         return self._module_bindings
+
+    def name_stores(self) -> dict[str, int]:
+        """How many times each name is bound anywhere in the module, in any scope (a store or
+        delete of the name, or a parameter of that name): one walk, on demand."""
+        if self._name_stores is None:
+            counts: dict[str, int] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    counts[node.id] = counts.get(node.id, 0) + 1
+                elif isinstance(node, ast.arg):
+                    counts[node.arg] = counts.get(node.arg, 0) + 1
+            self._name_stores = counts
+        return self._name_stores
 
     def lookup(self, scope: ast.AST, name: str, line: int | None = None) -> FunctionNode | None:
         """Resolve a bare name as Python would from code in scope (class bodies are skipped).
@@ -919,9 +988,9 @@ class TracedFinder:
                 return _Transform(called, tuple(expr.keywords))  # jax.jit(static_argnames=...) as a factory
         return None
 
-    def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: str | None = None) -> None:
-        """Mark ``function`` as traced by ``transform``; ``called_as`` is the name its
-        callers use (the def's own name for a decorator), to see which defaults they pass."""
+    def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: CalledAs | None = None) -> None:
+        """Mark ``function`` as traced by ``transform``; ``called_as``: how its callers name
+        it (the def's own name for a decorator), to see what they pass it."""
         params = set(parameter_names(function))
         static: frozenset[str] = frozenset()
         unknown_why: dict[str, str] = {}
@@ -961,9 +1030,10 @@ class TracedFinder:
         if transform.name in REVERSE_AD_TRANSFORMS:
             entry.differentiated = True
 
-    def _defaults_not_passed(self, function: FunctionNode, called_as: str | None) -> dict[str, str]:
+    def _defaults_not_passed(self, function: FunctionNode, called_as: CalledAs | None) -> dict[str, str]:
         """Parameters with a default that no call of ``called_as`` in the module passes: jit
-        traces only what callers pass, and a default stays the Python value it is."""
+        traces only what callers pass, and a default stays the Python value it is. A method
+        call on any object counts: it may be this method, and then the parameter is traced."""
         arguments = function.args
         positional = positional_names(function)
         with_default = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
@@ -972,7 +1042,7 @@ class TracedFinder:
         if not with_default:
             return {}
         passed: set[str] = set()
-        for call in self.scopes.calls_to(called_as) if called_as else []:
+        for call in self.scopes.calls_of(called_as, any_receiver=True) if called_as else []:
             if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
                 return {}  # f(*args) / f(**kwargs) may pass anything
             offset = 1 if positional and positional[0] in {"self", "cls"} \
@@ -982,12 +1052,13 @@ class TracedFinder:
         why = "has a default that no call in this module overrides (jit keeps a default a Python value)"
         return {name: why for name in with_default if name not in passed}
 
-    def _given_arrays(self, function: FunctionNode, called_as: str | None) -> frozenset[str]:
-        """Parameters that some call of ``called_as`` in the module certainly gives an array
-        (``jnp.ones(3)``, or a module-level name bound once, to one): equinox traces those."""
+    def _given_arrays(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
+        """Parameters that some call certainly of this function (``calls_of``) certainly gives
+        an array (``jnp.ones(3)``, or a module-level name bound once, to one): equinox traces
+        those."""
         positional = positional_names(function)
         given: set[str] = set()
-        for call in self.scopes.calls_to(called_as) if called_as else []:
+        for call in self.scopes.calls_of(called_as) if called_as else []:
             offset = 1 if positional and positional[0] in {"self", "cls"} and isinstance(call.func, ast.Attribute) else 0
             for name, argument in zip(positional[offset:], call.args):
                 if isinstance(argument, ast.Starred):
@@ -998,19 +1069,13 @@ class TracedFinder:
                          if keyword.arg in positional and self._certainly_an_array(keyword.value))
         return frozenset(given)
 
-    def _given_python_scalars(self, function: FunctionNode, called_as: str | None) -> frozenset[str]:
-        """Parameters some call of ``called_as`` in the module passes a Python bool or number
-        (`step(x, True)`): jit traces it as a scalar array, unless it is static. Only a call
-        that is certainly of this def counts: by its name, or, for a method, on `self`."""
+    def _given_python_scalars(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
+        """Parameters some call certainly of this function (``calls_of``) passes a Python bool
+        or number (`step(x, True)`): jit traces it as a scalar array, unless it is static."""
         positional = positional_names(function)
-        method = bool(positional) and positional[0] in {"self", "cls"}
         given: set[str] = set()
-        for call in self.scopes.calls_to(called_as) if called_as else []:
-            func = call.func
-            on_self = method and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                and func.value.id == positional[0]
-            if not (on_self if method else isinstance(func, ast.Name)):
-                continue
+        for call in self.scopes.calls_of(called_as) if called_as else []:
+            method = isinstance(call.func, ast.Attribute) and bool(positional) and positional[0] in {"self", "cls"}
             for name, argument in zip(positional[1 if method else 0:], call.args):
                 if isinstance(argument, ast.Starred):
                     break
@@ -1020,18 +1085,15 @@ class TracedFinder:
                          if keyword.arg in positional and _python_scalar(keyword.value))
         return frozenset(given)
 
-    def _certainly_an_array(self, argument: ast.expr) -> bool:
+    def _certainly_an_array(self, argument: ast.AST) -> bool:
         """A call of a JAX function that returns one array, or a name the module binds once in
         all (no function binds it, nor takes it as a parameter), at its top level, to one."""
         if isinstance(argument, ast.Name):
             name = argument.id
-            stores = [node for node in ast.walk(self.tree) if (isinstance(node, ast.Name) and node.id == name
-                      and not isinstance(node.ctx, ast.Load)) or (isinstance(node, ast.arg) and node.arg == name)]
-            bindings = [statement for statement in self.tree.body if isinstance(statement, ast.Assign)
-                        and len(statement.targets) == 1 and statement.targets[0] in stores]
-            if len(stores) != 1 or len(bindings) != 1:
+            bindings = self.scopes.assignments.get((self.tree, name), [])
+            if self.scopes.name_stores().get(name) != 1 or len(bindings) != 1:
                 return False
-            argument = bindings[0].value
+            argument = bindings[0][1]
         return isinstance(argument, ast.Call) and function_category(self.imports.resolve(argument.func)) == ONE_ARRAY
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
@@ -1125,13 +1187,13 @@ class TracedFinder:
         return _Bound(made) if made is not None else None
 
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None,
-                 outer_call: ast.Call | None = None, called_as: str | None = None) -> None:
+                 outer_call: ast.Call | None = None, called_as: CalledAs | None = None) -> None:
         """Handle ``jax.jit(f)``, ``jax.jit(jax.grad(f), static_argnums=1)``, ``partial(jax.jit)(f)``."""
         transform = self._transform(call.func)
         if transform is None or not call.args:
             return
         if outer is None:
-            called_as = self.scopes.assigned_to.get(id(call))
+            called_as = self._assigned_name(scope, call)
         # The call's own keywords (jax.jit(f, static_argnums=1)) configure the transform.
         in_axes = call.args[1] if transform.name in MAPPING_TRANSFORMS and len(call.args) > 1 else transform.in_axes
         transform = _Transform(transform.name, transform.keywords + tuple(call.keywords), in_axes)
@@ -1165,6 +1227,18 @@ class TracedFinder:
         if outer is not None:
             self._mark(function, outer, how, called_as)
         self._unbind(resolved)
+
+    def _assigned_name(self, scope: ast.AST, call: ast.Call) -> CalledAs | None:
+        """How callers name what ``call`` makes, where it is assigned: `g = jax.jit(f)` in
+        ``scope``, or `self.step = jax.jit(...)` in a method of a class."""
+        assigned = self.scopes.assigned_to.get(id(call))
+        if assigned is None:
+            return None
+        name, attribute = assigned
+        if not attribute:
+            return CalledAs(name, scope)
+        klass = self.scopes.enclosing_class(scope)
+        return CalledAs(name, klass, attribute=True) if klass is not None else None
 
     def _wrapped_lambda(self, scope: ast.AST, node: ast.Lambda, transform: _Transform, line: int) -> None:
         if transform.name in GRAD_TRANSFORMS or transform.name in FILTERED_TRANSFORMS \
@@ -1287,7 +1361,8 @@ class TracedFinder:
             for decorator in function.decorator_list:
                 transform = self._transform(decorator)
                 if transform is not None:
-                    self._mark(function, transform, f"decorated with {transform.name}", function.name)
+                    self._mark(function, transform, f"decorated with {transform.name}",
+                               CalledAs(function.name, self.scopes.parent.get(function, self.tree)))
                     if transform.name == "jax.jit":
                         self.traced[function].jit_sites.append(decorator)
         for scope, call in self.scopes.calls:
