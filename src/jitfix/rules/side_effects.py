@@ -64,7 +64,9 @@ class PrintInTracedCode(Rule):
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
         "print is a trace-time message and is not reported; nor is, anywhere, a print of only what "
         "tracing knows of traced values (`x.shape`, `x.dtype`, `jax.typeof(x)`, `len(x)`): the "
-        "trace-time inspection JAX's docs show. "
+        "trace-time inspection JAX's docs show; nor, in a function only `grad` or `vmap` traces "
+        "(no `jit`: traced again at every call), a print of values not certainly traced: it runs "
+        "at every call, as it does eagerly. "
         "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
         "nested format specs: `jax.debug.print` always writes one line to stdout.",
     )
@@ -93,7 +95,7 @@ class PrintInTracedCode(Rule):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
             if _describes_the_trace(call, values, module.imports):
                 continue  # `print(x.shape)`: inspecting the trace, as JAX's docs show it
-            if not traced.staged and _prints_python_values_only(call, values):
+            if not traced.staged and not _prints_tracer(call, values):
                 continue  # grad or vmap alone trace again at each call: the print runs at each call
             ordered = several or traced.is_lax_body or id(call) in in_loops or _reached_by_calls_only(traced)
             yield self._finding(module, call, values, traced, ordered, in_rewritten)
@@ -179,11 +181,6 @@ def _describes_the_trace(call: ast.Call, values: ValueAnalysis, imports: ImportT
             return False
         described = True
     return described
-
-
-def _prints_python_values_only(call: ast.Call, values: ValueAnalysis) -> bool:
-    """Whether every value a print writes is certainly a Python value (a literal, a shape)."""
-    return all(isinstance(value, ast.Constant) or values.is_static(value) for value in _printed_values(call))
 
 
 def _array_metadata(node: ast.AST, values: ValueAnalysis, imports: ImportTable) -> bool:
