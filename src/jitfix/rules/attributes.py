@@ -78,7 +78,7 @@ class StaleAttribute(Rule):
             klass = classes.get(id(traced.node))
             if klass is None:
                 continue
-            changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(klass, traced.node)}
+            changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(module.tree, klass, traced.node)}
             # Read by the method or by a def or lambda in it (`tree_map(lambda p: p - self.lr * ...)`):
             # both run while it is traced.
             reads = [node for node in nodes_seeing(traced.node.body, receiver) if isinstance(node, ast.Attribute)
@@ -186,7 +186,7 @@ def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, kl
     if not _hashable_instances(klass):
         return (f"instances of `{klass.name}` compare by value and are unhashable, and a static argument "
                 "must be hashable")
-    changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(klass, traced.node)}
+    changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(module.tree, klass, traced.node)}
     read = [node.attr for node in nodes_seeing(traced.node.body, receiver) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in changed]
     if read:
@@ -232,19 +232,46 @@ def _fixed_receiver(traced: TracedFunction) -> str | None:
     return None
 
 
-def _changed_attributes(klass: ast.ClassDef, reader: ast.AST) -> dict[str, str]:
+def _changed_attributes(tree: ast.Module, klass: ast.ClassDef, reader: ast.AST) -> dict[str, str]:
     """Attributes of ``self`` that a method of the class (other than set-up and the reader)
     rebinds or changes in place, with how."""
     changed: dict[str, str] = {}
+    set_up = _set_up_methods(tree, klass)
     for method in klass.body:
         if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or method is reader \
-                or method.name in SET_UP_METHODS or not method.args.args:
+                or method.name in set_up or not method.args.args:
             continue
         receiver = method.args.args[0].arg
         for node in walk_body(method):
             for attribute, how in _attribute_changes(node, receiver):
                 changed.setdefault(attribute, f"{how} in `{method.name}`")
     return changed
+
+
+def _set_up_methods(tree: ast.Module, klass: ast.ClassDef) -> set[str]:
+    """The class's set-up methods (``SET_UP_METHODS``) and the methods only they call, on
+    their own object (`self._precompute(area)` in `__init__`, nowhere else): what those
+    assign, they assign while the object is set up, before any call can trace a method."""
+    methods = {method.name: method for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
+    set_up = {name for name in methods if name in SET_UP_METHODS}
+    grown = True
+    while grown:
+        grown = False
+        for name, method in methods.items():
+            if name in set_up:
+                continue
+            calls_from_set_up = sum(1 for caller in set_up if methods[caller].args.args
+                                    for node in walk_body(methods[caller]) if _calls_own_method(node, methods[caller], name))
+            if calls_from_set_up and calls_from_set_up == _attribute_mentions(tree, name):
+                set_up.add(name)
+                grown = True
+    return set_up
+
+
+def _calls_own_method(node: ast.AST, caller: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``node`` is `self.name(...)`, ``self`` the first parameter of ``caller``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == caller.args.args[0].arg
 
 
 def _changed_on_instances(tree: ast.Module, klass: ast.ClassDef) -> dict[str, str]:
