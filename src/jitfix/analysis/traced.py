@@ -476,12 +476,17 @@ def _literal_ints(node: ast.AST) -> list[int]:
     return []
 
 
-def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform) -> frozenset[str]:
+def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform,
+                   bound: _Bound | None = None) -> frozenset[str]:
     """The parameters the transform's keywords make static: ``static_argnames``, and the
-    positions of ``static_argnums`` (pmap's ``static_broadcasted_argnums``)."""
+    positions of ``static_argnums`` (pmap's ``static_broadcasted_argnums``) among the
+    arguments of what it wraps: with ``bound``, `partial(f, a)` or flax's `model.apply`,
+    whose first argument (the variables) does not reach `__call__`."""
     argnums = "static_broadcasted_argnums" if transform.name == "jax.pmap" else "static_argnums"
     keywords = transform.keywords
     positional = positional_names(function)
+    if bound is not None:
+        positional = [""] * bound.skipped + positional[bound.positional:]
     static: set[str] = set()
     for keyword in keywords:
         if keyword.arg == "static_argnames":
@@ -988,9 +993,11 @@ class TracedFinder:
                 return _Transform(called, tuple(expr.keywords))  # jax.jit(static_argnames=...) as a factory
         return None
 
-    def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: CalledAs | None = None) -> None:
+    def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: CalledAs | None = None,
+              bound: _Bound | None = None) -> None:
         """Mark ``function`` as traced by ``transform``; ``called_as``: how its callers name
-        it (the def's own name for a decorator), to see what they pass it."""
+        it (the def's own name for a decorator), to see what they pass it; ``bound``: how
+        the transform reaches it, if not as the function itself (see ``_static_params``)."""
         params = set(parameter_names(function))
         static: frozenset[str] = frozenset()
         unknown_why: dict[str, str] = {}
@@ -1004,13 +1011,13 @@ class TracedFinder:
                 | self._given_arrays(function, called_as)
             unknown_why = dict.fromkeys(params - traced, f"{transform.name} keeps it static unless it is an array")
         elif transform.name in JIT_TRANSFORMS:
-            static = _static_params(function, transform)
+            static = _static_params(function, transform, bound)
             traced = frozenset(params - static)
         elif transform.name in GRAD_TRANSFORMS:
             traced = frozenset()  # differentiation alone does not stage Python control flow
             unknown_why = dict.fromkeys(params, f"{transform.name} alone does not stage control flow")
         elif transform.name in MAPPING_TRANSFORMS:
-            static = _static_params(function, transform)
+            static = _static_params(function, transform, bound)
             traced = _mapped_params(function, transform) - static
         else:
             traced = frozenset(params)
@@ -1203,6 +1210,12 @@ class TracedFinder:
                                  else outer, call.lineno)
             return
         resolved = self._function_argument(scope, target, call.lineno)
+        if resolved is None and isinstance(target, ast.Attribute) and target.attr in FLAX_APPLY_METHODS:
+            # jax.jit(model.apply): the module's __call__ runs with the arguments after the variables
+            resolved = self._flax_apply(scope, target.value,
+                                        ast.copy_location(ast.Call(func=target, args=[], keywords=[]), target))
+            if resolved is not None and resolved.skipped != resolved.positional:
+                called_as = None  # its callers' arguments do not line up with the function's parameters
         if resolved is None:
             if isinstance(target, ast.Call):
                 # jax.jit(jax.grad(f)): an outer jit's static arguments reach f; an outer
@@ -1216,7 +1229,7 @@ class TracedFinder:
             return
         function = resolved.function
         how = f"wrapped by {transform.name} at line {call.lineno}"
-        self._mark(function, transform, how, called_as if outer is None else None)
+        self._mark(function, transform, how, called_as if outer is None else None, resolved)
         if transform.name == "jax.jit" and outer is None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(call)
         elif transform.name in JIT_TRANSFORMS - FILTERED_TRANSFORMS and resolved.positional == 1 \
@@ -1225,7 +1238,7 @@ class TracedFinder:
         elif outer_call is not None and isinstance(target, ast.Name):
             self.traced[function].jit_sites.append(outer_call)  # jax.jit(jax.grad(f)) keeps f's signature
         if outer is not None:
-            self._mark(function, outer, how, called_as)
+            self._mark(function, outer, how, called_as, resolved)
         self._unbind(resolved)
 
     def _assigned_name(self, scope: ast.AST, call: ast.Call) -> CalledAs | None:
