@@ -1019,8 +1019,9 @@ class TracedFinder:
         elif transform.name in MAPPING_TRANSFORMS:
             static = _static_params(function, transform, bound)
             traced = _mapped_params(function, transform) - static
-        else:
-            traced = frozenset(params)
+        else:  # jax.checkpoint takes static_argnums too
+            static = _static_params(function, transform, bound)
+            traced = frozenset(params - static)
         if transform.name not in GRAD_TRANSFORMS:
             unpassed = self._defaults_not_passed(function, called_as)
             traced = traced - unpassed.keys()

@@ -10,7 +10,10 @@ that call raises. The edits here replace exactly those places:
 * ``a and b`` -> ``jnp.logical_and(a, b)`` from the first traced operand on; static
   operands before it keep Python's short-circuit (``flag and jnp.logical_and(x > 0, y > 0)``);
 * ``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``, which evaluates only the
-  branch taken, as Python does (``jnp.where`` would evaluate both and differ in gradients).
+  branch taken, as Python does (``jnp.where`` would evaluate both and differ in gradients);
+* where the value of ``a or b`` is used and it is not a boolean (``scale or 1.0``): Python
+  returns one of the operands, chosen by the truth of the first, ``a if a else b`` --
+  ``lax.cond(a, lambda: a, lambda: b)`` (``and``: ``lax.cond(a, lambda: b, lambda: a)``).
 """
 
 from __future__ import annotations
@@ -162,21 +165,56 @@ def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edi
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.IfExp)
-        arms = [_argument(updated.body), _argument(updated.orelse)]
-        if to_cast:
-            common = f"{context.name('jax.numpy')}.result_type({', '.join(arms)})"
-            arms = [
-                f"{context.name('jax.numpy')}.asarray({arm}, {common})" if index in to_cast else arm
-                for index, arm in enumerate(arms)
-            ]
-        arguments = [_argument(updated.test), *(f"lambda: {arm}" for arm in arms)]
-        source = context.call_source(f"{context.name('jax.lax')}.cond", arguments)
+        source = _cond_source(context, updated.test, updated.body, updated.orelse, to_cast)
         if "\n" in source and not updated.lpar:  # a call split over lines needs its own brackets
             return cst.parse_expression(source)
         return _with_parens(updated, source)
 
     imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
     return Edit(start, cst.IfExp, replace, imports=imports, end=end)
+
+
+def _cond_source(context: EditContext, test: cst.BaseExpression, body: cst.BaseExpression,
+                 orelse: cst.BaseExpression, to_cast: list[int]) -> str:
+    """``lax.cond(test, lambda: body, lambda: orelse)``, the arms ``to_cast`` cast to the
+    result type of both."""
+    arms = [_argument(body), _argument(orelse)]
+    if to_cast:
+        common = f"{context.name('jax.numpy')}.result_type({', '.join(arms)})"
+        arms = [f"{context.name('jax.numpy')}.asarray({arm}, {common})" if index in to_cast else arm
+                for index, arm in enumerate(arms)]
+    return context.call_source(f"{context.name('jax.lax')}.cond", [_argument(test), *(f"lambda: {arm}" for arm in arms)])
+
+
+def chosen_operand_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int) -> Edit:
+    """``a or b`` -> ``lax.cond(a, lambda: a, lambda: b)`` and ``a and b`` -> ``lax.cond(a,
+    lambda: b, lambda: a)``, for the two operands from ``first_traced`` on (the static ones
+    before keep Python's short-circuit): what Python returns, one of the operands, chosen by
+    the truth of the first. Operands of different result types are cast as a ternary's arms."""
+    start, end = module.span_of(node)
+    is_or = isinstance(node.op, ast.Or)
+    tested, other = node.values[first_traced:]
+    arms = [[tested], [other]] if is_or else [[other], [tested]]
+    to_cast = arms_to_cast(arms, Callees(module.imports.resolve))
+    count = len(node.values)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.BooleanOperation)
+        operands: list[cst.BaseExpression] = []
+        current: cst.BaseExpression = updated
+        for _ in range(count - 1):  # `a or b or c` is ((a or b) or c) in libcst
+            assert isinstance(current, cst.BooleanOperation)
+            operands.insert(0, current.right)
+            current = current.left
+        operands.insert(0, current)
+        kept = [code(operand) for operand in operands[:first_traced]]
+        first, second = operands[first_traced:]
+        chosen = _cond_source(context, first, first, second, to_cast) if is_or \
+            else _cond_source(context, first, second, first, to_cast)
+        return _with_parens(updated, f" {'or' if is_or else 'and'} ".join([*kept, chosen]))
+
+    imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
+    return Edit(start, cst.BooleanOperation, replace, imports=imports, end=end)
 
 
 def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> frozenset[str]:

@@ -23,6 +23,7 @@ from jitfix.control_flow.boolean_expressions import (
     boolean_names,
     boolop_edit,
     chain_edit,
+    chosen_operand_edit,
     is_boolean_valued,
     not_edit,
     ternary_edit,
@@ -69,6 +70,7 @@ class BooleanSite:
         return next(i for i, value in enumerate(self.node.values) if self.values.is_traced(value))
 
     def edit(self, module: ModuleContext) -> Edit:
+        """The jnp form, which keeps the site's truth (all a test needs)."""
         if isinstance(self.node, ast.BoolOp):
             return boolop_edit(module, self.node, self.first_traced())
         if isinstance(self.node, ast.UnaryOp):
@@ -76,14 +78,31 @@ class BooleanSite:
         assert isinstance(self.node, ast.Compare)
         return chain_edit(module, self.node)
 
+    def value_edit(self, module: ModuleContext, booleans: frozenset[str]) -> Edit:
+        """Where the site's value is used: for an `and`/`or` that returns an operand, not a
+        boolean, that operand, chosen with lax.cond as Python chooses it; else the jnp form."""
+        if isinstance(self.node, ast.BoolOp) and self.returns_an_operand(module.imports, booleans):
+            return chosen_operand_edit(module, self.node, self.first_traced())
+        return self.edit(module)
+
+    def returns_an_operand(self, imports, booleans: frozenset[str]) -> bool:
+        """An `and`/`or` whose operands from the first traced one on are not all booleans:
+        its value is one of them, not a boolean."""
+        return isinstance(self.node, ast.BoolOp) and not all(
+            is_boolean_valued(value, imports, booleans) for value in self.node.values[self.first_traced():])
+
     def problem_in_value_context(self, imports, booleans: frozenset[str]) -> str | None:
         """Why the site has no faithful jnp form where its value (not just its truth) is used."""
-        if isinstance(self.node, ast.BoolOp):
+        if self.returns_an_operand(imports, booleans):
+            assert isinstance(self.node, ast.BoolOp)
             rest = self.node.values[self.first_traced():]
-            if not all(is_boolean_valued(value, imports, booleans) for value in rest):
-                word = "and" if isinstance(self.node.op, ast.And) else "or"
-                return (f"`{word}` returns one of its operands, and they are not all booleans: "
-                        f"`jnp.logical_{word}` would return a boolean instead")
+            word = "and" if isinstance(self.node.op, ast.And) else "or"
+            why = (f"`{word}` returns one of its operands, and they are not all booleans "
+                   f"(`jnp.logical_{word}` would return a boolean instead)")
+            if len(rest) > 2:
+                return f"{why}, and there are more than two from the first traced one on"
+            if not _cheap(rest[0], imports):
+                return f"{why}, and choosing one with lax.cond would evaluate the first twice; bind it to a name first"
         if isinstance(self.node, ast.Compare):
             for middle in self.node.comparators[:-1]:
                 if not _cheap(middle, imports):
@@ -442,10 +461,14 @@ class TracedBooleanOperator(Rule):
         "        jnp.logical_and(lo < x, x < hi),\n        jnp.logical_not(jnp.isnan(x)),\n    )\n",
         safety="Safe. Operands before the first traced one keep Python's short-circuit "
         "(`flag and ...` still skips the rest when `flag` is false). Where the value of `and`/`or` "
-        "is used (not only its truth, as in an `if`), Python returns one of the operands; the "
-        "rewrite is made only when they are all booleans (comparisons, `not`, `jnp.isnan`, ...), "
-        "and reported otherwise. Tests of `while` loops and of `if` statements that cannot be "
-        "rewritten are left to those findings.",
+        "is used (not only its truth, as in an `if`), Python returns one of the operands: when they "
+        "are all booleans (comparisons, `not`, `jnp.isnan`, ...) `jnp.logical_*` gives the same; when "
+        "not (`scale or 1.0`), the operand is chosen as Python chooses it, by the truth of the first, "
+        "with `lax.cond(scale, lambda: scale, lambda: 1.0)` (`a and b`: `lax.cond(a, lambda: b, "
+        "lambda: a)`), operands of different types cast to a common one; reported where more than two "
+        "operands follow the first traced one, or where the first would be evaluated twice at a cost "
+        "(a call of a function outside JAX). Tests of `while` loops and of `if` statements that "
+        "cannot be rewritten are left to those findings.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -460,8 +483,11 @@ class TracedBooleanOperator(Rule):
                     message = f"{where}; not auto-fixable: {problem}"
                     yield self.finding(module, site.node, message, function=entry.traced)
                     continue
-                fix = Fix(Safety.SAFE, "rewrite with jnp.logical_*", [site.edit(module)])
-                yield self.finding(module, site.node, f"{where}; use `jnp.logical_*`", fix, function=entry.traced)
+                chosen = site.returns_an_operand(module.imports, entry.boolean_names)
+                how = "choose the operand with lax.cond" if chosen else "rewrite with jnp.logical_*"
+                fix = Fix(Safety.SAFE, how, [site.value_edit(module, entry.boolean_names)])
+                use = "`lax.cond`: Python returns one of the operands" if chosen else "`jnp.logical_*`"
+                yield self.finding(module, site.node, f"{where}; use {use}", fix, function=entry.traced)
 
 
 class NonScalarCondition(Rule):
