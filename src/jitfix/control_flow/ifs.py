@@ -264,7 +264,7 @@ class IfPlanner:
         for key, item in chain.from_iterable(update for update in updates if update is not None):
             text = ast.get_source_segment(self.context.text, key) or (
                 f'"{key.value}"' if isinstance(key.value, str) else str(key.value))
-            certain = keys.get(text, (key, False))[1] or self._one_value(item, values)
+            certain = keys.get(text, (key, False))[1] or self._one_value(item, values, plan.node)
             keys[text] = (key, certain)
         found: dict[str, list[list[ast.expr | Signature]]] = {}
         for text, (key, certain) in keys.items():
@@ -471,7 +471,7 @@ class IfPlanner:
             return []
         # A pytree has no one dtype. `lax.cond` needs its branches to return one structure, so
         # one branch certainly returning one value is enough (a pytree elsewhere fails anyway).
-        if not any(isinstance(candidate, Signature) or self._one_value(candidate, values)
+        if not any(isinstance(candidate, Signature) or self._one_value(candidate, values, plan.node)
                    for candidate in chain.from_iterable(arms)):
             return []
         described = self._before_test(arms, bound_by_test, values) if bound_by_test else arms
@@ -495,11 +495,16 @@ class IfPlanner:
                 branches[index].casts.add(key)
         return to_cast
 
-    def _one_value(self, candidate: ast.expr, values: dict[str, Known]) -> bool:
-        """Whether ``candidate`` is one array or number: by the function's evidence, a name
-        whose value before the if is (`a` of `a = m - 1`), or an item of a tuple or list
-        display a name holds before the if (`t[1]` of `t = (m, x)`) that is."""
+    def _one_value(self, candidate: ast.expr, values: dict[str, Known], node: ast.If) -> bool:
+        """Whether ``candidate`` (evaluated before the if ``node``) is one array or number: by
+        the function's evidence, by what the value analysis knows there (a carry of a lax
+        loop that starts as one array), a name whose value before the if is (`a` of `a = m -
+        1`), or an item of a tuple or list display a name holds before the if (`t[1]` of `t =
+        (m, x)`) that is."""
         if self.context.arrays.one_value(candidate):
+            return True
+        known = self.context.values_at(node).verdict(candidate)
+        if known.array or known.single:
             return True
         if isinstance(candidate, ast.Name):
             held = values.get(candidate.id)

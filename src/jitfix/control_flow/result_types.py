@@ -808,7 +808,7 @@ class Block:
         for target in statement.targets:
             if self._writes_an_element(target):
                 continue
-            pairs = paired_values(target, statement.value) or cond_items(target, statement.value)
+            pairs = paired_values(target, statement.value) or unpacked_items(target, statement.value)
             if not pairs:
                 return None
             bound.update((name, self.path_value(value, env)) for name, value in pairs)
@@ -987,7 +987,7 @@ def bound_values(body: Sequence[ast.stmt],
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                for name, value in paired_values(target, node.value) or cond_items(target, node.value):
+                for name, value in paired_values(target, node.value) or unpacked_items(target, node.value):
                     bindings.setdefault(name, []).append(value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
@@ -1043,17 +1043,16 @@ def paired_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
     return []
 
 
-def cond_items(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
-    """For types only: the names `a, b = lax.cond(p, f, g, ...)` binds (told by name), each to
-    its item of the call (`lax.cond(...)[0]`), which the signatures read from what the branch
-    functions return."""
-    if not (isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Call) and len(value.args) >= 3):
+def unpacked_items(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """For types only: the names a tuple target unpacks from one value that is not a display
+    (`a, b = carry`, `a, b = lax.cond(p, f, g, ...)`, `a, b = helper(x)`), each to its item of
+    the value (`carry[0]`, `lax.cond(...)[1]`), which the signatures read from what a helper
+    or branch function returns, or take as a value of its own: two items are not known to
+    share a type."""
+    if not isinstance(target, ast.Tuple | ast.List) or isinstance(value, ast.Tuple | ast.List | ast.Starred):
         return []
     names = [item.id for item in target.elts if isinstance(item, ast.Name)]
     if len(names) != len(target.elts):
-        return []
-    func = value.func
-    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") != "cond":
         return []
     return [(name, ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()))
             for index, name in enumerate(names)]
