@@ -171,7 +171,9 @@ class Callees:
         self.iterates_rows = iterates_rows  # a loop over an array's rows: each has its dtype
         self._find_helper = find_helper
         self._helpers: dict[str, Helper | None] = {}
-        self.inlining: set[str] = set()  # helpers whose result is being read (a recursive one is unknown)
+        # Helpers whose result is being read, by the id of the Helper (a recursive one is
+        # unknown): not by name, as a continuation may define another of the same name.
+        self.inlining: set[int] = set()
         # Read once: what a helper's body calls (by the helper's id), a lambda as a helper (by
         # its node's id), and what each return gives, in the helper's own terms (by ids).
         self._within: dict[int, Callees] = {}
@@ -376,9 +378,9 @@ class Signatures:
         arguments (`shifted(a)`, `def shifted(w): return w * 2.0 + b`: `a` and `b`, with a
         Python float). Several returns: whichever runs, so the type that holds them all."""
         arguments = _bound_arguments(helper, call)
-        if arguments is None or name in self.callees.inlining:
+        if arguments is None or id(helper) in self.callees.inlining:
             return None
-        self.callees.inlining.add(name)
+        self.callees.inlining.add(id(helper))
         try:
             inner = self.callees.within(helper)
             each = []
@@ -388,7 +390,7 @@ class Signatures:
                     inner.returned[key] = resolved_after(value, path, inner, {})
                 each.append(inner.returned[key])
         finally:
-            self.callees.inlining.discard(name)
+            self.callees.inlining.discard(id(helper))
         if not each or any(one is None for one in each):
             return None
         found = reduce(Signature.one_of, [one for one in each if one is not None])
@@ -518,16 +520,16 @@ def returned_width(callees: Callees, value: ast.expr) -> int:
     if isinstance(value, ast.Tuple):
         return -1 if any(isinstance(item, ast.Starred) for item in value.elts) else len(value.elts)
     runs = called_helpers(callees, value) if isinstance(value, ast.Call) else None
-    if runs is None or any(name in callees.inlining for name, _, _ in runs):
+    if runs is None or any(id(helper) in callees.inlining for _, helper, _ in runs):
         return -1
     widths: set[int] = set()
-    for name, helper, _ in runs:
-        callees.inlining.add(name)
+    for _, helper, _ in runs:
+        callees.inlining.add(id(helper))
         try:
             inner = callees.within(helper)
             widths |= {returned_width(inner, returned) for _, returned in helper.returns}
         finally:
-            callees.inlining.discard(name)
+            callees.inlining.discard(id(helper))
     return widths.pop() if len(widths) == 1 else -1
 
 
