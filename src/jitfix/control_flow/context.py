@@ -24,6 +24,7 @@ from jitfix.analysis.flow import FlowAnalysis
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
+from jitfix.control_flow.boolean_expressions import boolean_names
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
 
@@ -94,6 +95,7 @@ class PlanContext:
     _private_dicts: frozenset[str] | None = None
     _closures: dict[str, tuple[ast.AST, frozenset[str]]] | None = None
     _callees: Callees | None = None
+    _boolean_names: frozenset[str] | None = None
     # Where each function of the module a branch or body calls changes an object it does not make.
     _changes_outside: dict[ast.AST, ast.stmt | ast.expr | None] = field(default_factory=dict)
 
@@ -118,6 +120,14 @@ class PlanContext:
                 or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
             ]
         return self._loads
+
+    @property
+    def boolean_names(self) -> frozenset[str]:
+        """Local names every binding of which is a boolean (`above = False`, then `above =
+        x > t`): of a bool's type whichever holds, for the types of branch results."""
+        if self._boolean_names is None:
+            self._boolean_names = boolean_names(self.function, self.imports)
+        return self._boolean_names
 
     @property
     def traced_here(self) -> frozenset[str]:

@@ -44,6 +44,7 @@ from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanConte
 from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import (
+    BOOLEAN,
     FIXED_TYPES,
     Callees,
     Known,
@@ -465,7 +466,7 @@ class IfPlanner:
         literal) decide which need a cast. The indices of those, once planned."""
         bound_by_test = {node.target.id: node.value for node in ast.walk(plan.node.test)
                          if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name)}
-        values = {**values, **bound_by_test}
+        values = {**dict.fromkeys(self.context.boolean_names, BOOLEAN), **values, **bound_by_test}
         to_cast = arms_to_cast(arms, self.context.callees, values)
         if not to_cast:
             return []
