@@ -164,8 +164,9 @@ def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvid
             or loop.iter.id in arrays.array_params:
         return ""
     name = loop.iter.id
-    return (f"; `{name}` may be a list, which a lax loop cannot index by a traced position: annotate "
-            f"`{name}: jax.Array` for the loop to be rewritten over its indices")
+    return (f"; `{name}` may be a list, which a lax loop cannot index by a traced position: annotated "
+            f"`{name}: jax.Array`, the loop can be rewritten over its indices where nothing else in it "
+            "stands in the way")
 
 
 class FunctionConditionals:
