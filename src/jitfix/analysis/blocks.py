@@ -745,7 +745,13 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: froz
     ``handed``: parameters each call hands a container of the function's own (jit rebuilds a
     pytree argument from its leaves), which are such dicts where every item they are indexed
     by is a string (an array is not) and the function returns them: writes into one it does
-    not return are meant for the caller's dict (which under jit they never reach)."""
+    not return are meant for the caller's dict (which under jit they never reach). Kept on
+    the function's node for each ``handed``: the rules and the planner ask it many times."""
+    key = "private_dicts_" + ",".join(sorted(handed))
+    return kept_on_node(function, key, lambda: _private_dicts(function, handed))
+
+
+def _private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: frozenset[str]) -> frozenset[str]:
     params = _parameters(function)
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
     made: set[str] = set(handed & _indexed_by_strings(function, handed) & _returned_names(function))

@@ -404,6 +404,8 @@ class Signatures:
                 one = self.of(item)  # `p["a"]` of a parameter: that item of the argument
             elif _reads(source) & (set(helper.parameters) | helper.shadowed):
                 return None  # (an item of a parameter by another key; a name the caller binds otherwise)
+            elif _reads(source) & set(helper.local):
+                return None  # a name the helper binds itself, unresolved at its return: no name of the caller's
             else:  # a free name, read when called
                 one = self._name(source) if source.isidentifier() else Signature(frozenset({source}))
             if one is None:
