@@ -476,6 +476,13 @@ def _literal_ints(node: ast.AST) -> list[int]:
     return []
 
 
+def _positional_reached(positional: list[str], call: ast.Call) -> list[str]:
+    """The positional parameters a call's positional arguments reach, in order: after `self`
+    or `cls` where the function is called as a method (`obj.step(x)`)."""
+    method = isinstance(call.func, ast.Attribute) and bool(positional) and positional[0] in {"self", "cls"}
+    return positional[1:] if method else positional
+
+
 def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform,
                    bound: _Bound | None = None) -> frozenset[str]:
     """The parameters the transform's keywords make static: ``static_argnames``, and the
@@ -612,7 +619,7 @@ def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
         stack.extend(reversed(non_leaf_children(node)))
 
 
-def _python_scalar(argument: ast.expr) -> bool:
+def _python_scalar(argument: ast.AST) -> bool:
     """A literal bool or number (`True`, `3`, `-0.5`)."""
     if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub | ast.UAdd):
         argument = argument.operand
@@ -1053,9 +1060,7 @@ class TracedFinder:
         for call in self.scopes.calls_of(called_as, any_receiver=True) if called_as else []:
             if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
                 return {}  # f(*args) / f(**kwargs) may pass anything
-            offset = 1 if positional and positional[0] in {"self", "cls"} \
-                and isinstance(call.func, ast.Attribute) else 0
-            passed.update(positional[offset:offset + len(call.args)])
+            passed.update(_positional_reached(positional, call)[:len(call.args)])
             passed.update(keyword.arg for keyword in call.keywords if keyword.arg)
         why = "has a default that no call in this module overrides (jit keeps a default a Python value)"
         return {name: why for name in with_default if name not in passed}
@@ -1064,33 +1069,26 @@ class TracedFinder:
         """Parameters that some call certainly of this function (``calls_of``) certainly gives
         an array (``jnp.ones(3)``, or a module-level name bound once, to one): equinox traces
         those."""
-        positional = positional_names(function)
-        given: set[str] = set()
-        for call in self.scopes.calls_of(called_as) if called_as else []:
-            offset = 1 if positional and positional[0] in {"self", "cls"} and isinstance(call.func, ast.Attribute) else 0
-            for name, argument in zip(positional[offset:], call.args):
-                if isinstance(argument, ast.Starred):
-                    break
-                if self._certainly_an_array(argument):
-                    given.add(name)
-            given.update(keyword.arg for keyword in call.keywords
-                         if keyword.arg in positional and self._certainly_an_array(keyword.value))
-        return frozenset(given)
+        return self._given(function, called_as, self._certainly_an_array)
 
     def _given_python_scalars(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
         """Parameters some call certainly of this function (``calls_of``) passes a Python bool
         or number (`step(x, True)`): jit traces it as a scalar array, unless it is static."""
+        return self._given(function, called_as, _python_scalar)
+
+    def _given(self, function: FunctionNode, called_as: CalledAs | None,
+               is_kind: Callable[[ast.AST], bool]) -> frozenset[str]:
+        """Parameters some call certainly of this function passes an argument ``is_kind`` holds of."""
         positional = positional_names(function)
         given: set[str] = set()
         for call in self.scopes.calls_of(called_as) if called_as else []:
-            method = isinstance(call.func, ast.Attribute) and bool(positional) and positional[0] in {"self", "cls"}
-            for name, argument in zip(positional[1 if method else 0:], call.args):
+            for name, argument in zip(_positional_reached(positional, call), call.args):
                 if isinstance(argument, ast.Starred):
                     break
-                if _python_scalar(argument):
+                if is_kind(argument):
                     given.add(name)
             given.update(keyword.arg for keyword in call.keywords
-                         if keyword.arg in positional and _python_scalar(keyword.value))
+                         if keyword.arg in positional and is_kind(keyword.value))
         return frozenset(given)
 
     def _certainly_an_array(self, argument: ast.AST) -> bool:
