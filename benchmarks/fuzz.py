@@ -6,7 +6,8 @@ trip count and a shape), ``m`` (an int that is not a trip count), ``flag: bool``
 and tuple state (``st["p"]``, ``t``), a nested helper that closes over a local, a module global its setter rebinds before every call, a
 NumPy buffer written element-wise, early returns at several depths, and a random nesting of
 traced and static
-``if``/``elif``/``else`` (chains of up to 5 arms), conditional expressions,
+``if``/``elif``/``else`` (chains of up to 5 arms, some of them cases of one int, ``m == 0``,
+``m == 1``), conditional expressions,
 ``and``/``or``/``not`` and chained comparisons, ``range`` and ``while`` loops (a ``while not
 stop:`` whose flag starts as Python ``False`` and is traced from the second pass; loop variables
 ``i`` reused by several loops and read after them, ``_``), ``break``/``continue`` guards (in
@@ -184,10 +185,12 @@ class ProgramGenerator:
             inner = self.indent(self.block(depth - 1, in_loop))
             return f"if x.ndim == 0:\n{inner}\nelse:\n    c = c + 100.0"
         if kind == "elif_chain":
-            arms = [f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}"]
-            for _ in range(self.rng.randint(2, 4)):
-                arms.append(f"elif {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}")
-            arms.append(f"else:\n{self.indent(self.block(depth - 1, in_loop, True))}")
+            tests = self.cases(self.rng.randint(3, 5)) if self.rng.random() < 0.4 \
+                else [self.condition() for _ in range(self.rng.randint(3, 5))]
+            arms = [f"{'if' if index == 0 else 'elif'} {test}:\n{self.indent(self.block(depth - 1, in_loop, True))}"
+                    for index, test in enumerate(tests)]
+            if self.rng.random() < 0.7:
+                arms.append(f"else:\n{self.indent(self.block(depth - 1, in_loop, True))}")
             return "\n".join(arms)
         if kind == "if":
             text = f"if {self.condition()}:\n{self.indent(self.block(depth - 1, in_loop, True))}"
@@ -225,6 +228,15 @@ class ProgramGenerator:
                     f"{self.indent([f'{counter} = {counter} + 1', f'{flag} = {counter} >= n', *body, f'{flag} = {flag} or ({self.condition()})'])}")
         return (f"{counter} = 0\nwhile {counter} < n and ({self.condition()}):\n"
                 f"{self.indent([f'{counter} = {counter} + 1', *body])}")
+
+    def cases(self, count: int) -> list[str]:
+        """Tests of one int selector for equality with numbers in a row (a `lax.switch`)."""
+        self.features.add("switch")
+        selector = self.rng.choice(["m", "k", "n % 3", "m + k"])
+        if "k" in selector:
+            self.features.add("counter")
+        first = self.rng.choice([-1, 0, 1])
+        return [f"{selector} == {first + index}" for index in range(count)]
 
     def condition(self) -> str:
         kind = self.rng.choice(["compare", "compare", "and", "or", "not", "chain", "counter", "flag", "bool_argument",

@@ -1,5 +1,5 @@
 """A short run of the fuzzer (benchmarks/fuzz.py): generated programs with traced and static
-conditionals and elif chains, ternaries, boolean operators, range and while loops (reused and
+conditionals and elif chains (cases of one int among them), ternaries, boolean operators, range and while loops (reused and
 `_` loop variables, guards), augmented assignments, int counters, bool flags, helpers (one
 nested, closing over a local), a vector argument, a static argument, an int setting a shape, a
 global rebound between calls, a NumPy buffer written element-wise, dict and tuple state, early
@@ -23,7 +23,7 @@ EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_r
                  "guard", "helper", "int_argument", "loop_variable_after", "nested_helper", "print", "static_if",
                  "ternary", "tuple", "tuple_state", "underscore_loop", "vector", "while", "static_argument",
                  "shape_argument", "global_rebound", "numpy_buffer", "loop_return", "row_loop", "while_flag",
-                 "other_return", "int_value"}
+                 "other_return", "int_value", "switch"}
 
 
 def test_generated_programs_are_rewritten_faithfully_or_declined() -> None:

@@ -122,6 +122,22 @@ def branch_name(test: ast.AST, negate: bool, taken: set[str]) -> str:
     return unique_name("_if_" + "_".join(words), taken)
 
 
+def case_name(selector: ast.expr, value: ast.expr, taken: set[str]) -> str:
+    """A switch's branch for ``selector == value``: ``_if_kind_eq_0``."""
+    return unique_name("_if_" + "_".join([*_selector_words(selector), "eq", *_words(value)]), taken)
+
+
+def default_name(selector: ast.expr, taken: set[str]) -> str:
+    """A switch's default branch, after its cases: ``_if_kind_other``."""
+    return unique_name("_if_" + "_".join([*_selector_words(selector), "other"]), taken)
+
+
+def _selector_words(selector: ast.expr) -> list[str]:
+    """``kind``; ``case`` for a selector too long (or without words) to read as a name."""
+    words = [word for word in _words(selector) if word]
+    return words if 0 < len(words) < MAX_WORDS else ["case"]
+
+
 def unique_name(name: str, taken: set[str]) -> str:
     """A valid identifier like ``name`` (leading underscore kept) not in ``taken``; added to it."""
     lead = "_" if name.startswith("_") else ""

@@ -20,7 +20,7 @@ lines, the ``return`` of the outputs and the ``lax.cond`` call are new.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from dataclasses import dataclass
 from itertools import chain
@@ -69,7 +69,7 @@ from jitfix.control_flow.result_types import (
 )
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
-from jitfix.naming import branch_name, unique_name
+from jitfix.naming import branch_name, case_name, default_name, unique_name
 
 # Statements of the rest of a function that may be copied into both branches.
 MAX_DUPLICATED_REST = 2
@@ -116,10 +116,25 @@ class IfPlanner:
         if size is not None and size > 1:
             self.context.non_scalar.append((node, size))
             return False
-        if contains_return(node.body) or contains_return(node.orelse):
-            return self._plan_return(node, rest, bound, tail, values)
-        self._plan_assign(node, bound, loops, values)
+        cases = [] if node in self.context.forced_ifs else switch_cases(node)
+        blocks = [*(case.body for case in cases), cases[-1].orelse] if cases else [node.body, node.orelse]
+        if any(contains_return(block) for block in blocks):
+            return self._plan_return(node, cases, blocks, rest, bound, tail, values)
+        self._plan_assign(node, cases, blocks, bound, loops, values)
         return False
+
+    def _branches(self, node: ast.If, cases: list[ast.If], blocks: list[list[ast.stmt]],
+                  falls: list[bool]) -> list[Branch]:
+        """A branch per block, named for its test (``with_rest``: the block takes the rest)."""
+        taken = self.context.taken
+        if cases:
+            selector = selector_of(cases[0].test)
+            assert selector is not None
+            names = [case_name(selector, _case_value(case.test), taken) for case in cases] \
+                + [default_name(selector, taken)]
+        else:
+            names = [branch_name(node.test, False, taken), branch_name(node.test, True, taken)]
+        return [Branch(name, block, fall) for name, block, fall in zip(names, blocks, falls)]
 
     def _walk_branches(self, branches: list[Branch], operands: list[str], tail: bool, loops: int,
                        values: dict[str, Known]) -> None:
@@ -147,42 +162,40 @@ class IfPlanner:
         """The helpers to define again in the branch functions (see PlanContext.closure_copies)."""
         return self.context.closure_copies(blocks, set().union(*(assigned_names(block) for block in blocks)))
 
-    def _plan_assign(self, node: ast.If, bound: set[str], loops: int, values: dict[str, Known]) -> None:
+    def _plan_assign(self, node: ast.If, cases: list[ast.If], blocks: list[list[ast.stmt]], bound: set[str],
+                     loops: int, values: dict[str, Known]) -> None:
         context = self.context
-        branches = [node.body, node.orelse]
-        copies, uncopyable = self._copies(branches)
-        if self._first_obstacle(node, branches, allow_return=False, uncopyable=uncopyable,
+        copies, uncopyable = self._copies(blocks)
+        if self._first_obstacle(node, blocks, allow_return=False, uncopyable=uncopyable,
                                 read_after=lambda name: context.live_after(name, node, loops)):
             return
-        assigned = assigned_names(node.body) | assigned_names(node.orelse)
+        assigned = set().union(*(assigned_names(block) for block in blocks))
         outputs = [name for name in context.ordered(assigned, node) if context.live_after(name, node, loops)]
         needed: set[str] = set()
         for name in outputs:
-            for block in branches:
+            for index, block in enumerate(blocks):
                 if name not in definitely_assigned(block):
                     if name not in bound:
-                        where = "when the condition is false" if block is node.orelse else "when the condition is true"
                         return context.report(
-                            node, f"`{name}` has no value {where}: it is bound in one branch only and "
-                            "not before the `if`, so the other branch has nothing to return")
+                            node, f"`{name}` has no value {_taken_when(cases, index)}: it is bound in one "
+                            "branch only and not before the `if`, so the other branch has nothing to return")
                     needed.add(name)
-        for block in branches:
+        for block in blocks:
             needed |= upward_exposed(block, set(outputs)) & assigned_names(block) & bound
             needed |= self.context.reads_of(copies) & assigned_names(block) & bound
         for name in outputs:
-            if _static_non_numeric(name, branches):
+            if _static_non_numeric(name, blocks):
                 return context.report(node, f"`{name}` is set to a Python value that is not a number; "
                                             "`lax.cond` can only choose between arrays")
         operands = context.ordered(needed, node)
-        true = Branch(branch_name(node.test, False, context.taken), node.body, False)
-        false = Branch(branch_name(node.test, True, context.taken), node.orelse, False)
-        plan = IfPlan(node, IfForm.ASSIGN, true, false, operands, outputs, copies=copies)
+        branches = self._branches(node, cases, blocks, [False] * len(blocks))
+        plan = IfPlan(node, IfForm.ASSIGN, branches, operands, outputs, cases=cases, copies=copies)
         self._plan_casts_assign(plan, values)
         context.plans[node] = plan
-        self._walk_branches([true, false], operands, tail=False, loops=loops, values=values)
+        self._walk_branches(branches, operands, tail=False, loops=loops, values=values)
 
-    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool,
-                     values: dict[str, Known]) -> bool:
+    def _plan_return(self, node: ast.If, cases: list[ast.If], blocks: list[list[ast.stmt]], rest: list[ast.stmt],
+                     bound: set[str], tail: bool, values: dict[str, Known]) -> bool:
         context = self.context
         if not tail:
             lowering = Lowering.CONTINUATION if continuable(context.function, node) \
@@ -191,32 +204,29 @@ class IfPlanner:
                                  "after it; only an `if` whose branches end the function becomes a `lax.cond`",
                            lowering=lowering)
             return False
-        true_falls = not always_leaves(node.body)
-        false_falls = not always_leaves(node.orelse)
-        if true_falls and false_falls and rest:
+        falls = [not always_leaves(block) for block in blocks]
+        if sum(falls) > 1 and rest:
             if len(rest) > MAX_DUPLICATED_REST or any(not _is_simple(s) for s in rest):
                 context.report(node, "both branches can fall through to the code after the `if` "
                                      "as well as return; restructure so one branch returns",
                                lowering=Lowering.CONTINUATION)
                 return False
-        true_statements = node.body + (rest if true_falls else [])
-        false_statements = node.orelse + (rest if false_falls else [])
-        for statements, label in ((true_statements, "true"), (false_statements, "false")):
+        arms = [block + (rest if fall else []) for block, fall in zip(blocks, falls)]
+        for index, statements in enumerate(arms):
             if not always_leaves(statements):
-                context.report(node, f"the function returns nothing when the condition is {label}; "
+                context.report(node, f"the function returns nothing {_taken_when(cases, index)}; "
                                      "`lax.cond` needs a value from each branch")
                 return False
-        copies, uncopyable = self._copies([true_statements, false_statements])
-        if self._first_obstacle(node, [true_statements, false_statements], allow_return=True, uncopyable=uncopyable):
+        copies, uncopyable = self._copies(arms)
+        if self._first_obstacle(node, arms, allow_return=True, uncopyable=uncopyable):
             return False
         needed: set[str] = set()
-        for statements in (true_statements, false_statements):
+        for statements in arms:
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
             needed |= self.context.reads_of(copies) & assigned_names(statements) & bound
         operands = context.ordered(needed, node)
-        true = Branch(branch_name(node.test, False, context.taken), true_statements, true_falls and bool(rest))
-        false = Branch(branch_name(node.test, True, context.taken), false_statements, false_falls and bool(rest))
-        plan = IfPlan(node, IfForm.RETURN, true, false, operands, [], copies=copies)
+        branches = self._branches(node, cases, arms, [fall and bool(rest) for fall in falls])
+        plan = IfPlan(node, IfForm.RETURN, branches, operands, [], cases=cases, copies=copies)
         self._plan_casts_return(plan, values)
         differing = self._uncast_return_types(plan, values)
         if differing:
@@ -225,14 +235,14 @@ class IfPlanner:
                                  "give them one type (`jnp.asarray(v, jnp.float32)`) where they are returned")
             return False
         context.plans[node] = plan
-        self._walk_branches([true, false], operands, tail=True, loops=0, values=values)
+        self._walk_branches(branches, operands, tail=True, loops=0, values=values)
         return True
 
     # -- result types ----------------------------------------------------------------------
 
     def _plan_casts_assign(self, plan: IfPlan, values: dict[str, Known]) -> None:
         for name in plan.outputs:
-            final = [self._final_values(branch.statements, name, values) for branch in (plan.true, plan.false)]
+            final = [self._final_values(branch.statements, name, values) for branch in plan.branches]
             arms = [arm for arm in final if arm is not None]
             if len(arms) == len(final):
                 self._plan_cast(plan, name, arms, f"{name}_dtype", values)
@@ -255,7 +265,7 @@ class IfPlanner:
         `t = (m - 1, t[1])`): each item's type after each branch, path by path, by the source
         of its key. Only items one of whose values is certainly one number or array (a pytree
         has no one dtype)."""
-        bound = [value for branch in (plan.true, plan.false)
+        bound = [value for branch in plan.branches
                  for value in bound_values(branch.statements).get(name, [])]
         updates = [updated_items(value, name) for value in bound]
         layout = container_layout(bound)
@@ -270,7 +280,7 @@ class IfPlanner:
         found: dict[str, list[list[ast.expr | Signature]]] = {}
         for text, (key, certain) in keys.items():
             arms = [resolved_after(item_of(name, key), branch.statements, self.context.callees, values)
-                    for branch in (plan.true, plan.false)]
+                    for branch in plan.branches]
             if certain and all(arm is not None for arm in arms):
                 found[text] = [[arm] for arm in arms if arm is not None]
         return found, layout
@@ -306,7 +316,7 @@ class IfPlanner:
         length -- may differ in type from another's is cast to the type that holds them all
         (`return a, jnp.asarray(k, k_dtype)` where `k` is an int on one path and a float on
         another). A return an outer if already casts is left to it."""
-        returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
+        returns = [found for branch in plan.branches for found in returns_with_paths(branch.statements, [])]
         # A return of code after an if (its rest) is written in each branch that falls into it,
         # and again by each if inside them that it follows: only the outermost if over it,
         # planned first, names a dtype every copy sees. It owns the return, cast or not. A
@@ -320,7 +330,7 @@ class IfPlanner:
         # is seen by their functions); an inner if casts what this one leaves.
         followed = {id(node) for node, _ in returns}
         if any(isinstance(node, ast.Return) and id(node) not in followed
-               for branch in (plan.true, plan.false) for node in own_nodes(branch.statements)):
+               for branch in plan.branches for node in own_nodes(branch.statements)):
             return  # (a return in a `with` or `try`: its value is not followed)
         shape = _returned_shape(returns, self.context.callees, partial(self._container_positions, values=values))
         if shape is None:
@@ -359,7 +369,7 @@ class IfPlanner:
         `return` in an inner `if`, `k` a Python int on one path and a float on another), as
         words for a finding; None when nothing is known to differ. Only values whose type the
         source fixes (literals, a loop's index) are known: `x` and `y` may well agree."""
-        returns = [found for branch in (plan.true, plan.false) for found in returns_with_paths(branch.statements, [])]
+        returns = [found for branch in plan.branches for found in returns_with_paths(branch.statements, [])]
         shape = _returned_shape(returns, self.context.callees, partial(self._container_positions, values=values))
         if shape is None:
             return None
@@ -491,7 +501,7 @@ class IfPlanner:
         plan.dtypes[key] = (unique_name(dtype_name, self.context.taken),
                             [as_spelled(text, self.context.text) for text in sources.values()])
         if plan.form is IfForm.ASSIGN:
-            branches = (plan.true, plan.false)
+            branches = plan.branches
             for index in to_cast:
                 branches[index].casts.add(key)
         return to_cast
@@ -667,6 +677,55 @@ def _item_of_name(value: ast.expr) -> bool:
         and isinstance(value.slice, ast.Constant) and type(value.slice.value) in (int, str)
 
 
+def switch_cases(node: ast.If) -> list[ast.If]:
+    """The ifs of an elif chain from ``node`` whose tests each compare one selector with a
+    number (`if kind == 0: ... elif kind == 1: ...`), when there are two or more: they
+    become one `lax.switch`, the chain's last `else` its default (an `elif` of another test
+    there stays an `if` inside it). Empty for any other `if`."""
+    cases: list[ast.If] = []
+    selector: str | None = None
+    current = node
+    while (compared := selector_of(current.test)) is not None and selector in (None, ast.dump(compared)):
+        selector = ast.dump(compared)
+        cases.append(current)
+        if len(current.orelse) != 1 or not isinstance(current.orelse[0], ast.If):
+            break
+        current = current.orelse[0]
+    return cases if len(cases) > 1 else []
+
+
+def selector_of(test: ast.expr) -> ast.expr | None:
+    """What `test` compares for equality with a number (`kind` of `kind == 0` or `1 == kind`);
+    None for any other test. (A chain evaluates it once per case, and so does its switch.)"""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return None
+    for selector, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if _is_number(other) and not _is_number(selector) and not any(
+                isinstance(node, ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom | ast.Lambda)
+                for node in ast.walk(selector)):
+            return selector
+    return None
+
+
+def _case_value(test: ast.expr) -> ast.expr:
+    """The number a case's test compares its selector with."""
+    assert isinstance(test, ast.Compare)
+    return test.comparators[0] if _is_number(test.comparators[0]) else test.left
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool)
+
+
+def _taken_when(cases: list[ast.If], index: int) -> str:
+    """When the branch of ``index`` is taken, in words for a finding."""
+    if not cases:
+        return "when the condition is true" if index == 0 else "when the condition is false"
+    return f"when `{ast.unparse(cases[index].test)}`" if index < len(cases) else "when no case's test holds"
+
+
 def _static_non_numeric(name: str, branches: list[list[ast.stmt]]) -> bool:
     for block in branches:
         for statement in block:
@@ -718,42 +777,40 @@ class IfRenderer:
     def render(self, plan: IfPlan, statement: cst.If, rest: StatementPairs, depth: int,
                after_code: bool) -> list[cst.BaseStatement]:
         rest_statements = [pair[0] for pair in rest]
-        true_block = statement.body
-        own_true = suite_statements(true_block) if plan.node.body else []  # a guard's if has an empty branch
-        true_statements = [*own_true, *(rest_statements if plan.true.with_rest else [])]
-        orelse = statement.orelse
-        false_block: cst.BaseSuite | None = orelse.body if isinstance(orelse, cst.Else) else None
-        own_false: list[cst.BaseStatement] = (suite_statements(false_block) if false_block is not None
-                                              else [orelse] if isinstance(orelse, cst.If) else [])
-        false_statements = [*own_false, *(rest_statements if plan.false.with_rest else [])]
-
         generated: list[cst.BaseStatement] = []
         for dtype_name, sources in plan.dtypes.values():
             generated.append(cst.parse_statement(
                 f"{dtype_name} = {self.context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
+        functions: list[str] = []
+        tests: list[str] = []
+        for branch, arm in zip(plan.branches, _arms(plan, statement)):
+            if arm.test is not None:
+                tests.append(code(arm.test))
+            statements = [*arm.statements, *(rest_statements if branch.with_rest else [])]
+            if not statements and _is_identity(plan, branch):  # a break/continue guard's if
+                functions.append(self._identity_lambda(plan, branch))
+                continue
+            definition = self._branch_def(plan, branch, arm.block, statements, depth)
+            if arm.leading_lines is not None:  # comments above `elif`/`else:` go above its function
+                definition = definition.with_changes(leading_lines=arm.leading_lines)
+            generated.append(definition)
+            functions.append(branch.name)
 
-        if not true_statements and _is_identity(plan, plan.true):  # a break/continue guard's if
-            true_function = self._identity_lambda(plan, plan.true)
-        else:
-            generated.append(self._branch_def(plan, plan.true, true_block, true_statements, depth))
-            true_function = plan.true.name
-        if not false_statements and _is_identity(plan, plan.false):
-            false_function = self._identity_lambda(plan, plan.false)
-        else:
-            false_def = self._branch_def(plan, plan.false, false_block, false_statements, depth)
-            if isinstance(orelse, cst.Else):  # comments above `else:` go above its function
-                false_def = false_def.with_changes(leading_lines=orelse.leading_lines)
-            generated.append(false_def)
-            false_function = plan.false.name
-
-        arguments = [code(statement.test), true_function, false_function, *plan.operands]
         if plan.form is IfForm.RETURN:
             prefix = "return "
         elif plan.outputs:
             prefix = ", ".join(plan.outputs) + " = "
         else:
             prefix = ""
-        generated.append(self.context.call(prefix, f"{self.context.name('jax.lax')}.cond", arguments, depth))
+        if plan.cases:  # the index of the first case whose test holds, else the default's
+            cases = len(plan.cases)
+            index = (f"{self.context.name('jax.numpy')}.select([{', '.join(tests)}], "
+                     f"[{', '.join(map(str, range(cases)))}], {cases})")
+            arguments = [index, f"[{', '.join(functions)}]", *plan.operands]
+            generated.append(self.context.call(prefix, f"{self.context.name('jax.lax')}.switch", arguments, depth))
+        else:
+            arguments = [tests[0], *functions, *plan.operands]
+            generated.append(self.context.call(prefix, f"{self.context.name('jax.lax')}.cond", arguments, depth))
         return lay_out(generated, statement, after_code)
 
     def _branch_def(self, plan: IfPlan, branch: Branch, block: cst.BaseSuite | None,
@@ -788,6 +845,45 @@ class IfRenderer:
         body = f"({values})" if len(plan.outputs) > 1 else values or "None"  # no results: like the branch def
         parameters = " " + ", ".join(plan.operands) if plan.operands else ""
         return f"lambda{parameters}: {body}"
+
+@dataclass(frozen=True)
+class _Arm:
+    """A branch's code in the if written: its test (the default's and a false branch's:
+    None), its block (None for an `elif` of another test, which is its one statement), its
+    statements, and the comments above it, where they go above its function."""
+
+    test: cst.BaseExpression | None
+    block: cst.BaseSuite | None
+    statements: list[cst.BaseStatement]
+    leading_lines: Sequence[cst.EmptyLine] | None = None
+
+
+def _arms(plan: IfPlan, statement: cst.If) -> list[_Arm]:
+    """The written arms of ``statement``, one per branch of ``plan``: the true and the false
+    one, or each case of a switch (along its `elif`s) and the default."""
+    arms: list[_Arm] = []
+    current, leading = statement, None
+    for _ in range(max(len(plan.cases), 1)):
+        # (a guard's if has an empty true branch)
+        own = suite_statements(current.body) if plan.node.body or plan.cases else []
+        arms.append(_Arm(current.test, current.body, own, leading))
+        orelse = current.orelse
+        if not plan.cases or len(arms) == len(plan.cases):
+            break
+        if isinstance(orelse, cst.If):
+            current, leading = orelse, orelse.leading_lines
+        else:  # `else:` whose one statement is the next `if`
+            assert isinstance(orelse, cst.Else)
+            inner = suite_statements(orelse.body)[0]
+            assert isinstance(inner, cst.If)
+            current, leading = inner, [*orelse.leading_lines, *inner.leading_lines]
+    orelse = current.orelse
+    if isinstance(orelse, cst.Else):
+        arms.append(_Arm(None, orelse.body, suite_statements(orelse.body), orelse.leading_lines))
+    else:
+        arms.append(_Arm(None, None, [orelse] if isinstance(orelse, cst.If) else []))
+    return arms
+
 
 def _is_identity(plan: IfPlan, branch: Branch) -> bool:
     """A branch that binds nothing: a lambda of its operands (cast where ``branch.casts`` says)."""

@@ -39,10 +39,13 @@ class Branch:
 class IfPlan:
     node: ast.If
     form: IfForm
-    true: Branch
-    false: Branch
+    # The true branch, then the false one; a switch's: one per case, then the default.
+    branches: list[Branch]
     operands: list[str]
     outputs: list[str]
+    # A switch (`lax.switch`): the ifs of an elif chain whose tests each compare one selector
+    # with a number (`kind == 0`, `kind == 1`), one per case; empty for a `lax.cond`.
+    cases: list[ast.If] = field(default_factory=list)
     # output (or "return", or a dict or tuple output's item, `st["p"]`, `t[1]`) -> (dtype variable name,
     # source of jnp.result_type arguments)
     dtypes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
@@ -61,12 +64,20 @@ class IfPlan:
     return_results: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     @property
+    def true(self) -> Branch:
+        return self.branches[0]
+
+    @property
+    def false(self) -> Branch:
+        return self.branches[-1]
+
+    @property
     def absorbs_rest(self) -> bool:
         return self.form is IfForm.RETURN
 
     @property
     def needs_numpy(self) -> bool:
-        return bool(self.dtypes)
+        return bool(self.dtypes or self.cases)  # (a switch's index is `jnp.select` of the cases' tests)
 
 
 @dataclass(eq=False)

@@ -29,7 +29,7 @@ from jitfix.control_flow.boolean_expressions import (
     ternary_edit,
 )
 from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
-from jitfix.control_flow.plans import Lowering, LoopPlan, Plan, PlanningOptions
+from jitfix.control_flow.plans import IfPlan, Lowering, LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Finding, Fix, Position, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -358,7 +358,11 @@ class TracedIf(Rule):
         "and the code after reads become the results of `lax.cond`, the names they need from "
         "before become its operands, and a name one branch leaves alone is passed through. An "
         "`elif` becomes a `lax.cond` inside the false branch (one level per `elif`, each reading "
-        "like the chain it came from). A branch that returns takes the rest of the function with "
+        "like the chain it came from). A chain whose tests each compare one value with a number "
+        "(`if kind == 0: ... elif kind == 1: ... else: ...`) becomes one `lax.switch`, a branch "
+        "per case then the `else`, chosen by `jnp.select` of the tests: the first that holds, as "
+        "Python tries them, and the `else` when none does (a value no case names, negative or "
+        "too large, is not clamped into a case). A branch that returns takes the rest of the function with "
         "it when the `if` is the function's last word, and the function returns the `lax.cond`. "
         "Results that may differ in type (a Python `0` in one branch, `x / 2` in the other; `n` "
         "in one and `x` in the other, an int and a float argument) are cast to "
@@ -379,9 +383,10 @@ class TracedIf(Rule):
                     continue
                 edits = [function_edit(module, function.node, planned.plans, frozenset({node}))]
                 edits += entry.edits_in(module, node)
-                fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
+                primitive = "lax.switch" if isinstance(plan, IfPlan) and plan.cases else "lax.cond"
+                fix = Fix(Safety.SAFE, f"rewrite with {primitive}", edits)
                 message = (f"`if {source_excerpt(module, node.test)}` tests a traced value in `{function.qualname}` "
-                           f"({function.how}): raises under jit; rewrite with `lax.cond`"
+                           f"({function.how}): raises under jit; rewrite with `{primitive}`"
                            f"{caller_dicts_note(function, node)}")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
             for problem in planned.problems:
