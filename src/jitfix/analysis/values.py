@@ -893,11 +893,29 @@ def _operand_text(operand: ast.AST) -> str | None:
     return None
 
 
+def _add_sums(nodes: list[ast.AST], found: set[str]) -> None:
+    """Adds to ``found`` the other side of each `+` one side of which is a number or in it:
+    a list or tuple plus a number or an array raises, so that side is one value too (`t[0] + c`,
+    then `t[0] + t[1]`), to a fixed point."""
+    pairs = [(left, right) for node in nodes if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+             for left, right in ((node.left, node.right), (node.right, node.left))
+             if _operand_text(left) is not None]
+    changed = True
+    while changed:
+        changed = False
+        for side, other in pairs:
+            text = _operand_text(side)
+            if text not in found and (_is_number(other) or _operand_text(other) in found):
+                found.add(text)  # type: ignore[arg-type]
+                changed = True
+
+
 def _operand_texts(nodes: list[ast.AST]) -> set[str]:
     """The names and items (`t[0]`) ``nodes`` use as operands (see ``_operands_of``); an item
     unpacked into an operand (`a, b = t` then `a - b`) is one too."""
     found = {text for node in nodes for operand in _operands_of(node)
              if (text := _operand_text(operand)) is not None}
+    _add_sums(nodes, found)
     for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
             for target in node.targets:
