@@ -191,6 +191,7 @@ class Lowering(Enum):
     CONTINUATION = "continuation"  # the code after an `if` that returns on some paths, as a function (continuation)
     RETURNS = "returns"  # a loop's `return v` as `result = v; break`, the function returning it after (loop_returns)
     BY_INDEX = "by index"  # a loop over an array's rows as a loop over their indices (`for i in range(len(x))`)
+    HOISTED_APPENDS = "hoisted appends"  # the append ending every branch of an if moved after it (hoisted_appends)
 
 
 @dataclass

@@ -364,6 +364,8 @@ class TracedIf(Rule):
         "Python tries them, and the `else` when none does (a value no case names, negative or "
         "too large, is not clamped into a case). A branch that returns takes the rest of the function with "
         "it when the `if` is the function's last word, and the function returns the `lax.cond`. "
+        "An `if` every path through which ends by appending one value to the same list first "
+        "binds that value in each branch and appends it once after the `if`. "
         "Results that may differ in type (a Python `0` in one branch, `x / 2` in the other; `n` "
         "in one and `x` in the other, an int and a float argument) are cast to "
         "`jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "

@@ -38,6 +38,8 @@ DESCRIPTIONS = {
     Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
                            "with lax.cond",
     Lowering.BY_INDEX: "loop over the array's indices (`for i in range(len(x))`), then rewrite as a lax loop",
+    Lowering.HOISTED_APPENDS: "bind the value each branch appends and append it after the `if`, then rewrite "
+                              "with lax.cond",
     Lowering.RETURNS: "make the loop's `return` a `break` (its value kept, or the code after the loop skipped), "
                       "return after the loop, then rewrite with lax",
 }
@@ -51,6 +53,7 @@ FIRST = {
     Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
     Lowering.CONTINUATION: "the code after it first made a function that each path returns the call of",
     Lowering.BY_INDEX: "its array first looped over by index",
+    Lowering.HOISTED_APPENDS: "the value each branch appends first bound to a name and appended after it",
     Lowering.RETURNS: "the loop's `return` first made a `break`, the function returning after the loop",
 }
 
@@ -81,6 +84,12 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         edit = Edit(name_position(module, function.node), cst.FunctionDef, ReturnsAsBreaks(plan))
         restructured = _function_lines(function)
         still_undone = lambda text: False  # noqa: E731 - what is left is a break: findings tell
+    elif lowering is Lowering.HOISTED_APPENDS:
+        assert isinstance(statement, ast.If)
+        edit = _hoisting_edit(module, function, statement)
+        if edit is None:
+            return None
+        still_undone = lambda text: False  # noqa: E731 - what is left is an if: findings tell
     elif lowering is Lowering.DICT_UPDATES and _dict_writes_outside(function, statement):
         # The writes the rewrite meets include some after the statement (the code after a
         # returning `if` goes into its branches): the function's are all written as new dicts.
@@ -240,6 +249,18 @@ def _continuation_edit(module: ModuleContext, function: TracedFunction, statemen
     return Edit(name_position(module, node), cst.FunctionDef, Continuation(plan, sources))
 
 
+def _hoisting_edit(module: ModuleContext, function: TracedFunction, statement: ast.If) -> Edit | None:
+    from jitfix.control_flow.hoisted_appends import hoist_appends, hoisted_list
+
+    name = hoisted_list(statement)
+    if name is None:
+        return None
+    taken = {child.id for child in ast.walk(function.node) if isinstance(child, ast.Name)} | {
+        arg.arg for arg in ast.walk(function.node.args) if isinstance(arg, ast.arg)}
+    item = unique_name(f"{name}_item", taken)
+    return Edit(module.start_of(statement), cst.If, lambda node, context: hoist_appends(node, name, item))
+
+
 def _restructuring(function: TracedFunction,
                    lowering: Lowering) -> tuple[Callable[[cst.CSTNode, EditContext], Replaced], Callable[[str], bool]]:
     """(the edit's replacement, whether a fixed text still holds what it put in)."""
@@ -250,6 +271,7 @@ def _restructuring(function: TracedFunction,
         return (lambda node, context: node.visit(DictUpdates(names))), lambda text: False
     if lowering is Lowering.BY_INDEX:
         return (lambda node, context: _by_index(function.node, node)), lambda text: False
+
     from jitfix.control_flow.jump_lowering import JumpLowering
 
     flags: set[str] = set()
