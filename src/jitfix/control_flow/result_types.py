@@ -629,13 +629,15 @@ def carry_casts(carry: Sequence[str], body: Sequence[ast.stmt], index: str | Non
             held[name] = every
         if start.key == every.key and not every.varies:
             continue
-        if not start.follows and passes.follows and passes.key == every.key and not passes.varies:
-            continue  # a Python scalar start: lax widens it to the type each pass returns
+        # What a pass ends with, path by path (a pass may bind it more than once: `c = x * 0.5`,
+        # then `c = m * 2` on some paths).
+        end = ends.get(name) if ends is not None else None
+        if not start.follows and end is not None and end.follows and end.key == every.key and not end.varies:
+            continue  # a Python scalar start: lax widens it to the type every pass returns
         if not block.evaluable_before(every):
             held.pop(name, None)
             continue
         # A pass that ends with the carry of its full type needs no cast.
-        end = ends.get(name) if ends is not None else None
         each_pass = bool(block.bindings.get(name)) and (end is None or end.varies or end.key != every.key)
         casts[name] = CarryCast(dtype_sources(every), each_pass)
     return casts, held

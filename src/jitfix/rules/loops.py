@@ -100,7 +100,8 @@ class _LoopRule(Rule):
             traced_test = entry.values_at(node).is_traced(node.test)
             return f"{header} {self.trouble}" if traced_test else f"{header} leaves the loop on a traced test"
         if self.kind is LoopKind.FORI and not self._bound_traced(module, node, entry):  # left on a traced test
-            return f"`for ... in {source_excerpt(module, node.iter)}` leaves the loop on a traced test"
+            jump = "leaves the loop" if _may_leave(node) else "skips the rest of a pass"
+            return f"`for ... in {source_excerpt(module, node.iter)}` {jump} on a traced test"
         return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
 
     @staticmethod
@@ -234,3 +235,17 @@ class TracedWhileLoop(_LoopRule):
         "`lax.while_loop` is not reverse-mode differentiable.",
     )
 
+
+def _may_leave(loop: ast.For) -> bool:
+    """Whether the loop's body holds a `break` of its own or a `return` (else its traced
+    jumps are `continue`s: each skips the rest of one pass)."""
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in loop.body]
+    while stack:
+        node, nested_loop = stack.pop()
+        if isinstance(node, ast.Return) or isinstance(node, ast.Break) and not nested_loop:
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        inner = nested_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return False
