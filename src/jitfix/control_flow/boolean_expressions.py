@@ -19,7 +19,7 @@ that call raises. The edits here replace exactly those places:
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
@@ -157,15 +157,23 @@ def boolop_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int) -> E
     return Edit(start, cst.BooleanOperation, replace, imports=("jax.numpy",), end=end)
 
 
-def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edit:
+def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool,
+                 rewritten: Callable[[ast.IfExp], bool] = lambda arm: False) -> Edit:
     """``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``; arms of different result
-    types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``."""
+    types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``. An arm that is itself a
+    conditional expression the rewrite takes (``rewritten``: `a if c else b if d else e`) may
+    be any of its own arms: the type is theirs, read from the source (not from the `lax.cond`
+    it becomes, which the dtype would then compute again)."""
     start, end = module.span_of(node)
-    to_cast = arms_to_cast([[node.body], [node.orelse]], Callees(module.imports.resolve)) if cast_arms else []
+    arms = [_leaves(node.body, rewritten), _leaves(node.orelse, rewritten)]
+    to_cast = arms_to_cast(arms, Callees(module.imports.resolve)) if cast_arms else []
+    leaves = [*arms[0], *arms[1]]
+    sources = [module.segment(leaf) for leaf in leaves] \
+        if len(leaves) > 2 and not any(_takes_truth(leaf) for leaf in leaves) else None
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.IfExp)
-        source = _cond_source(context, updated.test, updated.body, updated.orelse, to_cast)
+        source = _cond_source(context, updated.test, updated.body, updated.orelse, to_cast, sources)
         if "\n" in source and not updated.lpar:  # a call split over lines needs its own brackets
             return cst.parse_expression(source)
         return _with_parens(updated, source)
@@ -174,13 +182,26 @@ def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool) -> Edi
     return Edit(start, cst.IfExp, replace, imports=imports, end=end)
 
 
+def _leaves(arm: ast.expr, rewritten: Callable[[ast.IfExp], bool]) -> list[ast.expr]:
+    """The values ``arm`` may be: its own arms', for a conditional expression the rewrite takes."""
+    if isinstance(arm, ast.IfExp) and rewritten(arm):
+        return [*_leaves(arm.body, rewritten), *_leaves(arm.orelse, rewritten)]
+    return [arm]
+
+
+def _takes_truth(node: ast.AST) -> bool:
+    """Whether Python takes a truth in ``node`` (a traced one would raise in a dtype line)."""
+    return any(isinstance(child, ast.IfExp | ast.BoolOp) or isinstance(child, ast.UnaryOp) and isinstance(child.op, ast.Not)
+               or isinstance(child, ast.Compare) and len(child.ops) > 1 for child in ast.walk(node))
+
+
 def _cond_source(context: EditContext, test: cst.BaseExpression, body: cst.BaseExpression,
-                 orelse: cst.BaseExpression, to_cast: list[int]) -> str:
+                 orelse: cst.BaseExpression, to_cast: list[int], sources: list[str] | None = None) -> str:
     """``lax.cond(test, lambda: body, lambda: orelse)``, the arms ``to_cast`` cast to the
-    result type of both."""
+    result type of both (of ``sources``, where given)."""
     arms = [_argument(body), _argument(orelse)]
     if to_cast:
-        common = f"{context.name('jax.numpy')}.result_type({', '.join(arms)})"
+        common = f"{context.name('jax.numpy')}.result_type({', '.join(sources or arms)})"
         arms = [f"{context.name('jax.numpy')}.asarray({arm}, {common})" if index in to_cast else arm
                 for index, arm in enumerate(arms)]
     return context.call_source(f"{context.name('jax.lax')}.cond", [_argument(test), *(f"lambda: {arm}" for arm in arms)])

@@ -444,9 +444,11 @@ class TracedConditionalExpression(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for entry in conditionals(module):
+            rewritten = {id(node) for node, _ in entry.ternaries}
             for node, _statement in entry.ternaries:
                 cast = _cheap(node.body, module.imports) and _cheap(node.orelse, module.imports)
-                edits = [ternary_edit(module, node, cast), *entry.edits_in(module, node)]
+                edits = [ternary_edit(module, node, cast, lambda arm: id(arm) in rewritten),
+                         *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
                 message = (f"conditional expression on traced `{source_excerpt(module, node.test)}` in "
                            f"`{entry.traced.qualname}` raises under jit; rewrite with `lax.cond`")
