@@ -896,18 +896,24 @@ def _operand_text(operand: ast.AST) -> str | None:
 def _add_sums(nodes: list[ast.AST], found: set[str]) -> None:
     """Adds to ``found`` the other side of each `+` one side of which is a number or in it:
     a list or tuple plus a number or an array raises, so that side is one value too (`t[0] + c`,
-    then `t[0] + t[1]`), to a fixed point."""
-    pairs = [(left, right) for node in nodes if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
-             for left, right in ((node.left, node.right), (node.right, node.left))
-             if _operand_text(left) is not None]
-    changed = True
-    while changed:
-        changed = False
-        for side, other in pairs:
-            text = _operand_text(side)
-            if text not in found and (_is_number(other) or _operand_text(other) in found):
-                found.add(text)  # type: ignore[arg-type]
-                changed = True
+    then `t[0] + t[1]`), to a fixed point (each name or item followed once)."""
+    partners: dict[str, list[str]] = {}  # a side's text -> the texts added to it
+    pending = list(found)
+    for node in nodes:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+            continue
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            text, other_text = _operand_text(side), _operand_text(other)
+            if text is None:
+                continue
+            if _is_number(other):
+                pending.append(text)
+            elif other_text is not None:
+                partners.setdefault(other_text, []).append(text)
+    while pending:
+        text = pending.pop()
+        found.add(text)
+        pending.extend(partner for partner in partners.pop(text, []) if partner not in found)
 
 
 def _operand_texts(nodes: list[ast.AST]) -> set[str]:
