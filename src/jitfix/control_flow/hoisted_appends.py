@@ -89,10 +89,21 @@ def _bound_in_block(block: cst.BaseSuite, item: str) -> cst.BaseSuite:
 
 
 def _bound(statement: cst.BaseSmallStatement, item: str) -> cst.BaseSmallStatement:
-    """``out.append(v)`` as ``item = v``."""
+    """``out.append(v)`` as ``item = v``; comments inside the call's brackets stay, in brackets
+    of the value's own."""
     if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)
             and len(statement.value.args) == 1):
         raise EditError("a branch does not end with its append")
-    made = cst.parse_statement(f"{item} = {code(statement.value.args[0].value)}\n")
+    call = statement.value
+    value = code(call.args[0].value)
+    if isinstance(call.args[0].value, cst.NamedExpr) and not call.args[0].value.lpar:
+        value = f"({value})"
+    written = code(call)
+    inside = written[written.index("(", len(code(call.func))) + 1:written.rindex(")")]
+    if "#" in inside:
+        if isinstance(call.args[0].comma, cst.Comma):
+            raise EditError("a commented append with a trailing comma")
+        value = f"({inside})"
+    made = cst.parse_statement(f"{item} = {value}\n")
     assert isinstance(made, cst.SimpleStatementLine)
     return made.body[0]
