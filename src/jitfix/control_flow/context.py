@@ -25,7 +25,7 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
 from jitfix.control_flow.boolean_expressions import boolean_names
-from jitfix.control_flow.hoisted_appends import hoisted_list
+from jitfix.control_flow.hoisted_appends import hoisted_lists
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
 
@@ -276,18 +276,18 @@ class PlanContext:
                         found: Iterable[tuple[ast.AST, str]]) -> bool:
         """Report what blocks the rewrite of ``node`` (True if anything does). When every
         obstacle is an item write into a dict of the function, the restructuring into new
-        dicts is offered with it; when every one is the append that ends each path through
-        an ``if``, the append moved after it."""
+        dicts is offered with it; when every one is an append that ends each path through
+        an ``if``, the appends moved after it."""
         found = list(found)
         if not found:
             return False
         dict_writes = all(isinstance(where, ast.Subscript) and isinstance(where.value, ast.Name)
                           and where.value.id in self.private_dicts for where, _ in found)
-        appended = hoisted_list(node) if isinstance(node, ast.If) else None
+        appended = hoisted_lists(node) if isinstance(node, ast.If) else None
         calls = [where.value if isinstance(where, ast.Expr) else where for where, _ in found]
         appends = appended is not None and all(
             isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-            and isinstance(call.func.value, ast.Name) and call.func.value.id == appended for call in calls)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in appended for call in calls)
         where, reason = found[0]
         lowering = Lowering.DICT_UPDATES if dict_writes else Lowering.HOISTED_APPENDS if appends else None
         self.report(node, reason, where, lowering=lowering)

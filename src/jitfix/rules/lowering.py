@@ -38,8 +38,8 @@ DESCRIPTIONS = {
     Lowering.CONTINUATION: "make the code after the `if` a function each path returns the call of, then rewrite "
                            "with lax.cond",
     Lowering.BY_INDEX: "loop over the array's indices (`for i in range(len(x))`), then rewrite as a lax loop",
-    Lowering.HOISTED_APPENDS: "bind the value each branch appends and append it after the `if`, then rewrite "
-                              "with lax.cond",
+    Lowering.HOISTED_APPENDS: "bind what each branch appends last to a name and append it after the `if`, then "
+                              "rewrite with lax.cond",
     Lowering.RETURNS: "make the loop's `return` a `break` (its value kept, or the code after the loop skipped), "
                       "return after the loop, then rewrite with lax",
 }
@@ -53,7 +53,7 @@ FIRST = {
     Lowering.DICT_UPDATES: "its writes into a dict first written as new dicts",
     Lowering.CONTINUATION: "the code after it first made a function that each path returns the call of",
     Lowering.BY_INDEX: "its array first looped over by index",
-    Lowering.HOISTED_APPENDS: "the value each branch appends first bound to a name and appended after it",
+    Lowering.HOISTED_APPENDS: "what each branch appends last first bound to a name and appended after it",
     Lowering.RETURNS: "the loop's `return` first made a `break`, the function returning after the loop",
 }
 
@@ -250,15 +250,15 @@ def _continuation_edit(module: ModuleContext, function: TracedFunction, statemen
 
 
 def _hoisting_edit(module: ModuleContext, function: TracedFunction, statement: ast.If) -> Edit | None:
-    from jitfix.control_flow.hoisted_appends import hoist_appends, hoisted_list
+    from jitfix.control_flow.hoisted_appends import hoist_appends, hoisted_lists
 
-    name = hoisted_list(statement)
-    if name is None:
+    names = hoisted_lists(statement)
+    if names is None:
         return None
     taken = {child.id for child in ast.walk(function.node) if isinstance(child, ast.Name)} | {
         arg.arg for arg in ast.walk(function.node.args) if isinstance(arg, ast.arg)}
-    item = unique_name(f"{name}_item", taken)
-    return Edit(module.start_of(statement), cst.If, lambda node, context: hoist_appends(node, name, item))
+    items = {name: unique_name(f"{name}_item", taken) for name in names}
+    return Edit(module.start_of(statement), cst.If, lambda node, context: hoist_appends(node, items))
 
 
 def _restructuring(function: TracedFunction,
