@@ -11,6 +11,10 @@ Two forms:
   statement is part of what it decides), the rest of the function joins the branch that
   falls through, each branch returns, and the function returns the ``lax.cond``.
 
+Either form may be a **switch**: an ``elif`` chain whose tests each compare one value with a
+number (``kind == 0``, ``kind == 1``) has a branch per case and one for its ``else``, chosen by
+``lax.switch`` of ``jnp.select`` of the tests (``switch_cases``).
+
 Anything a branch function cannot hold (``yield``, ``global``, ``raise``, writes into outer
 objects) is reported with the reason, and the code is left as it is. The branch bodies are
 the user's own statements (comments, blank lines and formatting kept); only the ``def``
