@@ -11,7 +11,7 @@ Two forms:
   statement is part of what it decides), the rest of the function joins the branch that
   falls through, each branch returns, and the function returns the ``lax.cond``.
 
-Either form may be a **switch**: an ``elif`` chain whose tests each compare one value with a
+An assign may be a **switch**: an ``elif`` chain whose tests each compare one value with a
 number (``kind == 0``, ``kind == 1``) has a branch per case and one for its ``else``, chosen by
 ``lax.switch`` of ``jnp.select`` of the tests (``switch_cases``).
 
@@ -120,10 +120,13 @@ class IfPlanner:
         if size is not None and size > 1:
             self.context.non_scalar.append((node, size))
             return False
+        if contains_return(node.body) or contains_return(node.orelse):
+            # (A chain of cases that returns stays nested `lax.cond`s: the casts of what its
+            # returns give, across the continuations made of the code after it, are followed
+            # pair by pair; the fuzzer found a switch of them left uncast.)
+            return self._plan_return(node, rest, bound, tail, values)
         cases = [] if node in self.context.forced_ifs else switch_cases(node)
         blocks = [*(case.body for case in cases), cases[-1].orelse] if cases else [node.body, node.orelse]
-        if any(contains_return(block) for block in blocks):
-            return self._plan_return(node, cases, blocks, rest, bound, tail, values)
         self._plan_assign(node, cases, blocks, bound, loops, values)
         return False
 
@@ -198,8 +201,8 @@ class IfPlanner:
         context.plans[node] = plan
         self._walk_branches(branches, operands, tail=False, loops=loops, values=values)
 
-    def _plan_return(self, node: ast.If, cases: list[ast.If], blocks: list[list[ast.stmt]], rest: list[ast.stmt],
-                     bound: set[str], tail: bool, values: dict[str, Known]) -> bool:
+    def _plan_return(self, node: ast.If, rest: list[ast.stmt], bound: set[str], tail: bool,
+                     values: dict[str, Known]) -> bool:
         context = self.context
         if not tail:
             lowering = Lowering.CONTINUATION if continuable(context.function, node) \
@@ -208,6 +211,7 @@ class IfPlanner:
                                  "after it; only an `if` whose branches end the function becomes a `lax.cond`",
                            lowering=lowering)
             return False
+        blocks = [node.body, node.orelse]
         falls = [not always_leaves(block) for block in blocks]
         if sum(falls) > 1 and rest:
             if len(rest) > MAX_DUPLICATED_REST or any(not _is_simple(s) for s in rest):
@@ -218,7 +222,7 @@ class IfPlanner:
         arms = [block + (rest if fall else []) for block, fall in zip(blocks, falls)]
         for index, statements in enumerate(arms):
             if not always_leaves(statements):
-                context.report(node, f"the function returns nothing {_taken_when(cases, index)}; "
+                context.report(node, f"the function returns nothing {_taken_when([], index)}; "
                                      "`lax.cond` needs a value from each branch")
                 return False
         copies, uncopyable = self._copies(arms)
@@ -229,8 +233,8 @@ class IfPlanner:
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
             needed |= self.context.reads_of(copies) & assigned_names(statements) & bound
         operands = context.ordered(needed, node)
-        branches = self._branches(node, cases, arms, [fall and bool(rest) for fall in falls])
-        plan = IfPlan(node, IfForm.RETURN, branches, operands, [], cases=cases, copies=copies)
+        branches = self._branches(node, [], arms, [fall and bool(rest) for fall in falls])
+        plan = IfPlan(node, IfForm.RETURN, branches, operands, [], copies=copies)
         self._plan_casts_return(plan, values)
         differing = self._uncast_return_types(plan, values)
         if differing:

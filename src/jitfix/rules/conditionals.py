@@ -362,7 +362,7 @@ class TracedIf(Rule):
         "(`if kind == 0: ... elif kind == 1: ... else: ...`) becomes one `lax.switch`, a branch "
         "per case then the `else`, chosen by `jnp.select` of the tests: the first that holds, as "
         "Python tries them, and the `else` when none does (a value no case names, negative or "
-        "too large, is not clamped into a case). A branch that returns takes the rest of the function with "
+        "too large, is not clamped into a case); one whose cases `return` stays nested. A branch that returns takes the rest of the function with "
         "it when the `if` is the function's last word, and the function returns the `lax.cond`. "
         "An `if` every path through which ends by appending one value to the same list (or to "
         "the same lists, in one order) first binds that value in each branch and appends it "
