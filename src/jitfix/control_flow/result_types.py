@@ -473,17 +473,23 @@ HelperCall = tuple[str, Helper, ast.Call]
 
 def called_helpers(callees: Callees, call: ast.Call) -> list[HelperCall] | None:
     """The helpers a call runs, each with a call of it: the call of a helper, itself; a
-    ``lax.cond(p, f, g, *operands)`` of helpers or lambdas (a branch function jitfix wrote),
-    each branch called with the operands -- lax makes every branch return the one type. None
-    for any other call."""
+    ``lax.cond(p, f, g, *operands)`` or ``lax.switch(i, [f, g, h], *operands)`` of helpers or
+    lambdas (branch functions jitfix wrote), each branch called with the operands -- lax makes
+    every branch return the one type. None for any other call."""
     if isinstance(call.func, ast.Name):
         helper = callees.helper(call.func.id)
         return [(call.func.id, helper, call)] if helper is not None else None
-    if callees.resolve(call.func) != "jax.lax.cond" or len(call.args) < 3 or call.keywords \
-            or any(isinstance(arg, ast.Starred) for arg in call.args):
+    if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    function = callees.resolve(call.func)
+    if function == "jax.lax.cond" and len(call.args) >= 3:
+        branches, operands = call.args[1:3], call.args[3:]
+    elif function == "jax.lax.switch" and len(call.args) >= 2 and isinstance(call.args[1], ast.List | ast.Tuple):
+        branches, operands = call.args[1].elts, call.args[2:]
+    else:
         return None
     found: list[HelperCall] = []
-    for branch in call.args[1:3]:
+    for branch in branches:
         if isinstance(branch, ast.Name):
             name, helper = branch.id, callees.helper(branch.id)
         elif isinstance(branch, ast.Lambda):
@@ -492,7 +498,7 @@ def called_helpers(callees: Callees, call: ast.Call) -> list[HelperCall] | None:
             return None
         if helper is None:
             return None
-        found.append((name, helper, ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=call.args[3:], keywords=[])))
+        found.append((name, helper, ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=operands, keywords=[])))
     return found
 
 
