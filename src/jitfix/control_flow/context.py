@@ -25,7 +25,7 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
 from jitfix.control_flow.boolean_expressions import boolean_names
-from jitfix.control_flow.hoisted_appends import hoisted_lists
+from jitfix.control_flow.hoisted_appends import appended_to, hoisted_lists
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
 from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
 
@@ -286,8 +286,7 @@ class PlanContext:
         appended = hoisted_lists(node) if isinstance(node, ast.If) else None
         calls = [where.value if isinstance(where, ast.Expr) else where for where, _ in found]
         appends = appended is not None and all(
-            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-            and isinstance(call.func.value, ast.Name) and call.func.value.id in appended for call in calls)
+            isinstance(call, ast.Call) and appended_to(call) in appended for call in calls)
         where, reason = found[0]
         lowering = Lowering.DICT_UPDATES if dict_writes else Lowering.HOISTED_APPENDS if appends else None
         self.report(node, reason, where, lowering=lowering)

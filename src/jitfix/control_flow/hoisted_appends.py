@@ -31,7 +31,7 @@ def hoisted_lists(node: ast.If) -> tuple[str, ...] | None:
         return None
     for name in names:
         uses = [child for child in ast.walk(node) if isinstance(child, ast.Name) and child.id == name]
-        if len(uses) != sum(1 for call in appends if _appended_to(call) == name):
+        if len(uses) != sum(1 for call in appends if appended_to(call) == name):
             return None
     return names
 
@@ -54,14 +54,14 @@ def _block_appends(block: list[ast.stmt], appends: list[ast.Call]) -> tuple[str,
     names: list[str] = []
     for statement in reversed(block):
         call = statement.value if isinstance(statement, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and _appended_to(call) is not None):
+        if not (isinstance(call, ast.Call) and appended_to(call) is not None):
             break
         appends.append(call)
-        names.insert(0, _appended_to(call))  # type: ignore[arg-type]
+        names.insert(0, appended_to(call))  # type: ignore[arg-type]
     return tuple(names) or None
 
 
-def _appended_to(call: ast.Call) -> str | None:
+def appended_to(call: ast.Call) -> str | None:
     """``out`` of ``out.append(v)``: one value appended to a name."""
     if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and isinstance(call.func.value, ast.Name) \
             and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
