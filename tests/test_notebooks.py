@@ -224,6 +224,62 @@ def test_a_notebook_calling_across_the_rebinding_is_reported(tmp_path: Path) -> 
     assert "JF301" in result.stdout and "`model` is rebound at module level" in result.stdout
 
 
+def _two_sections(path: Path, second_section_redefines_its_step: bool) -> None:
+    """A tutorial whose second section sets its own temperature and, as notebooks do, may
+    define its own `opt_step` under the first section's name."""
+    notebook = new_notebook()
+    second_step = "def opt_step(w):\n    return w * 0.5\n" if second_section_redefines_its_step else ""
+    cells = [
+        "import jax",
+        "kT = 0.3",
+        "@jax.jit\ndef loss(w):\n    return (w * kT) ** 2",
+        "def opt_step(w):\n    return w - 0.1 * jax.grad(loss)(w)",
+        "w = 1.0\nfor _ in range(3):\n    w = opt_step(w)",
+        "kT = 0.001  # the second section's temperature\n" + second_step,
+        "for _ in range(3):\n    w = opt_step(w)",
+    ]
+    notebook.cells = [new_code_cell(source) for source in cells]
+    nbformat.write(notebook, path)
+
+
+@pytest.mark.parametrize("redefined", [True, False])
+def test_a_caller_defined_anew_no_longer_reaches_the_jitted_function(tmp_path: Path, redefined: bool) -> None:
+    # What a call reaches is what its names are bound to when it runs: after the second
+    # section's `def opt_step`, its loop never calls `loss`, which keeps the first `kT`
+    # harmlessly. Without that def the loop calls the first `opt_step`, and `loss` compiled
+    # with `kT = 0.3`.
+    _two_sections(tmp_path / "tutorial.ipynb", second_section_redefines_its_step=redefined)
+    result = invoke("check", str(tmp_path))
+    if redefined:
+        assert result.exit_code == 0, result.stdout
+    else:
+        assert "JF301" in result.stdout and "`kT` is rebound at module level" in result.stdout
+
+
+def _factory_defined_anew(path: Path) -> None:
+    """Each section defines its own `dynamics`, whose nested `update` it returns, and binds
+    `update` to what it makes: the first section's `update` is gone when `shift` changes."""
+    notebook = new_notebook()
+    factory = ("def dynamics(dt):\n    def update(i, x):\n        return x + dt * shift(x)\n"
+               "    return update")
+    cells = [
+        "import jax\nfrom jax import lax",
+        "shift = lambda x: -x",
+        factory,
+        "update = dynamics(0.1)\nx = lax.fori_loop(0, 5, update, 1.0)",
+        "shift = lambda x: x * 0.0\n" + factory.replace("dt * shift(x)", "dt * shift(x) * 2.0"),
+        "update = dynamics(0.1)\nx = lax.fori_loop(0, 5, update, 1.0)",
+    ]
+    notebook.cells = [new_code_cell(source) for source in cells]
+    nbformat.write(notebook, path)
+
+
+def test_a_factory_defined_anew_is_not_called_through_its_old_names(tmp_path: Path) -> None:
+    _factory_defined_anew(tmp_path / "flocking.ipynb")
+    result = invoke("check", str(tmp_path))
+    assert "JF301" not in result.stdout, result.stdout
+
+
 def test_a_notebook_whose_cells_have_no_ids_is_read_without_nbformat_warnings(tmp_path: Path) -> None:
     # Jupyter before nbformat 4.5 wrote no cell ids; nbformat warns about each such file,
     # which tells a user of jitfix nothing (jitfix writes the JSON back as it was).

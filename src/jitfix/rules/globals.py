@@ -22,7 +22,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from jitfix.analysis.blocks import assigned_names, declared_names, local_names, method_changes, walk_body, walk_tree
+from jitfix.analysis.blocks import (assigned_names, declared_names, kept_on_node, local_names, method_changes, walk_body,
+                                    walk_tree)
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import (GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction,
@@ -752,77 +753,120 @@ def _called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function:
                                importable: bool = True) -> bool:
     """For a global only the module's own statements rebind (a script, a notebook): whether
     the jitted function is traced with a value that a later statement replaces -- some
-    top-level statement uses it (directly, or through a function or name that refers to it)
-    before a rebinding, or one statement both rebinds and uses it (a loop). Every call after
-    that (this module's or an importer's) sees the old value. A module that only rebinds
-    before its first use (set-up, then work) reads no stale value. Only the statements
-    before the def's name is defined anew count (a later notebook cell's ``def step_fn``
-    is another function, and no call after the last statement here reaches this one); nor, in
-    a notebook (which nothing imports), the calls after its last cell."""
-    start, lifetime = _lifetime(tree, function)
-    redefined = len(lifetime) < len(tree.body)
-    tree = ast.Module(body=lifetime, type_ignores=[])
-    reaching, factories = _names_reaching(tree, imports, function)
+    top-level statement uses it (directly, or through a function or name that refers to it
+    when the statement runs) before a rebinding, or one statement both rebinds and uses it
+    (a loop). Every call after that (this module's or an importer's) sees the old value. A
+    module that only rebinds before its first use (set-up, then work) reads no stale value.
+    Where nothing leads to the function once the module has run (a later notebook cell's
+    ``def step_fn`` is another function, and so is a caller defined anew), or in a notebook
+    (which nothing imports), a stale read needs a use after the rebinding."""
+    start = next((index for index, statement in enumerate(tree.body)
+                  if any(node is function for node in ast.walk(statement))), -1)
+    timeline = _reach_over_time(tree.body, imports, function, start)
     uses, binds = [], []
     for index, statement in enumerate(tree.body):
         if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
             binds.append(index)
-        if index > start and _traces(statement, reaching, factories, imports):
+        if index > start and _traces(statement, *timeline[index], imports):
             uses.append(index)
     if set(uses) & set(binds[1:]):
         return True
-    if redefined or not importable:  # a stale read needs a use after the rebinding (and before a new def)
+    reachable_after = bool(timeline[-1][0])
+    if not (importable and reachable_after):  # a stale read needs a use after the rebinding
         return any(binds[0] < use < rebind < later for use in uses for rebind in binds[1:] for later in uses)
     return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
 
 
-def _lifetime(tree: ast.Module, function: ast.AST) -> tuple[int, list[ast.stmt]]:
-    """(where the def's top-level statement is, the module's statements up to the first that
-    binds its name anew): only uses in between reach it. A rebinding that wraps it (``step =
-    jax.jit(step)``) still refers to it."""
-    def bound(statement: ast.stmt) -> set[str]:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return {statement.name}
-        return assigned_names([statement])
-
-    for index, statement in enumerate(tree.body):
-        if not any(node is function for node in ast.walk(statement)):
-            continue
-        names = bound(statement)
-        for later, other in enumerate(tree.body[index + 1:], start=index + 1):
-            if bound(other) & names and not (isinstance(other, ast.Assign) and _mentions(other.value, names)):
-                return index, tree.body[:later]
-        return index, tree.body
-    return -1, tree.body
-
-
-def _names_reaching(tree: ast.Module, imports: ImportTable, function: ast.AST) -> tuple[set[str], set[str]]:
-    """The module-level names that lead to the function: its own, defs and classes that call
-    it, ``g = jax.jit(f)``, ``loss = make_loss(data)`` of a factory that returns it; and
-    those factories (calling one makes the function, it traces nothing). A name bound to
-    what the function computes (``state = lax.while_loop(cond, step, state)``) holds data,
-    not a way to call it."""
-    reaching = {getattr(function, "name", "")}
+def _reach_over_time(body: list[ast.stmt], imports: ImportTable, function: ast.AST,
+                     start: int) -> list[tuple[set[str], set[str]]]:
+    """Before each top-level statement, and after the last: the module-level names that lead
+    to the function then (`_names_reaching`), and the factories among them. ``start``: the
+    statement that makes the function. A def reads the names it calls when it runs, so what it
+    leads to follows their current bindings; a name bound to a value (``g = jax.jit(f)``)
+    keeps what it held when it was bound. A name bound anew to something else (a later
+    cell's ``def opt_step``) no longer leads to it."""
+    own = getattr(function, "name", "")
+    made_by: set[str] = set()  # what the statement that makes the function binds, while it holds
+    defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = {}  # current def of each name
+    held: set[str] = set()  # names bound to the function (or a transform of it) when bound
+    reaching: set[str] = set()
     factories: set[str] = set()
-    definitions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef
-                                                                                 | ast.ClassDef | ast.Assign)]
+    timeline = []
+    for index, statement in enumerate(body):
+        timeline.append((reaching, factories))
+        bound = _top_level_bindings(statement)
+        value = statement.value if isinstance(statement, ast.Assign | ast.AnnAssign) else None
+        rewrapped = value is not None and _mentions(value, bound & reaching)  # `step = wrap(step)`
+        for name in bound:
+            defs.pop(name, None)
+            held.discard(name)
+        if bound & made_by and not rewrapped:  # `def dynamics` again: another function of the same name
+            held.discard(own)
+            made_by = set()
+        if index == start:
+            held.add(own)
+            made_by = bound
+        leads = index == start
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[statement.name] = statement
+            leads = leads or not reaching.isdisjoint(_reads_from_outside(statement))
+        elif value is not None and (rewrapped or _wraps(value, reaching, imports, factories)):
+            held |= bound
+            leads = True
+        if leads or bound & reaching:
+            reaching, factories = _names_reaching(defs, held, imports, body[start] if made_by else None)
+    timeline.append((reaching, factories))
+    return timeline
+
+
+def _top_level_bindings(statement: ast.stmt) -> set[str]:
+    """The names a top-level statement surely binds anew: a def, a class, an assignment, an
+    import, a loop's target. Names bound only inside a block (an ``if``, a ``try``) may keep
+    what they held, and are not counted."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Import | ast.ImportFrom):
+        return assigned_names([statement])
+    if isinstance(statement, ast.For | ast.AsyncFor):
+        return assigned_names([statement.target])
+    return set()
+
+
+def _names_reaching(defs: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef], held: set[str],
+                    imports: ImportTable, maker: ast.stmt | None) -> tuple[set[str], set[str]]:
+    """The module-level names that lead to the function: ``held`` (its own name, ``g =
+    jax.jit(f)``, ``loss = make_loss(data)`` of a factory that returns it), and the ``defs``
+    and classes that call one; and the factories among those defs (calling one makes the
+    function, it traces nothing). A name bound to what the function computes (``state =
+    lax.while_loop(cond, step, state)``) holds data, not a way to call it. ``maker``: the def
+    the function is nested in (a factory), which leads to it by making it."""
+    reaching = set(held)
+    factories: set[str] = set()
     grown = True
     while grown:
         grown = False
-        for definition in definitions:
-            if isinstance(definition, ast.Assign):
-                targets = assigned_names([definition])
-                leads = _wraps(definition.value, reaching, imports, factories)
-            else:
-                targets, leads = {definition.name}, _mentions(definition, reaching)
-                if leads and not isinstance(definition, ast.ClassDef) and definition.name not in factories \
-                        and _returns_a_way_to_call(definition, reaching, imports):
-                    factories.add(definition.name)
-                    grown = True
-            if targets - reaching and leads:
-                reaching |= targets
+        for name, definition in defs.items():
+            if definition is not maker and reaching.isdisjoint(_reads_from_outside(definition)):
+                continue
+            if name not in reaching:
+                reaching.add(name)
+                grown = True
+            if name not in factories and not isinstance(definition, ast.ClassDef) \
+                    and _returns_a_way_to_call(definition, reaching, imports):
+                factories.add(name)
                 grown = True
     return reaching, factories
+
+
+def _reads_from_outside(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> frozenset[str]:
+    """The names a def or class reads that its own code does not bind: a nested ``def update``
+    returned by a factory is not the module's ``update``."""
+    def compute() -> frozenset[str]:
+        read = {node.id for node in ast.walk(definition) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        if isinstance(definition, ast.ClassDef):
+            return frozenset(read)
+        return frozenset(read - local_names(definition))
+    return kept_on_node(definition, "reads_from_outside", compute)
 
 
 def _returns_a_way_to_call(definition: ast.FunctionDef | ast.AsyncFunctionDef, reaching: set[str],
@@ -879,8 +923,8 @@ def _wraps(value: ast.AST, names: set[str], imports: ImportTable, factories: Col
 
 
 def _mentions(statement: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)
-               for node in ast.walk(statement))
+    return not names.isdisjoint(kept_on_node(statement, "names_read", lambda: frozenset(
+        node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load))))
 
 
 def _bindings(body: list[ast.stmt], name: str) -> list[ast.AST | None]:
