@@ -332,10 +332,10 @@ class BuiltinOnTracer(Rule):
         example="@jax.jit\ndef clip(x, limit):\n    return min(x, limit)\n",
         fixed="@jax.jit\ndef clip(x, limit):\n    return jnp.where(limit < x, limit, x)\n",
         safety="`min(a, b)` and `max(a, b)` of two plain operands (names, constants, attributes, "
-        "items) become `jnp.where(b < a, b, a)` (`>` for `max`): exactly Python's choice, also "
-        "for NaN and for the gradient at a tie (it flows to `a`) -- a safe fix. Otherwise "
-        "(three arguments, computed operands, one array) the fix is `jnp.minimum`/`jnp.min`... "
-        "and unsafe: at a tie `jax.grad` splits the gradient between the equal values, and a "
+        "items, and arithmetic of those: `min(1.0, max_norm / norm)`) become `jnp.where(b < a, "
+        "b, a)` (`>` for `max`): exactly Python's choice, also for NaN and for the gradient at a "
+        "tie (it flows to `a`) -- a safe fix. Otherwise (three arguments, operands that call "
+        "something, one array) the fix is `jnp.minimum`/`jnp.min`... and unsafe: at a tie `jax.grad` splits the gradient between the equal values, and a "
         "NaN wins, where Python keeps the first. `any` and `all` are safe. The value comes back "
         "as a JAX array rather than a Python number or bool. The one-argument form is fixed "
         "for an expression that is certainly an array, and for a list, tuple or generator of "
@@ -392,7 +392,8 @@ _CHOICE_TESTS = {"min": "<", "max": ">"}  # Python keeps the first argument unle
 
 def _as_choice(node: ast.Call) -> bool:
     """``min(a, b)`` of two plain operands: written as the choice Python makes, each operand
-    spelled twice (computed operands would be evaluated twice)."""
+    spelled twice. Arithmetic of plain values computes the same value twice (XLA computes it
+    once); a call might not (a random draw, a side effect), and is not plain."""
     return node.func.id in _CHOICE_TESTS and len(node.args) == 2 and all(map(_plain, node.args))  # type: ignore[attr-defined]
 
 
@@ -405,7 +406,13 @@ def _plain(expr: ast.AST) -> bool:
         return _plain(expr.value) and _plain(expr.slice)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         return _plain(expr.operand)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _ARITHMETIC):
+        return _plain(expr.left) and _plain(expr.right)
     return False
+
+
+# Binary operators that bind tighter than the comparison the choice adds (all of Python's do).
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
 
 def _builtin_unfixable(node: ast.Call, parents: dict[int, ast.AST]) -> str | None:
