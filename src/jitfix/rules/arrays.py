@@ -107,7 +107,7 @@ class Concretization(Rule):
                     continue
                 parents = parents or _parents(function)
                 where = f"`{module.segment(node)}` on a traced value in `{entry.traced.qualname}`"
-                needs_python = _needs_python_value(node, parents)
+                needs_python = _needs_python_value(node, parents, function)
                 if needs_python:
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
                                                      f"{needs_python}", function=entry.traced)
@@ -184,7 +184,34 @@ def _converted(node: ast.Call) -> ast.expr | None:
     return None
 
 
-def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST]) -> str | None:
+def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: ast.AST,
+                        followed: frozenset[str] = frozenset()) -> str | None:
+    """Why the value of ``node`` must stay a Python value (a jnp array would raise there), if it
+    must: where it is used, or where the name it is bound to is (``lo = max(0, i - w)``, then
+    ``x[lo:]``), through arithmetic. None when nothing shows it must."""
+    expression = node
+    while True:
+        why = _python_value_position(expression, parents)
+        if why is not None:
+            return why
+        parent = parents.get(id(expression))
+        if not isinstance(parent, ast.BinOp | ast.UnaryOp):
+            break
+        expression = parent
+    statement = parents.get(id(expression))
+    if not (isinstance(statement, ast.Assign) and statement.value is expression and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)) or statement.targets[0].id in followed:
+        return None
+    name = statement.targets[0].id
+    for use in ast.walk(function):
+        if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
+            why = _needs_python_value(use, parents, function, followed | {name})
+            if why is not None:
+                return f"`{name}`{why[2:]}" if why.startswith("it ") else why
+    return None
+
+
+def _python_value_position(node: ast.AST, parents: dict[int, ast.AST]) -> str | None:
     parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in STATIC_POSITIONS:
         return f"`{parent.func.id}()` needs a Python value"
@@ -335,13 +362,15 @@ class BuiltinOnTracer(Rule):
         "items, and arithmetic of those: `min(1.0, max_norm / norm)`) become `jnp.where(b < a, "
         "b, a)` (`>` for `max`): exactly Python's choice, also for NaN and for the gradient at a "
         "tie (it flows to `a`) -- a safe fix. Otherwise (three arguments, operands that call "
-        "something, one array) the fix is `jnp.minimum`/`jnp.min`... and unsafe: at a tie `jax.grad` splits the gradient between the equal values, and a "
-        "NaN wins, where Python keeps the first. `any` and `all` are safe. The value comes back "
+        "something, one array) the fix is `jnp.minimum`/`jnp.min`... and unsafe: at a tie "
+        "`jax.grad` splits the gradient between the equal values, and a NaN wins, where Python "
+        "keeps the first. `any` and `all` are safe. The value comes back "
         "as a JAX array rather than a Python number or bool. The one-argument form is fixed "
         "for an expression that is certainly an array, and for a list, tuple or generator of "
         "values (stacked with `jnp.stack`). Reported, not fixed: `key=` or `default=`, `sorted` "
         "(it returns a list; `jnp.sort` returns an array), a built-in whose name the module "
-        "rebinds, and a result that must be a Python value (a shape, `range`, formatting). One "
+        "rebinds, and a result that must be a Python value (a shape, `range`, formatting, a slice "
+        "bound -- also through the name it is bound to: `lo = max(0, i - w)`, then `x[lo:]`). One "
         "argument that may be a dict of tracers (`sorted(params)`) is not reported: Python iterates "
         "its keys, which are Python values.",
     )
@@ -366,7 +395,7 @@ class BuiltinOnTracer(Rule):
                 parents = parents or _parents(function)
                 name = node.func.id
                 where = f"`{name}()` of a traced value in `{entry.traced.qualname}`"
-                problem = _builtin_unfixable(node, parents)
+                problem = _builtin_unfixable(node, parents, function)
                 if problem:
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {problem}",
                                        function=entry.traced)
@@ -415,7 +444,7 @@ def _plain(expr: ast.AST) -> bool:
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
 
-def _builtin_unfixable(node: ast.Call, parents: dict[int, ast.AST]) -> str | None:
+def _builtin_unfixable(node: ast.Call, parents: dict[int, ast.AST], function: ast.AST) -> str | None:
     name = node.func.id  # type: ignore[attr-defined]
     if name == "sorted":
         return "`sorted` returns a Python list; `jnp.sort(x)` returns an array"
@@ -425,7 +454,7 @@ def _builtin_unfixable(node: ast.Call, parents: dict[int, ast.AST]) -> str | Non
         return "its arguments are unpacked"
     if len(node.args) > 1 and BUILTIN_REDUCTIONS[name][1] is None:
         return f"`{name}()` takes one iterable"
-    return _needs_python_value(node, parents)
+    return _needs_python_value(node, parents, function)
 
 
 def _module_bindings(module: ModuleContext) -> set[str]:

@@ -1,8 +1,9 @@
 """JF5xx — code that makes jit trace and compile again and again.
 
 JF502 a jitted function made inside a loop (or a function called in a loop) from a callable
-made there (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``): jit's cache is keyed on
-the function object, and each pass makes a new one, so every pass traces and compiles again
+made there (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``, ``jax.jit(jax.grad(f))``):
+jit's cache is keyed on the function object, and each pass makes a new one, so every pass
+traces and compiles again
 -> made once, before the loop (at module level), when nothing it captures changes.
 JF503 a jitted function called in a loop with a static argument the loop changes (or that a
 run saw change): one trace and compilation per value -> traced, where the function only does
@@ -26,7 +27,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import (assigned_names, child_nodes, literal_int, own_nodes, shape_growth,
                                    upward_exposed, walk_tree)
 from jitfix.analysis.elementwise import row_wise, traceable
-from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.traced import GRAD_TRANSFORMS, TRACING_TRANSFORMS, TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -39,6 +40,8 @@ from jitfix.rules.static_arguments import static_removed_edit
 CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit",
                           "equinox.filter_pmap"})
 PARTIAL = "functools.partial"
+# Transforms that return a new function object at each call (`jax.grad(f) is not jax.grad(f)`).
+WRAPPING_TRANSFORMS = (TRACING_TRANSFORMS | GRAD_TRANSFORMS) - CACHING_JITS
 _LOOPS = (ast.For, ast.While)
 # Scopes of their own: a comprehension's targets are not the loop's names (a lambda made in
 # one may capture them), so what is made inside one is left alone.
@@ -53,7 +56,7 @@ class _Rebuilt:
 
     scope: ast.For | ast.While | ast.FunctionDef
     call: ast.Call  # the jit call
-    made: ast.AST  # the lambda or partial(...) it wraps
+    made: ast.AST  # the lambda, partial(...) or jax.grad(...) it wraps
     assignment: ast.Assign | None  # `g = jax.jit(...)` directly in the scope's body, then `g(...)`
 
     @property
@@ -64,34 +67,36 @@ class _Rebuilt:
 class JitRebuiltInLoop(Rule):
     code = "JF502"
     name = "jit-rebuilt-in-loop"
-    summary = "`jax.jit(lambda ...)` or `jax.jit(partial(...))` inside a loop compiles on every pass; jit it once"
+    summary = "`jax.jit` of a lambda, `partial` or `jax.grad(f)` made in a loop compiles on every pass; jit it once"
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds `jax.jit` (and `pmap`, `equinox.filter_jit`) applied inside a loop -- or inside a "
-        "function the module calls in a loop -- to a callable made there, a `lambda` or "
-        "`functools.partial(...)`, and called there; makes the jitted function once, before the loop "
-        "(or at module level, before the function).",
-        why="jit caches what it compiled by the function object it wraps. A lambda or a partial "
-        "made on each pass is a new object each time, so every pass traces and compiles again: "
-        "a jitted loop slower than plain Python. (`jax.jit(f)` of a function defined once is "
-        "cached and is not reported.)",
+        "function the module calls in a loop -- to a callable made there, a `lambda`, "
+        "`functools.partial(...)` or a transform of a function (`jax.grad(loss)`, `jax.vmap(f)`), "
+        "and called there; makes the jitted function once, before the loop (or at module level, "
+        "before the function).",
+        why="jit caches what it compiled by the function object it wraps. A lambda, a partial or "
+        "`jax.grad(loss)` made on each pass is a new object each time, so every pass traces and "
+        "compiles again: a jitted loop slower than plain Python. (`jax.jit(f)` of a function "
+        "defined once is cached and is not reported.)",
         example="for x in batches:\n    y = jax.jit(lambda v: v * 2.0)(x)\n",
         fixed="jitted = jax.jit(lambda v: v * 2.0)\nfor x in batches:\n    y = jitted(x)\n",
         safety="Safe when what the callable captures is the same on every pass or call: the lambda's "
-        "free names and the partial's arguments (names, attributes and literals only) are not "
+        "free names and the partial's or transform's arguments (names, attributes and literals "
+        "only) are not "
         "assigned in the loop (or the function: its parameters and locals), and no global among "
         "them is bound again or changed in place anywhere in the module -- a jitted function made "
         "once keeps the values its first trace saw. `g = jax.jit(...)` in a loop moves before it "
         "as it is. Reported, not fixed: a callable that captures what changes (pass it as an "
         "argument of the jitted function instead, so one compilation serves every pass), partial "
-        "arguments that call something or that name what the module binds only after the "
+        "or transform arguments that call something or that name what the module binds only after the "
         "function. A function called once (a `main`) compiles once and is left alone.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         taken: set[str] | None = None
         for found in _rebuilt_jits(module):
-            what = "a lambda" if isinstance(found.made, ast.Lambda) else "a `partial`"
+            what = _described(module, found.made)
             jit = module.segment(found.call.func)
             if found.in_loop:
                 where = (f"`{jit}` of {what} made in the loop at line {found.scope.lineno} traces and compiles again "
@@ -129,13 +134,15 @@ def _why_not_hoisted(module: ModuleContext, found: _Rebuilt, before: str) -> str
         name, places = rebound[0]
         return (f"it reads `{name}`, which the module changes ({places[0]}): made once, it would keep the value its "
                 "first trace saw; pass it as an argument of the jitted function instead")
-    if isinstance(found.made, ast.Call) and not _plain_arguments(found.made):
-        return f"the `partial` arguments call something, which would then run {before}"
-    if isinstance(found.made, ast.Call) and found.in_loop and not _on_every_pass(found.call, found.scope):  # type: ignore[arg-type]
-        return "it is made only on some passes, and the `partial` arguments may not exist before the loop"
-    if isinstance(found.made, ast.Call) and not found.in_loop \
-            and not _bound_before(module, captured, found.scope):  # type: ignore[arg-type]
-        return "the `partial` arguments name what the module binds only after the function"
+    if not isinstance(found.made, ast.Call):
+        return None
+    arguments = f"the arguments of `{module.segment(found.made.func)}`"
+    if not _plain_arguments(module, found.made):
+        return f"{arguments} call something, which would then run {before}"
+    if found.in_loop and not _on_every_pass(found.call, found.scope):  # type: ignore[arg-type]
+        return f"it is made only on some passes, and {arguments} may not exist before the loop"
+    if not found.in_loop and not _bound_before(module, captured, found.scope):  # type: ignore[arg-type]
+        return f"{arguments} name what the module binds only after the function"
     return None
 
 
@@ -281,14 +288,40 @@ def _rebuilt_in(module: ModuleContext, scope: ast.For | ast.While | ast.Function
         if not (isinstance(node, ast.Call) and node.args and module.imports.resolve(node.func) in CACHING_JITS):
             continue
         made = node.args[0]
-        if not (isinstance(made, ast.Lambda) or isinstance(made, ast.Call)
-                and module.imports.resolve(made.func) == PARTIAL):
+        if not _makes_a_function(module, made):
             continue
         assignment = assignments.get(id(node))
         if id(node) in called:
             yield _Rebuilt(scope, node, made, None)
         elif assignment is not None and assignment.targets[0].id in called_names:  # type: ignore[attr-defined]
             yield _Rebuilt(scope, node, made, assignment)
+
+
+def _makes_a_function(module: ModuleContext, made: ast.AST) -> bool:
+    """A lambda, a ``functools.partial(...)``, or a transform of a function (``jax.grad(loss)``,
+    ``jax.vmap(jax.grad(loss))``): each evaluation makes a new function object."""
+    if isinstance(made, ast.Lambda):
+        return True
+    if not isinstance(made, ast.Call) or not made.args:
+        return False
+    called = module.imports.resolve(made.func)
+    if called == PARTIAL:
+        return True
+    wrapped = made.args[0]
+    return called in WRAPPING_TRANSFORMS and (isinstance(wrapped, ast.Name | ast.Attribute)
+                                              or _makes_a_function(module, wrapped))
+
+
+def _described(module: ModuleContext, made: ast.AST) -> str:
+    if isinstance(made, ast.Lambda):
+        return "a lambda"
+    called = module.imports.resolve(made.func)  # type: ignore[attr-defined]
+    if called == PARTIAL:
+        return "a `partial`"
+    spelled = module.segment(made)
+    if len(spelled) <= 40 and "\n" not in spelled:
+        return f"`{spelled}`"
+    return f"a `{module.segment(made.func)}(...)`"  # type: ignore[attr-defined]
 
 
 def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -342,10 +375,15 @@ def _on_every_pass(call: ast.Call, loop: ast.For | ast.While) -> bool:
                for statement in loop.body)
 
 
-def _plain_arguments(partial: ast.Call) -> bool:
-    """A partial whose arguments are names, attributes, literals and operators of them."""
+def _plain_arguments(module: ModuleContext, made: ast.Call) -> bool:
+    """A partial or transform whose arguments are names, attributes, literals and operators of
+    them (and the function it wraps, a name or one made the same way)."""
+    wrapped = made.args[0] if made.args else None
+    if isinstance(wrapped, ast.Call) and not (_makes_a_function(module, wrapped)
+                                              and _plain_arguments(module, wrapped)):
+        return False
     return not any(isinstance(node, ast.Call | ast.Await | ast.Yield | ast.NamedExpr)
-                   for argument in [*partial.args[1:], *(k.value for k in partial.keywords)]
+                   for argument in [*made.args[1:], *(k.value for k in made.keywords)]
                    for node in ast.walk(argument))
 
 
@@ -355,7 +393,7 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
         moved = module.segment(found.assignment)
         return [_insert_before(module, found.scope, moved),  # type: ignore[arg-type]
                 Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
-    named = _name_for(found.made)
+    named = _name_for(module, found.made)
     if not found.in_loop and named == "jitted":  # at module level, named for the function it served
         named = f"{found.scope.name}_jitted"  # type: ignore[union-attr]
     name = unique_name(named, taken)
@@ -367,12 +405,18 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
     return [_insert_before_function(module, found.scope, made), use]  # type: ignore[arg-type]
 
 
-def _name_for(made: ast.AST) -> str:
-    """``step_jit`` for ``partial(step, ...)``; ``jitted`` for a lambda."""
-    if isinstance(made, ast.Call) and made.args and isinstance(made.args[0], ast.Name | ast.Attribute):
-        inner = made.args[0]
-        return f"{inner.id if isinstance(inner, ast.Name) else inner.attr}_jit"
-    return "jitted"
+def _name_for(module: ModuleContext, made: ast.AST) -> str:
+    """``step_jit`` for ``partial(step, ...)``, ``grad_loss_jit`` for ``jax.grad(loss)``;
+    ``jitted`` for a lambda."""
+    parts = []
+    while isinstance(made, ast.Call) and made.args:
+        called = module.imports.resolve(made.func) or ""
+        if called != PARTIAL:
+            parts.append(called.rsplit(".", 1)[-1])
+        made = made.args[0]
+    if not isinstance(made, ast.Name | ast.Attribute):
+        return "jitted"
+    return "_".join([*parts, made.id if isinstance(made, ast.Name) else made.attr, "jit"])
 
 
 def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
