@@ -83,14 +83,14 @@ class JitRebuiltInLoop(Rule):
         fixed="jitted = jax.jit(lambda v: v * 2.0)\nfor x in batches:\n    y = jitted(x)\n",
         safety="Safe when what the callable captures is the same on every pass or call: the lambda's "
         "free names and the partial's or transform's arguments (names, attributes and literals "
-        "only) are not "
-        "assigned in the loop (or the function: its parameters and locals), and no global among "
-        "them is bound again or changed in place anywhere in the module -- a jitted function made "
-        "once keeps the values its first trace saw. `g = jax.jit(...)` in a loop moves before it "
-        "as it is. Reported, not fixed: a callable that captures what changes (pass it as an "
-        "argument of the jitted function instead, so one compilation serves every pass), partial "
-        "or transform arguments that call something or that name what the module binds only after the "
-        "function. A function called once (a `main`) compiles once and is left alone.",
+        "only) are not assigned in the loop (or the function: its parameters and locals), and no "
+        "global among them is bound again or changed in place anywhere in the module -- a jitted "
+        "function made once keeps the values its first trace saw. `g = jax.jit(...)` in a loop "
+        "moves before it as it is. Reported, not fixed: a callable that captures what changes "
+        "(pass it as an argument of the jitted function instead, so one compilation serves every "
+        "pass), partial or transform arguments that call something or that name what the module "
+        "binds only after the function. A function called once (a `main`) compiles once and is "
+        "left alone.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
