@@ -505,7 +505,9 @@ class TraceTimeSideEffect(Rule):
         what="Finds calls in traced functions that read or change the world — `open()`, `time.time()`, "
         "Python's `random` and `np.random`, `logging`, `os` — and changes to state outside the "
         "function: appending a traced value to a module-level or enclosing list, storing one in its "
-        "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), writing a `global`. "
+        "item or attribute (`CACHE[name] = jnp.ones(3)`, a get-or-create accessor), or on the `self` "
+        "of a method jitted with a static `self` (`self.history.append(y)`, `self.total += x`), "
+        "writing a `global`. "
         "A stack the function pushes and pops again (`stack.append(params)` ... `stack.pop()`, a "
         "context stack) is as it was once the call returns: not reported. Nor is a function only "
         "`grad` or `vmap` trace (no `jit`): they trace it again at every call, so its effects run "
@@ -555,12 +557,16 @@ class TraceTimeSideEffect(Rule):
             # `outer.append(tracer)` as a statement: the tracer leaks out of the trace. A result
             # that is used (`state = buffer.insert(x)`) is a functional update, and a static
             # value appended (a shape, a trace counter) is deliberate trace-time bookkeeping.
-            if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and isinstance(func.value, ast.Name) \
-                    and id(node) in discarded and func.value.id not in module.imports.aliases \
-                    and func.value.id not in local() and not _popped_later(traced.node, node) \
+            if isinstance(func, ast.Attribute) and func.attr in OUTER_MUTATIONS and id(node) in discarded \
                     and any(traced.values(module.imports).is_traced(arg) for arg in node.args):
-                return (f"`{func.value.id}` lives outside the function: it receives a tracer, which leaks out "
-                        "of the trace, once per trace rather than once per call; return the value instead")
+                owner = _self_owner(func.value, traced, module)
+                if owner is None and isinstance(func.value, ast.Name) \
+                        and func.value.id not in module.imports.aliases and func.value.id not in local() \
+                        and not _popped_later(traced.node, node):
+                    owner = func.value.id
+                if owner is not None:
+                    return (f"`{owner}` lives outside the function: it receives a tracer, which leaks out "
+                            "of the trace, once per trace rather than once per call; return the value instead")
         if isinstance(node, ast.Global) and traced.staged:
             # A declaration alone changes nothing (reading a global needs none): only a name the
             # function binds is module state it changes.
@@ -570,7 +576,7 @@ class TraceTimeSideEffect(Rule):
             return f"module state (`{'`, `'.join(written)}`) changes once per trace; pass the value in and return the new one"
         if isinstance(node, ast.Assign | ast.AugAssign):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                owner = _global_owner(target, local, module)
+                owner = _global_owner(target, local, module) or _self_owner(target, traced, module)
                 if owner and traced.values(module.imports).is_traced(node.value):
                     return (f"`{owner}` lives outside the function: a tracer stored in it leaks out of the "
                             "trace (a later call meets it: UnexpectedTracerError); return the value instead")
@@ -607,6 +613,27 @@ def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: Module
             and target.value.id not in module.imports.aliases \
             and target.value.id in module.traced.module_bindings() and target.value.id not in local():
         return target.value.id
+    return None
+
+
+def _self_owner(target: ast.AST, traced, module: ModuleContext) -> str | None:
+    """``self.history`` for a write into the state of ``self`` (``self.total = v``,
+    ``self.cache[k] = v``, ``self.history.append(v)``) in a method jitted with a static
+    ``self``: the object outlives the trace, as a global does. (A ``self`` that is a traced
+    pytree cannot be written to: its class is frozen.)"""
+    function = traced.node
+    if not isinstance(module.traced.parents.get(function), ast.ClassDef) or not function.args.args:
+        return None
+    name = function.args.args[0].arg
+    if name not in traced.static_params and not traced.bound_jit_sites:
+        return None
+    node = target
+    while isinstance(node, ast.Subscript | ast.Attribute) and not (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        node = node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+            and name not in assigned_names(function.body):
+        return f"{name}.{node.attr}"
     return None
 
 
