@@ -1,0 +1,20 @@
+"""A jitted function loops `num` times, with `num` passed in as an argument.
+
+Source: https://github.com/jax-ml/jax/issues/1406
+Fails: `num` is traced under jit, so `for _ in range(num)` raises TracerIntegerConversionError
+    ('JaxprTracer' object cannot be interpreted as an integer in the report's JAX version).
+Fix: count with `jax.lax.fori_loop(0, num, ...)`, whose bounds may be traced.
+"""
+
+from jax import jit
+
+
+def foo(num):
+    count = 0
+    for _ in range(num):
+        count += 1
+    return count
+
+
+def main():
+    return jit(foo)(0), jit(foo)(1), jit(foo)(7)

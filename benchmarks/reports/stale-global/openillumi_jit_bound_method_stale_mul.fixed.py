@@ -1,0 +1,43 @@
+"""A class's method is jitted by wrapping the bound method (`jit(c.calc)`), and the instance's
+attributes (`c.mul`, `c.x`) are changed afterwards.
+
+Source: https://openillumi.com/en/en-jax-jit-class-method-stale-cache-fix
+Fails: `jit(c.calc)` closes over the instance, so `self.mul` and `self.x` are read once at
+    trace time and baked in; the cache key (argument shapes) ignores the instance's state,
+    so after `c.mul = 3.0` the jitted method silently keeps returning the old result.
+Fix: register the class as a pytree and jit the unbound method, passing the instance as an
+    argument (`jit(CustomClass.calc)(c, y)`), so its attributes are traced inputs.
+"""
+
+import jax
+import jax.numpy as jnp
+from jax import jit
+
+
+@jax.tree_util.register_pytree_node_class
+class CustomClass:
+    def __init__(self, x, mul):
+        self.x = x
+        self.mul = mul
+
+    def calc(self, y):
+        return self.mul * jnp.sin(y) + self.x
+
+    def tree_flatten(self):
+        return (self.x, self.mul), None
+
+    @classmethod
+    def tree_unflatten(cls, aux_data, children):
+        return cls(*children)
+
+
+def main():
+    c = CustomClass(2.0, 1.0)
+    calc = jit(CustomClass.calc)
+    y = jnp.linspace(0.0, 1.0, 4)
+    first = calc(c, y)
+    c.mul = 3.0
+    second = calc(c, y)
+    c.x = -1.0
+    third = calc(c, y)
+    return first, second, third

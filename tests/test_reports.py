@@ -1,0 +1,77 @@
+"""The real-failure corpus (``benchmarks/reports/``): every case well formed, the clean twins
+left alone, and a sample of cases judged as the benchmark judges them (``fix`` mode).
+
+The whole corpus is a benchmark (``python benchmarks/reports.py``), not a test: judging one
+case runs its code four or five times in fresh processes. The sample takes cases of every
+category; each must stay valid, must never end in a wrong rewrite or a crash, and a case the
+baseline records as fixed must stay fixed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import reports  # noqa: E402
+
+reports.USE_CACHE = False  # a test judges the code as it is now
+
+CASES = reports.discover()
+TWINS = reports.discover(clean=True)
+BASELINE = reports.read_baseline()
+# Two cases of each of the largest categories, one of each other: every category is sampled.
+SAMPLE = [
+]
+
+
+def test_every_case_names_its_report_and_its_fix():
+    problems = []
+    for case in CASES:
+        if not case.source.startswith("https://"):
+            problems.append(f"{case.key}: no `Source: https://...`")
+        if not case.fails or not (case.fix or case.no_static_form):
+            problems.append(f"{case.key}: no `Fails:`/`Fix:` line")
+        if not case.no_static_form and not case.fixed_path.exists():
+            problems.append(f"{case.key}: no hand fix {case.fixed_path.name}")
+        if not case.name.isidentifier():
+            problems.append(f"{case.key}: not importable")
+    assert not problems, "\n".join(problems)
+
+
+def test_each_case_has_a_report_of_its_own():
+    sources = Counter(case.source for case in CASES)
+    assert not [source for source, count in sources.items() if count > 1]
+    names = Counter(case.name for case in CASES + TWINS)
+    assert not [name for name, count in names.items() if count > 1]
+
+
+def test_every_category_has_cases_and_a_clean_twin():
+    counts = Counter(case.category for case in CASES if not case.no_static_form)
+    assert len(counts) >= 12 and min(counts.values()) >= 6, counts
+    twinned = {twin.category for twin in TWINS}
+    assert set(counts) <= twinned, set(counts) - twinned
+
+
+def test_the_sample_covers_every_category():
+    sampled = {reports.load_case(reports.CORPUS / key).category for key in SAMPLE}
+    assert sampled == {case.category for case in CASES}
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda twin: twin.key)
+def test_clean_twin_stays_untouched(twin):
+    outcome = reports.judge_clean(twin, "test")
+    assert outcome.outcome == "fixed", outcome.detail
+
+
+@pytest.mark.parametrize("key", SAMPLE)
+def test_sample_case(key):
+    case = reports.load_case(reports.CORPUS / key)
+    outcome = reports.judge(case, "fix")
+    assert outcome.outcome != "invalid", outcome.detail
+    assert outcome.outcome not in ("wrong rewrite", "crash"), outcome.detail
+    if BASELINE.get(key, {}).get("fix") == "fixed":
+        assert outcome.outcome == "fixed", outcome.detail
