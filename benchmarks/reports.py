@@ -265,8 +265,9 @@ def difference(reference: Execution, other: Execution, *, compare_stdout: bool,
             continue
         if want.shape != got.shape:
             return f"result {index}: shape {got.shape}, expected {want.shape}"
+        wide = np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(want) else np.float64
         try:
-            close = np.allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+            close = np.allclose(np.asarray(got, dtype=wide), np.asarray(want, dtype=wide),
                                 rtol=1e-5, atol=1e-6, equal_nan=True)
         except (TypeError, ValueError):
             close = np.array_equal(got, want)
@@ -352,6 +353,24 @@ def _dotted_end(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else None
+
+
+def check_corpus(selector: str | None, jobs: int) -> int:
+    """``--check``: say of each case whether it is valid (see ``check_case``)."""
+    cases = discover(selector)
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        results = list(pool.map(check_case, cases))
+    bad = 0
+    for case, problems in zip(cases, results):
+        if problems:
+            bad += 1
+            print(f"INVALID {case.key}:")
+            for problem in problems:
+                print("    " + problem.replace("\n", "\n    "))
+        else:
+            print(f"ok      {case.key}")
+    print(f"check: {len(cases)} cases, {len(cases) - bad} valid, {bad} invalid")
+    return 1 if bad else 0
 
 
 # -- judging jitfix on a case ----------------------------------------------------------------------

@@ -3,7 +3,7 @@ reports its scalar parameters and losses from inside the compiled step.
 
 Source: https://github.com/JokerYan/NeRF-DS/issues/3
 Fails: `ptrain_step` is a compiled function (pmapped in the repository, jitted here), so the
-    f-string `print(f'warp_alpha={scalar_params.warp_alpha} loss={loss}')` runs once at
+    f-string `print(f'warp_alpha={scalar_params.warp_alpha:.2f} loss={loss:.4f}')` runs once at
     trace time and shows tracers, never the per-step values the report wants to inspect.
 Fix: `jax.debug.print('warp_alpha={} loss={}', scalar_params.warp_alpha, loss)`.
 """
@@ -46,7 +46,7 @@ def train_step(model_apply, rng_key, state, batch, scalar_params):
         return rgb_loss + scalar_params.elastic_loss_weight * elastic_loss
 
     loss, grad = jax.value_and_grad(loss_fn)(state.params)
-    jax.debug.print('warp_alpha={} loss={}', scalar_params.warp_alpha, loss)
+    jax.debug.print('warp_alpha={:.2f} loss={:.4f}', scalar_params.warp_alpha, loss)
     params = jax.tree_util.tree_map(lambda p, g: p - scalar_params.learning_rate * g, state.params, grad)
     return TrainState(params, state.step + 1), loss
 

@@ -2,10 +2,10 @@
 
 Source: https://github.com/google/jaxopt/pull/350
 Fails: the loop condition mixes the static flag with the traced state in Python boolean logic,
-    `state.error > self.tol and (not self.stop_if_linesearch_fails or not state.failed_linesearch)`;
+    `keep_going and (not self.stop_if_linesearch_fails or not state.failed_linesearch)`;
     inside lax.while_loop (and jit) that is `bool()` of a tracer: ConcretizationTypeError
     ("Abstract tracer value encountered where concrete value is expected").
-Fix: combine with array logic: `(state.error > self.tol) & jnp.logical_or(not self.stop_if_linesearch_fails,
+Fix: combine with array logic: `keep_going & jnp.logical_or(not self.stop_if_linesearch_fails,
     ~state.failed_linesearch)`.
 """
 
@@ -27,7 +27,7 @@ class LbfgsState(NamedTuple):
 @dataclasses.dataclass(eq=False)
 class LBFGS:
     fun: Callable
-    maxiter: int = 12
+    maxiter: int = 5
     tol: float = 1e-3
     maxls: int = 3
     stop_if_linesearch_fails: bool = False
@@ -55,7 +55,8 @@ class LBFGS:
 
     def _cond_fun(self, inputs):
         _, state = inputs
-        return state.error > self.tol and (not self.stop_if_linesearch_fails or not state.failed_linesearch)
+        keep_going = (state.iter_num < self.maxiter) & (state.error > self.tol)
+        return keep_going and (not self.stop_if_linesearch_fails or not state.failed_linesearch)
 
     def run(self, init_params, stepsize=1.0):
         state = LbfgsState(jnp.asarray(0), self.fun(init_params), jnp.linalg.norm(jax.grad(self.fun)(init_params)),
@@ -77,8 +78,8 @@ def main():
     patient = LBFGS(fun=rosenbrock, stop_if_linesearch_fails=False)
     easy = LBFGS(fun=quadratic, stop_if_linesearch_fails=True)
     return (
-        jax.jit(stopping.run)(x0, 50.0),
-        jax.jit(patient.run)(x0, 50.0),
+        jax.jit(stopping.run)(x0, 0.05),
+        jax.jit(patient.run)(x0, 0.05),
         jax.jit(easy.run)(x0, 0.5),
         jax.jit(easy.run)(jnp.ones(3), 0.5),
     )
