@@ -331,7 +331,7 @@ def jitted_names(path: Path) -> set[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(_transform_name(d) for d in node.decorator_list):
                     names.add(f"{module}:{node.name}")
-            elif isinstance(node, ast.Call) and _transform_name(node.func):
+            elif isinstance(node, ast.Call) and _dotted_end(node.func) in TRACING_TRANSFORMS:  # jax.jit(f)
                 for argument in node.args[:1]:
                     if isinstance(argument, ast.Name):
                         names.add(f"{module}:{argument.id}")

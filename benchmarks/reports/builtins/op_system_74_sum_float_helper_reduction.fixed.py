@@ -1,6 +1,6 @@
 """A compiled SIR right-hand side whose alias `N` uses a helper reduction, integrated under jit.
 
-Source: https://github.chentca.top/ACCIDDA/op_system/issues/74
+Source: https://github.com/ACCIDDA/op_system/issues/74
 Fails: the helper reduction is `sum(float(v) for v in values)`; inside the jitted integrator the
     states are tracers, so `float()` raises ConcretizationTypeError and the RHS cannot be traced
     (the report: the callable "concretizes values to NumPy/Python scalars").

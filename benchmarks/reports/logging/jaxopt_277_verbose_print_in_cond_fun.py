@@ -81,6 +81,6 @@ def main():
     xs = jnp.linspace(0.0, 1.0, 5)
     ys = 2.0 * jnp.exp(-1.0 * xs)
     solved = run(jnp.array([2.0, -1.0]), xs, ys)  # already at the solution: the body never runs
-    near = run(jnp.array([2.0005, -1.0]), xs, ys)  # one step
+    near = run(jnp.array([2.01, -1.0]), xs, ys)  # one step
     far = run(jnp.array([1.0, 0.0]), xs, ys)  # several steps
     return solved, near, far
