@@ -309,3 +309,47 @@ def test_each_class_of_jit_failure_is_seen_and_fixed(tmp_path: Path, name: str, 
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "output differs" not in result.stderr
     assert result.exit_code == 0
+
+
+# A write through a boolean mask in a helper: only a run shows that the mask is traced, that
+# it has the array's shape, and that the value is a Python number.
+MASKED_MODEL = '''import jax.numpy as jnp
+
+
+def at_set(x, idx, value):
+    return x.at[idx].set(value)
+
+
+def whiten(obs):
+    std_dev = jnp.std(obs, axis=0)
+    return obs / at_set(std_dev, std_dev == 0, 1.0)
+
+
+def widen(x, mask, fill):
+    return x.at[mask].set(fill)
+'''
+MASKED_MAIN = '''import jax
+import jax.numpy as jnp
+
+import model
+
+JITTED = {"whiten": jax.jit(model.whiten), "widen": jax.jit(model.widen)}
+print(JITTED["whiten"](jnp.array([[1.0, 2.0], [3.0, 2.0]])))
+print(JITTED["widen"](jnp.zeros((2, 3)), jnp.array([True, False]), 1))
+'''
+
+
+def test_a_write_through_a_mask_the_run_saw_is_selected_with_where(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(MASKED_MODEL)
+    (tmp_path / "main.py").write_text(MASKED_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "NonConcreteBooleanIndexError in at_set (idx: bool[2], x: float32[2]) -> JF506" in result.stderr, \
+        result.output
+    fixed = (tmp_path / "model.py").read_text()
+    assert "    return jnp.where(idx, value, x)\n" in fixed
+    # A row mask of a matrix selects whole rows: `jnp.where` would need it broadcast, so no fix.
+    assert "    return x.at[mask].set(fill)\n" in fixed
+    assert "widen (fill: int32[], mask: bool[2], x: float32[2,3]) -> no fix: JF506" in result.stderr
+    assert "the mask may not have `x`'s shape" in result.stderr
+    assert result.exit_code == 1

@@ -374,7 +374,8 @@ def _read_log(log: Path, scratch: Path) -> list[Observation]:
         try:
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
                                       int(entry["line"]), entry["error"], tuple(entry["traced"]),
-                                      tuple(sorted(entry.get("types", {}).items())))
+                                      tuple(sorted(entry.get("types", {}).items())),
+                                      numbers=tuple(sorted(entry.get("numbers", {}).items())))
         except (ValueError, KeyError, TypeError):
             continue
         if observation not in seen and Path(observation.path).is_relative_to(scratch.resolve()):

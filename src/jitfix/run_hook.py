@@ -29,7 +29,7 @@ import types
 
 # The errors of traced values used as Python values (jax.errors).
 RECORDED_ERRORS = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-                   "TracerArrayConversionError", "UnexpectedTracerError")
+                   "TracerArrayConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError")
 
 
 class _Recorder:
@@ -54,6 +54,9 @@ class _Recorder:
             entry = {"path": path, "line": frame.f_lineno, "function": frame.f_code.co_name,
                      "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": sorted(tracers),
                      "types": {name: _abstract_type(value) for name, value in tracers.items()}}
+            # The Python numbers beside them: scalars a rewrite may mix with those arrays.
+            entry["numbers"] = {name: type(value).__name__ for name, value in frame.f_locals.items()
+                                if type(value) in (int, float)}
             if isinstance(value, jax.core.Tracer):
                 entry.update(_origin(value))
             with open(self.log, "a", encoding="utf-8") as handle:

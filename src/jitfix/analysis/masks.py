@@ -9,6 +9,8 @@ while tracing, which a traced mask does not give: each raises under jit and vmap
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from jitfix.analysis.catalogue import is_elementwise
@@ -71,3 +73,74 @@ def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,
         return False
 
     return reaches(mask, True)
+
+
+# -- what a run saw: the shapes and dtypes of the traced names at a line ------------------------
+
+@dataclass(frozen=True)
+class SeenArray:
+    """A tracer's abstract value as a run recorded it (``float32[9,9]``), or a Python number
+    beside it (``python float``: a scalar, its dtype JAX's weak one of the array it meets)."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    python: bool = False
+
+    @property
+    def floating(self) -> bool:
+        return self.dtype.startswith(("float", "bfloat", "complex"))
+
+    def keeps_dtype_of(self, array: SeenArray) -> bool:
+        """Whether selecting this scalar into ``array`` keeps ``array``'s dtype."""
+        if self.shape != ():
+            return False
+        if self.python:  # weak: an int keeps any number's dtype, a float any float's
+            return array.dtype != "bool" and (self.dtype == "int" or array.floating)
+        return self.dtype == array.dtype
+
+    @staticmethod
+    def parse(text: str) -> SeenArray | None:
+        if text in ("python int", "python float"):
+            return SeenArray(text.split()[1], (), python=True)
+        found = re.fullmatch(r"(\w+)\[([\d,]*)\]", text)
+        if found is None:
+            return None
+        dimensions = found.group(2)
+        return SeenArray(found.group(1), tuple(int(d) for d in dimensions.split(",")) if dimensions else ())
+
+
+def _broadcast(shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, ...] | None:
+    """NumPy's broadcast of ``shapes`` (None: a shape is unknown, or they do not broadcast)."""
+    if any(shape is None for shape in shapes):
+        return None
+    result: list[int] = []
+    for shape in shapes:
+        assert shape is not None
+        padded = [1] * (len(shape) - len(result)) + result
+        mine = [1] * (len(padded) - len(shape)) + list(shape)
+        if any(a != b and 1 not in (a, b) for a, b in zip(padded, mine)):
+            return None
+        result = [max(a, b) for a, b in zip(padded, mine)]
+    return tuple(result)
+
+
+def seen_shape(expr: ast.AST, seen: Mapping[str, SeenArray], imports: ImportTable) -> tuple[int, ...] | None:
+    """The shape of an elementwise expression whose every name a run saw holding an array
+    (``r < radius``, ``~mask``, ``jnp.isnan(x) | (x > 0)``); numbers are scalars. None when
+    any part is not such (a call of unknown shape, a name the run did not see traced)."""
+    if isinstance(expr, ast.Name):
+        array = seen.get(expr.id)
+        return array.shape if array is not None else None
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int | float) and not isinstance(expr.value, bool):
+        return ()
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+        return _broadcast([seen_shape(side, seen, imports) for side in (expr.left, *expr.comparators)])
+    if isinstance(expr, ast.BinOp):
+        return _broadcast([seen_shape(expr.left, seen, imports), seen_shape(expr.right, seen, imports)])
+    if isinstance(expr, ast.UnaryOp):
+        return seen_shape(expr.operand, seen, imports)
+    if isinstance(expr, ast.Call) and not expr.keywords and expr.args:
+        name = imports.resolve(expr.func)
+        if name in PREDICATES or is_elementwise(name):
+            return _broadcast([seen_shape(argument, seen, imports) for argument in expr.args])
+    return None

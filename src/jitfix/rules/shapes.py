@@ -9,12 +9,13 @@ or that is compared with a string (``mode == "sum"``: callers pass strings) -> a
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import shape_arguments, shape_parameters
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
-from jitfix.analysis.masks import is_boolean_mask, selects_elementwise
+from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
 from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.values import compared_with_text, parameter_names
 from jitfix.cst_text import code, cst
@@ -270,7 +271,9 @@ class DataDependentShape(Rule):
         "as the data says (`jnp.nonzero`, `argwhere`, `flatnonzero`, `unique`, `union1d`, "
         "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`, and comprehensions "
         "whose `if` tests a traced array (`[a for a in xs if a > 0]`). A reduction of the "
-        "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`) becomes the reduction with `where=`.",
+        "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`) becomes the reduction with `where=`; a "
+        "write through the mask (`x.at[x < 5].set(0)`, `.add`, `.multiply`, `.min`, `.max`) becomes "
+        "`jnp.where(mask, new, x)`.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
         "`ConcretizationTypeError`).",
@@ -283,8 +286,13 @@ class DataDependentShape(Rule):
         "selection too: 0, NaN for a mean, as before; the sum may round differently in the last bit, as "
         "the order of additions changes). Reported, not fixed: any other use of the selection -- the "
         "shape-keeping form depends on it (`jnp.where(mask, x, 0)`, or `size=` with a static upper bound "
-        "and `fill_value=`, which pads the result to that length). Item assignment through a mask "
-        "(`x[mask] = 0`) is JF603's.",
+        "and `fill_value=`, which pads the result to that length). A write `x.at[mask].set(v)` is "
+        "`jnp.where(mask, v, x)` when the mask has `x`'s shape and `v` keeps `x`'s dtype: fixed where "
+        "the mask is an elementwise test of `x` itself and `v` an int literal, or where `jitfix run` saw "
+        "the shapes and dtypes at that line (the mask's names broadcast to `x`'s shape; `v` a Python "
+        "number, a scalar of `x`'s dtype, or `y[mask]` with `y` of `x`'s shape and dtype, which selects "
+        "`y`). A mask of fewer dimensions selects whole rows, and a float would make an int array "
+        "float: those stay reported. Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -296,8 +304,15 @@ class DataDependentShape(Rule):
             reductions = {id(selection): call for call, _ in expressions if isinstance(call, ast.Call)
                           and (selection := _reduced_selection(call, module)) is not None
                           and _selects_elementwise(selection, entry, traced, module)}
+            writes = {id(write.selection): write for call, _ in expressions if isinstance(call, ast.Call)
+                      and (write := MaskedWrite.of(call)) is not None}
             for node, statement in expressions:
-                if isinstance(node, ast.Subscript) and id(node) not in stores \
+                if isinstance(node, ast.Subscript) and id(node) in writes:
+                    write = writes[id(node)]
+                    seen = write.seen(traced)
+                    if _is_mask(write.mask, entry, module, seen) and entry.values_at(statement).is_traced(write.mask):
+                        yield self._write_finding(module, write, entry, seen)
+                elif isinstance(node, ast.Subscript) and id(node) not in stores \
                         and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings) \
                         and entry.values_at(statement).is_traced(node.slice):
                     yield self._mask_finding(module, node, traced, reductions.get(id(node)))
@@ -334,6 +349,136 @@ class DataDependentShape(Rule):
         fix = Fix(Safety.SAFE, "reduce with where=", [_where_edit(module, reduction)])
         return self.finding(module, node, message + "; reduce the whole array with `where=` the mask", fix,
                             function=traced)
+
+
+    def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionConditionals,
+                       seen: dict[str, SeenArray]) -> Finding:
+        message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through a traced boolean "
+                   "mask: how many elements it selects is not known while tracing, so it raises under jit")
+        new, why_not = write.selected_value(module, entry, seen)
+        if new is None:
+            return self.finding(module, write.selection, f"{message}; not auto-fixable: {why_not}",
+                                function=entry.traced)
+        fix = Fix(Safety.SAFE, "select with jnp.where", [_masked_write_edit(module, write)])
+        return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
+                            "which keeps the shape", fix, function=entry.traced)
+
+
+def _is_mask(mask: ast.expr, entry: FunctionConditionals, module: ModuleContext, seen: dict[str, SeenArray]) -> bool:
+    """A boolean mask by its form (`x > 0`, a name bound to one), or a name a run saw holding one."""
+    if isinstance(mask, ast.Name) and mask.id in seen:
+        return seen[mask.id].dtype == "bool"
+    return is_boolean_mask(mask, module.imports, entry.arrays.bindings)
+
+
+# `x.at[mask].OP(v)` -> the value each selected element takes (`{x}` the old one, `{v}` v's).
+_MASKED_UPDATES = {"set": "{v}", "add": "{x} + {v}", "multiply": "{x} * {v}", "mul": "{x} * {v}",
+                   "min": "{jnp}.minimum({x}, {v})", "max": "{jnp}.maximum({x}, {v})"}
+
+
+@dataclass(frozen=True)
+class MaskedWrite:
+    """``x.at[mask].OP(v)``: ``x`` a name, one positional value, no keywords."""
+
+    call: ast.Call
+    selection: ast.Subscript  # x.at[mask]
+    array: ast.Name
+    mask: ast.expr
+    operation: str
+    value: ast.expr
+
+    @staticmethod
+    def of(call: ast.Call) -> MaskedWrite | None:
+        method = call.func
+        if not (isinstance(method, ast.Attribute) and method.attr in _MASKED_UPDATES and len(call.args) == 1
+                and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+            return None
+        selection = method.value
+        if not (isinstance(selection, ast.Subscript) and isinstance(selection.value, ast.Attribute)
+                and selection.value.attr == "at" and isinstance(selection.value.value, ast.Name)
+                and not isinstance(selection.slice, ast.Tuple | ast.Slice)):
+            return None
+        return MaskedWrite(call, selection, selection.value.value, selection.slice, method.attr, call.args[0])
+
+    def seen(self, traced: TracedFunction) -> dict[str, SeenArray]:
+        """What a run saw the traced names hold at the write's lines (empty without a run)."""
+        found: dict[str, SeenArray] = {}
+        for line in range(self.call.lineno, (self.call.end_lineno or self.call.lineno) + 1):
+            for name, text in traced.observed_types.get(line, {}).items():
+                array = SeenArray.parse(text)
+                if array is not None:
+                    found[name] = array
+        return found
+
+    def selected_value(self, module: ModuleContext, entry: FunctionConditionals,
+                       seen: dict[str, SeenArray]) -> tuple[ast.expr | None, str]:
+        """The value ``jnp.where`` selects where the mask holds (None, and why not: the mask may
+        not have the array's shape, or the value may change the array's dtype or shape).
+        ``jnp.where(mask, v, x)`` is ``x.at[mask].set(v)`` when the mask has ``x``'s shape and
+        ``v`` is a scalar that keeps ``x``'s dtype, or ``y[mask]`` with ``y`` of ``x``'s shape
+        and dtype (then ``y`` is selected)."""
+        array = seen.get(self.array.id)
+        if not self._mask_fits(module, entry, array, seen):
+            return None, (f"the mask may not have `{self.array.id}`'s shape (a mask of fewer dimensions selects "
+                          "whole rows): write `jnp.where(mask, new, old)` with the mask broadcast to it")
+        value = self.value
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+            value = value.operand
+        if isinstance(value, ast.Constant) and type(value.value) is int:
+            if array is None or array.dtype != "bool":
+                return self.value, ""
+        elif isinstance(value, ast.Constant) and type(value.value) is float:
+            if array is not None and array.floating:
+                return self.value, ""
+            return None, (f"the float `{module.segment(self.value)}` would make an int `{self.array.id}` float: "
+                          "`jnp.where` keeps the dtype only for a float array")
+        elif isinstance(self.value, ast.Name) and array is not None and self.value.id in seen:
+            if seen[self.value.id].keeps_dtype_of(array):
+                return self.value, ""
+        elif isinstance(self.value, ast.Subscript) and isinstance(self.value.value, ast.Name) \
+                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is not None \
+                and self.operation == "set" and self.value.value.id in seen:
+            source = seen[self.value.value.id]
+            if source == array:
+                return self.value.value, ""
+        return None, (f"`{module.segment(self.value)}` may not be a scalar of `{self.array.id}`'s dtype "
+                      "(`jnp.where` would broadcast or promote it where `.at[]` casts it)")
+
+    def _mask_fits(self, module: ModuleContext, entry: FunctionConditionals, array: SeenArray | None,
+                   seen: dict[str, SeenArray]) -> bool:
+        """The mask has the array's shape: a run saw both, or the mask is an elementwise test
+        of the array itself (`x.at[x < 5]`)."""
+        if array is not None:
+            return seen_shape(self.mask, seen, module.imports) == array.shape
+        bindings = entry.arrays.bindings
+        rebound = len(bindings.get(self.array.id, ())) > (0 if self.array.id in parameter_names(entry.traced.node)
+                                                           else 1)
+        tests = any(isinstance(node, ast.Compare) or isinstance(node, ast.Call) for node in ast.walk(self.mask))
+        return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound)
+
+
+def _masked_write_edit(module: ModuleContext, write: MaskedWrite) -> Edit:
+    """``x.at[mask].OP(v)`` -> ``jnp.where(mask, NEW, x)``, NEW the updated element."""
+    start, end = module.span_of(write.call)
+    template = _MASKED_UPDATES[write.operation]
+    selects_source = isinstance(write.value, ast.Subscript)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+        jnp = context.name("jax.numpy")
+        selection = updated.func.value
+        assert isinstance(selection, cst.Subscript) and isinstance(selection.value, cst.Attribute)
+        array = code(selection.value.value)
+        mask = code(selection.slice[0].slice.value)  # type: ignore[attr-defined]
+        value = updated.args[0].value
+        if selects_source:  # x.at[m].set(y[m]) -> jnp.where(m, y, x)
+            assert isinstance(value, cst.Subscript)
+            value = value.value
+        new = template.format(jnp=jnp, x=array, v=code(value))
+        source = f"{jnp}.where({mask}, {new}, {array})"
+        return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
 
 
 # Reductions that take `where=` and reduce a selection's elements as the masked array's.
