@@ -36,6 +36,11 @@ PYTHON_FUNCTIONS: dict[str, tuple[str, int, bool]] = {
 # Reductions of one sequence of Python numbers (`jnp.prod(x.shape)`).
 REDUCTIONS = {"prod": "math.prod", "sum": "sum", "max": "max", "amax": "max", "min": "min", "amin": "min"}
 ARRAY_MAKERS = frozenset({"array", "asarray"})  # around a sequence a reduction reads: the sequence
+# `x.astype(int)` of a Python number is `int(x)` (both truncate toward zero); the marker the
+# spelling gives such a call.
+TO_INT = "int()"
+_INT_TYPES = frozenset({"int", "jax.numpy.int_", "jax.numpy.int32", "jax.numpy.int64", "numpy.int_", "numpy.int32",
+                        "numpy.int64"})
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
@@ -67,6 +72,9 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         return verdict(node).static
 
     def call(node: ast.Call) -> bool:
+        if _to_int(node, resolve):  # jnp.ceil(n / k).astype(int): math.ceil(n / k)
+            calls[id(node)] = TO_INT
+            return number(node.func.value)  # type: ignore[attr-defined]
         if _array_reduction(node, resolve):  # jnp.array(x.shape).prod(): math.prod(x.shape)
             return named(node, REDUCTIONS[node.func.attr]) and sequence(node.func.value)  # type: ignore[attr-defined]
         function = _jnp_function(node, resolve)
@@ -74,6 +82,9 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
             return verdict(node).static
         if function in REDUCTIONS and len(node.args) == 1:
             return named(node, REDUCTIONS[function]) and sequence(node.args[0])
+        if function in ARRAY_MAKERS and len(node.args) == 1:  # jnp.array(t // dt): the number itself
+            calls[id(node)] = None
+            return number(node.args[0])
         python, arity, is_exact = PYTHON_FUNCTIONS.get(function, ("", 0, True))
         if arity != len(node.args) or not named(node, python):
             return False
@@ -83,6 +94,13 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
     def named(node: ast.Call, python: str) -> bool:
         calls[id(node)] = python
         return "." in python or builtin(python)
+
+    def number(node: ast.AST) -> bool:
+        """One Python number (not a sequence, which `int()` or arithmetic would take otherwise)."""
+        if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Call):
+            return spelled(node)
+        found = verdict(node)
+        return found.static and found.scalar
 
     def sequence(node: ast.AST) -> bool:
         """A sequence of Python numbers a reduction can read."""
@@ -106,6 +124,17 @@ def _array_reduction(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -
     func = node.func
     return isinstance(func, ast.Attribute) and func.attr in REDUCTIONS and not node.args and not node.keywords \
         and isinstance(func.value, ast.Call) and _jnp_function(func.value, resolve) in ARRAY_MAKERS
+
+
+def _to_int(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> bool:
+    """``x.astype(int)`` (or ``jnp.int32``, ``"int32"``...): one positional integer type."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "astype" and len(node.args) == 1 and not node.keywords):
+        return False
+    kind = node.args[0]
+    if isinstance(kind, ast.Constant):
+        return kind.value in ("int32", "int64")
+    return (kind.id if isinstance(kind, ast.Name) and kind.id == "int" else resolve(kind)) in _INT_TYPES
 
 
 def _jnp_function(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> str | None:

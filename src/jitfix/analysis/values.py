@@ -576,6 +576,13 @@ class ValueAnalysis:
         jnp (staged under jit, so a tracer): ``jnp.ceil(n / k)`` is ``math.ceil(n / k)``."""
         return python_spelling(expr, self._raw, self.imports.resolve, self.is_builtin)
 
+    def assuming_static(self, names: Mapping[str, str]) -> ValueAnalysis:
+        """This analysis with each of ``names`` a Python number (why, by name): what the code
+        will see once their bindings are written in Python."""
+        state = {**self.state, **{name: Verdict(STATIC_KIND, why, scalar=True) for name, why in names.items()}}
+        return ValueAnalysis(self.imports, state, staged=self.staged, uncertain=self.uncertain, program=self.program,
+                             scope=self.scope, comprehensions=self.comprehensions, narrow=self.narrow)
+
     def is_builtin(self, name: str) -> bool:
         """Whether ``name`` is the built-in here (no local, import or definition rebinds it)."""
         return name not in self.state and name not in self.imports.aliases \

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
-from jitfix.analysis.python_arithmetic import PythonSpelling
+from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -137,7 +137,8 @@ def python_arithmetic_fix(module: ModuleContext, node: ast.AST, operand: ast.AST
     ``.item()`` that ``node`` is) in Python, and the Python functions it uses, for messages."""
     functions = {module.segment(call.func): spelling.calls[id(call)] for call in ast.walk(operand)
                  if isinstance(call, ast.Call) and id(call) in spelling.calls}
-    named = ", ".join(sorted({f"`{python}`" for python in functions.values() if python})) or "without jnp"
+    named = ", ".join(sorted({f"`{'int' if python == TO_INT else python}`" for python in functions.values()
+                              if python})) or "without jnp"
     if spelling.exact:
         safety, description = Safety.SAFE, "write the arithmetic in Python"
     else:

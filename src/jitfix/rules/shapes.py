@@ -17,7 +17,8 @@ from jitfix.analysis.catalogue import shape_arguments, shape_parameters
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
 from jitfix.analysis.traced import TracedFunction
-from jitfix.analysis.values import compared_with_text, parameter_names
+from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
+from jitfix.analysis.values import STATIC_KIND, Verdict, compared_with_text, parameter_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
@@ -93,6 +94,18 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}: jnp stages arithmetic on Python values; compute "
                                                          f"it in Python ({functions})", fix, function=traced)
                         continue
+                    staged = _staged_constants(module, entry, expr, statement)
+                    if isinstance(staged, str):
+                        yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed with jnp from "
+                                                         f"Python values, but {staged}: compute the size in Python "
+                                                         "under a name of its own", function=traced)
+                        continue
+                    if staged is not None:
+                        fix, functions = staged
+                        yield self.finding(module, expr, f"{where}: it is computed with jnp from Python values, "
+                                                         f"which jnp stages; compute it in Python ({functions})",
+                                           fix, function=traced)
+                        continue
                     names = _parameter_names(expr, params, values, traced, arrays.bindings)
                     if names is None and not arrays.certain(expr):
                         continue  # e.g. `arr.n_sparse`: a pytree's metadata may well be static
@@ -135,6 +148,105 @@ class ShapeArgument(Rule):
                                 "arguments are not literal", function=traced)
         fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
         return self.finding(module, traced.jit_sites[0], message, fix, function=traced)
+
+
+def _staged_constants(module: ModuleContext, entry: FunctionConditionals, expr: ast.AST,
+                      statement: ast.stmt) -> tuple[Fix, str] | str | None:
+    """The fix that makes ``expr`` a Python value when it is traced only because jnp staged
+    arithmetic on Python values: the names it needs, each bound once to such arithmetic
+    (``n_actual = jnp.minimum(n, x.shape[0])``, ``steps = jnp.ceil(t / dt).astype(int)``) and
+    followed through the names that reads, are written in Python at their bindings (and
+    ``expr``'s own jnp calls too); and the Python functions used. Why not, when a name it needs
+    is such arithmetic but is also read where a Python number would not do (``n.astype``,
+    ``n[0]``, returned); None when some part is not such arithmetic."""
+    assumed: dict[str, str] = {}  # names that will hold Python numbers: why
+    refused: set[str] = set()
+    spelled: list[tuple[ast.AST, PythonSpelling]] = []  # what to write in Python
+
+    def spelling_of(value: ast.AST, at: ast.stmt, depth: int) -> bool:
+        values = entry.values_at(at)
+
+        def verdict(node: ast.AST) -> Verdict:
+            found = values.verdict(node)
+            if isinstance(node, ast.Name) and found.traced and (node.id in assumed or follow(node.id, depth)):
+                return Verdict(STATIC_KIND, assumed[node.id], scalar=True)
+            return found
+
+        spelling = python_spelling(value, verdict, values.imports.resolve, values.is_builtin)
+        if spelling is not None:
+            spelled.append((value, spelling))
+            return True
+        return values.assuming_static(assumed).is_static(value)  # `num_steps + 1`: no jnp of its own
+
+    def follow(name: str, depth: int) -> bool:
+        binding = _single_binding(entry.traced.node, name) if name not in refused and depth < 8 else None
+        if binding is None or not spelling_of(*binding, depth + 1):
+            refused.add(name)
+            return False
+        use = _array_use(entry.traced.node, name)
+        if use is not None:
+            blocked.append(f"`{name}` is also read where a Python number would not do (line {use.lineno})")
+            refused.add(name)
+            return False
+        assumed[name] = f"`{name}`, computed in Python"
+        return True
+
+    blocked: list[str] = []
+    if not spelling_of(expr, statement, 0) or not assumed:
+        return blocked[0] if blocked else None  # (arithmetic in `expr` alone: `values.python_spelling`)
+    edits, functions, exact = [], set(), True
+    for value, spelling in spelled:
+        if type(value) not in PYTHON_SPELLABLE:
+            return None
+        fix, named = python_arithmetic_fix(module, value, value, spelling)
+        edits += fix.edits
+        functions.add(named)
+        exact = exact and fix.safety is Safety.SAFE
+    description = "write the arithmetic in Python" + ("" if exact else " (unsafe: math raises where jnp gives nan or inf)")
+    return Fix(Safety.SAFE if exact else Safety.UNSAFE, description, edits), ", ".join(sorted(functions))
+
+
+def _single_binding(function: ast.AST, name: str) -> tuple[ast.expr, ast.stmt] | None:
+    """``name = value``, the one binding of ``name`` in the function's own body (a parameter,
+    a loop variable or a second binding: None)."""
+    if name in parameter_names(function):
+        return None
+    found = []
+    for node in walk_body(function):
+        if isinstance(node, ast.Assign):
+            bound = [n for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)]
+            if any(n.id == name for n in bound):
+                found.append(node if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) else None)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith
+                        | ast.NamedExpr | ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
+            targets = [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor
+                                                  | ast.NamedExpr) else []
+            if isinstance(node, ast.With | ast.AsyncWith):
+                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name or any(
+                    isinstance(n, ast.Name) and n.id == name for target in targets for n in ast.walk(target)):
+                found.append(None)
+    if len(found) != 1 or found[0] is None:
+        return None
+    return found[0].value, found[0]
+
+
+def _array_use(function: ast.AST, name: str) -> ast.Name | None:
+    """A read of ``name`` that a Python number would not do for as a 0-d array does
+    (``name.astype``, ``name[0]``, a returned or yielded value); None when every read is an
+    operand of arithmetic or a comparison, an argument, an element, an index or a bound."""
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        while isinstance(parent, ast.Tuple | ast.List | ast.Starred):
+            parent = parents.get(id(parent))
+        if isinstance(parent, ast.Attribute | ast.Return | ast.Yield | ast.YieldFrom | ast.Await) \
+                or isinstance(parent, ast.Subscript) and parent.value is node \
+                or isinstance(parent, ast.Call) and parent.func is node:
+            return node
+    return None
 
 
 def _string_parameter(node: ast.AST, traced: TracedFunction) -> ast.Name | None:

@@ -7,6 +7,7 @@ loads it (a fifth of a run's start-up).
 
 from __future__ import annotations
 
+from jitfix.analysis.python_arithmetic import TO_INT
 from jitfix.cst_text import code, cst
 from jitfix.findings import EditContext
 
@@ -39,6 +40,14 @@ class InPython(cst.CSTTransformer):
         python = self.functions[source]
         if python is None:
             return updated.args[0].value
+        if python == TO_INT:  # x.astype(int) -> int(x), or x itself where that is an int already
+            assert isinstance(updated.func, cst.Attribute)
+            number = updated.func.value
+            math = self.context.name("math")
+            if isinstance(number, cst.Call) and code(number.func) in {f"{math}.ceil", f"{math}.floor",
+                                                                      f"{math}.trunc", "round"}:
+                return number
+            return cst.Call(func=cst.Name("int"), args=[cst.Arg(number)])
         module, _, function = python.rpartition(".")
         name = cst.parse_expression(f"{self.context.name(module)}.{function}" if module else function)
         if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
