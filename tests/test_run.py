@@ -353,3 +353,40 @@ def test_a_write_through_a_mask_the_run_saw_is_selected_with_where(tmp_path: Pat
     assert "widen (fill: int32[], mask: bool[2], x: float32[2,3]) -> no fix: JF506" in result.stderr
     assert "the mask may not have `x`'s shape" in result.stderr
     assert result.exit_code == 1
+
+
+# A NumPy table a helper is given, indexed with a traced index: only a run shows the table is
+# a NumPy array (a caller could pass a jax array, which a traced index takes).
+TABLE_MODEL = '''import numpy as np
+
+XP = np.linspace(0.0, 3.0, 7)
+
+
+def lookup(xp, x):
+    i = (x * 2).astype(int)
+    return xp[i] + xp[0]
+
+
+def scaled(x):
+    return lookup(XP, x) * 2
+'''
+TABLE_MAIN = '''import jax
+import jax.numpy as jnp
+
+import model
+
+print({"f": jax.jit(model.scaled)}["f"](jnp.array([0.2, 1.4])))
+'''
+
+
+def test_a_numpy_table_the_run_saw_indexed_by_a_tracer_is_indexed_as_a_jnp_array(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(TABLE_MODEL)
+    (tmp_path / "main.py").write_text(TABLE_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "model.py:8 TracerArrayConversionError in lookup (i: int32[2], x: float32[2]) -> JF602" in result.stderr, \
+        result.output
+    assert "    return jnp.asarray(xp)[i] + xp[0]\n" in (tmp_path / "model.py").read_text()
+    assert "import jax.numpy as jnp\n" in (tmp_path / "model.py").read_text()
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert result.exit_code == 0

@@ -375,7 +375,7 @@ def _read_log(log: Path, scratch: Path) -> list[Observation]:
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
                                       int(entry["line"]), entry["error"], tuple(entry["traced"]),
                                       tuple(sorted(entry.get("types", {}).items())),
-                                      numbers=tuple(sorted(entry.get("numbers", {}).items())))
+                                      host=tuple(sorted(entry.get("host", {}).items())))
         except (ValueError, KeyError, TypeError):
             continue
         if observation not in seen and Path(observation.path).is_relative_to(scratch.resolve()):

@@ -54,9 +54,10 @@ class _Recorder:
             entry = {"path": path, "line": frame.f_lineno, "function": frame.f_code.co_name,
                      "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": sorted(tracers),
                      "types": {name: _abstract_type(value) for name, value in tracers.items()}}
-            # The Python numbers beside them: scalars a rewrite may mix with those arrays.
-            entry["numbers"] = {name: type(value).__name__ for name, value in frame.f_locals.items()
-                                if type(value) in (int, float)}
+            # The host values beside them: Python numbers (scalars a rewrite may mix with those
+            # arrays) and NumPy arrays (which a tracer cannot index).
+            entry["host"] = {name: _host_kind(value) for name, value in frame.f_locals.items()
+                             if _host_kind(value) is not None}
             if isinstance(value, jax.core.Tracer):
                 entry.update(_origin(value))
             with open(self.log, "a", encoding="utf-8") as handle:
@@ -256,6 +257,14 @@ def _matched(pattern, text):
     if found is None:
         raise ValueError(text)
     return found
+
+
+def _host_kind(value):
+    """``int``, ``float`` or ``numpy.ndarray`` for such a value (not a subclass); else None."""
+    kind = type(value)
+    if kind in (int, float):
+        return kind.__name__
+    return "numpy.ndarray" if kind.__module__ == "numpy" and kind.__name__ == "ndarray" else None
 
 
 def _abstract_type(tracer):

@@ -80,7 +80,7 @@ def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,
 @dataclass(frozen=True)
 class SeenArray:
     """A tracer's abstract value as a run recorded it (``float32[9,9]``), or a Python number
-    beside it (``python float``: a scalar, its dtype JAX's weak one of the array it meets)."""
+    beside it (``float``: a scalar, its dtype JAX's weak one of the array it meets)."""
 
     dtype: str
     shape: tuple[int, ...]
@@ -100,8 +100,8 @@ class SeenArray:
 
     @staticmethod
     def parse(text: str) -> SeenArray | None:
-        if text in ("python int", "python float"):
-            return SeenArray(text.split()[1], (), python=True)
+        if text in ("int", "float"):
+            return SeenArray(text, (), python=True)
         found = re.fullmatch(r"(\w+)\[([\d,]*)\]", text)
         if found is None:
             return None

@@ -26,9 +26,10 @@ class Observation:
     # The abstract value each traced name held (``("x", "f32[3]")``): what the run saw, shown
     # to the user; the same failure is the same observation whatever the shapes were.
     types: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    # The local names that held Python numbers then (``("fill", "float")``): scalars, which a
-    # rewrite that mixes them with those arrays may rely on.
-    numbers: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # The local names that held host values then: Python numbers (``("fill", "float")``),
+    # scalars a rewrite that mixes them with those arrays may rely on, and NumPy arrays
+    # (``("table", "numpy.ndarray")``), which a tracer cannot index.
+    host: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     static: tuple[str, ...] = ()
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults

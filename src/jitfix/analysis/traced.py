@@ -243,8 +243,8 @@ class TracedFunction:
     # Parameters a run saw holding tracers (`jitfix run`): each is one array.
     observed_arrays: frozenset[str] = frozenset()
     # Where a run saw a failure (`jitfix run`): at each line, the abstract value each traced
-    # name held (`{"r": "float32[9,9]"}`) and the Python numbers beside them (`{"fill":
-    # "python float"}`), the proof of a shape or a dtype there.
+    # name held (`{"r": "float32[9,9]"}`) and the host values beside them (`{"fill": "float",
+    # "table": "numpy.ndarray"}`), the proof of a shape, a dtype or a kind there.
     observed_types: dict[int, dict[str, str]] = field(default_factory=dict)
     # Parameters a call of the module certainly gives an array (`f(jnp.ones(3))`): not a dict,
     # whatever other modules pass (that call of a traced function holds a tracer there).
@@ -1353,7 +1353,7 @@ class TracedFinder:
                 entry.observed_arrays = entry.observed_arrays | held
                 at_line = entry.observed_types.setdefault(seen.line, {})
                 at_line.update(seen.types)
-                at_line.update((name, f"python {kind}") for name, kind in seen.numbers)
+                at_line.update(seen.host)
 
     def _seed_static(self, observed: Iterable[Observation]) -> None:
         """Parameters a run saw always given Python values, whose values a failure needed:

@@ -18,7 +18,7 @@ from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling
-from jitfix.analysis.values import ArrayEvidence
+from jitfix.analysis.values import ArrayEvidence, parameter_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -250,7 +250,9 @@ class NumpyOnTracer(Rule):
     doc = RuleDoc(
         what="Finds calls to NumPy functions (`np.mean(x)`, `np.sqrt(x)`, `np.linalg.norm(x)`, ...) "
         "and to Python's `math` (`math.sqrt(x)`, `math.atan2(y, x)`) whose arguments are traced, and "
-        "calls the `jax.numpy` function of the same meaning instead (`jnp.sqrt`, `jnp.arctan2`).",
+        "calls the `jax.numpy` function of the same meaning instead (`jnp.sqrt`, `jnp.arctan2`); and "
+        "NumPy arrays indexed with a traced index (`TABLE[i]`, `np.arange(n)[order]`), which index "
+        "the jnp array instead (`jnp.asarray(TABLE)[i]`, `jnp.arange(n)[order]`).",
         why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
         "`TracerArrayConversionError`; `math` converts them to Python floats, which a tracer refuses "
         "too (`ConcretizationTypeError`). A dict of tracers NumPy takes as one object, converting "
@@ -264,7 +266,13 @@ class NumpyOnTracer(Rule):
         "Other NumPy functions, and `np.random`, are reported: there is no same-named equivalent "
         "(use `jax.random` with an explicit key for randomness). A list or tuple of tracers "
         "is rewritten only for the jnp functions that take one (`stack`, `concatenate`, "
-        "`array`, ...); for the others (`np.mean([a, b])`) it is reported: jnp takes arrays only.",
+        "`array`, ...); for the others (`np.mean([a, b])`) it is reported: jnp takes arrays only. "
+        "A NumPy array indexed with a tracer is rewritten where it is certainly one array: a NumPy "
+        "function's result (not one of those that return several), an ndarray method's or "
+        "arithmetic's of one, a name bound once to one in the function or at module level, or a "
+        "name `jitfix run` saw holding one at that line (a parameter: a caller may pass a jax array, "
+        "so only a run proves it); every call that reached it failed before. The jnp array holds "
+        "JAX's dtype (float32 for NumPy's float64 unless x64 is on).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -272,6 +280,11 @@ class NumpyOnTracer(Rule):
             return
         for entry in conditionals(module):
             for node, statement in own_expressions(entry.traced.node):
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                    finding = self._numpy_indexed(module, entry, node, statement)
+                    if finding is not None:
+                        yield finding
+                    continue
                 if not isinstance(node, ast.Call):
                     continue
                 name = module.imports.resolve(node.func) or ""
@@ -309,6 +322,27 @@ class NumpyOnTracer(Rule):
                                        function=entry.traced)
 
 
+    def _numpy_indexed(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Subscript,
+                       statement: ast.stmt) -> Finding | None:
+        """``table[i]`` of a NumPy array with a traced index: NumPy converts the index to an
+        array, which a tracer refuses; the jnp array of the table takes it."""
+        values = entry.values_at(statement)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not any(values.is_traced(part) for part in parts if not isinstance(part, ast.Slice)):
+            return None
+        if not NumpyArrays(module, entry, node).holds(node.value):
+            return None
+        table = module.segment(node.value)
+        where = (f"`{module.segment(node)}` in `{entry.traced.qualname}` indexes the NumPy array `{table}` with a "
+                 "traced index, which raises under jit")
+        made = module.imports.resolve(node.value.func) if isinstance(node.value, ast.Call) else None
+        function = (made or "").removeprefix("numpy.")
+        if made and function in JNP_FUNCTIONS:  # np.arange(n)[i] -> jnp.arange(n)[i]
+            fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.value.func, function)])  # type: ignore[attr-defined]
+            return self.finding(module, node, f"{where}; make it with `jnp.{function}`", fix, function=entry.traced)
+        fix = Fix(Safety.SAFE, "index the jnp array of it", [_jnp_table_edit(module, node)])
+        return self.finding(module, node, f"{where}; index `jnp.asarray({table})`", fix, function=entry.traced)
+
     def _math_call(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Call, statement: ast.stmt,
                    function: str) -> Finding | None:
         """``math.sqrt(x)`` of a tracer: ``math`` takes a Python float, which a tracer refuses."""
@@ -322,6 +356,100 @@ class NumpyOnTracer(Rule):
                                 "behave the same", function=entry.traced)
         fix = Fix(Safety.SAFE, f"call jnp.{same[0]}", [_numpy_edit(module, node.func, same[0])])
         return self.finding(module, node, f"{where}; use `jnp.{same[0]}`", fix, function=entry.traced)
+
+
+# NumPy functions that return a tuple or list of arrays (of sizes of their own), not one array.
+_NUMPY_SEQUENCES = frozenset(f"numpy.{name}" for name in (
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid", "nonzero", "where", "unravel_index",
+    "histogram", "histogram2d", "histogramdd", "unique", "gradient", "broadcast_arrays", "atleast_1d", "atleast_2d",
+    "atleast_3d", "linalg.eig", "linalg.eigh", "linalg.svd", "linalg.qr", "linalg.slogdet", "linalg.lstsq"))
+# Methods of an ndarray that return an ndarray.
+_NDARRAY_METHODS = frozenset({"reshape", "astype", "copy", "ravel", "flatten", "transpose", "squeeze", "clip", "cumsum",
+                              "round"})
+
+
+class NumpyArrays:
+    """Which expressions are certainly one NumPy array where ``at`` is: a NumPy function's
+    result (not one that returns several arrays), an ndarray method's or arithmetic's of one,
+    a name bound once to one (in the function, or at module level when the function binds
+    it not), or a name `jitfix run` saw holding one at that line."""
+
+    def __init__(self, module: ModuleContext, entry: FunctionConditionals, at: ast.AST):
+        self.module, self.entry = module, entry
+        lines = range(at.lineno, (getattr(at, "end_lineno", None) or at.lineno) + 1)  # type: ignore[attr-defined]
+        self.seen = {name for line in lines for name, kind in entry.traced.observed_types.get(line, {}).items()
+                     if kind == "numpy.ndarray"}
+
+    def holds(self, expr: ast.AST, depth: int = 0) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(expr, ast.Call):
+            name = self.module.imports.resolve(expr.func) or ""
+            if name.startswith("numpy."):
+                return name not in NUMPY_METADATA and name not in _NUMPY_SEQUENCES \
+                    and not name.startswith("numpy.random.")
+            return isinstance(expr.func, ast.Attribute) and expr.func.attr in _NDARRAY_METHODS \
+                and self.holds(expr.func.value, depth + 1)
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            return self.holds(expr.value, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            sides = (expr.left, expr.right)
+            return any(self.holds(side, depth + 1) for side in sides) and all(
+                self.holds(side, depth + 1) or _is_number(side) for side in sides)
+        if isinstance(expr, ast.Name):
+            return expr.id in self.seen or self._bound_to_one(expr.id, depth)
+        return False
+
+    def _bound_to_one(self, name: str, depth: int) -> bool:
+        function = self.entry.traced.node
+        if name in parameter_names(function):
+            return False
+        local = self.entry.arrays.bindings.get(name)
+        if local is not None:
+            return len(local) == 1 and local[0] is not None and self.holds(local[0], depth + 1)
+        if self.entry.traced.enclosing is not None:
+            return False  # a name of the function around it: not followed
+        bound = [value for value in _module_assignments(self.module, name)]
+        return len(bound) == 1 and bound[0] is not None and self.holds(bound[0], depth + 1)
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _module_assignments(module: ModuleContext, name: str) -> list[ast.expr | None]:
+    """What the module's top level binds ``name`` to, each binding (None: not an ``=`` of it alone)."""
+    found: list[ast.expr | None] = []
+    for statement in module.tree.body:
+        if isinstance(statement, ast.Assign):
+            if any(isinstance(target, ast.Name) and target.id == name for target in statement.targets):
+                found.append(statement.value if len(statement.targets) == 1 else None)
+            elif any(isinstance(n, ast.Name) and n.id == name for t in statement.targets for n in ast.walk(t)):
+                found.append(None)
+        elif isinstance(statement, ast.AugAssign | ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                and statement.target.id == name:
+            found.append(None)
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and statement.name == name:
+            found.append(None)
+        elif isinstance(statement, ast.Import | ast.ImportFrom | ast.For | ast.With | ast.If | ast.Try):
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(statement)) or name in module.imports.aliases:
+                found.append(None)
+    return found
+
+
+def _jnp_table_edit(module: ModuleContext, node: ast.Subscript) -> Edit:
+    """``table[i]`` -> ``jnp.asarray(table)[i]``."""
+    start, end = module.span_of(node)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(updated, cst.Subscript)
+        table = cst.parse_expression(f"{context.name('jax.numpy')}.asarray({code(updated.value)})")
+        return updated.with_changes(value=table)
+
+    return Edit(start, cst.Subscript, replace, imports=("jax.numpy",), end=end)
 
 
 # Functions of Python's `math` with a jax.numpy function of the same meaning on numbers
