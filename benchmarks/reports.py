@@ -25,8 +25,10 @@ Per case, each step in a fresh process (so a stale global is seen as a user sees
 Outcomes: ``fixed``; ``declined`` (jitfix left a finding: which); ``no finding`` (jitfix saw
 nothing); ``wrong rewrite`` (it changed the code, and the rewrite still fails, differs, is no
 longer jitted or is not idempotent, with no finding left to say so); ``crash`` (jitfix itself
-failed or timed out). In ``no_static_form/`` a case whose failing line carries a finding counts
-as fixed: that finding is the right answer.
+failed or timed out). A rewrite that computes the right values but still compiles more often
+than ``MAX_COMPILES`` went too little far, not wrong: ``declined`` (or ``no finding``, when no
+finding is left). In ``no_static_form/`` a case whose failing line carries a finding counts as
+fixed: that finding is the right answer.
 
 Results are cached by the case's content, jitfix's source and the mode in
 ``benchmarks/.reports_cache/`` (references by the case alone), so a rerun after a change is
@@ -545,6 +547,12 @@ def _judge_rewrite(case: Case, outcome: Outcome, target: Path, reference: Execut
             return outcome
         outcome.outcome, outcome.reason = "fixed", "fixed"
         outcome.detail = f"the rewrite agrees ({original_difference} before)"
+        return outcome
+    if difference(reference, rewritten, compare_stdout=case.expect_stdout) is None:
+        # Right values, too many compiles: a rewrite that did not go far enough, not a wrong one.
+        outcome.outcome = "declined" if left else "no finding"
+        outcome.reason = "partly fixed: still recompiles"
+        outcome.detail = f"partly fixed; the rewrite {differs} (the original: {original_difference})"
         return outcome
     as_before = rewritten.error is not None or difference(original, rewritten, compare_stdout=case.expect_stdout) \
         is None
