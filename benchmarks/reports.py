@@ -26,7 +26,7 @@ Outcomes: ``fixed``; ``declined`` (jitfix left a finding: which); ``no finding``
 nothing); ``wrong rewrite`` (it changed the code, and the rewrite still fails, differs, is no
 longer jitted or is not idempotent, with no finding left to say so); ``crash`` (jitfix itself
 failed or timed out). A rewrite that computes the right values but still compiles more often
-than ``MAX_COMPILES`` went too little far, not wrong: ``declined`` (or ``no finding``, when no
+than ``MAX_COMPILES`` did not go far enough, it is not wrong: ``declined`` (or ``no finding``, when no
 finding is left). In ``no_static_form/`` a case whose failing line carries a finding counts as
 fixed: that finding is the right answer.
 
