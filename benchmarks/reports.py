@@ -139,7 +139,9 @@ def load_case(path: Path) -> Case:
     fields = header(entry)
     folder = path.parent.name
     no_static = folder == NO_STATIC_FORM
-    category = fields.get("category", "") if no_static or folder == CLEAN else folder
+    # A case with no static form is its own category in the figures; its family (`Category:`) says
+    # what kind of failure it is. A clean twin's `Category:` names the category it mirrors.
+    category = fields.get("category", "") if folder == CLEAN else folder
     return Case(path, category, fields.get("source", ""), fields.get("fails", ""), fields.get("fix", ""),
                 fields.get("expect_stdout") == "True", no_static,
                 ast.literal_eval(fields.get("max_compiles", "{}")))
@@ -292,7 +294,7 @@ def check_case(case: Case) -> list[str]:
         problems.append("no `Source: https://...` line in the docstring")
     if not case.fails or (not case.fix and not case.no_static_form):
         problems.append("the docstring needs `Fails:` and `Fix:` lines")
-    if not case.category:
+    if not case.category or case.no_static_form and not header(case.entry).get("category"):
         problems.append("no category (a `Category:` line in no_static_form/ and clean/)")
     if not case.name.isidentifier():
         problems.append(f"{case.name!r} is not importable")
