@@ -29,7 +29,7 @@ def calc_e(factors, word):
 
 
 @jit
-def sample(factors, N=N, seed=0, n_samps=5):
+def sample(factors, N=N, seed=0, n_samps=3):
     key = random.PRNGKey(seed)
     key, subkey = random.split(key)
 
