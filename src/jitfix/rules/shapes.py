@@ -206,7 +206,7 @@ def _staged_constants(module: ModuleContext, entry: FunctionConditionals, expr: 
     return Fix(Safety.SAFE if exact else Safety.UNSAFE, description, edits), ", ".join(sorted(functions))
 
 
-def _single_binding(function: ast.AST, name: str) -> tuple[ast.expr, ast.stmt] | None:
+def _single_binding(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[ast.expr, ast.stmt] | None:
     """``name = value``, the one binding of ``name`` in the function's own body (a parameter,
     a loop variable or a second binding: None)."""
     if name in parameter_names(function):
