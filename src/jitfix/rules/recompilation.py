@@ -389,8 +389,8 @@ def _plain_arguments(module: ModuleContext, made: ast.Call) -> bool:
 
 def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> list[Edit]:
     """The statement made before the loop (or the function), and the use of its name."""
-    if found.assignment is not None and found.in_loop:  # `g = jax.jit(...)` moves out as it is
-        moved = module.segment(found.assignment)
+    if found.assignment is not None and found.in_loop:  # `g = jax.jit(...)` moves out as it is,
+        moved = _comments_above(module, found.assignment) + module.segment(found.assignment)  # its comments too
         return [_insert_before(module, found.scope, moved),  # type: ignore[arg-type]
                 Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
     named = _name_for(module, found.made)
@@ -403,6 +403,15 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
     if found.in_loop:
         return [_insert_before(module, found.scope, made), use]  # type: ignore[arg-type]
     return [_insert_before_function(module, found.scope, made), use]  # type: ignore[arg-type]
+
+
+def _comments_above(module: ModuleContext, statement: ast.stmt) -> str:
+    """The comment lines right above ``statement`` (they go where it goes), each ending in a newline."""
+    lines = module.text.splitlines()
+    first = statement.lineno - 1
+    while first > 0 and lines[first - 1].strip().startswith("#"):
+        first -= 1
+    return "".join(line.strip() + "\n" for line in lines[first:statement.lineno - 1])
 
 
 def _name_for(module: ModuleContext, made: ast.AST) -> str:
@@ -452,7 +461,7 @@ class _InsertBefore:
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.For | cst.While | cst.FunctionDef)
         made = [cst.parse_statement(statement + "\n") for statement in self.statements]
-        made[0] = made[0].with_changes(leading_lines=node.leading_lines)
+        made[0] = made[0].with_changes(leading_lines=[*node.leading_lines, *made[0].leading_lines])
         after = node.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * self.blank_lines)
         return cst.FlattenSentinel([*made, after])  # type: ignore[return-value]
 
