@@ -255,3 +255,18 @@ def test_every_fixture_rewrite_validates(tmp_path: Path) -> None:
     assert len(passed) + len(failed) >= 0.9 * len(validations)  # few are skipped
     full = [v for v in passed if not v["branches"]["missed"]]
     assert len(full) >= 0.9 * len(passed)
+
+
+def test_a_function_that_returns_a_function_is_skipped_not_failed(tmp_path: Path) -> None:
+    """A schedule factory returns a closure: two closures are never equal by value, so its
+    validation says why it cannot compare them, and does not call the rewrite wrong."""
+    original = write(tmp_path, "schedule.py", (
+        "import jax\nimport jax.numpy as jnp\n\n\ndef make_schedule(base_lr: float, top: int):\n"
+        "    def learning_rate_fn(step):\n        if step < top:\n            return base_lr * step / top\n"
+        "        return base_lr\n\n    return jax.jit(learning_rate_fn)\n"))
+    fixed = write(tmp_path, "fixed.py", subprocess.run(
+        [sys.executable, "-m", "jitfix", "fix", "-"], input=original.read_text(), capture_output=True, text=True).stdout)
+    assert "lax.cond" in fixed.read_text()
+    result = invoke("validate", str(original), str(fixed))
+    assert "make_schedule skipped (it returns a function" in result.stdout, result.stdout
+    assert " failed (" not in result.stdout

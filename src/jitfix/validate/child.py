@@ -212,6 +212,13 @@ def perturbed(value):
     return None
 
 
+def _holds_function(result) -> bool:
+    """Whether a result is, or holds, a function: what it computes shows only when called."""
+    import jax
+
+    return any(callable(leaf) and not hasattr(leaf, "shape") for leaf in jax.tree.leaves(result))
+
+
 def outcome_difference(expected: list, actual: list, compare_stdout: bool, promoted: bool = True) -> str | None:
     """Why the outcomes differ, or None. ``promoted`` accepts a result in a wider dtype than the
     eager one: a ``lax.cond`` or carry has one type where eager Python gives each branch or pass
@@ -275,6 +282,10 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
         why = f"the original raised on every input tried (first: {first_error})" if first_error else "no inputs"
         return {**result, "status": "skipped",
                 "reason": f"{why}; give some with --examples FILE or --record COMMAND"}
+    if any(_holds_function(want) for chosen in inputs for want, _ in chosen.reference):
+        return {**result, "status": "skipped",
+                "reason": "it returns a function (a schedule, a closure), which cannot be compared by value; "
+                          "call what it returns in your tests, or give --examples of the returned function"}
     before = Runner(before_function, old, target["globals"])
     after = Runner(after_function, new, target["globals"])
     evidence, agreed, failures = None, [], []
