@@ -58,6 +58,7 @@ class _Rebuilt:
     call: ast.Call  # the jit call
     made: ast.AST  # the lambda, partial(...) or jax.grad(...) it wraps
     assignment: ast.Assign | None  # `g = jax.jit(...)` directly in the scope's body, then `g(...)`
+    loop: ast.For | ast.While | None = None  # the loop it is made in, when the scope is the function around it
 
     @property
     def in_loop(self) -> bool:
@@ -74,7 +75,8 @@ class JitRebuiltInLoop(Rule):
         "function the module calls in a loop -- to a callable made there, a `lambda`, "
         "`functools.partial(...)` or a transform of a function (`jax.grad(loss)`, `jax.vmap(f)`), "
         "and called there; makes the jitted function once, before the loop (or at module level, "
-        "before the function).",
+        "before the function; also for a loop in a function the module calls more than once, when "
+        "the callable captures none of the function's names).",
         why="jit caches what it compiled by the function object it wraps. A lambda, a partial or "
         "`jax.grad(loss)` made on each pass is a new object each time, so every pass traces and "
         "compiles again: a jitted loop slower than plain Python. (`jax.jit(f)` of a function "
@@ -104,7 +106,9 @@ class JitRebuiltInLoop(Rule):
                 place, before = "before the loop", "before the loop"
             else:
                 name = found.scope.name  # type: ignore[union-attr]
-                where = f"`{jit}` of {what} made in `{name}` traces and compiles again on every call of `{name}`"
+                made_in = f"the loop at line {found.loop.lineno} of `{name}`" if found.loop else f"`{name}`"
+                again = "every pass and every call" if found.loop else f"every call of `{name}`"
+                where = f"`{jit}` of {what} made in {made_in} traces and compiles again on {again}"
                 place, before = f"at module level, before `{name}`", "at module level"
             why_not = _why_not_hoisted(module, found, before)
             if why_not is not None:
@@ -214,8 +218,17 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
     (reported for the innermost loop holding it), or in a module-level function the module
     calls in a loop and that is not itself traced (inside a traced function an inner jit is
     traced once with it; a function called once, a `main`, compiles once)."""
-    for loop in _loops(module, ("jit", "pmap")):
-        yield from _rebuilt_in(module, loop, loop.body)
+    repeated: set[str] | None = None
+    for loop, scope in _scoped_loops(module, ("jit", "pmap")):
+        for found in _rebuilt_in(module, loop, loop.body):
+            # In a module-level function called more than once, a callable that captures none
+            # of the function's names is the same on every call too: made once at module level.
+            if isinstance(scope, ast.FunctionDef) and scope in module.tree.body \
+                    and not _captured(found.made) & _changed_in(scope):
+                repeated = _called_more_than_once(module) if repeated is None else repeated
+                if scope.name in repeated:
+                    found = _Rebuilt(scope, found.call, found.made, found.assignment, loop)
+            yield found
     spelling = _lines_spelling(module, ("jit", "pmap"))
     if not spelling:
         return
@@ -226,6 +239,16 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
         for function in functions:
             if function.name in repeated:
                 yield from _rebuilt_in(module, function, function.body)
+
+
+def _called_more_than_once(module: ModuleContext) -> set[str]:
+    """The module-level functions the module calls at two places or more, or in a loop."""
+    counts: dict[str, int] = {}
+    for node in walk_tree(module.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            counts[node.func.id] = counts.get(node.func.id, 0) + 1
+    names = {name for name, count in counts.items() if count > 1}
+    return names | _called_in_loops(module, set(counts) - names) if counts else names
 
 
 def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
@@ -393,6 +416,11 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
         moved = _comments_above(module, found.assignment) + module.segment(found.assignment)  # its comments too
         return [_insert_before(module, found.scope, moved),  # type: ignore[arg-type]
                 Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
+    if found.assignment is not None and found.loop is not None \
+            and _only_binding(module, found.assignment, found.scope):  # type: ignore[arg-type]
+        moved = _comments_above(module, found.assignment) + module.segment(found.assignment)
+        return [_insert_before_function(module, found.scope, moved),  # type: ignore[arg-type]
+                Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
     named = _name_for(module, found.made)
     if not found.in_loop and named == "jitted":  # at module level, named for the function it served
         named = f"{found.scope.name}_jitted"  # type: ignore[union-attr]
@@ -403,6 +431,19 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
     if found.in_loop:
         return [_insert_before(module, found.scope, made), use]  # type: ignore[arg-type]
     return [_insert_before_function(module, found.scope, made), use]  # type: ignore[arg-type]
+
+
+def _only_binding(module: ModuleContext, assignment: ast.Assign, function: ast.FunctionDef) -> bool:
+    """Whether ``g = jax.jit(...)`` may move to module level as it is: ``g`` is bound nowhere
+    else in the function, nor at module level, so the function's reads of it find it there."""
+    target = assignment.targets[0]
+    assert isinstance(target, ast.Name)
+    in_function = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == target.id
+                   and isinstance(node.ctx, ast.Store | ast.Del)]
+    declared = any(isinstance(node, ast.Global | ast.Nonlocal) and target.id in node.names for node in ast.walk(function))
+    parameters = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+    return len(in_function) == 1 and not declared and target.id not in parameters \
+        and target.id not in assigned_names(module.tree.body)
 
 
 def _comments_above(module: ModuleContext, statement: ast.stmt) -> str:
