@@ -390,3 +390,41 @@ def test_a_numpy_table_the_run_saw_indexed_by_a_tracer_is_indexed_as_a_jnp_array
     assert "import jax.numpy as jnp\n" in (tmp_path / "model.py").read_text()
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert result.exit_code == 0
+
+
+# A print of a value no analysis can call traced (a helper's pytree): its fix is unsafe in
+# `fix` (a trace-time log may be intended), but the run shows the output differ under jit.
+PRINTS_MODEL = '''import jax
+
+OPS = {"unpack": lambda state: state["params"]}
+
+
+@jax.jit
+def update(state):
+    params = OPS["unpack"](state)
+    print("params", params)
+    return {"params": params * 0.5}
+'''
+PRINTS_MAIN = '''import jax.numpy as jnp
+
+import model
+
+state = {"params": jnp.array([1.0, 2.0])}
+for _ in range(3):
+    state = model.update(state)
+print(state["params"])
+'''
+
+
+def test_prints_that_print_otherwise_under_jit_are_rewritten_when_the_rerun_then_agrees(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(PRINTS_MODEL)
+    (tmp_path / "main.py").write_text(PRINTS_MAIN)
+    unsafe_only = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "model.py")])
+    assert "hidden fix can be enabled with `--unsafe-fixes`" in unsafe_only.stdout, unsafe_only.output
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert '    jax.debug.print("params {params!s}", params=params)\n' in (tmp_path / "model.py").read_text(), \
+        result.output
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "output differs" not in result.stderr
+    assert result.exit_code == 0

@@ -11,7 +11,10 @@ scratch copies and the command runs again, until it exits as it does with jit di
 new failure is seen, or the rounds run out. Every function ``jax.jit`` was applied to in a
 run is evidence too (its parameters but the static ones are traced), and the project files
 the run imported get the safe fixes ``fix`` makes, so what runs but computes otherwise under
-jit (a ``print``, a stale global) is fixed as well. A command that fails with jit disabled
+jit (a ``print``, a stale global) is fixed as well. When the program still prints otherwise
+than with jit disabled, the prints in traced code whose fix ``fix`` holds back as unsafe (no
+printed value is known to be traced) are rewritten, and kept when the next run prints as the
+eager run does. A command that fails with jit disabled
 too has no jit failure to fix: the run stops and says so.
 
 At the end each rewritten function is validated as ``--validate`` does, with the arguments
@@ -191,6 +194,10 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                                if str(Path(seen.path).relative_to(scratch.project.resolve())) not in current.fixed}
             if not current.fixed:
                 break  # the failures seen have no fix: running again would show them again
+        if outcome is not None and outcome.returncode == eager.returncode and not unsafe_fixes \
+                and first_line_difference(eager.stdout, outcome.stdout, "", frozenset()) is not None:
+            paths = touched | {seen.path for seen in evidence}
+            outcome = _prints_proven(scratch, settings, evidence, paths, originals, rounds, eager.stdout) or outcome
         changed = {}
         for relative, original in originals.items():
             text = (scratch.project / relative).read_text(encoding="utf-8")
@@ -204,6 +211,29 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         if validate and changed:
             _validate(scratch, result, settings)
         return result
+
+
+def _prints_proven(scratch: _Scratch, settings: Settings, evidence: list[Observation], paths: set[str],
+                   originals: dict[str, str], rounds: list[Round], reference_stdout: str):
+    """The program prints otherwise under jit than with jit disabled: the prints in traced code
+    whose fix is unsafe only because no printed value is known to be traced (a trace-time log
+    may be intended) are rewritten, and kept when the next run prints as the eager run does --
+    the run's proof that they were meant to print on every call. That run (None: nothing to
+    rewrite, or the output still differs, and the files are as they were)."""
+    before = {path: Path(path).read_text(encoding="utf-8") for path in paths if Path(path).is_file()}
+    prints_only = replace(settings, select=("JF401",))
+    fixed, _ = _fix(scratch.project, prints_only, evidence, set(before), originals,
+                    Options(apply_fixes=True, unsafe_fixes=True))
+    if not fixed:
+        return None
+    again = scratch.run(disable_jit=False)
+    if again.returncode == rounds[-1].returncode \
+            and first_line_difference(reference_stdout, again.stdout, "", frozenset()) is None:
+        rounds.append(Round(len(rounds) + 1, again.returncode, [], fixed=fixed))
+        return again
+    for path, text in before.items():
+        Path(path).write_text(text, encoding="utf-8")
+    return None
 
 
 def _unstable_lines(scratch: _Scratch, result: RunResult) -> frozenset[int]:
