@@ -270,3 +270,22 @@ def test_a_function_that_returns_a_function_is_skipped_not_failed(tmp_path: Path
     result = invoke("validate", str(original), str(fixed))
     assert "make_schedule skipped (it returns a function" in result.stdout, result.stdout
     assert " failed (" not in result.stdout
+
+
+def test_a_pytree_class_of_the_module_is_the_same_structure_in_the_rewrite(tmp_path: Path) -> None:
+    """The original and the rewrite are imported apart, each with its own `State` class: a
+    result of the module's NamedTuple compares by its structure, not by the class object."""
+    original = write(tmp_path, "state.py", (
+        "from typing import NamedTuple\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+        "class State(NamedTuple):\n    params: jnp.ndarray\n    step: jnp.ndarray\n\n\n"
+        "@jax.jit\ndef advance(state: State, x: jax.Array) -> State:\n    if x.sum() > 0:\n"
+        "        return State(state.params + x, state.step + 1)\n    return State(state.params - x, state.step + 1)\n"))
+    fixed = write(tmp_path, "fixed.py", subprocess.run(
+        [sys.executable, "-m", "jitfix", "fix", "-"], input=original.read_text(), capture_output=True, text=True).stdout)
+    assert "lax.cond" in fixed.read_text()
+    examples = write(tmp_path, "examples.py", (
+        "import jax.numpy as jnp\n\nfrom state import State\n\n"
+        "EXAMPLES = {'state:advance': [((State(jnp.zeros(2), jnp.array(0)), jnp.ones(2)), {}),\n"
+        "                              ((State(jnp.ones(2), jnp.array(3)), -jnp.ones(2)), {})]}\n"))
+    result = invoke("validate", "--examples", str(examples), str(original), str(fixed))
+    assert "advance passed (2 inputs" in result.stdout, result.stdout
