@@ -32,7 +32,7 @@ SAMPLE = [
     "loop/jax_1406_range_of_traced_num.py",
     "loop/jax_3204_nested_while_counters.py",
     "mask-shape/jax_4471_mask_from_static_args.py",
-    "mask-shape/jax_21994_at_set_boolean_mask.py",
+    "mask-shape/jax_5280_nonzero_product.py",
     "no_static_form/blog_openillumi_dict_keyed_by_points.py",
     "numpy/jax_553_np_arange_indexed_by_tracer.py",
     "recompile/jax_9288_lambda_jit_in_while_loop.py",

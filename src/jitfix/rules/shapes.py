@@ -425,9 +425,10 @@ class DataDependentShape(Rule):
                     if _is_mask(write.mask, entry, module, seen) and entry.values_at(statement).is_traced(write.mask):
                         yield self._write_finding(module, write, entry, seen)
                 elif isinstance(node, ast.Subscript) and id(node) not in stores \
-                        and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings) \
-                        and entry.values_at(statement).is_traced(node.slice):
-                    yield self._mask_finding(module, node, traced, reductions.get(id(node)))
+                        and (mask := _mask_in_index(node, module, entry)) is not None \
+                        and entry.values_at(statement).is_traced(mask):
+                    yield self._mask_finding(module, node, traced, reductions.get(id(node)) if mask is node.slice
+                                             else None)
                 elif isinstance(node, ast.comprehension):
                     yield from self._filter_findings(module, node, entry, statement)
                 elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
@@ -474,6 +475,13 @@ class DataDependentShape(Rule):
         fix = Fix(Safety.SAFE, "select with jnp.where", [_masked_write_edit(module, write)])
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
                             "which keeps the shape", fix, function=entry.traced)
+
+
+def _mask_in_index(node: ast.Subscript, module: ModuleContext, entry: FunctionConditionals) -> ast.expr | None:
+    """The boolean mask ``node`` indexes with: its whole index (``x[x > 0]``) or one part of a
+    tuple index (``x.at[:4, row > 0]``, which selects as many columns as the data says too)."""
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return next((part for part in parts if is_boolean_mask(part, module.imports, entry.arrays.bindings)), None)
 
 
 def _is_mask(mask: ast.expr, entry: FunctionConditionals, module: ModuleContext, seen: dict[str, SeenArray]) -> bool:
