@@ -35,6 +35,15 @@ def test_fix_is_idempotent(fixture: Fixture) -> None:
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+def test_check_on_the_fixed_output_finds_only_what_the_fix_left(fixture: Fixture) -> None:
+    """`jitfix check` on jitfix's own output reports none of the code it wrote: only the
+    findings the fix declined, which the output still holds."""
+    found = process_text("fixture.py", fixture.expected, fixture.settings, Options()).findings
+    assert sorted(finding.code for finding in found) == sorted(fixture.expected_codes), \
+        [(finding.line, finding.code, finding.message) for finding in found]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_findings_are_pinned(fixture: Fixture, request: pytest.FixtureRequest) -> None:
     """What `jitfix check` says on the fixture -- positions and messages -- is what its
     folder's findings.snap pins (`pytest --update-snapshots` rewrites it)."""

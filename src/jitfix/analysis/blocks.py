@@ -601,6 +601,34 @@ def writes_outside(function: ast.FunctionDef | ast.AsyncFunctionDef, modules: se
     return None
 
 
+# What runs on the host when Python runs it: under tracing, once per trace, not per call.
+TRACE_TIME_EFFECTS = ("logging.", "warnings.warn")
+
+
+def trace_time_effect(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                      callee: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None],
+                      resolve: Callable[[ast.AST], str | None],
+                      seen: frozenset[ast.AST] = frozenset()) -> ast.Call | None:
+    """Where the function -- or a function it calls that ``callee`` finds by name -- prints,
+    logs or warns (``print(...)``, ``logging.info(...)``, ``warnings.warn(...)``), if it does:
+    traced, that happens once while tracing, wherever the call sits. (``jax.debug.print`` and
+    callbacks run with the compiled code, on the path taken, and are not such effects.)"""
+    for node in own_nodes(function.body):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id == "print":
+            return node
+        name = resolve(node.func) or ""
+        if name.startswith(TRACE_TIME_EFFECTS):
+            return node
+        if isinstance(node.func, ast.Name):
+            called = callee(node.func.id)
+            if called is not None and called is not function and called not in seen \
+                    and trace_time_effect(called, callee, resolve, seen | {function}) is not None:
+                return node
+    return None
+
+
 def _changes_an_object(node: ast.AST, modules: set[str]) -> bool:
     """``obj[k] = v``, ``obj.a = v``, ``del obj[k]``, or a method call that changes its object."""
     return isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \

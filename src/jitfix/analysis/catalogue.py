@@ -9,6 +9,7 @@ builtins keep Python values Python, which methods change their object.
 from __future__ import annotations
 
 import ast
+from typing import Callable, Iterator
 
 from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, ELEMENTWISE, FUNCTIONS, SHAPE_PARAMETERS
 
@@ -35,6 +36,38 @@ def shape_arguments(call: ast.Call, name: str | None) -> list[tuple[str, ast.exp
             found.append((parameter, positional[index]))
         found += [(parameter, given.value) for given in call.keywords if given.arg == parameter]
     return found
+
+
+SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})  # array methods whose arguments are a shape
+
+
+def static_places(node: ast.AST, resolve: Callable[[ast.AST], str | None],
+                  segment: Callable[[ast.AST], str]) -> Iterator[tuple[str, ast.expr]]:
+    """(what, expression) for each place in one node that needs a Python value: a shape
+    argument, ``axis=``, a slice bound, the bounds of a ``range`` a comprehension iterates."""
+    if isinstance(node, ast.Call):
+        name = resolve(node.func) or ""
+        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.") if name.startswith("jax.") \
+            else segment(node.func)
+        for parameter, argument in shape_arguments(node, name):
+            yield f"`{parameter}` of `{short}`", argument
+        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not shape_parameters(name):
+            for argument in node.args:
+                yield f"`.{node.func.attr}()`", argument
+        for keyword in node.keywords:
+            if keyword.arg == "axis" and (name.startswith("jax.") or isinstance(node.func, ast.Attribute)):
+                yield "`axis=`", keyword.value
+    elif isinstance(node, ast.Subscript):
+        for part in ast.walk(node.slice):
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        yield "a slice bound", bound
+    elif isinstance(node, ast.comprehension):
+        iterable = node.iter
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            for argument in iterable.args:
+                yield "`range()` building a list", argument
 
 
 # NumPy's array makers and reshapers, by their documented signatures (the catalogue reads

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import (
+    always_leaves,
     assigned_names,
     child_nodes,
     is_range_call,
@@ -38,6 +39,7 @@ from jitfix.analysis.values import (
     STATIC_KIND,
     TRACED_KIND,
     UNCERTAIN,
+    PYTHON_CONVERSIONS,
     UNKNOWN_KIND,
     ArrayEvidence,
     ComprehensionScopes,
@@ -59,6 +61,12 @@ TRACER_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.core.Tracer", "
 PYTHON_VALUE_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "numbers.Number",
                                 "numbers.Real", "numbers.Integral", "numpy.ndarray", "numpy.generic",
                                 "numpy.number", "numpy.integer", "numpy.floating"})
+# What an `except` names that catches the errors a tracer raises where Python needs a value
+# (each jax.errors class is a TypeError).
+TRACER_ERROR_CATCHERS = frozenset({
+    "TypeError", "Exception", "BaseException", "jax.errors.ConcretizationTypeError",
+    "jax.errors.TracerBoolConversionError", "jax.errors.TracerIntegerConversionError",
+    "jax.errors.TracerArrayConversionError", "jax.core.ConcretizationTypeError"})
 COMPILE_TIME = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
 
 
@@ -256,7 +264,8 @@ class FlowAnalysis:
         found = evaluate(iterable)
         if found.elements:
             kinds = sorted(found.elements, key=lambda element: element.kind)
-            return Verdict(kinds[-1].kind, "an element of a sequence", kinds[-1])
+            return Verdict(kinds[-1].kind, "an element of a sequence", kinds[-1],
+                           elements=_positions_joined(found.elements))
         if found.traced and isinstance(iterable, ast.Name) and iterable.id in self.arrays.params \
                 and iterable.id not in self.arrays.array_params:
             # A parameter may be a dict (keys: static) as well as an array (rows: traced). What
@@ -427,6 +436,52 @@ class FlowAnalysis:
             branch[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"only reached when {guard}, which an array "
                                                       "argument never is")
 
+    # -- try/except guards ----------------------------------------------------------------------
+
+    def _tracer_error_guard(self, node: ast.Try) -> str | None:
+        """How ``node`` catches what a tracer raises when Python needs its value (``except
+        TypeError``, ``ConcretizationTypeError``, ``Exception``, a bare ``except``), if it does:
+        ``try: k = int(k) except TypeError: return`` is the idiom for "check when concrete,
+        skip when tracing", and its body is no traced code to rewrite."""
+        for handler in node.handlers:
+            if _raises(handler.body):
+                continue  # the error still surfaces: a check, not a guard
+            if handler.type is None:
+                return "bare `except` catches what a tracer raises"
+            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            for exception in caught:
+                name = self.imports.resolve(exception) or (exception.id if isinstance(exception, ast.Name) else None)
+                if name in TRACER_ERROR_CATCHERS:
+                    return f"`except {ast.unparse(exception)}` catches what a tracer raises"
+        return None
+
+    def _static_after_guard(self, node: ast.Try) -> bool:
+        """Whether what follows a guarding ``try`` runs only on Python values: its body asks
+        Python for a value (``int(k)``, ``np.asarray(k)``, ``k.item()``), which a tracer
+        refuses, and every handler leaves, so under tracing the code after it is never
+        reached."""
+        catching = [handler for handler in node.handlers
+                    if self._catches_tracer_errors(handler) and not _raises(handler.body)]
+        return any(self._asks_python_value(call) for call in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+                   if isinstance(call, ast.Call)) \
+            and all(_leaves(handler.body) for handler in catching)
+
+    def _catches_tracer_errors(self, handler: ast.ExceptHandler) -> bool:
+        if handler.type is None:
+            return True
+        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return any((self.imports.resolve(e) or (e.id if isinstance(e, ast.Name) else None)) in TRACER_ERROR_CATCHERS
+                   for e in caught)
+
+    def _asks_python_value(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in PYTHON_CONVERSIONS | {"len"}:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "__index__", "__int__", "__float__"):
+            return True
+        resolved = self.imports.resolve(func) or ""
+        return resolved.startswith("numpy.") or resolved == "operator.index"
+
     # -- statements ------------------------------------------------------------------------------
 
     def _statement(self, node: ast.stmt, state: State) -> State:
@@ -484,14 +539,27 @@ class FlowAnalysis:
                 end.pop(UNSTAGED, None)
             state = end
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            body_end = self._block(node.body, dict(state))  # type: ignore[attr-defined]
+            guard = self._tracer_error_guard(node)  # type: ignore[arg-type]
+            body_start = dict(state)
+            if guard is not None and UNCERTAIN not in state:
+                body_start[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"inside a `try` whose {guard}: the code there "
+                                                              "runs as written only on Python values")
+            body_end = self._block(node.body, body_start)  # type: ignore[attr-defined]
             handler_start = _join(state, body_end)
+            if UNCERTAIN not in state:
+                if guard is not None and self._static_after_guard(node):  # type: ignore[arg-type]
+                    body_end[UNCERTAIN] = Verdict(UNKNOWN_KIND, f"after a `try` that asks Python for a value and "
+                                                                f"whose {guard} and leaves: tracing never gets here")
+                else:
+                    body_end.pop(UNCERTAIN, None)
             ends = [self._block(node.orelse, body_end)]  # type: ignore[attr-defined]
             for handler in node.handlers:  # type: ignore[attr-defined]
                 start = dict(handler_start)
                 if handler.name:
                     start[handler.name] = Verdict(UNKNOWN_KIND, "an exception")
-                ends.append(self._block(handler.body, start))
+                end = self._block(handler.body, start)
+                if not _leaves(handler.body):  # a handler that returns never reaches what follows
+                    ends.append(end)
             state = ends[0]
             for end in ends[1:]:
                 state = _join(state, end)
@@ -524,6 +592,30 @@ class FlowAnalysis:
         else:
             self._walrus(node, state)
         return state
+
+
+def _positions_joined(items: Sequence[Verdict]) -> tuple[Verdict, ...] | None:
+    """Each position's kind over a sequence of tuples of one length (``[(0, x[0]), (3, x[-1])]``:
+    the first items are Python ints, the second tracers), so that unpacking a pass binds each
+    name with its own kind."""
+    lengths = {len(item.elements) if item.elements is not None else -1 for item in items}
+    if len(lengths) != 1 or -1 in lengths:
+        return None
+    columns = zip(*(item.elements for item in items if item.elements is not None))
+    return tuple(max(column, key=lambda verdict: verdict.kind) for column in columns)
+
+
+def _raises(statements: list[ast.stmt]) -> bool:
+    """The block ends by raising (a re-raise or another error)."""
+    return bool(statements) and isinstance(statements[-1], ast.Raise)
+
+
+def _leaves(statements: list[ast.stmt]) -> bool:
+    """Every path through a handler ends by leaving what follows the ``try``."""
+    last = statements[-1] if statements else None
+    if isinstance(last, ast.Continue | ast.Break):
+        return True
+    return always_leaves(statements)
 
 
 def _made_traced(names: Iterable[str], state: State, why: str) -> None:

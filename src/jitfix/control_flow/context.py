@@ -17,6 +17,7 @@ from jitfix.analysis.blocks import (
     rows_iterated,
     statement_holding,
     target_names,
+    trace_time_effect,
     upward_exposed,
     writes_outside,
 )
@@ -202,6 +203,12 @@ class PlanContext:
             if where is not None:
                 found.append((node, f"`{node.func.id}(...)` changes an object it does not make (line {where.lineno}): "
                                     "both branches run at trace time, so the change would happen whichever branch "
+                                    "is taken"))
+                continue
+            effect = trace_time_effect(definition, self._function_named, self.imports.resolve)
+            if effect is not None:
+                found.append((node, f"`{node.func.id}(...)` prints or logs while it is traced (line {effect.lineno}): "
+                                    "both branches run at trace time, so the output would appear whichever branch "
                                     "is taken"))
         return found
 

@@ -39,6 +39,7 @@ from jitfix.analysis.blocks import (
     target_names,
     upward_exposed,
 )
+from jitfix.analysis.catalogue import static_places
 from jitfix.control_flow.boolean_expressions import is_boolean_valued
 from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, StaticRequest
 from jitfix.control_flow.loop_returns import returns_from_loop
@@ -134,8 +135,8 @@ def _ifs_holding_jumps(statements: list[ast.stmt]) -> Iterator[ast.If]:
 
 
 # How a branch's obstacle says why (blocks.obstacles), said of a loop body instead.
-_BRANCHES_RUN = re.compile(r"both branches run at trace time, so the (write|change) would happen whichever branch "
-                           r"is taken")
+_BRANCHES_RUN = re.compile(r"both branches run at trace time, so the (write|change|output) would (?:happen|appear) "
+                           r"whichever branch is taken")
 
 
 def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.For | ast.While,
@@ -423,8 +424,9 @@ class LoopPlanner:
         context = self.context
         options = context.options
         built = self._list_built(node, loops) if isinstance(node, ast.For) else None
+        index_use = self._index_needed_in_python(node) if isinstance(node, ast.For) else None
         wants_static = options.loop_strategy == "static" or (options.loop_strategy == "auto" and options.differentiated) \
-            or built is not None
+            or built is not None or index_use is not None
         if not wants_static:
             return False
         if isinstance(node, ast.While):
@@ -437,20 +439,55 @@ class LoopPlanner:
         if names:
             if built is not None:
                 why = f"it appends to `{built}` on each pass, and the list's length, a shape, is fixed while tracing"
+            elif index_use is not None:
+                why = f"{index_use}, which a lax loop's traced index cannot be"
             elif options.loop_strategy == "static":
                 why = "loop-strategy = \"static\""
             else:
                 why = "the function is differentiated, and a fori_loop with a traced trip count cannot be in reverse mode"
-            context.static_requests[node] = StaticRequest(names, why, safe=built is not None
+            context.static_requests[node] = StaticRequest(names, why, safe=built is not None or index_use is not None
                                                           or options.loop_strategy == "static")
             target = node.target.id if isinstance(node.target, ast.Name) else None
             self.walk(node.body, bound | ({target} if target else set()), False, loops + 1, None)
+            return True
+        if index_use is not None:
+            context.report(node, f"{index_use}: a lax loop's index is traced; make the loop's bound static")
             return True
         if options.differentiated:
             context.report(node, "the function is differentiated, and `lax.fori_loop` with a traced trip "
                                  "count is not reverse-mode differentiable; make the bound a static argument")
             return True
         return False
+
+    def _index_needed_in_python(self, node: ast.For) -> str | None:
+        """Where the body needs the loop's index as a Python int -- a slice bound, a shape, the
+        bounds of a `range`, an index into a Python list or tuple -- if it does: the index of a
+        lax loop is a tracer, which none of them takes."""
+        if not isinstance(node.target, ast.Name):
+            return None
+        index = node.target.id
+        context = self.context
+        segment = lambda part: ast.get_source_segment(context.text, part) or ast.unparse(part)  # noqa: E731
+        for child in own_nodes(node.body):
+            for place, expr in static_places(child, context.imports.resolve, segment):
+                if _reads(expr, index):
+                    return f"its index `{index}` is needed as a Python int: {place} (line {expr.lineno})"
+            if isinstance(child, ast.Subscript) and _reads(child.slice, index):
+                statement = self._statement_holding(node, child)
+                held = context.values_at(statement).verdict(child.value).container if statement is not None else None
+                if held in ("list", "tuple"):
+                    return (f"its index `{index}` is needed as a Python int: an index into the Python {held} "
+                            f"`{segment(child.value)}` (line {child.lineno})")
+        return None
+
+    @staticmethod
+    def _statement_holding(loop: ast.For, node: ast.AST) -> ast.stmt | None:
+        """The statement of the loop's body (at any depth) whose own expressions hold ``node``."""
+        for statement in own_nodes(loop.body):
+            if isinstance(statement, ast.stmt) and not hasattr(statement, "body") \
+                    and any(part is node for part in ast.walk(statement)):
+                return statement
+        return None
 
     def _list_built(self, node: ast.For, loops: int) -> str | None:
         """A list the loop's body appends to (``out.append(v)``) that code after the loop
@@ -859,3 +896,7 @@ class LoopRenderer:
         if plan.boolean_test:
             return test
         return f"{_grouped(test)} != 0"
+
+
+def _reads(expr: ast.AST, name: str) -> bool:
+    return any(isinstance(part, ast.Name) and part.id == name for part in ast.walk(expr))

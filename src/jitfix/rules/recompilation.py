@@ -110,6 +110,8 @@ class JitRebuiltInLoop(Rule):
                 again = "every pass and every call" if found.loop else f"every call of `{name}`"
                 where = f"`{jit}` of {what} made in {made_in} traces and compiles again on {again}"
                 place, before = f"at module level, before `{name}`", "at module level"
+            if found.in_loop and _each_pass_a_configuration(module, found):
+                continue  # each configuration needs its own compilation: nothing to save
             why_not = _why_not_hoisted(module, found, before)
             if why_not is not None:
                 yield self.finding(module, found.call, f"{where}; not auto-fixable: {why_not}")
@@ -148,6 +150,46 @@ def _why_not_hoisted(module: ModuleContext, found: _Rebuilt, before: str) -> str
     if not found.in_loop and not _bound_before(module, captured, found.scope):  # type: ignore[arg-type]
         return f"{arguments} name what the module binds only after the function"
     return None
+
+
+def _each_pass_a_configuration(module: ModuleContext, found: _Rebuilt) -> bool:
+    """Whether what the callable captures that the loop changes is only the loop's variable,
+    taking values a jitted function can only hold static: strings, None, bools, functions,
+    containers of them (``for fields in (["a", "b"], ["b"]): jax.jit(lambda y: f(y, fields))``).
+    Each pass is another program, and each needs its compilation."""
+    loop = found.scope
+    changing = _captured(found.made) & _changed_in(loop)
+    if not changing or not isinstance(loop, ast.For) \
+            or not isinstance(loop.iter, ast.Tuple | ast.List | ast.Set):
+        return False
+    targets = loop.target.elts if isinstance(loop.target, ast.Tuple | ast.List) else [loop.target]
+    if changing - {target.id for target in targets if isinstance(target, ast.Name)}:
+        return False  # the body rebinds it (or it is unpacked deeper): not a configuration
+    for value in loop.iter.elts:
+        items = [value] if len(targets) == 1 else value.elts if isinstance(value, ast.Tuple | ast.List) \
+            and len(value.elts) == len(targets) else None
+        if items is None:
+            return False
+        if not all(_configuration(module, item) for target, item in zip(targets, items)
+                   if isinstance(target, ast.Name) and target.id in changing):
+            return False
+    return True
+
+
+def _configuration(module: ModuleContext, value: ast.expr) -> bool:
+    """A value jit cannot trace, only hold static: a string, None, a bool, a function or class
+    (by name), or a container of those. Numbers are not: they can be passed as arguments."""
+    if isinstance(value, ast.Constant):
+        return value.value is None or isinstance(value.value, str | bytes | bool)
+    if isinstance(value, ast.Tuple | ast.List | ast.Set):
+        return all(_configuration(module, item) for item in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(item is not None and _configuration(module, item) for item in (*value.keys, *value.values))
+    if isinstance(value, ast.Name):
+        return any(isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                   and statement.name == value.id for statement in module.tree.body) \
+            or module.imports.resolve(value) is not None
+    return isinstance(value, ast.Attribute) and module.imports.resolve(value) is not None
 
 
 def _module_changes(module: ModuleContext, name: str) -> list[str]:

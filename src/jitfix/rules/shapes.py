@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import own_expressions, walk_body
-from jitfix.analysis.catalogue import shape_arguments, shape_parameters
+from jitfix.analysis.catalogue import static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
 from jitfix.analysis.traced import TracedFunction
@@ -26,7 +26,6 @@ from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import FunctionConditionals, conditionals
 from jitfix.rules.static_arguments import static_argnames_edit
 
-SHAPE_METHODS = frozenset({"reshape", "broadcast_to"})
 
 
 class ShapeArgument(Rule):
@@ -80,7 +79,7 @@ class ShapeArgument(Rule):
                     yield self._made_static(module, traced, string, [string.id], (
                         f"`{string.id}` is compared with a string in `{traced.qualname}`: its callers pass "
                         "strings, which jit takes only as static arguments"))
-                for place, expr in _static_places(node, module):
+                for place, expr in static_places(node, module.imports.resolve, module.segment):
                     if id(expr) in reported:
                         continue
                     values = entry.values_at(statement)
@@ -261,33 +260,6 @@ def _string_parameter(node: ast.AST, traced: TracedFunction) -> ast.Name | None:
     return None
 
 
-def _static_places(node: ast.AST, module: ModuleContext) -> Iterator[tuple[str, ast.AST]]:
-    """(what, expression) for each place in one node that needs a Python value."""
-    if isinstance(node, ast.Call):
-        name = module.imports.resolve(node.func) or ""
-        short = name.replace("jax.numpy.", "jnp.").replace("jax.lax.", "lax.") if name.startswith("jax.") \
-            else module.segment(node.func)
-        for parameter, argument in shape_arguments(node, name):
-            yield f"`{parameter}` of `{short}`", argument
-        if isinstance(node.func, ast.Attribute) and node.func.attr in SHAPE_METHODS and not shape_parameters(name):
-            for argument in node.args:
-                yield f"`.{node.func.attr}()`", argument
-        for keyword in node.keywords:
-            if keyword.arg == "axis" and (name.startswith("jax.") or isinstance(node.func, ast.Attribute)):
-                yield "`axis=`", keyword.value
-    elif isinstance(node, ast.Subscript):
-        for part in ast.walk(node.slice):
-            if isinstance(part, ast.Slice):
-                for bound in (part.lower, part.upper, part.step):
-                    if bound is not None:
-                        yield "a slice bound", bound
-    elif isinstance(node, ast.comprehension):
-        iterable = node.iter
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
-            for argument in iterable.args:
-                yield "`range()` building a list", argument
-
-
 def _fixed_width_slice(node: ast.AST, bound: ast.AST, module: ModuleContext) -> str:
     """For a bound of a one-dimensional slice of a width the code fixes (`x[i:i + 3]`), the
     jit-friendly way to take it at a traced start, which differs where Python's slice would
@@ -352,7 +324,8 @@ def _parameter_names(expr: ast.AST, params: frozenset[str], values, traced: Trac
         if len(bound) == 1 and bound[0] is not None:
             return visit(bound[0])
         loop_bounds = ranges.get(identifier)
-        return loop_bounds is not None and not bound and all(visit(argument) for argument in loop_bounds)
+        # (a `for` loop's variable is bound once, by the loop: recorded without a value)
+        return loop_bounds is not None and list(bound) in ([], [None]) and all(visit(argument) for argument in loop_bounds)
 
     return names if visit(expr) and names else None
 
