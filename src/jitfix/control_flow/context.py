@@ -247,6 +247,28 @@ class PlanContext:
             return None
         return helper_of(outer, frozenset(assigned_names(self.function.body) | set(parameter_names(self.function))))
 
+    def python_container(self, value: ast.expr, statement: ast.stmt | None) -> str | None:
+        """"list" or "tuple" when ``value`` certainly holds a Python list or tuple at
+        ``statement``: made by a display or comprehension there, or a module-level name the
+        module binds once, to one, that the function does not bind."""
+        if statement is not None:
+            held = self.values_at(statement).verdict(value).container
+            if held is not None:
+                return held
+        program = self.flow.program
+        if not (isinstance(value, ast.Name) and isinstance(program, ModuleProgram)) \
+                or value.id in assigned_names(self.function.body) or value.id in parameter_names(self.function):
+            return None
+        bindings = [statement for statement in program.tree.body if value.id in assigned_names([statement])]
+        if len(bindings) == 1 and isinstance(bindings[0], ast.Assign) and len(bindings[0].targets) == 1 \
+                and isinstance(bindings[0].targets[0], ast.Name):
+            made = bindings[0].value
+            if isinstance(made, ast.List | ast.ListComp):
+                return "list"
+            if isinstance(made, ast.Tuple):
+                return "tuple"
+        return None
+
     def _function_named(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def of this module a call of ``name`` in the function runs."""
         program = self.flow.program

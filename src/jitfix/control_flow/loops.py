@@ -473,8 +473,7 @@ class LoopPlanner:
                 if _reads(expr, index):
                     return f"its index `{index}` is needed as a Python int: {place} (line {expr.lineno})"
             if isinstance(child, ast.Subscript) and _reads(child.slice, index):
-                statement = self._statement_holding(node, child)
-                held = context.values_at(statement).verdict(child.value).container if statement is not None else None
+                held = context.python_container(child.value, self._statement_holding(node, child))
                 if held in ("list", "tuple"):
                     return (f"its index `{index}` is needed as a Python int: an index into the Python {held} "
                             f"`{segment(child.value)}` (line {child.lineno})")

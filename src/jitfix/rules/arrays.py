@@ -25,6 +25,7 @@ from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.conditionals import FunctionConditionals, conditionals
 
 if TYPE_CHECKING:
+    from jitfix.analysis.traced import TracedFunction
     from jitfix.findings import Replaced
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
@@ -684,7 +685,8 @@ class InPlaceUpdate(Rule):
                                        "for this operator", function=entry.traced)
                     continue
                 argument = target.value.id in arrays.params
-                safety = Safety.UNSAFE if argument else Safety.SAFE
+                safety = Safety.UNSAFE if argument and not _update_always_failed(
+                    module, entry.traced, statement, target.value.id) else Safety.SAFE
                 masked = is_boolean_mask(target.slice, module.imports, arrays.bindings) \
                     and values.is_traced(target.slice)
                 if masked and _number(statement.value) is None:
@@ -695,7 +697,7 @@ class InPlaceUpdate(Rule):
                     continue
                 method = "jnp.where" if masked else ".at[...]"
                 description = f"use {method}" + (" (unsafe: an argument; the caller's array is no longer "
-                                                 "changed)" if argument else "")
+                                                 "changed)" if safety is Safety.UNSAFE else "")
                 edits = [_masked_edit(module, statement) if masked else _update_edit(module, statement)]
                 for call in made_by_numpy or []:
                     function = (module.imports.resolve(call.func) or "")[len("numpy."):]
@@ -705,6 +707,35 @@ class InPlaceUpdate(Rule):
                 fix = Fix(safety, description, edits)
                 yield self.finding(module, statement, f"{where}: JAX arrays are immutable; use `{method}`", fix,
                                    function=entry.traced)
+
+
+def _update_always_failed(module: ModuleContext, traced: TracedFunction, statement: ast.stmt, name: str) -> bool:
+    """Whether writing into argument ``name`` never changed a caller's array: the parameter
+    is annotated a JAX array (immutable, eagerly too: `.at` then works with jit disabled as
+    well), the function is jitted where it is defined (every call passes tracers, and the
+    write raised), and the code reads the updated array afterwards (returned, or used), so
+    the update reaches the result rather than being lost."""
+    node = traced.node
+    annotation = next((arg.annotation for arg in ast.walk(node.args) if isinstance(arg, ast.arg) and arg.arg == name),
+                      None)
+    if annotation is None or module.imports.resolve(annotation) not in JAX_ARRAY_TYPES:
+        return False
+    decorated = any(site is decorator or any(part is site for part in ast.walk(decorator))
+                    for site in traced.jit_sites for decorator in node.decorator_list)
+    if not decorated:
+        return False
+    loops = [loop for loop in ast.walk(node) if isinstance(loop, ast.For | ast.While)
+             and any(part is statement for part in ast.walk(loop))]
+    after = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+    for read in walk_body(node):
+        if isinstance(read, ast.Name) and read.id == name and isinstance(read.ctx, ast.Load) \
+                and not any(part is read for part in ast.walk(statement)):
+            if (read.lineno, read.col_offset) > after or any(part is read for loop in loops for part in ast.walk(loop)):
+                return True
+    return False
+
+
+JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray"})  # never a NumPy array
 
 
 # NumPy constructors jax.numpy has under the same name.

@@ -72,6 +72,17 @@ class ShapeArgument(Rule):
             reported: set[int] = set()
             made_static: dict[int, set[str]] = {}  # node -> the names a finding made static for it
             strings: set[str] = set()
+            flags = _truth_only_parameters(traced) if traced.jit_sites else {}
+            for name, test in flags.items():
+                found = entry.values_at(test[1]).verdict(ast.Name(id=name, ctx=ast.Load()))
+                if found.static or found.array or name in arrays.array_params:
+                    continue  # Python's truth, or a traced bool lax.cond takes (JF101)
+                yield self._made_static(module, traced, test[0], [name], (
+                    f"`{name}` is a traced argument of `{traced.qualname}` whose only use is its truth "
+                    f"(`{module.segment(test[0])}`, line {test[0].lineno}): a bool passed there arrives as a "
+                    "tracer, whose truth raises"), safety=Safety.UNSAFE,
+                    unsafe=" (unsafe: a caller that passes an array there would then fail: an array is not "
+                           "hashable)")
             for node, statement in own_expressions(traced.node):
                 string = _string_parameter(node, traced)
                 if string is not None and string.id not in strings and entry.values_at(statement).is_traced(string):
@@ -118,17 +129,17 @@ class ShapeArgument(Rule):
                     yield self._made_static(module, traced, expr, names, where, _fixed_width_slice(node, expr, module))
 
     def _made_static(self, module: ModuleContext, traced: TracedFunction, expr: ast.AST, names: list[str],
-                     where: str, alternative: str = "") -> Finding:
+                     where: str, alternative: str = "", safety: Safety = Safety.SAFE, unsafe: str = "") -> Finding:
         """The finding that makes ``names`` static at each jit of the function (``alternative``:
-        another way, said after it)."""
+        another way, said after it; ``unsafe``: what an unsafe fix may break)."""
         edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
         listed = ", ".join(f"`{name}`" for name in names)
         if not edits or any(edit is None for edit in edits):
             return self.finding(module, expr, f"{where}; not auto-fixable: make {listed} static "
                                 "at the jit that compiles this function", function=traced)
-        fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
-        return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles){alternative}",
-                            fix, function=traced)
+        fix = Fix(safety, f"add {listed} to static_argnames{unsafe}", edits)  # type: ignore[arg-type]
+        return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles){alternative}"
+                            f"{unsafe}", fix, function=traced)
 
 
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
@@ -246,6 +257,45 @@ def _array_use(function: ast.AST, name: str) -> ast.Name | None:
                 or isinstance(parent, ast.Call) and parent.func is node:
             return node
     return None
+
+
+def _truth_only_parameters(traced: TracedFunction) -> dict[str, tuple[ast.expr, ast.stmt]]:
+    """Traced parameters the function uses only for their truth (``if training:``, ``x if
+    flag else y``, ``not verbose``, ``while keep_going``), with the first test: a flag, which a
+    caller passes as a Python bool. A container's truth is Python's, but a container would be
+    read some other way too; only ever tested, the value is one bool."""
+    candidates = set(traced.traced_params) & set(parameter_names(traced.node))
+    tests: dict[str, tuple[ast.expr, ast.stmt]] = {}
+    for node, statement in own_expressions(traced.node):
+        if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Load):
+            test = _truth_test_of(node, statement)
+            if test is None:
+                candidates.discard(node.id)
+            else:
+                tests.setdefault(node.id, (test, statement))
+    for node in walk_body(traced.node):  # read by a nested function or bound again: not only a flag
+        if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Store | ast.Del):
+            candidates.discard(node.id)
+    return {name: test for name, test in tests.items() if name in candidates}
+
+
+def _truth_test_of(name: ast.Name, statement: ast.stmt) -> ast.expr | None:
+    """The test of ``statement`` (an ``if``, ``while``, or an expression's ``... if t else
+    ...``) whose truth ``name`` decides alone or through ``not``/``and``/``or``; None when the
+    name is read any other way."""
+    parents: dict[int, ast.AST] = {}
+    for holder in ast.walk(statement):
+        for child in ast.iter_child_nodes(holder):
+            parents[id(child)] = holder
+    node: ast.expr = name
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not) or isinstance(parent, ast.BoolOp):
+            node = parent
+            continue
+        if isinstance(parent, ast.If | ast.While | ast.IfExp) and parent.test is node:
+            return node
+        return None
 
 
 def _string_parameter(node: ast.AST, traced: TracedFunction) -> ast.Name | None:
