@@ -22,8 +22,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from jitfix.analysis.blocks import (assigned_names, declared_names, kept_on_node, local_names, method_changes, walk_body,
-                                    walk_tree)
+from jitfix.analysis.blocks import (assigned_names, declared_names, definitely_assigned, kept_on_node, local_names,
+                                    method_changes, walk_body, walk_tree)
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import (GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction,
@@ -827,8 +827,8 @@ def _top_level_bindings(statement: ast.stmt) -> set[str]:
         return {statement.name}
     if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Import | ast.ImportFrom):
         return assigned_names([statement])
-    if isinstance(statement, ast.For | ast.AsyncFor):
-        return assigned_names([statement.target])
+    if isinstance(statement, ast.For | ast.AsyncFor):  # (and its body's, when a pass certainly runs)
+        return assigned_names([statement.target]) | definitely_assigned([statement])
     return set()
 
 
@@ -895,7 +895,27 @@ def _traces(statement: ast.stmt, reaching: set[str], factories: set[str], import
         return False
     if isinstance(statement, ast.Assign) and _wraps(statement.value, reaching, imports, factories):
         return False
+    reaching = reaching - _defined_before_read(statement)
     return _mentions(statement, reaching - factories) or _calls_what_it_makes(statement, factories)
+
+
+def _defined_before_read(statement: ast.stmt) -> set[str]:
+    """Names a compound statement defines anew (``def step`` in a loop's body) before any of
+    its reads of them: what it then calls by that name is its own definition, not the
+    function the name held before."""
+    defined: dict[str, tuple[int, int]] = {}
+    for node in ast.walk(statement):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node is not statement:
+            place = (node.lineno, node.col_offset)
+            defined[node.name] = min(defined.get(node.name, place), place)
+    if not defined:
+        return set()
+    first_read: dict[str, tuple[int, int]] = {}
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined:
+            place = (node.lineno, node.col_offset)
+            first_read[node.id] = min(first_read.get(node.id, place), place)
+    return {name for name, place in defined.items() if name not in first_read or place < first_read[name]}
 
 
 def _calls_what_it_makes(statement: ast.AST, factories: set[str]) -> bool:
