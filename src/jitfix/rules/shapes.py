@@ -406,7 +406,8 @@ class DataDependentShape(Rule):
         "as the data says (`jnp.nonzero`, `argwhere`, `flatnonzero`, `unique`, `union1d`, "
         "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`, and comprehensions "
         "whose `if` tests a traced array (`[a for a in xs if a > 0]`). A reduction of the "
-        "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`) becomes the reduction with `where=`; a "
+        "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`, `a[jnp.nonzero(a)].prod()`) becomes the "
+        "reduction with `where=` (`where=a != 0` for the nonzero elements); a "
         "write through the mask (`x.at[x < 5].set(0)`, `.add`, `.multiply`, `.min`, `.max`) becomes "
         "`jnp.where(mask, new, x)`.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
@@ -439,6 +440,9 @@ class DataDependentShape(Rule):
             reductions = {id(selection): call for call, _ in expressions if isinstance(call, ast.Call)
                           and (selection := _reduced_selection(call, module)) is not None
                           and _selects_elementwise(selection, entry, traced, module)}
+            # `x[jnp.nonzero(m)]` selects what `x[m]` does: reduced, it is fixed as a mask is
+            nonzero_reduced = {id(node.slice): node for node, _ in expressions if isinstance(node, ast.Subscript)
+                               and id(node) in reductions and _nonzero_mask(node.slice, module) is not None}
             writes = {id(write.selection): write for call, _ in expressions if isinstance(call, ast.Call)
                       and (write := MaskedWrite.of(call)) is not None}
             for node, statement in expressions:
@@ -447,11 +451,16 @@ class DataDependentShape(Rule):
                     seen = write.seen(traced)
                     if _is_mask(write.mask, entry, module, seen) and entry.values_at(statement).is_traced(write.mask):
                         yield self._write_finding(module, write, entry, seen)
+                elif isinstance(node, ast.Call) and id(node) in nonzero_reduced:
+                    if entry.values_at(statement).is_traced(node):
+                        selection = nonzero_reduced[id(node)]
+                        yield self._mask_finding(module, selection, traced, reductions[id(selection)],
+                                                 entry.arrays.bindings)
                 elif isinstance(node, ast.Subscript) and id(node) not in stores \
                         and (mask := _mask_in_index(node, module, entry)) is not None \
                         and entry.values_at(statement).is_traced(mask):
                     yield self._mask_finding(module, node, traced, reductions.get(id(node)) if mask is node.slice
-                                             else None)
+                                             else None, entry.arrays.bindings)
                 elif isinstance(node, ast.comprehension):
                     yield from self._filter_findings(module, node, entry, statement)
                 elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
@@ -476,13 +485,15 @@ class DataDependentShape(Rule):
                                    function=entry.traced)
 
     def _mask_finding(self, module: ModuleContext, node: ast.Subscript, traced: TracedFunction,
-                      reduction: ast.Call | None) -> Finding:
-        message = (f"`{module.segment(node)}` in `{traced.qualname}` indexes with a traced boolean mask: how many "
+                      reduction: ast.Call | None, bindings: Mapping[str, Sequence[ast.AST | None]]) -> Finding:
+        how = "the indices of the nonzero elements of a traced array" if _nonzero_mask(node.slice, module) \
+            else "a traced boolean mask"
+        message = (f"`{module.segment(node)}` in `{traced.qualname}` indexes with {how}: how many "
                    "elements it selects is not known while tracing, so it raises under jit")
         if reduction is None:
             return self.finding(module, node, message + "; not auto-fixable: keep the shape with a reduction's "
                                 "`where=` (`x.sum(where=mask)`) or `jnp.where(mask, x, 0)`", function=traced)
-        fix = Fix(Safety.SAFE, "reduce with where=", [_where_edit(module, reduction)])
+        fix = Fix(Safety.SAFE, "reduce with where=", [_where_edit(module, reduction, bindings)])
         return self.finding(module, node, message + "; reduce the whole array with `where=` the mask", fix,
                             function=traced)
 
@@ -650,12 +661,41 @@ def _selects_elementwise(selection: ast.Subscript, entry: FunctionConditionals, 
     array = selection.value.id
     bindings = entry.arrays.bindings
     rebound = len(bindings.get(array, ())) > (0 if array in parameter_names(traced.node) else 1)
+    nonzero = _nonzero_mask(selection.slice, module)
+    if nonzero is not None:
+        return selects_elementwise(nonzero, array, module.imports, bindings, rebound)
     return selects_elementwise(selection.slice, array, module.imports, bindings, rebound)
 
 
-def _where_edit(module: ModuleContext, call: ast.Call) -> Edit:
-    """``x[m].sum()`` -> ``x.sum(where=m)``; ``jnp.sum(x[m])`` -> ``jnp.sum(x, where=m)``."""
+def _nonzero_mask(index: ast.AST, module: ModuleContext) -> ast.expr | None:
+    """``m`` of an index ``jnp.nonzero(m)`` (or one-argument ``jnp.where(m)``) without
+    ``size=``: a tuple of index arrays that selects the elements ``m`` holds true (nonzero),
+    in order, as the mask ``m != 0`` does."""
+    if isinstance(index, ast.Call) and len(index.args) == 1 and not index.keywords \
+            and not isinstance(index.args[0], ast.Starred) \
+            and module.imports.resolve(index.func) in ("jax.numpy.nonzero", "jax.numpy.where"):
+        return index.args[0]
+    return None
+
+
+def _where_edit(module: ModuleContext, call: ast.Call, bindings: Mapping[str, Sequence[ast.AST | None]]) -> Edit:
+    """``x[m].sum()`` -> ``x.sum(where=m)``; ``jnp.sum(x[m])`` -> ``jnp.sum(x, where=m)``;
+    ``x[jnp.nonzero(a)].prod()`` -> ``x.prod(where=a != 0)`` (``where=m`` for a boolean ``m``)."""
     start, end = module.span_of(call)
+    selected = _reduced_selection(call, module)
+    assert selected is not None
+    nonzero = _nonzero_mask(selected.slice, module)
+    boolean = nonzero is None or is_boolean_mask(nonzero, module.imports, bindings)
+
+    def mask_of(selection: cst.Subscript) -> str:
+        index = selection.slice[0].slice.value  # type: ignore[attr-defined]
+        if nonzero is None:
+            return code(index)
+        argument = code(index.args[0].value)
+        if boolean:
+            return argument
+        return f"({argument}) != 0" if not isinstance(nonzero, ast.Name | ast.Attribute | ast.Subscript) \
+            else f"{argument} != 0"
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Call)
@@ -663,13 +703,11 @@ def _where_edit(module: ModuleContext, call: ast.Call) -> Edit:
             assert isinstance(updated.func, cst.Attribute)
             selection = updated.func.value
             assert isinstance(selection, cst.Subscript)
-            mask = code(selection.slice[0].slice.value)  # type: ignore[attr-defined]
-            source = f"{code(selection.value)}.{updated.func.attr.value}(where={mask})"
+            source = f"{code(selection.value)}.{updated.func.attr.value}(where={mask_of(selection)})"
         else:
             selection = updated.args[0].value
             assert isinstance(selection, cst.Subscript)
-            source = (f"{code(updated.func)}({code(selection.value)}, "
-                      f"where={code(selection.slice[0].slice.value)})")  # type: ignore[attr-defined]
+            source = f"{code(updated.func)}({code(selection.value)}, where={mask_of(selection)})"
         return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
     return Edit(start, cst.Call, replace, end=end)
