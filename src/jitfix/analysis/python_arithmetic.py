@@ -33,6 +33,11 @@ PYTHON_FUNCTIONS: dict[str, tuple[str, int, bool]] = {
     **{function: (python, 2 if function in _BINARY else 1, True) for function, python in _EXACT.items()},
     **{function: (f"math.{python}", 2 if function in _BINARY else 1, False) for function, python in _MATH.items()},
 }
+# jnp functions that are a Python operator on two numbers (`jnp.add(x.size, 1)`: `x.size + 1`),
+# spelled with the marker OPERATOR before the operator.
+OPERATOR = "operator "
+_OPERATOR_FUNCTIONS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+                       "floor_divide": "//", "power": "**", "mod": "%", "remainder": "%"}
 # Reductions of one sequence of Python numbers (`jnp.prod(x.shape)`).
 REDUCTIONS = {"prod": "math.prod", "sum": "sum", "max": "max", "amax": "max", "min": "min", "amin": "min"}
 ARRAY_MAKERS = frozenset({"array", "asarray"})  # around a sequence a reduction reads: the sequence
@@ -85,6 +90,9 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         if function in ARRAY_MAKERS and len(node.args) == 1:  # jnp.array(t // dt): the number itself
             calls[id(node)] = None
             return number(node.args[0])
+        if function in _OPERATOR_FUNCTIONS and len(node.args) == 2 and not node.keywords:
+            calls[id(node)] = OPERATOR + _OPERATOR_FUNCTIONS[function]
+            return all(number(argument) for argument in node.args)
         python, arity, is_exact = PYTHON_FUNCTIONS.get(function, ("", 0, True))
         if arity != len(node.args) or not named(node, python):
             return False
@@ -100,7 +108,7 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         if isinstance(node, ast.BinOp | ast.UnaryOp | ast.Call):
             return spelled(node)
         found = verdict(node)
-        return found.static and found.scalar
+        return found.static and (found.scalar or _array_metadata_int(node))
 
     def sequence(node: ast.AST) -> bool:
         """A sequence of Python numbers a reduction can read."""
@@ -116,6 +124,14 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
     if not spelled(expr) or not calls:
         return None
     return PythonSpelling(calls, exact[0])
+
+
+def _array_metadata_int(node: ast.AST) -> bool:
+    """``x.size``, ``x.ndim`` or ``x.shape[i]`` (``i`` an int literal): an int, static."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("size", "ndim")
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+        and isinstance(node.slice, ast.Constant | ast.UnaryOp) and not isinstance(node.slice, ast.Slice)
 
 
 def _array_reduction(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> bool:

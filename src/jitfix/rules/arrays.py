@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
-from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling
+from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
 from jitfix.analysis.values import ArrayEvidence, parameter_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -138,8 +138,8 @@ def python_arithmetic_fix(module: ModuleContext, node: ast.AST, operand: ast.AST
     ``.item()`` that ``node`` is) in Python, and the Python functions it uses, for messages."""
     functions = {module.segment(call.func): spelling.calls[id(call)] for call in ast.walk(operand)
                  if isinstance(call, ast.Call) and id(call) in spelling.calls}
-    named = ", ".join(sorted({f"`{'int' if python == TO_INT else python}`" for python in functions.values()
-                              if python})) or "without jnp"
+    named = ", ".join(sorted({f"`{'int' if python == TO_INT else python.removeprefix(OPERATOR)}`"
+                              for python in functions.values() if python})) or "without jnp"
     if spelling.exact:
         safety, description = Safety.SAFE, "write the arithmetic in Python"
     else:
@@ -157,11 +157,24 @@ _CST_EXPRESSIONS = {ast.Call: "Call", ast.BinOp: "BinaryOperation", ast.UnaryOp:
 PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 
 
+def _whole_slot(module: ModuleContext, node: ast.AST) -> bool:
+    """Whether ``node`` is a whole value slot -- what a name is bound to, what is returned, an
+    argument -- so an operator written in its place needs no parentheses."""
+    for parent in ast.walk(module.tree):
+        if isinstance(parent, ast.Assign | ast.AnnAssign | ast.Return) and parent.value is node:
+            return True
+        if isinstance(parent, ast.Call) and (any(argument is node for argument in parent.args)
+                                             or any(keyword.value is node for keyword in parent.keywords)):
+            return True
+    return False
+
+
 def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dict[str, str | None]) -> Edit:
     """Each jnp call in ``node`` spelled as the Python function named (``None``: the call is
     left out, its argument kept); ``x.item()`` of it is the number itself."""
     start, end = module.span_of(node)
     item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+    bare = _whole_slot(module, node)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> Replaced:
         from jitfix.rules.transformers import InPython
@@ -169,7 +182,10 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
         in_python = InPython(functions, context)
         if item:  # x.item() -> the Python number itself
             return updated.func.value.visit(in_python)  # type: ignore[attr-defined]
-        return updated.visit(in_python)
+        written = updated.visit(in_python)
+        if bare and isinstance(written, cst.BinaryOperation) and isinstance(updated, cst.Call):
+            return written.with_changes(lpar=updated.lpar, rpar=updated.rpar)  # `n = jnp.add(a, 1)`: `n = a + 1`
+        return written
 
     needed = ("math",) if any(python and python.startswith("math.") for python in functions.values()) else ()
     return Edit(start, getattr(cst, _CST_EXPRESSIONS[type(node)]), replace, imports=needed, end=end)

@@ -90,7 +90,7 @@ class ShapeArgument(Rule):
                     yield self._made_static(module, traced, string, [string.id], (
                         f"`{string.id}` is compared with a string in `{traced.qualname}`: its callers pass "
                         "strings, which jit takes only as static arguments"))
-                for place, expr in static_places(node, module.imports.resolve, module.segment):
+                for place, expr in _static_items(node, module, entry, statement):
                     if id(expr) in reported:
                         continue
                     values = entry.values_at(statement)
@@ -257,6 +257,22 @@ def _array_use(function: ast.AST, name: str) -> ast.Name | None:
                 or isinstance(parent, ast.Call) and parent.func is node:
             return node
     return None
+
+
+def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionConditionals,
+                  statement: ast.stmt) -> Iterator[tuple[str, ast.expr]]:
+    """The places of ``node`` that need a Python value; a shape written as a display (``(n,
+    m)``) whose traced items are not all parameters made static is taken item by item
+    (``jnp.ones((count,))`` with ``count = jnp.add(x.size, 1)``: the item is what to fix)."""
+    for place, expr in static_places(node, module.imports.resolve, module.segment):
+        if isinstance(expr, ast.Tuple | ast.List) and expr.elts \
+                and not any(isinstance(item, ast.Starred) for item in expr.elts):
+            values = entry.values_at(statement)
+            if values.is_traced(expr) and _parameter_names(expr, entry.traced.traced_params, values, entry.traced,
+                                                           entry.arrays.bindings) is None:
+                yield from ((f"an item of {place}", item) for item in expr.elts)
+                continue
+        yield place, expr
 
 
 def _truth_only_parameters(traced: TracedFunction) -> dict[str, tuple[ast.expr, ast.stmt]]:

@@ -7,7 +7,7 @@ loads it (a fifth of a run's start-up).
 
 from __future__ import annotations
 
-from jitfix.analysis.python_arithmetic import TO_INT
+from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT
 from jitfix.cst_text import code, cst
 from jitfix.findings import EditContext
 
@@ -26,6 +26,11 @@ class AttributeReads(cst.CSTTransformer):
             if parameter is not None:
                 return cst.Name(parameter, lpar=updated.lpar, rpar=updated.rpar)
         return updated
+
+
+def _binary_operators() -> dict[str, cst.BaseBinaryOp]:
+    return {"+": cst.Add(), "-": cst.Subtract(), "*": cst.Multiply(), "/": cst.Divide(), "//": cst.FloorDivide(),
+            "**": cst.Power(), "%": cst.Modulo()}
 
 
 class InPython(cst.CSTTransformer):
@@ -48,6 +53,10 @@ class InPython(cst.CSTTransformer):
                                                                       f"{math}.trunc", "round"}:
                 return number
             return cst.Call(func=cst.Name("int"), args=[cst.Arg(number)])
+        if python.startswith(OPERATOR):  # jnp.add(n, 1) -> (n + 1)
+            operator = _binary_operators()[python[len(OPERATOR):]]
+            return cst.BinaryOperation(left=updated.args[0].value, operator=operator, right=updated.args[1].value,
+                                       lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         module, _, function = python.rpartition(".")
         name = cst.parse_expression(f"{self.context.name(module)}.{function}" if module else function)
         if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
