@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import static_places
@@ -77,9 +77,11 @@ class ShapeArgument(Rule):
                 found = entry.values_at(test[1]).verdict(ast.Name(id=name, ctx=ast.Load()))
                 if found.static or found.array or name in arrays.array_params:
                     continue  # Python's truth, or a traced bool lax.cond takes (JF101)
+                use = f"`{module.segment(test[0].func)}` tests it" if isinstance(test[0], ast.Call) \
+                    else f"`{module.segment(test[0])}`"
                 yield self._made_static(module, traced, test[0], [name], (
                     f"`{name}` is a traced argument of `{traced.qualname}` whose only use is its truth "
-                    f"(`{module.segment(test[0])}`, line {test[0].lineno}): a bool passed there arrives as a "
+                    f"({use}, line {test[0].lineno}): a bool passed there arrives as a "
                     "tracer, whose truth raises"), safety=Safety.UNSAFE,
                     unsafe=" (unsafe: a caller that passes an array there would then fail: an array is not "
                            "hashable)")
@@ -277,28 +279,42 @@ def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionCondition
 
 def _truth_only_parameters(traced: TracedFunction) -> dict[str, tuple[ast.expr, ast.stmt]]:
     """Traced parameters the function uses only for their truth (``if training:``, ``x if
-    flag else y``, ``not verbose``, ``while keep_going``), with the first test: a flag, which a
-    caller passes as a Python bool. A container's truth is Python's, but a container would be
-    read some other way too; only ever tested, the value is one bool."""
+    flag else y``, ``not verbose``, ``while keep_going``, or passed on to a helper of the module
+    that uses it only so), with the first test: a flag, which a caller passes as a Python
+    bool. A container's truth is Python's, but a container would be read some other way too;
+    only ever tested, the value is one bool."""
     candidates = set(traced.traced_params) & set(parameter_names(traced.node))
     tests: dict[str, tuple[ast.expr, ast.stmt]] = {}
+    reads: dict[str, int] = {}
     for node, statement in own_expressions(traced.node):
         if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Load):
-            test = _truth_test_of(node, statement)
+            reads[node.id] = reads.get(node.id, 0) + 1
+            test = _truth_test_of(node, statement, lambda name: _helper_def(traced, name))
             if test is None:
                 candidates.discard(node.id)
             else:
                 tests.setdefault(node.id, (test, statement))
-    for node in walk_body(traced.node):  # read by a nested function or bound again: not only a flag
-        if isinstance(node, ast.Name) and node.id in candidates and isinstance(node.ctx, ast.Store | ast.Del):
-            candidates.discard(node.id)
-    return {name: test for name, test in tests.items() if name in candidates}
+    for node in ast.walk(traced.node):  # bound again, or read by a nested function: not only a flag
+        if isinstance(node, ast.Name) and node.id in candidates:
+            if isinstance(node.ctx, ast.Store | ast.Del):
+                candidates.discard(node.id)
+            else:
+                reads[node.id] = reads.get(node.id, 0) - 1
+    return {name: test for name, test in tests.items() if name in candidates and reads.get(name) == 0}
 
 
-def _truth_test_of(name: ast.Name, statement: ast.stmt) -> ast.expr | None:
+def _helper_def(traced: TracedFunction, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    program = traced.program
+    scopes = getattr(program, "scopes", None)
+    return scopes.lookup(traced.node, name) if scopes is not None else None
+
+
+def _truth_test_of(name: ast.Name, statement: ast.stmt,
+                   helper: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None],
+                   depth: int = 0) -> ast.expr | None:
     """The test of ``statement`` (an ``if``, ``while``, or an expression's ``... if t else
-    ...``) whose truth ``name`` decides alone or through ``not``/``and``/``or``; None when the
-    name is read any other way."""
+    ...``) whose truth ``name`` decides alone or through ``not``/``and``/``or``, or the call
+    that passes it to a helper using it only so; None when the name is read any other way."""
     parents: dict[int, ast.AST] = {}
     for holder in ast.walk(statement):
         for child in ast.iter_child_nodes(holder):
@@ -311,7 +327,34 @@ def _truth_test_of(name: ast.Name, statement: ast.stmt) -> ast.expr | None:
             continue
         if isinstance(parent, ast.If | ast.While | ast.IfExp) and parent.test is node:
             return node
+        if node is name and isinstance(parent, ast.Call) and depth < 2 \
+                and _flag_of_helper(parent, name, helper, depth):
+            return parent
         return None
+
+
+def _flag_of_helper(call: ast.Call, argument: ast.Name,
+                    helper: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None], depth: int) -> bool:
+    """Whether ``call`` passes ``argument`` to a def of the module whose parameter there is
+    used only for its truth."""
+    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(keyword.arg is None for keyword in call.keywords):
+        return False
+    definition = helper(call.func.id)
+    if definition is None:
+        return False
+    positional = [arg.arg for arg in (*definition.args.posonlyargs, *definition.args.args)]
+    parameter = next((positional[index] for index, value in enumerate(call.args)
+                      if value is argument and index < len(positional)), None) \
+        or next((keyword.arg for keyword in call.keywords if keyword.value is argument), None)
+    if parameter is None:
+        return False
+    loads = [node for node in ast.walk(definition) if isinstance(node, ast.Name) and node.id == parameter]
+    if not loads or any(not isinstance(node.ctx, ast.Load) for node in loads):
+        return False
+    own = {id(node): statement for node, statement in own_expressions(definition)}
+    return all(id(node) in own and _truth_test_of(node, own[id(node)], helper, depth + 1) is not None
+               for node in loads)
 
 
 def _string_parameter(node: ast.AST, traced: TracedFunction) -> ast.Name | None:
