@@ -96,7 +96,8 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         python, arity, is_exact = PYTHON_FUNCTIONS.get(function, ("", 0, True))
         if arity != len(node.args) or not named(node, python):
             return False
-        exact[0] = exact[0] and is_exact
+        # (math.sqrt raises only below 0: never for a size, which jnp.sqrt takes as math does)
+        exact[0] = exact[0] and (is_exact or function == "sqrt" and _array_metadata_int(node.args[0]))
         return all(spelled(argument) for argument in node.args)
 
     def named(node: ast.Call, python: str) -> bool:
