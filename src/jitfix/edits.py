@@ -25,7 +25,7 @@ PREFERRED_IMPORTS = {
     "functools.partial": ("functools", "partial"),
 }
 # Modules imported under their conventional alias when the module lacks them.
-ALIASED_IMPORTS = {"jax.numpy": "jnp"}
+ALIASED_IMPORTS = {"jax.numpy": "jnp", "numpy": "np"}
 
 
 def _combined(edits: list[Edit]) -> dict[tuple, Edit]:

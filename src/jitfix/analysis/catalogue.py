@@ -145,7 +145,7 @@ ARGUMENT_BUILTINS = frozenset({"int", "float", "bool", "complex", "abs", "min", 
                                "divmod", "range", "list", "tuple", "sorted", "reversed", "zip", "enumerate",
                                "set", "frozenset", "dict", "any", "all", "iter", "next", "slice"})
 # Standard modules whose functions compute Python values from Python values.
-ARGUMENT_MODULES = ("math.", "numpy.", "operator.")
+ARGUMENT_MODULES = ("math.", "numpy.", "operator.", "itertools.")
 # NumPy functions that read only an array's metadata (`x.shape`, `x.dtype`, ...): a Python
 # value for a tracer too, with no conversion to a NumPy array.
 NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type",

@@ -88,8 +88,12 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         if function in REDUCTIONS and len(node.args) == 1:
             return named(node, REDUCTIONS[function]) and sequence(node.args[0])
         if function in ARRAY_MAKERS and len(node.args) == 1:  # jnp.array(t // dt): the number itself
-            calls[id(node)] = None
-            return number(node.args[0])
+            if number(node.args[0]):
+                calls[id(node)] = None
+                return True
+            # jnp.array([2, 2, 1]), jnp.array(offsets): NumPy's array of the same numbers, static
+            calls[id(node)] = "numpy.array"
+            return sequence(node.args[0]) and not node.keywords
         if function in _OPERATOR_FUNCTIONS and len(node.args) == 2 and not node.keywords:
             calls[id(node)] = OPERATOR + _OPERATOR_FUNCTIONS[function]
             return all(number(argument) for argument in node.args)

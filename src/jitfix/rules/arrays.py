@@ -187,7 +187,8 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
             return written.with_changes(lpar=updated.lpar, rpar=updated.rpar)  # `n = jnp.add(a, 1)`: `n = a + 1`
         return written
 
-    needed = ("math",) if any(python and python.startswith("math.") for python in functions.values()) else ()
+    needed = tuple(sorted({python.rpartition(".")[0] for python in functions.values()
+                           if python and "." in python and not python.startswith(OPERATOR)}))
     return Edit(start, getattr(cst, _CST_EXPRESSIONS[type(node)]), replace, imports=needed, end=end)
 
 
