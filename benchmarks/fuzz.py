@@ -53,6 +53,7 @@ import signal
 import sys
 import types
 from dataclasses import dataclass, field
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -306,6 +307,19 @@ class Tally:
     def failed(self) -> int:
         return sum(self.counts[outcome] for outcome in FAILURES)
 
+    def merge(self, other: Tally) -> None:
+        """Add another run's counts (a worker's) to these."""
+        for outcome, number in other.counts.items():
+            self.counts[outcome] += number
+        self.skipped += other.skipped
+        self.failures += other.failures
+        for reason, number in other.declines.items():
+            self.declines[reason] = self.declines.get(reason, 0) + number
+        for feature, (holding, fixed) in other.by_feature.items():
+            seen = self.by_feature.setdefault(feature, [0, 0])
+            seen[0] += holding
+            seen[1] += fixed
+
     def add(self, outcome: str, features: set[str], detail: str | None = None) -> None:
         self.counts[outcome] += 1
         if outcome == "unchanged":
@@ -369,6 +383,15 @@ def _same_run(want, got) -> bool:
     return _same(want[0], got[0]) and _same_output(want[1], got[1])
 
 
+@dataclass(frozen=True)
+class Harness:
+    """How a generator's programs are called: ``run`` gives each input's (result, printed)
+    for a loaded module, ``inputs`` says what they were (for messages)."""
+
+    run: Callable[[types.ModuleType], list]
+    inputs: list
+
+
 class _TimedOut(BaseException):  # not caught by the programs' own `except Exception`
     pass
 
@@ -377,7 +400,8 @@ def _alarm(signum, frame):
     raise _TimedOut()
 
 
-def check_program(code: str, tally: Tally, features: set[str] = frozenset(), seconds: int = 60) -> None:
+def check_program(code: str, tally: Tally, features: set[str] = frozenset(), seconds: int = 60,
+                  harness: Harness | None = None) -> None:
     """Classify one program; one that runs longer than ``seconds`` of CPU time (a loop that
     never ends) is broken. CPU time, not the clock's: a busy machine, or a run paused and
     resumed (``kill -STOP``), does not make a program slow. A wait that uses no CPU is
@@ -386,7 +410,7 @@ def check_program(code: str, tally: Tally, features: set[str] = frozenset(), sec
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.alarm(10 * seconds)
     try:
-        _check_program(code, tally, set(features))
+        _check_program(code, tally, set(features), harness or Harness(_run, INPUTS))
     except _TimedOut:
         tally.add("broken", set(features),
                   f"did not finish in {seconds} s of CPU time (or {10 * seconds} s of waiting)\n{code}")
@@ -397,10 +421,11 @@ def check_program(code: str, tally: Tally, features: set[str] = frozenset(), sec
         signal.signal(signal.SIGALRM, previous[1])
 
 
-def _check_program(code: str, tally: Tally, features: set[str]) -> None:
+def _check_program(code: str, tally: Tally, features: set[str], harness: Harness) -> None:
+    run, inputs = harness.run, harness.inputs
     try:
         with jax.disable_jit():
-            reference = _run(_load(code))
+            reference = run(_load(code))
     except (Exception, _TimedOut):  # noqa: BLE001 - e.g. a name bound in a loop that ran zero times
         tally.skipped += 1  # (or a loop the original never leaves: nothing to compare with)
         return
@@ -411,7 +436,7 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         return
     new_text = result.new_text or code
     if result.findings:
-        if new_text != code and _partial_rewrite_failed(code, new_text, reference, tally, features):
+        if new_text != code and _partial_rewrite_failed(code, new_text, reference, tally, features, harness):
             return
         tally.add("declined", features)
         for reason in {_decline_reason(finding.code, finding.message) for finding in result.findings}:
@@ -419,7 +444,7 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         return
     if new_text == code:
         try:
-            as_is = _run(_load(code))
+            as_is = run(_load(code))
         except Exception as error:  # noqa: BLE001
             tally.add("silent", features, f"no finding, but under jit: {type(error).__name__}: {error}\n{code}")
             return
@@ -428,15 +453,15 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
         return
     try:
         rewritten = _load(new_text)
-        jitted = _run(rewritten)
+        jitted = run(rewritten)
         with jax.disable_jit():
-            eager = _run(rewritten)
+            eager = run(rewritten)
     except Exception as error:  # noqa: BLE001 - a rewrite that does not run
         tally.add("broken", features, f"rewrite raised {type(error).__name__}: {error}\n{code}\n{new_text}")
         return
-    for inputs, want, got, again in zip(INPUTS, reference, jitted, eager):
+    for given, want, got, again in zip(inputs, reference, jitted, eager):
         if not (_same_run(want, got) and _same_run(want, again)):
-            tally.add("miscompiled", features, f"inputs {inputs}: eager {want} != rewrite {got} (jit), "
+            tally.add("miscompiled", features, f"inputs {given}: eager {want} != rewrite {got} (jit), "
                                                f"{again} (eager)\n{code}\n{new_text}")
             return
     second = process_text("fuzzed.py", new_text, Settings(), Options(apply_fixes=True))
@@ -446,19 +471,20 @@ def _check_program(code: str, tally: Tally, features: set[str]) -> None:
     tally.add("fixed", features)
 
 
-def _partial_rewrite_failed(code: str, new_text: str, reference: list, tally: Tally, features: set[str]) -> bool:
+def _partial_rewrite_failed(code: str, new_text: str, reference: list, tally: Tally, features: set[str],
+                            harness: Harness) -> bool:
     """A declined program whose other fixes were applied: the rewrite must still compute what
     the original does eagerly (under jit the finding left may still raise). Counts a failure."""
     try:
         with jax.disable_jit():
-            eager = _run(_load(new_text))
+            eager = harness.run(_load(new_text))
     except Exception as error:  # noqa: BLE001
         tally.add("broken", features, f"partial rewrite raised eagerly {type(error).__name__}: {error}\n{code}\n"
                                       f"{new_text}")
         return True
-    for inputs, want, again in zip(INPUTS, reference, eager):
+    for given, want, again in zip(harness.inputs, reference, eager):
         if not _same_run(want, again):
-            tally.add("miscompiled", features, f"inputs {inputs}: eager {want} != partial rewrite {again} (eager)\n"
+            tally.add("miscompiled", features, f"inputs {given}: eager {want} != partial rewrite {again} (eager)\n"
                                                f"{code}\n{new_text}")
             return True
     return False
@@ -524,9 +550,28 @@ def fuzz(count: int, seed: int, keep_going: bool = False, progress: int = 0, int
     return tally
 
 
-def _counts(tally: Tally) -> str:
-    return "fuzz: tried {}, {}".format(tally.tried, ", ".join(
+def _counts(tally: Tally, name: str = "fuzz") -> str:
+    return "{}: tried {}, {}".format(name, tally.tried, ", ".join(
         f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES))
+
+
+def report(tally: Tally, count: int, show: int, name: str = "fuzz", what: str = "feature") -> int:
+    """Print a run's failures (the first ``show``), its shares fixed per feature, its commonest
+    declines and its counts; the exit status: 1 when anything failed."""
+    for failure in tally.failures[:show]:
+        print(failure, end="\n\n")
+    print(f"skipped {tally.skipped} programs whose original fails eagerly on some input, or does not finish")
+    print(f"fixed, per {what} (programs holding it that need a fix):")
+    width = max((len(feature) for feature in tally.by_feature), default=0) + 2
+    for feature, (holding, fixed) in sorted(tally.by_feature.items()):
+        print(f"  {feature:{width}} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")
+    print("declined, the most common reasons (programs):")
+    for reason, number in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
+        print(f"  {number:5}  {reason}")
+    if tally.interrupted:
+        print(f"interrupted: {tally.tried} of {count} programs tried")
+    print(_counts(tally, name))
+    return 1 if tally.failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -546,19 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     tally = fuzz(args.n, args.seed, keep_going=args.keep_going, progress=args.progress, int_values=args.int_values)
-    for failure in tally.failures[: args.show]:
-        print(failure, end="\n\n")
-    print(f"skipped {tally.skipped} programs whose original fails eagerly on some input, or does not finish")
-    print("fixed, per feature (programs holding it that need a fix):")
-    for feature, (holding, fixed) in sorted(tally.by_feature.items()):
-        print(f"  {feature:22} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")
-    print("declined, the most common reasons (programs):")
-    for reason, count in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
-        print(f"  {count:5}  {reason}")
-    if tally.interrupted:
-        print(f"interrupted: {tally.tried} of {args.n} programs tried")
-    print(_counts(tally))
-    return 1 if tally.failed else 0
+    return report(tally, args.n, args.show)
 
 
 if __name__ == "__main__":

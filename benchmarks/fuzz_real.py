@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fuzz import OUTCOMES, Tally, check_program  # noqa: E402
+from fuzz import Harness, Tally, _counts, check_program, report  # noqa: E402
 
 VECTORS = ([-1.5, 0.5, 2.0, -0.25], [0.5, 1.0, 2.0, 3.0], [-1.0, -2.0, -0.5, -3.0])  # mixed, all >0, all <0
 INPUTS = [(vector, n, bool((i + n) % 2)) for i, vector in enumerate(VECTORS) for n in (0, 1, 3)]
@@ -227,23 +227,12 @@ def _run(module: types.ModuleType) -> list:
     return results
 
 
-def _adapted_check(code: str, tally: Tally, features: set[str]) -> None:
-    import fuzz
-
-    saved_run, saved_inputs = fuzz._run, fuzz.INPUTS
-    fuzz._run, fuzz.INPUTS = _run, INPUTS
-    try:
-        check_program(code, tally, features, seconds=60)
-    finally:
-        fuzz._run, fuzz.INPUTS = saved_run, saved_inputs
-
-
 def _one(task: tuple[int, int]) -> Tally:
     seed, index = task
     rng = random.Random(seed * 1_000_003 + index)
     code, features = program(rng)
     tally = Tally()
-    _adapted_check(code, tally, features)
+    check_program(code, tally, features, harness=Harness(_run, INPUTS))
     return tally
 
 
@@ -255,18 +244,9 @@ def fuzz_real(count: int, seed: int, jobs: int = 1, progress: int = 0) -> Tally:
     results = pool.imap(_one, tasks, chunksize=4) if pool else map(_one, tasks)
     try:
         for done, tally in enumerate(results, 1):
-            for outcome, number in tally.counts.items():
-                total.counts[outcome] += number
-            total.skipped += tally.skipped
-            total.failures += tally.failures
-            for reason, number in tally.declines.items():
-                total.declines[reason] = total.declines.get(reason, 0) + number
-            for feature, (holding, fixed) in tally.by_feature.items():
-                seen = total.by_feature.setdefault(feature, [0, 0])
-                seen[0] += holding
-                seen[1] += fixed
+            total.merge(tally)
             if progress and done % progress == 0:
-                print(_counts(total), file=sys.stderr, flush=True)
+                print(_counts(total, "fuzz_real"), file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         total.interrupted = True
     finally:
@@ -274,11 +254,6 @@ def fuzz_real(count: int, seed: int, jobs: int = 1, progress: int = 0) -> Tally:
             pool.terminate()
             pool.join()
     return total
-
-
-def _counts(tally: Tally) -> str:
-    return "fuzz_real: tried {}, {}".format(tally.tried, ", ".join(
-        f"{outcome.replace('_', ' ')} {tally.counts[outcome]}" for outcome in OUTCOMES))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,20 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         print(program(random.Random(args.seed * 1_000_003 + args.print_program))[0])
         return 0
     tally = fuzz_real(args.n, args.seed, args.jobs, args.progress)
-    for failure in tally.failures[: args.show]:
-        print(failure, end="\n\n")
-    print(f"skipped {tally.skipped} programs whose original fails eagerly on some input")
-    print("fixed, per shape (programs holding it that need a fix):")
-    for feature, (holding, fixed) in sorted(tally.by_feature.items()):
-        print(f"  {feature:32} {fixed:5} of {holding:5}  {100 * fixed / holding:5.1f}%")
-    print("declined, the most common reasons (programs):")
-    for reason, count in sorted(tally.declines.items(), key=lambda item: -item[1])[:12]:
-        print(f"  {count:5}  {reason}")
-    if tally.interrupted:
-        print(f"interrupted: {tally.tried} of {args.n} programs tried")
-    print(_counts(tally))
-    return 1 if tally.failed else 0
-
+    return report(tally, args.n, args.show, "fuzz_real", "shape")
 
 if __name__ == "__main__":
     sys.exit(main())
