@@ -79,3 +79,22 @@ def test_a_line_tracing_never_enters_says_so(tmp_path):
     inside, test = (invoke("why", f"{path}:{line}").stdout for line in (7, 6))
     assert "tracing never enters this line" in inside and "(`strict`)" in inside, inside
     assert "tracing never enters" not in test, test
+
+
+def test_why_answers_as_check_does_for_a_function_only_another_module_traces(tmp_path, monkeypatch):
+    """A helper module's function that only another module's jitted code calls: `check` of the
+    folder finds its traced test, and `why` on its line says the same, naming the call that
+    traces each parameter (a literal `3` at one call leaves `n` static there)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (package / "__init__.py").write_text("")
+    (package / "core.py").write_text("def scale(x, n):\n    if n > 2:\n        return x * n\n    return x\n")
+    (package / "api.py").write_text(
+        "import jax\n\nfrom pkg.core import scale\n\n\n@jax.jit\ndef run(x):\n    return scale(x, 3)\n\n\n"
+        "@jax.jit\ndef run_n(x, n):\n    return scale(x, n)\n")
+    monkeypatch.chdir(tmp_path)
+    assert "JF101" in invoke("check", "pkg").stdout
+    said = invoke("why", "pkg/core.py:2").stdout
+    assert "`n > 2` is traced" in said
+    assert "`n` is a traced argument of `scale` (called with traced arguments from api.py:13)" in said

@@ -24,7 +24,7 @@ import typer
 
 from jitfix import __version__, api, report
 from jitfix.cli_options import CodeList, Paths, Shared, Validation, resolve_settings, with_options
-from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, ConfigError, Settings
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, ConfigError, Settings, load_settings
 from jitfix.engine import FileResult, Options, default_jobs, unified_diff
 from jitfix.files import InputError, read_source
 from jitfix.findings import Finding, Safety
@@ -910,11 +910,35 @@ def why(
         raise typer.Exit(EXIT_ERROR)
     from jitfix.why import explain as explain_line
 
+    project, evidence = _callers_evidence(path)
     try:
-        typer.echo(explain_line(path, source.text, int(line_text)), nl=False)
+        typer.echo(explain_line(path, source.text, int(line_text), project, evidence), nl=False)
     except SyntaxError as error:
         typer.echo(f"jitfix: {path}:{error.lineno}: syntax error: {error.msg}", err=True)
         raise typer.Exit(EXIT_ERROR)
+
+
+def _callers_evidence(path: str):
+    """The project a check of the file's folder reads (``why.project_folder``) and what its
+    other modules' traced code passes into this file: `why` then answers as `check` does for
+    a function only another module's jitted code calls."""
+    from jitfix.analysis.project import Project
+    from jitfix.engine import Options
+    from jitfix.paths import real_path
+    from jitfix.why import project_folder
+
+    folder = project_folder(path)
+    try:
+        settings = load_settings(folder)
+    except ConfigError:
+        return None, []
+    files, _ = api.files_to_process([str(folder)], settings)
+    real = real_path(path)
+    if len(files) < 2 or real not in {real_path(file) for file in files}:
+        return None, []
+    results = api.process(files, settings, Options())
+    evidence = [seen for result in results.all for seen in result.calls_out if seen.path == real]
+    return Project(files, settings.max_file_bytes), evidence
 
 
 @app.command()

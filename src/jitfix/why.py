@@ -9,9 +9,16 @@ that proves it (``traced <- `.sum()` of a traced array <- `x` is a traced argume
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+
+from typing import TYPE_CHECKING, Sequence
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import KIND_NAMES, ValueAnalysis
+
+if TYPE_CHECKING:
+    from jitfix.analysis.observations import Observation
+    from jitfix.analysis.project import Project
 
 
 def _statements_at(tree: ast.Module, line: int) -> list[ast.stmt]:
@@ -42,12 +49,17 @@ def _innermost(functions, line: int):
     return max(holding, key=lambda entry: entry.node.lineno) if holding else None
 
 
-def explain(path: str, text: str, line: int) -> str:
+def explain(path: str, text: str, line: int, project: Project | None = None,
+            evidence: Sequence[Observation] = ()) -> str:
+    """The reasoning about ``line``; with the ``project`` a check of the folder would read and
+    the ``evidence`` its other modules gave (traced calls into this one), the same answer as
+    that check's."""
     tree = ast.parse(text, filename=path)
-    imports = ImportTable(tree)
+    imports = ImportTable(tree, text)
     from jitfix.analysis.traced import find_traced_functions
 
-    traced = find_traced_functions(tree, imports, text)
+    traced = find_traced_functions(tree, imports, text, path if project is not None else None, project, None,
+                                   evidence)
     out: list[str] = []
     entry = _innermost(traced.values(), line)
     if entry is None:
@@ -78,3 +90,18 @@ def explain(path: str, text: str, line: int) -> str:
             out.append(f"  `{ast.unparse(part)}` is {KIND_NAMES[found.kind]}:")
             out.extend(f"      {'<- ' if index else ''}{reason}" for index, reason in enumerate(found.chain()))
     return "\n".join(out) + "\n"
+
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_folder(path: str) -> Path:
+    """The folder a check would be run on for ``path``: the nearest one above it that holds
+    a pyproject.toml, setup.py, setup.cfg or .git, else the working folder when the file is
+    in it, else the file's own folder."""
+    file = Path(path).resolve()
+    for folder in file.parents:
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    here = Path.cwd().resolve()
+    return here if here in file.parents else file.parent

@@ -201,6 +201,9 @@ class TracedFunction:
     how: str
     static_params: frozenset[str] = frozenset()
     traced_params: frozenset[str] = frozenset()
+    # How each traced parameter came to be traced, where that differs from ``how`` (a second
+    # call site, from another module, that passes it a tracer the first did not).
+    traced_by: dict[str, str] = field(default_factory=dict)
     # Passed to lax.scan/fori_loop/while_loop/...: its body may run many times per call.
     is_lax_body: bool = False
     # What the body sees from outside: module constants, and an enclosing traced function's names.
@@ -329,7 +332,7 @@ class TracedFunction:
             klass = self.param_classes.get(name)
             if name in self.traced_params:
                 shape = None if self.reached_otherwise else self._operand_shape(name) or self.param_shapes.get(name)
-                why = f"`{name}` is a traced argument of `{self.qualname}` ({self.how})"
+                why = f"`{name}` is a traced argument of `{self.qualname}` ({self.traced_by.get(name, self.how)})"
                 if shape is not None:
                     verdicts[name] = Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass,
                                              array=shape.array)
@@ -1132,6 +1135,8 @@ class TracedFinder:
         # A parameter some way in traces is traced -- `jax.jit(f)` fails where
         # `jax.jit(f, static_argnums=1)` would not -- unless a run showed it is to be static.
         entry.static_params = entry.static_params | static
+        for name in traced - entry.traced_params:
+            entry.traced_by.setdefault(name, how)  # the first way in that traces it, for `why`
         entry.traced_params = (entry.traced_params | traced) - entry.observed_static.keys()
         if shapes is None:
             entry.reached_otherwise = True
