@@ -106,7 +106,7 @@ def test_only_fixes_fix_applies_are_marked_and_counted(tmp_path: Path) -> None:
     an unsafe fix is counted apart, with the option that enables it."""
     path = tmp_path / "mixed.py"
     # (unannotated, `x` may be a NumPy array an eager caller sees changed: the fix is unsafe)
-    path.write_text("import jax\n\n\n@jax.jit\ndef bump(x, i):\n    print(x)\n    x[i] += 1\n    return x * 2\n")
+    path.write_text("import jax\n\n\n@jax.jit\ndef bump(x, i):\n    print(x)\n    x[i] += 1\n    return x.sum()\n")
     result = invoke("check", str(path))
     lines = result.stdout.splitlines()
     assert " JF401 [*] " in lines[0] and " JF603 " in lines[1] and "[*]" not in lines[1]
