@@ -671,8 +671,11 @@ class InPlaceUpdate(Rule):
         example="@jax.jit\ndef bump(x, i):\n    y = jnp.zeros(3)\n    y[i] += x\n    return y\n",
         fixed="@jax.jit\ndef bump(x, i):\n    y = jnp.zeros(3)\n    y = y.at[i].add(x)\n    return y\n",
         safety="Safe when the array is made in the function (`jnp.zeros(...)`, arithmetic): nobody "
-        "else sees it. Unsafe when it is an argument: a NumPy array passed in used to be changed "
-        "for the caller too, and no longer is (under jit it could not be changed at all). `+=`, "
+        "else sees it; and when it is an argument annotated a JAX array (`x: jax.Array`) of a function "
+        "jitted where it is defined that reads the updated array afterwards (returns it): every call "
+        "raised before, and the update reaches the result. Unsafe for another argument: a NumPy array "
+        "passed in used to be changed for the caller too, and no longer is (under jit it could not be "
+        "changed at all). `+=`, "
         "`-=`, `*=`, `/=`, `**=` map to `add`, `subtract`, `multiply`, `divide`, `power`; other "
         "operators, and items of attributes (`self.x[i] = v`), are reported.",
     )

@@ -372,9 +372,11 @@ class TracedIf(Rule):
         "`jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "
         "a finding saying why, for a name bound in one branch only with no value before, a "
         "branch that yields, raises, declares `global`/`nonlocal`, writes into an outer object "
-        "(`self.n = ...`, `cache.append(...)`), breaks out of a loop, or returns from inside a "
-        "loop. A condition that is not certainly traced (shapes, `is None`, static arguments) "
-        "is never touched.",
+        "(`self.n = ...`, `cache.append(...)`), calls a helper that prints or logs while traced "
+        "(both branches are traced, so its output would appear whichever way the test goes), breaks "
+        "out of a loop, or returns from inside a loop. A condition that is not certainly traced "
+        "(shapes, `is None`, static arguments, what follows a `try` whose `except TypeError` returns "
+        "once `int(k)` fails on a tracer) is never touched.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:

@@ -163,7 +163,10 @@ class TracedRangeLoop(_LoopRule):
         "`global`, `yield`). A loop that appends to a list code after it reads (`out.append(x)`, then "
         "`jnp.stack(out)`) makes the list as long as its trip count, a shape: it stays a Python loop "
         "and the parameters that bound it become static arguments of the jit (every call that passed "
-        "them traced failed before). Note that "
+        "them traced failed before); so does a loop whose body needs its index as a Python int (a slice "
+        "bound, a shape, the bounds of a `range`, an index into a Python list or tuple), which a lax "
+        "loop's traced index cannot be. A body that calls a helper which prints or logs while traced is "
+        "reported: the body is traced once, so the output would appear once. Note that "
         "`fori_loop` with traced bounds is not reverse-mode differentiable; when a gradient is "
         "taken, make the bound a static argument instead.",
     )
