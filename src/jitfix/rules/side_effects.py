@@ -500,7 +500,7 @@ class TraceTimeSideEffect(Rule):
     code = "JF402"
     name = "trace-time-side-effect"
     summary = "side effects in traced code (files, clocks, random, logging, outer state) run once, at trace time"
-    fixable = "never"
+    fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls in traced functions that read or change the world — `open()`, `time.time()`, "
         "Python's `random` and `np.random`, `logging`, `os` — and changes to state outside the "
@@ -518,9 +518,12 @@ class TraceTimeSideEffect(Rule):
         "trace, not per call.",
         example="@jax.jit\ndef noisy(x):\n    return x + np.random.normal()\n",
         fixed="@jax.jit\ndef noisy(x, key):\n    return x + jax.random.normal(key)\n",
-        safety="No automatic fix: the faithful form (an explicit PRNG key argument, returning a value "
-        "instead of mutating, `jax.debug.callback` for I/O) changes the function's signature or its "
-        "callers. `print` has its own rule (JF401).",
+        safety="A log call that passes tracers (`logging.info(\"loss %s\", loss)`, or a module-level "
+        "`logger = logging.getLogger(...)`'s method), every argument a traced name or a Python value, "
+        "becomes `jax.debug.callback` of it, which logs each call's values (safe; ordered in a loop or "
+        "a lax body). Otherwise no automatic fix: the faithful form (an explicit PRNG key argument, "
+        "returning a value instead of mutating, `jax.debug.callback` for I/O) changes the function's "
+        "signature or its callers. `print` has its own rule (JF401).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -528,12 +531,23 @@ class TraceTimeSideEffect(Rule):
             local = functools.cache(partial(_local_names, traced, module.traced.parents))
             discarded = {id(node.value) for node in walk_body(traced.node)
                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
+            loops = {id(node) for loop in walk_body(traced.node) if isinstance(loop, ast.For | ast.AsyncFor | ast.While)
+                     for node in walk_tree(loop)}
             for node in walk_body(traced.node):
                 problem = self._problem(module, node, local, discarded, traced)
-                if problem:
-                    where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
-                    yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
-                                       function=traced)
+                if not problem:
+                    continue
+                where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
+                logged = _logged_tracers(module, node, traced, discarded) if isinstance(node, ast.Call) else None
+                if logged is not None:
+                    ordered = traced.is_lax_body or id(node) in loops
+                    fix = Fix(Safety.SAFE, "log the values with jax.debug.callback",
+                              [_callback_edit(module, node, logged, ordered)])  # type: ignore[arg-type]
+                    yield self.finding(module, node, f"{where} runs once, at trace time, and logs tracers; log the "
+                                       "values with `jax.debug.callback`, on every call", fix, function=traced)
+                    continue
+                yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
+                                   function=traced)
 
     @staticmethod
     def _problem(module: ModuleContext, node: ast.AST, local: Callable[[], set[str]], discarded: set[int],
@@ -549,6 +563,14 @@ class TraceTimeSideEffect(Rule):
             name = module.imports.resolve(node.func) or ""
             if name in TRACE_TIME_CALLS:
                 return TRACE_TIME_CALLS[name]
+            if name.startswith("logging.") or isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in LOG_METHODS and _is_logger(module, node.func.value):
+                # A log line of what tracing knows (a shape, a setting) is a trace-time log, as
+                # a library means it; one that passes a tracer logs the tracer, not its value.
+                values = traced.values(module.imports)
+                if any(values.is_traced(argument) for argument in node.args):
+                    return TRACE_TIME_MODULES["logging"]
+                return None
             for prefix, problem in TRACE_TIME_MODULES.items():
                 if name.startswith(prefix + "."):
                     return problem
@@ -581,6 +603,57 @@ class TraceTimeSideEffect(Rule):
                     return (f"`{owner}` lives outside the function: a tracer stored in it leaks out of the "
                             "trace (a later call meets it: UnexpectedTracerError); return the value instead")
         return None
+
+
+LOG_LEVELS = frozenset({"debug", "info", "warning", "error", "critical"})
+LOG_METHODS = LOG_LEVELS | {"log", "exception", "warn"}
+
+
+def _logged_tracers(module: ModuleContext, call: ast.Call, traced, discarded: set[int]) -> list[str] | None:
+    """The traced names a log call (a statement: ``logging.info("loss %s", loss)``, or a method of
+    a module-level logger, ``logger.info(...)``) passes, when it can log them at run time instead:
+    every argument a traced name or a Python value, no keywords, at least one traced. None
+    otherwise."""
+    func = call.func
+    if id(call) not in discarded or call.keywords or not call.args or not isinstance(func, ast.Attribute) \
+            or func.attr not in LOG_LEVELS or not _is_logger(module, func.value):
+        return None
+    values = traced.values(module.imports)
+    names: list[str] = []
+    for argument in call.args:
+        if isinstance(argument, ast.Name) and values.is_traced(argument):
+            if argument.id not in names:
+                names.append(argument.id)
+        elif not values.is_static(argument) or any(isinstance(part, ast.Starred) for part in ast.walk(argument)):
+            return None
+    return names or None
+
+
+def _is_logger(module: ModuleContext, owner: ast.expr) -> bool:
+    """``logging`` itself, or a name the module binds once, at its top level, to
+    ``logging.getLogger(...)``."""
+    if module.imports.resolve(owner) == "logging":
+        return True
+    if not isinstance(owner, ast.Name):
+        return False
+    bindings = [statement for statement in module.tree.body if owner.id in assigned_names([statement])]
+    return len(bindings) == 1 and isinstance(bindings[0], ast.Assign) and isinstance(bindings[0].value, ast.Call) \
+        and module.imports.resolve(bindings[0].value.func) == "logging.getLogger"
+
+
+def _callback_edit(module: ModuleContext, call: ast.Call, names: list[str], ordered: bool) -> Edit:
+    """``logging.info(loss)`` -> ``jax.debug.callback(logging.info, loss)``; with Python values
+    among the arguments, ``jax.debug.callback(lambda loss: logging.info("loss %s", loss), loss)``:
+    the callback runs with each call's values (NumPy arrays), where the log line is written."""
+    direct = all(isinstance(argument, ast.Name) for argument in call.args) and len(names) == len(call.args)
+
+    def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        logged = code(node.func) if direct else f"lambda {', '.join(names)}: {code(node)}"
+        arguments = [logged, *names] + (["ordered=True"] if ordered else [])
+        return cst.parse_expression(f"{context.name('jax.debug.callback')}({', '.join(arguments)})")
+
+    return Edit(start=module.start_of(call), node_type=cst.Call, replace=replace, imports=("jax.debug.callback",))
 
 
 def _popped_later(function: ast.AST, push: ast.Call) -> bool:
