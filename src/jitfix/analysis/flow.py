@@ -443,16 +443,9 @@ class FlowAnalysis:
         TypeError``, ``ConcretizationTypeError``, ``Exception``, a bare ``except``), if it does:
         ``try: k = int(k) except TypeError: return`` is the idiom for "check when concrete,
         skip when tracing", and its body is no traced code to rewrite."""
-        for handler in node.handlers:
-            if _raises(handler.body):
-                continue  # the error still surfaces: a check, not a guard
-            if handler.type is None:
-                return "bare `except` catches what a tracer raises"
-            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            for exception in caught:
-                name = self.imports.resolve(exception) or (exception.id if isinstance(exception, ast.Name) else None)
-                if name in TRACER_ERROR_CATCHERS:
-                    return f"`except {ast.unparse(exception)}` catches what a tracer raises"
+        for handler in self._guarding_handlers(node):
+            return "bare `except` catches what a tracer raises" if handler.type is None \
+                else f"`except {ast.unparse(handler.type)}` catches what a tracer raises"
         return None
 
     def _static_after_guard(self, node: ast.Try) -> bool:
@@ -460,18 +453,21 @@ class FlowAnalysis:
         Python for a value (``int(k)``, ``np.asarray(k)``, ``k.item()``), which a tracer
         refuses, and every handler leaves, so under tracing the code after it is never
         reached."""
-        catching = [handler for handler in node.handlers
-                    if self._catches_tracer_errors(handler) and not _raises(handler.body)]
         return any(self._asks_python_value(call) for call in ast.walk(ast.Module(body=node.body, type_ignores=[]))
                    if isinstance(call, ast.Call)) \
-            and all(_leaves(handler.body) for handler in catching)
+            and all(_leaves(handler.body) for handler in self._guarding_handlers(node))
 
-    def _catches_tracer_errors(self, handler: ast.ExceptHandler) -> bool:
-        if handler.type is None:
-            return True
-        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        return any((self.imports.resolve(e) or (e.id if isinstance(e, ast.Name) else None)) in TRACER_ERROR_CATCHERS
-                   for e in caught)
+    def _guarding_handlers(self, node: ast.Try) -> list[ast.ExceptHandler]:
+        """The handlers that catch what a tracer raises and do not raise again (a handler that
+        raises lets the error surface: a check, not a guard)."""
+        guarding = []
+        for handler in node.handlers:
+            caught = [] if handler.type is None else \
+                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            names = {self.imports.resolve(e) or (e.id if isinstance(e, ast.Name) else None) for e in caught}
+            if (handler.type is None or names & TRACER_ERROR_CATCHERS) and not _raises(handler.body):
+                guarding.append(handler)
+        return guarding
 
     def _asks_python_value(self, call: ast.Call) -> bool:
         func = call.func
