@@ -1,5 +1,7 @@
 """The README's commands are the ones that work: CI runs its test command, and its
-first-run command shows fixes for the examples."""
+first-run command shows fixes for the examples. The README stays short (what jitfix does,
+one example per command, configuration, the rules); the rest is in docs/, whose workflows
+(docs/commands.md) run as written, and whose links all lead somewhere."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from helpers import invoke
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMANDS = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
 
 
 def _commands() -> list[str]:
@@ -47,7 +50,7 @@ def test_readme_if_example_is_what_fix_writes() -> None:
 
 
 def _workflows() -> list[list[str]]:
-    return [block.strip().splitlines() for block in re.findall(r"```sh workflow\n(.*?)```", README, re.DOTALL)]
+    return [block.strip().splitlines() for block in re.findall(r"```sh workflow\n(.*?)```", COMMANDS, re.DOTALL)]
 
 
 def _project(tmp_path: Path) -> Path:
@@ -71,6 +74,7 @@ def _shell(command: str, cwd: Path):
 
 
 def test_the_three_workflows_run_as_written(tmp_path: Path) -> None:
+    """The workflows of docs/commands.md, each on a copy of examples/ as a git project."""
     migration, review, bot = _workflows()
     project = _project(tmp_path / "migration")
     outcomes = [_shell(command, project) for command in migration]
@@ -97,6 +101,50 @@ def test_the_three_workflows_run_as_written(tmp_path: Path) -> None:
     assert outcomes[0].stdout.startswith("::warning file=src/")
     assert '"version": "2.1.0"' in (project / "jitfix.sarif").read_text()
     assert (project / "comment.md").read_text().startswith("### jitfix\n")
+
+
+def test_the_readme_stays_short() -> None:
+    """A README a user reads through: details go to docs/ (issue 55)."""
+    size = len(README.encode("utf-8"))
+    assert size <= 16 * 1024, f"README.md is {size} bytes: move details to docs/commands.md or another page of docs/"
+
+
+def test_the_readme_shows_every_command_once() -> None:
+    from jitfix.cli import app
+
+    commands = {command.name or command.callback.__name__ for command in app.registered_commands}
+    shown = set(re.findall(r"^### `jitfix (\w+)`", README, re.MULTILINE))
+    assert commands - {"rules"} <= shown, commands - shown
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but `-` dropped, spaces made `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(text: str) -> set[str]:
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return {_slug(heading) for heading in re.findall(r"^#+ (.*)$", text, re.MULTILINE)}
+
+
+def test_the_documentation_links_lead_somewhere() -> None:
+    """Every relative link of the README and of docs/ names a file of the repository, and
+    its #anchor a heading of that file."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    broken = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked.read_text(encoding="utf-8")):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, broken
 
 
 def test_the_ci_workflow_runs_real_commands(tmp_path: Path) -> None:

@@ -115,7 +115,8 @@ class TracedSelf(Rule):
         "as a Python object while tracing.",
         example="class Model:\n    def __init__(self, w):\n        self.w = w\n\n"
         "    @jax.jit\n    def predict(self, x):\n        return x @ self.w\n",
-        fixed="class Model:\n    def __init__(self, w):\n        self.w = w\n\n"
+        fixed="from functools import partial\n\n\n"
+        "class Model:\n    def __init__(self, w):\n        self.w = w\n\n"
         "    @partial(jax.jit, static_argnames=(\"self\",))\n    def predict(self, x):\n"
         "        return x @ self.w\n",
         safety="Safe where fixed: every call raised before. The method then reads `self`'s attributes "

@@ -759,14 +759,16 @@ class GrowingShapeArgument(Rule):
         example="@jax.jit\ndef soft(x):\n    return x / (1.0 + jnp.abs(x))\n\n\n"
         "def prefixes(xs, n):\n    out = []\n    for i in range(n):\n        out.append(soft(xs[:i]))\n"
         "    return out\n",
-        fixed="def soft_bucketed(x):\n"
+        fixed="@jax.jit\ndef soft(x):\n    return x / (1.0 + jnp.abs(x))\n\n\n"
+        "def soft_bucketed(x):\n"
         '    """`soft` of `x` padded with zero rows to a power-of-two length, cut back to its\n'
         "    length: one compilation per power of two instead of one per length (`soft` computes\n"
         '    each row of its result from the same row of `x`, so the padding changes no other row)."""\n'
         "    x = jnp.asarray(x)\n    length = x.shape[0]\n    bucket = 1 << max(length - 1, 0).bit_length()\n"
         "    padded = jnp.pad(x, [(0, bucket - length)] + [(0, 0)] * (x.ndim - 1))\n"
         "    return soft(padded)[:length]\n\n\n"
-        "def prefixes(xs, n):\n    out = []\n    for i in range(n):\n        out.append(soft_bucketed(xs[:i]))\n",
+        "def prefixes(xs, n):\n    out = []\n    for i in range(n):\n        out.append(soft_bucketed(xs[:i]))\n"
+        "    return out\n",
         safety="Fixed (safely) when the function has one parameter and returns an expression of it built "
         "only from arithmetic, comparisons, number literals and elementwise JAX functions (the "
         "catalogue's list, found by running them): each row of the result then depends on the same "

@@ -47,7 +47,8 @@ class ShapeArgument(Rule):
         "traced parameter raises at the call (`not a valid JAX type`). The comparison itself is a "
         "Python bool either way (an array equals no string), so the `if` on it is left as it is.",
         example="@jax.jit\ndef pad_to(x, n):\n    return jnp.concatenate([x, jnp.zeros(n)])\n",
-        fixed="@partial(jax.jit, static_argnames=(\"n\",))\ndef pad_to(x, n):\n"
+        fixed="from functools import partial\n\n\n"
+        "@partial(jax.jit, static_argnames=(\"n\",))\ndef pad_to(x, n):\n"
         "    return jnp.concatenate([x, jnp.zeros(n)])\n",
         safety="Safe: every call that passed such an argument failed before. Each new value of a "
         "static argument compiles the function again, and static arguments must be hashable "
