@@ -7,9 +7,8 @@ from pathlib import Path
 
 import jitfix.engine as engine
 from jitfix.config import Settings
-from jitfix.control_flow.context import checking_lowered
+from jitfix.control_flow.lowering_checks import MAX_LOWERING_CHECKS, checking_lowered
 from jitfix.engine import Options, process_text
-from jitfix.engine import MAX_LOWERING_CHECKS
 
 # A fuzzed program that took 100 s to check before the bound: one 90-line function, a
 # `while` with a `break`, and returning `if`s nested three deep.

@@ -10,7 +10,7 @@ import pytest
 from lsp_client import LspClient, apply_text_edits
 
 from jitfix import api
-from jitfix.config import load_settings, with_table
+from jitfix.pyproject import load_settings, with_table
 
 BROKEN = '''import jax
 import numpy as np

@@ -9,7 +9,6 @@ import pytest
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced import find_traced_functions
-from jitfix.analysis.values import KIND_NAMES
 
 
 def traced(code: str) -> dict[str, tuple[set[str], set[str]]]:
@@ -172,7 +171,7 @@ def test_value_analysis_traced_and_static_names() -> None:
         "f",
     )
     def kind(name: str) -> str:
-        return KIND_NAMES[values.state[name].kind]
+        return values.state[name].kind.label
 
     assert [kind(name) for name in ("x", "y", "total")] == ["traced"] * 3
     assert [kind(name) for name in ("n", "rows", "i")] == ["static"] * 3
@@ -339,7 +338,7 @@ def f(x: Float[Array, "n"], y: jax.Array, flag: bool, cfg): pass
     ("scale > 1.5", True), ("x", None), ("mode < 1", None), ("scale == -2.0", False), ("mode is 'sum'", None),
 ])
 def test_a_test_of_parameters_left_at_their_defaults_is_decided_only_when_they_decide_it(test, decided):
-    from jitfix.analysis.traced import decided_test
+    from jitfix.analysis.traced_function import decided_test
 
     known = {"flag": True, "mode": "sum", "axis": None, "scale": 2.0}
     assert decided_test(ast.parse(test, mode="eval").body, known) is decided

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from jitfix import __version__
 from jitfix.analysis.observations import CALLED, Observation
-from jitfix.files import file_digest, process_alive
+from jitfix.files import Stamp, file_digest, process_alive
 from jitfix.findings import Finding, Fix, Replacement, Safety
 
 if TYPE_CHECKING:
@@ -34,16 +34,6 @@ if TYPE_CHECKING:
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
 FORMAT = 4  # of the index file
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What identifies a file's content: size and times (cheap), and hash."""
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    digest: str
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ import typer
 
 from jitfix import __version__, api, report
 from jitfix.cli_options import CodeList, Paths, Shared, Validation, resolve_settings, with_options
-from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, ConfigError, Settings, load_settings
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, Settings
+from jitfix.pyproject import ConfigError, load_settings
 from jitfix.engine import FileResult, Options, default_jobs, unified_diff
 from jitfix.files import InputError, read_source
 from jitfix.findings import Finding, Safety
@@ -673,7 +674,7 @@ def run(
     """Run a command (`jitfix run -- python train.py`) or a notebook's cells (`jitfix run
     nb.ipynb`), fix the jit failures it shows, and run it again until it exits as it does
     with jit disabled. Runs your code; writes only with --write, or when you say yes."""
-    from jitfix.config import load_settings
+    from jitfix.pyproject import load_settings
     from jitfix.run import notebook_command, run_and_fix
 
     out, err = _consoles(no_color)
@@ -781,7 +782,7 @@ def profile(
     calls, its compiles and their time, and why each recompile happened, with the fix. Exit 1
     when a function recompiled for a cause it names (after --fix: still does), 2 when the
     command failed."""
-    from jitfix.config import load_settings
+    from jitfix.pyproject import load_settings
     from jitfix.profile import markdown_report, profile_and_fix, profile_command, svg_chart, text_report
 
     out, err = _consoles(no_color)

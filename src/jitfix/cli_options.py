@@ -11,15 +11,8 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
-from jitfix.config import (
-    DEFAULT_VALIDATE_TIMEOUT,
-    ConfigError,
-    Settings,
-    check_selector,
-    load_settings,
-    parse_target_version,
-    with_override,
-)
+from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, Settings
+from jitfix.pyproject import ConfigError, check_selector, load_settings, parse_target_version, with_override
 
 TARGET_VERSIONS = [f"py3{minor}" for minor in range(10, 15)]
 

@@ -11,25 +11,25 @@ Many files run in parallel worker processes.
 from __future__ import annotations
 
 import ast
-import collections
 import contextlib
-import contextvars
 import difflib
 import gc
 import os
 import symtable
 import sys
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import Observation
 from jitfix.analysis.project import Project
-from jitfix.cache import Cache, Stamp
+from jitfix.cache import Cache
 from jitfix.config import Settings
-from jitfix.files import InputError, SourceFile, decode_source, read_source
+from jitfix.files import InputError, InvalidSyntax, SourceFile, Stamp, decode_source, read_source
 from jitfix.findings import EditError, Finding, Replacement, Safety
 from jitfix.paths import real_path
+from jitfix.control_flow.lowering_checks import LoweringChecks, checking_lowered, lowering_checks
 from jitfix.suppress import filter_suppressed
 
 # Words a file must contain to possibly hold traced code.
@@ -88,7 +88,7 @@ def _mentions_jax(text: str) -> bool:
 def _mentions_a_transform(text: str) -> bool:
     """No name of a transform that traces a function (``jit``, ``vmap``, ``scan``, ...; even
     an aliased import spells it once) means no traced code: the tree need not be walked."""
-    from jitfix.analysis.traced import mentions_a_transform
+    from jitfix.analysis.catalogue import mentions_a_transform
 
     return mentions_a_transform(text)
 
@@ -129,8 +129,9 @@ def _syntax_errors_named(path: str) -> Iterator[None]:
     try:
         yield
     except SyntaxError as error:  # (an indentation error is no newer syntax: it is not put down to the Python)
-        kind = "indentation error" if isinstance(error, IndentationError) else "syntax error"
-        raise InputError(path, f"{kind}: {error.msg}", line=error.lineno, col=error.offset) from None
+        if isinstance(error, IndentationError):
+            raise InputError(path, f"indentation error: {error.msg}", line=error.lineno, col=error.offset) from None
+        raise InvalidSyntax(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
     except ValueError as error:  # e.g. source with NUL bytes
         raise InputError(path, f"cannot parse: {error}") from None
 
@@ -142,9 +143,9 @@ def analyse(path: str, text: str, settings: Settings,
     syntax (saying so when the code's target Python is newer than the one running)."""
     try:
         return _analysed(path, text, settings, project)
-    except InputError as error:
+    except InvalidSyntax as error:
         target = settings.target_version
-        if target is None or target <= sys.version_info[:2] or not error.message.startswith("syntax error"):
+        if target is None or target <= sys.version_info[:2]:
             raise
         running = "{}.{}".format(*sys.version_info[:2])
         raise InputError(error.path, f"{error.message} (the code targets Python {target[0]}.{target[1]}; jitfix "
@@ -166,7 +167,7 @@ def _analysed(path: str, text: str, settings: Settings,
     imports = loaded.imports if loaded is not None else ImportTable(tree, text)
     if not observed and not (imports.mentions("jax") or imports.mentions("equinox")):
         return [], tree
-    from jitfix.analysis.traced import find_traced_functions  # loaded once a file needs analysis
+    from jitfix.analysis.traced import find_traced_functions# loaded once a file needs analysis
 
     traced = find_traced_functions(tree, imports, text, path, project, loaded.scopes if loaded is not None else None,
                                    observed)
@@ -177,7 +178,7 @@ def _analysed(path: str, text: str, settings: Settings,
     from jitfix.rules import selected_rules  # the rules (and libcst) load only when needed
     from jitfix.rules.base import ModuleContext
 
-    module = ModuleContext(path, text, tree, imports, traced, settings)
+    module = ModuleContext(path, text, tree, imports, traced, settings, fixed=partial(_fixed_text, path, settings))
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
         findings.extend(rule.check(module))
@@ -329,43 +330,12 @@ def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Fin
         finding.fix.replacements = replacements(text, fixed)
 
 
-# How many restructurings (rules/lowering.py) the processing of one text checks for one
-# function: each check fixes a whole text again, and a long
-# function with many returning `if`s offers many more than ever take effect. Past the bound
-# the rest are reported as they are. Each fix round has its own (a round's restructured code
-# holds problems no earlier check saw), within a bound over all rounds. On 250 fuzzed
-# programs: one bound of 8 over all rounds declined 12, these 6, as with no bound at all, in
-# 1.4x the time; a bound of 24 over all rounds took 1.5x. Each function has its own: a module
-# of several functions to restructure had the last reported "not auto-fixable" by `check`
-# while `fix` fixed it in a later round. A bound over the whole text keeps a module of many
-# such functions in time.
-MAX_LOWERING_CHECKS = 8
-MAX_LOWERING_CHECKS_IN_ALL_ROUNDS = 16
-MAX_LOWERING_CHECKS_OF_A_TEXT = 64
-
-
-@dataclass
-class LoweringChecks:
-    """The restructurings one text's processing has checked: how many each function (by
-    qualified name) has used, and what each restructured text gave, so that none is checked
-    twice."""
-
-    used: collections.Counter[str] = field(default_factory=collections.Counter)  # in this round of fixes
-    used_in_all_rounds: collections.Counter[str] = field(default_factory=collections.Counter)
-    results: dict[str, FileResult | None] = field(default_factory=dict)
-
-    def take(self, function: str) -> bool:
-        """Count one more check for ``function``; False when it has had as many as it may."""
-        if (self.used[function] >= MAX_LOWERING_CHECKS or self.used_in_all_rounds[function]
-                >= MAX_LOWERING_CHECKS_IN_ALL_ROUNDS or self.used_in_all_rounds.total() >= MAX_LOWERING_CHECKS_OF_A_TEXT):
-            return False
-        self.used[function] += 1
-        self.used_in_all_rounds[function] += 1
-        return True
-
-
-lowering_checks: contextvars.ContextVar[LoweringChecks | None] = contextvars.ContextVar("lowering_checks",
-                                                                                      default=None)
+def _fixed_text(path: str, settings: Settings, text: str) -> FileResult | None:
+    """What ``fix`` makes of another text of the module at ``path`` (None where it cannot)."""
+    try:
+        return process_text(path, text, settings, Options(apply_fixes=True))
+    except (InternalError, InputError):
+        return None
 
 
 def process_text(path: str, text: str, settings: Settings, options: Options,
@@ -383,8 +353,6 @@ def _new_round_of_checks() -> None:
     """Each round of fixes of the text a run was given may check as many restructurings
     again: a round's restructured code holds problems (a returning `if` now in a branch
     function) that no earlier check could see. Nested checks share the round's."""
-    from jitfix.control_flow.context import checking_lowered
-
     checks = lowering_checks.get()
     if checks is not None and not checking_lowered.get():
         checks.used.clear()
@@ -470,8 +438,7 @@ def process_path(path: str, settings: Settings, options: Options, project: Proje
         project.calls_out()
         project.traced_here()
     result = process_source(source, settings, options, project)
-    if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
-        result.stamp = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
+    result.stamp = source.stamp
     if project is not None:
         result.dependencies = project.consulted()
         result.calls_out = project.calls_out()

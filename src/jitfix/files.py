@@ -13,6 +13,7 @@ import fnmatch
 import hashlib
 import io
 import os
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -69,8 +70,22 @@ class InputError(Exception):
         return f"{where}: {self.message}"
 
 
+class InvalidSyntax(InputError):
+    """Code Python's parser rejects (not an indentation error): perhaps syntax of a newer Python."""
+
+
 class FileChangedError(InputError):
     """The file on disk is no longer what was read, so it is not overwritten."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What identifies a file's content: size and times (cheap), and hash."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,13 @@ class SourceFile:
     size: int | None = None  # as read: with mtime_ns, what the cache checks before reading again
     mtime_ns: int | None = None
     ctime_ns: int | None = None  # cannot be set back by hand (``touch -r`` sets mtime only)
+
+    @property
+    def stamp(self) -> Stamp | None:
+        """What the cache checks before reading the file again (None for text not read from disk)."""
+        if self.size is None or self.mtime_ns is None or self.ctime_ns is None:
+            return None
+        return Stamp(self.size, self.mtime_ns, self.ctime_ns, self.digest)
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -390,3 +412,8 @@ def process_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return pid != 0
+
+
+# Not copied when `run` and `profile` copy a project to a scratch folder: version control, environments, caches.
+SKIPPED = shutil.ignore_patterns(".git", ".hg", ".venv", "venv", "env", "__pycache__", "*.egg-info", "node_modules",
+                                 ".jitfix_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache")

@@ -375,8 +375,7 @@ def profile_and_fix(command: list[str], settings: Settings, *, timeout: float = 
     """Profile, apply the safe fixes of the causes seen to the files they were seen in, and
     profile a scratch copy of the folder with those fixes: the compile counts before and after."""
     from jitfix.engine import Options, process_text
-    from jitfix.files import InputError, read_source
-    from jitfix.run import SKIPPED
+    from jitfix.files import SKIPPED, InputError, read_source
 
     root = Path.cwd().resolve()
     before = profile_command(command, timeout=timeout, cwd=root)

@@ -37,7 +37,7 @@ from pathlib import Path
 from jitfix.analysis.observations import JITTED, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
-from jitfix.files import InputError, read_source
+from jitfix.files import SKIPPED, InputError, read_source
 from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
 from jitfix.validate.compare import first_line_difference, unstable_lines
@@ -50,9 +50,6 @@ HOOK = Path(__file__).with_name("run_hook.py")
 # where a failure needs their values, if the calls gave no more distinct values than this.
 PYTHON_SCALARS = ("int ", "bool ", "float ", "str ", "NoneType ")
 STATIC_VALUES_AT_MOST = 4
-# Not copied to the scratch folder: version control, environments, caches.
-SKIPPED = shutil.ignore_patterns(".git", ".hg", ".venv", "venv", "env", "__pycache__", "*.egg-info", "node_modules",
-                                 ".jitfix_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache")
 
 
 @dataclass

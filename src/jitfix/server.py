@@ -26,7 +26,8 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from jitfix import __version__, api
 from jitfix.analysis.project import Project
-from jitfix.config import ConfigError, Settings, load_settings, with_table
+from jitfix.config import Settings
+from jitfix.pyproject import ConfigError, load_settings, with_table
 from jitfix.engine import FileResult
 from jitfix.findings import Finding, Replacement, Safety
 
@@ -203,16 +204,10 @@ def quick_fixes(document: TextDocument, uri: str, result: FileResult, wanted: ty
             continue
         safe = finding.fix.safety is Safety.SAFE
         actions.append(types.CodeAction(
-            title=f"Fix {finding.code}: {finding.fix.description}" + _unsafe_mark(finding),
+            title=f"{'Fix' if safe else 'Unsafe fix'} {finding.code}: {finding.fix.description}",
             kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(document, finding)], is_preferred=safe,
             edit=types.WorkspaceEdit(changes={uri: text_edits(document, finding.fix.replacements)})))
     return actions
-
-
-def _unsafe_mark(finding: Finding) -> str:
-    if finding.fix is None or finding.fix.safety is Safety.SAFE or "unsafe" in finding.fix.description:
-        return ""
-    return " (unsafe fix)"
 
 
 server = JitfixServer()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from jitfix.findings import Finding
 
 if TYPE_CHECKING:
-    from jitfix.analysis.traced import FunctionNode
+    from jitfix.analysis.blocks import FunctionNode
 
 _IGNORE = re.compile(r"#\s*jitfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>JF\d*(?:[\s,]+JF\d*)*)", re.IGNORECASE)

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-
 from typing import TYPE_CHECKING, Sequence
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import KIND_NAMES, ValueAnalysis
+from jitfix.analysis.values import ValueAnalysis
 
 if TYPE_CHECKING:
     from jitfix.analysis.observations import Observation
@@ -72,7 +71,7 @@ def explain(path: str, text: str, line: int, project: Project | None = None,
     out.append("  JAX operations here are " + ("staged (under jit every one is a tracer)" if entry.staged
                                                 else "not staged (a tracer only where a traced value feeds them)"))
     for name, found in entry.param_verdicts().items():
-        out.append(f"  parameter `{name}`: {KIND_NAMES[found.kind]} -- {found.why}")
+        out.append(f"  parameter `{name}`: {found.kind.label} -- {found.why}")
     if traced.unentered(entry.qualname, line):
         kept = ", ".join(f"`{name}`" for name in sorted(entry.kept_defaults or ()))
         out.append(f"  tracing never enters this line: a test of parameters every traced call leaves at their "
@@ -87,7 +86,7 @@ def explain(path: str, text: str, line: int, project: Project | None = None,
             out.append(f"  this line may not run under tracing: {values.uncertain}")
         for part in _judged_parts(statement):
             found = values.verdict(part)
-            out.append(f"  `{ast.unparse(part)}` is {KIND_NAMES[found.kind]}:")
+            out.append(f"  `{ast.unparse(part)}` is {found.kind.label}:")
             out.extend(f"      {'<- ' if index else ''}{reason}" for index, reason in enumerate(found.chain()))
     return "\n".join(out) + "\n"
 

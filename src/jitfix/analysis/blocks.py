@@ -12,12 +12,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS, VALUE_RETURNING_MUTATORS
+from jitfix.analysis.catalogue import FRESH_OBJECTS, MUTATING_METHODS, VALUE_RETURNING_MUTATORS, is_range
 
 if TYPE_CHECKING:
     from jitfix.analysis.imports import ImportTable
 
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 T = TypeVar("T")
@@ -338,8 +339,7 @@ def _certainly_iterates(iterable: ast.expr) -> bool:
     not rebound is assumed, as everywhere in the rewrites)."""
     if isinstance(iterable, ast.Tuple | ast.List):
         return bool(iterable.elts) and not any(isinstance(element, ast.Starred) for element in iterable.elts)
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
-            and not iterable.keywords and 1 <= len(iterable.args) <= 3:
+    if is_range(iterable) and not iterable.keywords and 1 <= len(iterable.args) <= 3:
         literal = [literal_int(arg) for arg in iterable.args]
         bounds = [bound for bound in literal if bound is not None]
         if len(bounds) != len(literal):
@@ -918,5 +918,5 @@ def rows_iterated(node: ast.For) -> ast.Name | None:
 def is_range_call(iterable: ast.AST, imports) -> bool:
     """``range(...)`` with one to three positional arguments, the builtin (not a name the
     module imports as ``range``)."""
-    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
-            and "range" not in imports.aliases and not iterable.keywords and 1 <= len(iterable.args) <= 3)
+    return (is_range(iterable) and "range" not in imports.aliases and not iterable.keywords
+            and 1 <= len(iterable.args) <= 3)

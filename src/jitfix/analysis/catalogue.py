@@ -9,9 +9,10 @@ builtins keep Python values Python, which methods change their object.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeGuard
 
 from jitfix.analysis.catalogue_data import ARRAY_MEMBERS, ELEMENTWISE, FUNCTIONS, SHAPE_PARAMETERS
+from jitfix.analysis.words import spells_a_word
 
 ARRAY = "array"  # returns arrays: tracers under jit, or when an argument is traced
 ONE_ARRAY = "one array"  # returns exactly one array (not a tuple or list of them)
@@ -19,6 +20,12 @@ STATIC = "static"  # returns a Python value at trace time
 PYTREE = "pytree"  # a pytree built from its arguments: as traced as they are
 TRANSFORM = "transform"  # returns a function
 HOST = "host"  # values moved to the host: NumPy / Python
+
+
+def is_range(node: ast.AST | None) -> TypeGuard[ast.Call]:
+    """A call spelled ``range(...)``: the builtin, unless the module binds the name itself
+    (``blocks.is_range_call`` also asks the imports)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
 
 
 def shape_parameters(name: str | None) -> tuple[tuple[int | None, str], ...]:
@@ -65,7 +72,7 @@ def static_places(node: ast.AST, resolve: Callable[[ast.AST], str | None],
                         yield "a slice bound", bound
     elif isinstance(node, ast.comprehension):
         iterable = node.iter
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+        if is_range(iterable):
             for argument in iterable.args:
                 yield "`range()` building a list", argument
 
@@ -182,3 +189,109 @@ def is_array_annotation(resolved: str | None) -> bool:
     if resolved in ARRAY_ANNOTATIONS:
         return True
     return resolved.startswith("jaxtyping.") and resolved not in JAXTYPING_NOT_ARRAYS
+
+
+# -- transforms: what traces a function ------------------------------------------------------
+
+JIT_TRANSFORMS = frozenset(
+    {
+        "jax.jit",
+        "jax.pjit",
+        "jax.experimental.pjit.pjit",
+        "equinox.filter_jit",
+        "flax.nnx.jit",
+    }
+)
+# Transforms that trace every positional argument they are given. (jax.eval_shape and
+# jax.make_jaxpr trace too, but never run the function: code there is meant for trace time.)
+TRACING_TRANSFORMS = frozenset(
+    {
+        "jax.vmap",
+        "jax.pmap",
+        "jax.checkpoint",
+        "jax.remat",
+        "jax.named_call",
+        "equinox.filter_vmap",
+        "jax.experimental.shard_map.shard_map",
+        "jax.shard_map",
+    }
+)
+# Differentiation alone does not stage control flow: a Python `if` on a value works under
+# `jax.grad` (the primal is concrete). Functions reached only through these are not traced.
+GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian",
+                             "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
+                             "flax.nnx.grad", "flax.nnx.value_and_grad"})
+# Transforms that stage the function into a jaxpr: every JAX operation in it is a tracer.
+STAGING_TRANSFORMS = JIT_TRANSFORMS | {"jax.pmap", "jax.checkpoint", "jax.remat",
+                                       "jax.experimental.shard_map.shard_map", "jax.shard_map"}
+
+# equinox's filter_* transforms trace array arguments and keep all others static.
+FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
+                                 "equinox.filter_value_and_grad"})
+
+# Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
+REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacobian",
+                                   "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
+                                   "flax.nnx.grad", "flax.nnx.value_and_grad"})
+
+# vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
+MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
+
+# lax primitives that take functions, and which positional arguments are functions.
+BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+    "jax.lax.custom_root": (0, 2, 3),
+}
+SWITCH = "jax.lax.switch"
+# How many leading positional parameters of a body the primitive passes tracers to
+# (None: the operands given to the call). Parameters after those keep their defaults.
+BODY_TRACED_COUNT: dict[str, int | None] = {
+    "jax.lax.scan": 2,
+    "jax.lax.fori_loop": 2,
+    "jax.lax.while_loop": 1,
+    "jax.lax.map": 1,
+    "jax.lax.associative_scan": 2,
+    "jax.lax.custom_root": 1,
+    "jax.lax.cond": None,
+    SWITCH: None,
+}
+PARTIAL = "functools.partial"
+# flax.linen: `model.apply(variables, *args, method=..., mutable=..., rngs=...)` runs a method.
+FLAX_MODULES = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
+FLAX_APPLY_METHODS = frozenset({"apply", "init", "init_with_output"})
+# What a haiku model is made with; its `.apply(params, rng, x)` runs the function with `x`.
+HAIKU_TRANSFORMS = frozenset({"haiku.transform", "haiku.transform_with_state", "haiku.without_apply_rng"})
+FLAX_APPLY_OPTIONS = frozenset({"method", "mutable", "rngs", "capture_intermediates"})
+
+
+# The last part of every name that can trace a function passed to it: a cheap filter
+# applied to each call while the tree is walked once.
+TRACING_CALL_NAMES = frozenset(
+    name.rpartition(".")[2]
+    for name in (*JIT_TRANSFORMS, *TRACING_TRANSFORMS, *GRAD_TRANSFORMS, *BODY_ARGUMENTS, SWITCH, PARTIAL)
+)
+
+
+# Names that trace their function wherever they appear, and those that only do as `lax`
+# primitives (`cond`, `switch` and `map` are common words): a module that spells none of
+# them as a word holds no traced code (an aliased import still spells the name once).
+_BODY_ONLY = frozenset({"cond", "switch", "map"})
+_TRANSFORM_WORDS = TRACING_CALL_NAMES - _BODY_ONLY - {"partial"}
+
+
+def mentions_a_transform(text: str) -> bool:
+    return spells_a_word(text, _TRANSFORM_WORDS) or ("lax" in text and spells_a_word(text, _BODY_ONLY))
+
+
+
+def may_trace(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Call):  # partial(jax.jit, ...)(f)
+        return True
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in TRACING_CALL_NAMES

@@ -32,14 +32,15 @@ from jitfix.analysis.blocks import (
     target_names,
     walk_body,
 )
+from jitfix.analysis.catalogue import is_range
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     ARRAY_ONLY_ATTRIBUTES,
     COMPREHENSIONS,
+    PYTHON_CONVERSIONS,
     STATIC_KIND,
     TRACED_KIND,
     UNCERTAIN,
-    PYTHON_CONVERSIONS,
     UNKNOWN_KIND,
     ArrayEvidence,
     ComprehensionScopes,
@@ -47,9 +48,9 @@ from jitfix.analysis.values import (
     ValueAnalysis,
     Verdict,
     array_attributes_read,
-    numeric_operands,
     as_array,
     may_narrow,
+    numeric_operands,
 )
 
 State = dict[str, Verdict]
@@ -292,7 +293,7 @@ class FlowAnalysis:
         if isinstance(iterable, ast.Call) and all(keyword.arg == "strict" for keyword in iterable.keywords):
             func, args = iterable.func, iterable.args
             if isinstance(func, ast.Name):
-                if func.id == "range":
+                if is_range(iterable):
                     self._bind(target, evaluate(iterable), state)
                     return
                 if func.id == "enumerate" and len(args) == 1 and _pair(target):

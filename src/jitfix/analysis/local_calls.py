@@ -14,7 +14,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import TracedFunction
+from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, positional_names
 
 Evidence = dict[ast.AST, ArrayEvidence]  # by function node, shared by a module's functions

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, Observation
+from jitfix.files import InputError, Stamp, read_source
 from jitfix.paths import real_path
 
 if TYPE_CHECKING:
     from jitfix.analysis.summaries import ModuleProgram
-    from jitfix.cache import Stamp
+
+# How a module's tree and text become its program (``summaries.ModuleProgram.at`` passes it:
+# the program is what the summaries read, and this file only finds, reads and keeps modules).
+ProgramBuilder = Callable[[ast.Module, str], "ModuleProgram"]
 
 MAX_MODULES = 256  # loaded per process: beyond this, calls into further modules are unknown
 
@@ -87,27 +90,24 @@ class Project:
 
     # -- the program of a module -----------------------------------------------------------------
 
-    def program(self, path: str) -> ModuleProgram | None:
-        """The module at ``path`` as a program (None when it cannot be read or parsed)."""
+    def program(self, path: str, build: ProgramBuilder) -> ModuleProgram | None:
+        """The module at ``path`` as the program ``build`` makes of its tree and text, made
+        once (None when it cannot be read or parsed)."""
         if path not in self._programs:
-            self._programs[path] = self._load(path) if len(self._programs) < MAX_MODULES else None
+            self._programs[path] = self._load(path, build) if len(self._programs) < MAX_MODULES else None
         if path in self._stamps:
             self._consulted[path] = self._stamps[path]
         return self._programs[path]
 
-    def _load(self, path: str) -> ModuleProgram | None:
-        from jitfix.analysis.summaries import ModuleProgram
-        from jitfix.cache import Stamp
-        from jitfix.files import InputError, read_source
-
+    def _load(self, path: str, build: ProgramBuilder) -> ModuleProgram | None:
         try:
             source = read_source(path, self.max_file_bytes) if self.max_file_bytes else read_source(path)
             tree = ast.parse(source.text, filename=path)
         except (InputError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        if source.size is not None and source.mtime_ns is not None and source.ctime_ns is not None:
-            self._stamps[path] = Stamp(source.size, source.mtime_ns, source.ctime_ns, source.digest)
-        program = ModuleProgram.of_module(tree, ImportTable(tree, source.text), source.text, path, self)
+        if source.stamp is not None:
+            self._stamps[path] = source.stamp
+        program = build(tree, source.text)
         program.text = source.text
         return program
 
@@ -132,8 +132,6 @@ class Project:
     def text(self, path: str) -> str | None:
         """The source of a file of the run, read once (None if it cannot be read)."""
         if path not in self._texts:
-            from jitfix.files import InputError, read_source
-
             try:
                 self._texts[path] = read_source(path, self.max_file_bytes).text if self.max_file_bytes \
                     else read_source(path).text

@@ -13,13 +13,14 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from jitfix.analysis.blocks import closure_reads, local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import FunctionNode, closure_reads, local_names, own_expressions, walk_body
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
 from jitfix.analysis.pytrees import PytreeIndex
+from jitfix.analysis.scopes import scope_index
 from jitfix.analysis.values import (
-    KIND_NAMES,
+    MODULE_CONSTANT,
     STATIC_KIND,
     UNKNOWN_KIND,
     Program,
@@ -32,10 +33,9 @@ from jitfix.analysis.values import (
 )
 
 if TYPE_CHECKING:
-    from jitfix.analysis.traced import TracedFunction
+    from jitfix.analysis.traced_function import TracedFunction
 
 MAX_SUMMARIES = 400  # per module: beyond this, calls are unknown (a bound on the work)
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 RETURNS_NONE = Verdict(STATIC_KIND, "returns None")
 
 
@@ -79,11 +79,15 @@ class ModuleProgram(Program):
     def of_module(cls, tree: ast.Module, imports: ImportTable, text: str | None, path: str | None,
                   project: Project | None) -> ModuleProgram:
         """A module with no traced function of its own, read for the summaries of its functions."""
-        from jitfix.analysis.traced import MODULE_CONSTANT, scope_index
-
         scopes = scope_index(tree, imports, text)
         module_static = module_static_names(tree, scopes.global_names)
         return cls(tree, imports, scopes, dict.fromkeys(module_static, MODULE_CONSTANT), path, project)
+
+    @classmethod
+    def at(cls, project: Project, path: str) -> ModuleProgram | None:
+        """The program of the run's module at ``path``, read once (None when it cannot be)."""
+        return project.program(path, lambda tree, text: cls.of_module(tree, ImportTable(tree, text), text, path,
+                                                                      project))
 
     def defines(self, scope: ast.AST, name: str) -> bool:
         return self.scopes.lookup(scope, name) is not None or self.scopes.lookup_class(scope, name) is not None
@@ -206,7 +210,7 @@ class ModuleProgram(Program):
             return None
         found, name = imported
         assert self.project is not None
-        owner = self.project.program(found)
+        owner = ModuleProgram.at(self.project, found)
         if owner is None:
             return None
         callee = owner.scopes.lookup(owner.tree, name)
@@ -280,7 +284,7 @@ class ModuleProgram(Program):
             elements = tuple(max((result.elements[i] for result in results if result.elements),
                                  key=lambda element: element.kind) for i in range(size))
         kind = strongest.kind
-        return Verdict(kind, f"`{callee.name}(...)` returns a {KIND_NAMES[kind]} value for these arguments",
+        return Verdict(kind, f"`{callee.name}(...)` returns a {kind.label} value for these arguments",
                        strongest, elements=elements, array=all(result.array for result in results),
                        scalar=all(result.scalar for result in results))
 

@@ -17,372 +17,56 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
-import bisect
-import operator
-from collections import ChainMap
-from dataclasses import dataclass, field
-from itertools import chain
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, cast
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
-from jitfix.analysis.blocks import (
-    assigned_names,
-    method_changes,
-    nodes_seeing,
-    non_leaf_children,
-    statement_holding,
-    walk_body,
-    walk_tree,
+from jitfix.analysis.blocks import FunctionNode, walk_body, walk_tree
+from jitfix.analysis.catalogue import (
+    BODY_ARGUMENTS,
+    BODY_TRACED_COUNT,
+    FILTERED_TRANSFORMS,
+    FLAX_APPLY_METHODS,
+    FLAX_APPLY_OPTIONS,
+    FLAX_MODULES,
+    GRAD_TRANSFORMS,
+    HAIKU_TRANSFORMS,
+    JIT_TRANSFORMS,
+    MAPPING_TRANSFORMS,
+    ONE_ARRAY,
+    PARTIAL,
+    REVERSE_AD_TRANSFORMS,
+    STAGING_TRANSFORMS,
+    SWITCH,
+    TRACING_TRANSFORMS,
+    function_category,
+    is_array_annotation,
 )
-from jitfix.analysis.catalogue import MUTATING_METHODS, ONE_ARRAY, function_category, is_array_annotation
-from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
+from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, STATIC, Observation
 from jitfix.analysis.project import Project
+from jitfix.analysis.scopes import CalledAs, Scopes, scope_index
+from jitfix.analysis.summaries import ModuleProgram
+from jitfix.analysis.traced_function import LAMBDA_NAME, EntryKind, TracedFunction, TracedFunctions, lambda_as_function
 from jitfix.analysis.values import (
     LOOP_CARRIES,
+    MODULE_CONSTANT,
     SCANNED,
-    STATIC_KIND,
     TRACED_KIND,
     TREE_MAPS,
     UNKNOWN_KIND,
     UNKNOWN_VALUE,
-    Program,
     ValueAnalysis,
     Verdict,
     carried,
     defaults_left,
     lax_operand,
     named_parameters,
-    parameter_defaults,
     parameter_names,
     positional_names,
     positional_parameters,
+    pytree_form,
 )
-from jitfix.analysis.words import LineIndex, spells_a_word
-
-if TYPE_CHECKING:
-    from jitfix.analysis.summaries import ModuleProgram
-
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-# Where the module's code changes a name: (scope, name, how, the attribute written or None).
-Change = tuple[ast.AST, str, str, str | None]
-
-JIT_TRANSFORMS = frozenset(
-    {
-        "jax.jit",
-        "jax.pjit",
-        "jax.experimental.pjit.pjit",
-        "equinox.filter_jit",
-        "flax.nnx.jit",
-    }
-)
-# Transforms that trace every positional argument they are given. (jax.eval_shape and
-# jax.make_jaxpr trace too, but never run the function: code there is meant for trace time.)
-TRACING_TRANSFORMS = frozenset(
-    {
-        "jax.vmap",
-        "jax.pmap",
-        "jax.checkpoint",
-        "jax.remat",
-        "jax.named_call",
-        "equinox.filter_vmap",
-        "jax.experimental.shard_map.shard_map",
-        "jax.shard_map",
-    }
-)
-# Differentiation alone does not stage control flow: a Python `if` on a value works under
-# `jax.grad` (the primal is concrete). Functions reached only through these are not traced.
-GRAD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.jacobian",
-                             "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
-                             "flax.nnx.grad", "flax.nnx.value_and_grad"})
-# Transforms that stage the function into a jaxpr: every JAX operation in it is a tracer.
-STAGING_TRANSFORMS = JIT_TRANSFORMS | {"jax.pmap", "jax.checkpoint", "jax.remat",
-                                       "jax.experimental.shard_map.shard_map", "jax.shard_map"}
-
-# equinox's filter_* transforms trace array arguments and keep all others static.
-FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
-                                 "equinox.filter_value_and_grad"})
-
-# Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
-REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacobian",
-                                   "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",
-                                   "flax.nnx.grad", "flax.nnx.value_and_grad"})
-
-# vmap-like transforms whose in_axes say which arguments are mapped (None: passed as is).
-MAPPING_TRANSFORMS = frozenset({"jax.vmap", "jax.pmap"})
-
-# lax primitives that take functions, and which positional arguments are functions.
-BODY_ARGUMENTS: dict[str, tuple[int, ...]] = {
-    "jax.lax.scan": (0,),
-    "jax.lax.fori_loop": (2,),
-    "jax.lax.while_loop": (0, 1),
-    "jax.lax.cond": (1, 2),
-    "jax.lax.map": (0,),
-    "jax.lax.associative_scan": (0,),
-    "jax.lax.custom_root": (0, 2, 3),
-}
-SWITCH = "jax.lax.switch"
-# How many leading positional parameters of a body the primitive passes tracers to
-# (None: the operands given to the call). Parameters after those keep their defaults.
-BODY_TRACED_COUNT: dict[str, int | None] = {
-    "jax.lax.scan": 2,
-    "jax.lax.fori_loop": 2,
-    "jax.lax.while_loop": 1,
-    "jax.lax.map": 1,
-    "jax.lax.associative_scan": 2,
-    "jax.lax.custom_root": 1,
-    "jax.lax.cond": None,
-    SWITCH: None,
-}
-PARTIAL = "functools.partial"
-# flax.linen: `model.apply(variables, *args, method=..., mutable=..., rngs=...)` runs a method.
-FLAX_MODULES = frozenset({"flax.linen.Module", "flax.linen.module.Module"})
-FLAX_APPLY_METHODS = frozenset({"apply", "init", "init_with_output"})
-# What a haiku model is made with; its `.apply(params, rng, x)` runs the function with `x`.
-HAIKU_TRANSFORMS = frozenset({"haiku.transform", "haiku.transform_with_state", "haiku.without_apply_rng"})
-FLAX_APPLY_OPTIONS = frozenset({"method", "mutable", "rngs", "capture_intermediates"})
-
-
-# The last part of every name that can trace a function passed to it: a cheap filter
-# applied to each call while the tree is walked once.
-TRACING_CALL_NAMES = frozenset(
-    name.rpartition(".")[2]
-    for name in (*JIT_TRANSFORMS, *TRACING_TRANSFORMS, *GRAD_TRANSFORMS, *BODY_ARGUMENTS, SWITCH, PARTIAL)
-)
-
-
-# Names that trace their function wherever they appear, and those that only do as `lax`
-# primitives (`cond`, `switch` and `map` are common words): a module that spells none of
-# them as a word holds no traced code (an aliased import still spells the name once).
-_BODY_ONLY = frozenset({"cond", "switch", "map"})
-_TRANSFORM_WORDS = TRACING_CALL_NAMES - _BODY_ONLY - {"partial"}
-
-
-def mentions_a_transform(text: str) -> bool:
-    return spells_a_word(text, _TRANSFORM_WORDS) or ("lax" in text and spells_a_word(text, _BODY_ONLY))
-
-
-def _bound_by(statement: ast.AST) -> Iterator[str]:
-    """The names one statement binds itself (not those of the statements inside it)."""
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        yield statement.name
-        return
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        for alias in statement.names:
-            yield (alias.asname or alias.name).split(".")[0]
-        return
-    targets: list[ast.AST] = []
-    if isinstance(statement, ast.Assign):
-        targets = list(statement.targets)
-    elif isinstance(statement, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
-        targets = [statement.target]
-    elif isinstance(statement, ast.With | ast.AsyncWith):
-        targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
-    for target in targets:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                yield node.id
-
-
-def _may_trace(call: ast.Call) -> bool:
-    func = call.func
-    if isinstance(func, ast.Call):  # partial(jax.jit, ...)(f)
-        return True
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name in TRACING_CALL_NAMES
-
-
-
-
-@dataclass
-class TracedFunction:
-    node: FunctionNode
-    qualname: str
-    how: str
-    static_params: frozenset[str] = frozenset()
-    traced_params: frozenset[str] = frozenset()
-    # How each traced parameter came to be traced, where that differs from ``how`` (a second
-    # call site, from another module, that passes it a tracer the first did not).
-    traced_by: dict[str, str] = field(default_factory=dict)
-    # Passed to lax.scan/fori_loop/while_loop/...: its body may run many times per call.
-    is_lax_body: bool = False
-    # What the body sees from outside: module constants, and an enclosing traced function's names.
-    module_static: frozenset[str] = frozenset()
-    enclosing: TracedFunction | None = None
-    # Where jit is applied to this function in the module: a decorator expression or a
-    # `jax.jit(f, ...)` call, where static arguments can be added.
-    jit_sites: list[ast.AST] = field(default_factory=list)
-    # `jax.jit(self.method)`: jitted as a bound method, so `self` is a Python object fixed
-    # when the method is traced.
-    bound_jit_sites: list[ast.Call] = field(default_factory=list)
-    # Reverse-mode differentiated (jax.grad, or called from a differentiated function).
-    differentiated: bool = False
-    # Staged into a jaxpr (jit, pmap, a lax body, or called from one): every JAX operation
-    # in it is a tracer. Under vmap alone, only what a mapped argument feeds is.
-    staged: bool = False
-    # Why a parameter that is neither traced nor static is not known to be traced.
-    unknown_why: dict[str, str] = field(default_factory=dict)
-    imports: ImportTable | None = None
-    program: Program | None = None
-    # Pytree class of a parameter, where its annotation (or `self`) names one.
-    param_classes: dict[str, str] = field(default_factory=dict)
-    # A lax body's parameters as the primitive passes them: the carry in its initial value's
-    # pytree structure, every leaf one array (None: bodies of calls that disagree). Used only
-    # while no other call reaches the function (``reached_otherwise``).
-    param_shapes: dict[str, Verdict | None] = field(default_factory=dict)
-    # The same, from the values at the lax call of the function around the body: for each
-    # parameter, the calls that pass it and their argument (None: the loop's index).
-    param_operands: dict[str, list[tuple[ast.Call, ast.AST | None]]] = field(default_factory=dict)
-    reached_otherwise: bool = False
-    # The calls the propagation followed into it, by id, each with the parameters it gives
-    # one value (an array, or a Python number or bool); and whether it is also entered where
-    # the arguments are not seen (a jit, a transform, a run, a lax primitive). A local def
-    # entered only by calls its function holds, every one seen, takes one value in a
-    # parameter each call gives one: its truth is then jnp's (`while not ok`).
-    call_singles: dict[int, frozenset[str]] = field(default_factory=dict)
-    single_changes: dict[int, int] = field(default_factory=dict)  # how often each call's changed
-    unseen_callers: bool = False
-    definer: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function it is defined in
-    # Parameters a run saw holding tracers (`jitfix run`): each is one array.
-    observed_arrays: frozenset[str] = frozenset()
-    # Where a run saw a failure (`jitfix run`): at each line, the abstract value each traced
-    # name held (`{"r": "float32[9,9]"}`) and the host values beside them (`{"fill": "float",
-    # "table": "numpy.ndarray"}`), the proof of a shape, a dtype or a kind there.
-    observed_types: dict[int, dict[str, str]] = field(default_factory=dict)
-    # Parameters a call of the module certainly gives an array (`f(jnp.ones(3))`): not a dict,
-    # whatever other modules pass (that call of a traced function holds a tracer there).
-    given_arrays: frozenset[str] = frozenset()
-    # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
-    # depends only on them, and each call gave them a Python value.
-    observed_static: dict[str, Observation] = field(default_factory=dict)
-    # Known traced only because traced code of another module of the run calls it (not by a
-    # jit, a lax body or a call of this module): what it reads at trace time is its callers'
-    # concern, and a switch read while tracing is often the point.
-    from_elsewhere: bool = False
-    # The parameters every way in leaves at their defaults (None: none seen yet). Only a call
-    # shows that (of this module's traced code, or another module's); a jit, a lax body or
-    # a run may pass anything.
-    kept_defaults: frozenset[str] | None = None
-    _flow: FlowAnalysis | None = None
-    _enclosing_flow: FlowAnalysis | None = None  # the enclosing function's flow ``_flow`` read
-
-    def flow(self, imports: ImportTable | None = None) -> FlowAnalysis:
-        """The function's flow analysis, kept until its parameters' kinds change (or those
-        of the function around it, whose names it reads)."""
-        imports = imports or self.imports
-        assert imports is not None
-        enclosing = self.enclosing.flow(imports) if self.enclosing is not None else None
-        if self._flow is None or self._enclosing_flow is not enclosing:
-            outer: State = dict.fromkeys(self.module_static, MODULE_CONSTANT)
-            if enclosing is not None:
-                outer.update(enclosing.merged_kinds())
-            self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
-                                      program=self.program, known_arrays=self.known_arrays)
-            self._enclosing_flow = enclosing
-        return self._flow
-
-    @property
-    def known_arrays(self) -> frozenset[str]:
-        """Traced parameters that hold one array, as a run or a call of the module showed."""
-        return self.observed_arrays | (self.given_arrays & self.traced_params)
-
-    @property
-    def handed_containers(self) -> frozenset[str]:
-        """Traced parameters each call of a jitted function gets a container of its own in:
-        jit rebuilds a pytree argument from its leaves, so a dict it is given is not the
-        caller's (eagerly it is: writing into it changes the caller's too)."""
-        return self.traced_params if self.jit_sites else frozenset()
-
-    def entered_by(self, kept: frozenset[str]) -> None:
-        """One more way in, leaving the parameters ``kept`` at their defaults."""
-        self.kept_defaults = kept if self.kept_defaults is None else self.kept_defaults & kept
-
-    def unentered_lines(self) -> list[tuple[int, int]]:
-        """The lines of the branches tracing never enters: those a test decides from
-        parameters every way in leaves at their literal defaults (``if not apply_softmax:``,
-        ``apply_softmax=True``, which no traced call passes). Nothing there runs under the
-        transform, so nothing there is judged."""
-        known = self._default_values()
-        spans: list[tuple[int, int]] = []
-        for node in walk_body(self.node) if known else ():
-            if isinstance(node, ast.If):
-                taken = decided_test(node.test, known)
-                skipped = [] if taken is None else node.orelse if taken else node.body
-                spans += [(statement.lineno, statement.end_lineno or statement.lineno) for statement in skipped]
-        return spans
-
-    def _default_values(self) -> dict[str, object]:
-        """The parameters every way in leaves at a literal default, never bound again."""
-        if not self.kept_defaults or isinstance(self.node, ast.Lambda):
-            return {}
-        rebound = assigned_names(self.node.body) | {name for node in ast.walk(self.node)
-                                                     if isinstance(node, ast.Nonlocal) for name in node.names}
-        values: dict[str, object] = {}
-        for name, default in parameter_defaults(self.node).items():
-            if name in self.kept_defaults and name not in rebound:
-                try:
-                    values[name] = ast.literal_eval(default)
-                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                    continue
-        return values
-
-    def param_verdicts(self) -> State:
-        verdicts: State = {}
-        for name in parameter_names(self.node):
-            klass = self.param_classes.get(name)
-            if name in self.traced_params:
-                shape = None if self.reached_otherwise else self._operand_shape(name) or self.param_shapes.get(name)
-                why = f"`{name}` is a traced argument of `{self.qualname}` ({self.traced_by.get(name, self.how)})"
-                if shape is not None:
-                    verdicts[name] = Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass,
-                                             array=shape.array)
-                else:
-                    verdicts[name] = Verdict(TRACED_KIND, why, klass=klass, single=self._single_by_calls(name))
-            elif name in self.static_params:
-                verdicts[name] = Verdict(STATIC_KIND, f"`{name}` is a static argument of `{self.qualname}`")
-            else:
-                why = self.unknown_why.get(name, "no call is seen to pass it a tracer")
-                verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}`: {why}", klass=klass)
-        return verdicts
-
-    def _single_by_calls(self, name: str) -> bool:
-        """Whether every call of this local def (its name read nowhere else in the function
-        around it) passes the parameter one value, each call seen (``call_singles``)."""
-        if self.unseen_callers or self.is_lax_body or self.definer is None or not self.call_singles \
-                or not all(name in singles for singles in self.call_singles.values()):
-            return False
-        own = self.node.name if isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
-        seen = [node for node in nodes_seeing(self.definer.body, own)]  # (not where `own` is another def)
-        calls = {id(node.func) for node in seen if isinstance(node, ast.Call)}
-        reads = [node for node in seen if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, ast.Load)]
-        return all(id(read) in calls for read in reads) and len(reads) == len(self.call_singles)
-
-    def _operand_shape(self, name: str) -> Verdict | None:
-        """What the lax calls of the enclosing function pass the parameter, from the values
-        there (``lax.cond(p, f, g, ok)`` with ``ok = x > y``: one array), when they agree."""
-        calls = self.param_operands.get(name)
-        enclosing = self.enclosing
-        if not calls or enclosing is None or enclosing.imports is None:
-            return None
-        flow = enclosing.flow()
-        why = f"`{name}` is what {self.how} passes it"
-        shapes = [Verdict(TRACED_KIND, why, array=True) if operand is None
-                  else carried(operand, flow.at(statement).verdict, why)
-                  for call, operand in calls for statement in [statement_holding(enclosing.node, call)]
-                  if statement is not None]
-        if len(shapes) != len(calls) or len({_form(shape) for shape in shapes}) != 1:
-            return None
-        return shapes[0]
-
-    def values(self, imports: ImportTable | None = None) -> ValueAnalysis:
-        """Flow-insensitive classification; ``flow().at(statement)`` is per statement."""
-        return self.flow(imports).summary()
-
-    def forget_analysis(self) -> None:
-        self._flow = None
-
-
-MODULE_CONSTANT = Verdict(STATIC_KIND, "a module constant")
 
 
 @dataclass(frozen=True)
@@ -395,25 +79,6 @@ class _Transform:
     in_axes: ast.AST | None = None
 
 
-# The name of the function a traced lambda's body is checked as (``_add_lambda_bodies``).
-LAMBDA_NAME = "<lambda>"
-
-
-def lambda_as_function(node: ast.Lambda) -> ast.FunctionDef:
-    """``lambda params: body`` as ``def <lambda>(params): return body``, sharing its nodes
-    and placed where it is."""
-    returned = ast.copy_location(ast.Return(value=node.body), node.body)
-    function = ast.FunctionDef(name=LAMBDA_NAME, args=node.args, body=[returned], decorator_list=[], returns=None,
-                               type_comment=None)
-    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
-        setattr(function, "type_params", [])
-    return ast.copy_location(function, node)
-
-
-def is_lambda_body(function: ast.AST) -> bool:
-    return isinstance(function, ast.FunctionDef) and function.name == LAMBDA_NAME
-
-
 @dataclass(frozen=True)
 class _TracedLambda:
     """A lambda a transform traces (``jax.jit(lambda x: f(x, cfg))``, a ``lax`` body): the
@@ -422,14 +87,18 @@ class _TracedLambda:
     scope: ast.AST
     node: ast.Lambda
     traced: frozenset[str]
-    how: str
+    traced_as: str  # how the lambda itself is traced: "wrapped by jax.jit at line 3"
     staged: bool
     lax_body: bool = False
 
     @property
-    def traced_as(self) -> str:
-        """How the lambda itself is traced (``how`` says it of the functions it calls)."""
-        return self.how.removeprefix("called from a lambda").lstrip(", ")
+    def how(self) -> str:
+        """How the functions its body calls are traced."""
+        return f"called from a lambda, {self.traced_as}" if self.lax_body else f"called from a lambda {self.traced_as}"
+
+    @property
+    def entry(self) -> EntryKind:
+        return EntryKind.LAX_BODY if self.lax_body else EntryKind.TRANSFORM
 
 
 @dataclass(frozen=True)
@@ -456,13 +125,6 @@ MAX_FREE_CHANGES = 4
 def _one_value(verdict: Verdict) -> bool:
     """One array, or a Python number or bool: never a tuple or dict."""
     return verdict.array or verdict.scalar or verdict.single
-
-
-def _form(verdict: Verdict) -> object:
-    """A verdict's pytree structure, for comparing what two lax calls pass one body."""
-    if verdict.elements is not None:
-        return tuple(_form(element) for element in verdict.elements)
-    return (verdict.array, verdict.klass)
 
 
 def _literal_strings(node: ast.AST) -> list[str]:
@@ -557,85 +219,11 @@ def _mapped_params(function: FunctionNode | ast.Lambda, transform: _Transform) -
     return frozenset()
 
 
-def _grad_params(function: FunctionNode, keywords: tuple[ast.keyword, ...]) -> frozenset[str]:
-    positional = positional_names(function)
-    indices = [0]
-    for keyword in keywords:
-        if keyword.arg == "argnums":
-            indices = _literal_ints(keyword.value)
-    return frozenset(positional[index] for index in indices if -len(positional) <= index < len(positional))
-
-
-_STATEMENT_LIKE = (ast.stmt, ast.excepthandler, ast.match_case)
-# The fields of compound statements that hold statements (handlers and match cases count),
-# rather than expressions.
-_STATEMENT_BLOCKS: dict[type, tuple[str, ...]] = {
-    kind: tuple(name for name in ("body", "orelse", "handlers", "finalbody", "cases") if name in kind._fields)
-    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-                 ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match,
-                 ast.ExceptHandler, ast.match_case)
-}
-
-
-def _spans_a_line(node: ast.AST, lines: list[int] | None) -> bool:
-    """Whether one of ``lines`` falls within the node's lines (True when either is unknown:
-    ``ast.arguments`` and ``withitem`` carry no position)."""
-    first = getattr(node, "lineno", None)
-    if lines is None or first is None:
-        return True
-    at = bisect.bisect_left(lines, first)
-    return at < len(lines) and lines[at] <= (node.end_lineno or first)  # type: ignore[attr-defined]
-
-
-_ASSIGNING = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith})
-
-
-class _Lines:
-    """Sorted line numbers (None: unknown, every line counts), asked whether a node spans
-    one of them -- in the hot loop: most nodes take one line, and a set answers for those."""
-
-    def __init__(self, lines: list[int] | None):
-        self.lines = lines
-        self._set = set(lines) if lines is not None else None
-
-    def spanned_by(self, node: ast.AST) -> bool:
-        first = getattr(node, "lineno", None)
-        if first is not None and self._set is not None and first == node.end_lineno:  # type: ignore[attr-defined]
-            return first in self._set
-        return _spans_a_line(node, self.lines)
-
-
-def _targets(statement: ast.AST) -> list[ast.AST]:
-    """The targets a statement assigns to (where an in-place change can be spelled)."""
-    kind = type(statement)
-    if kind is ast.Assign:
-        return statement.targets  # type: ignore[attr-defined]
-    if kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.For or kind is ast.AsyncFor:
-        return [statement.target]  # type: ignore[attr-defined]
-    if kind is ast.With or kind is ast.AsyncWith:
-        return [item.optional_vars for item in statement.items if item.optional_vars is not None]  # type: ignore[attr-defined]
-    return []
-
-
-def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
-    """Every node of the expressions a statement holds itself (not those of its blocks)."""
-    stack = [child for child in reversed(non_leaf_children(statement)) if not isinstance(child, _STATEMENT_LIKE)]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(non_leaf_children(node)))
-
-
 def _python_scalar(argument: ast.AST) -> bool:
     """A literal bool or number (`True`, `3`, `-0.5`)."""
     if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub | ast.UAdd):
         argument = argument.operand
     return isinstance(argument, ast.Constant) and type(argument.value) in (bool, int, float, complex)
-
-
-def _callee_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
 
 
 def _body_operands(primitive: str, call: ast.Call) -> dict[int, ast.AST | None]:
@@ -654,339 +242,16 @@ def _body_operands(primitive: str, call: ast.Call) -> dict[int, ast.AST | None]:
     return {}
 
 
-@dataclass(frozen=True)
-class CalledAs:
-    """The name a traced function's callers use, and the scope whose binding of it a call
-    must see to be a call of this function: the def's own scope for a decorated def, the
-    scope of `g = jax.jit(f)`; for `self.step = jax.jit(...)` (an ``attribute``), the class
-    whose methods call `self.step(...)`."""
-
-    name: str
-    scope: ast.AST
-    attribute: bool = False
-
-
-class _Scopes:
-    """Function definitions by scope, so a name used in a body resolves to its def; and, from
-    the same single walk of the tree, every call that may trace a function.
-
-    The walk visits every statement but only the expressions whose lines spell the name of
-    a transform: a call's name is one token on one line, so the other expressions hold no
-    call that may trace a function, and most of a module is expressions no rule asks about.
-    Calls by name and in-place changes are found on demand the same way (``calls_to``,
-    ``changes_of``)."""
-
-    def __init__(self, tree: ast.Module, text: str | None = None, aliases: Iterable[str] = ()):
-        self.parent: dict[ast.AST, ast.AST] = {}
-        self.defs: dict[ast.AST, dict[str, FunctionNode]] = {}
-        # (scope, name) -> every def of a name defined more than once there, in source order.
-        self.redefined: dict[tuple[ast.AST, str], list[FunctionNode]] = {}
-        self._parameters: dict[ast.AST, frozenset[str]] = {}
-        self.qualnames: dict[FunctionNode, str] = {}
-        self.functions: list[FunctionNode] = []
-        self.calls: list[tuple[ast.AST, ast.Call]] = []  # (scope, call) of possible transforms
-        # (scope, name) -> [(line, value)] of plain assignments, to see `f = partial(f, ...)`.
-        self.assignments: dict[tuple[ast.AST, str], list[tuple[int, ast.AST]]] = {}
-        self.global_names: set[str] = set()  # declared `global` in some function
-        # (position, (scope, name, how, attribute)) for `global name`, `name[...] = v` and
-        # `name.a = v` (attribute: only reads of it go stale); `name.append(...)` is found on
-        # demand (see ``changes_of``).
-        self._changes: list[tuple[tuple[int, int], Change]] = []
-        # A call assigned to one name (`g = jax.jit(f)`, `self.step = jax.jit(...)`): that name,
-        # and whether it is an attribute.
-        self.assigned_to: dict[int, tuple[str, bool]] = {}
-        self.classes: dict[ast.AST, dict[str, ast.ClassDef]] = {}
-        self.class_list: list[ast.ClassDef] = []
-        self._lines = LineIndex(text)
-        # Every statement (handlers and match cases count), with its scope, in source order.
-        self._statements: list[tuple[ast.AST, ast.AST]] = []
-        self._calls_to: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
-        self._scope_names: dict[ast.AST, set[str]] | None = None
-        # The calls of a mutating method (`.append(`): every search for in-place changes reads them.
-        self._mutating_calls: list[tuple[ast.Call, ast.AST]] | None = None
-        # Local names of imported transforms (`from jax import jit as J`) spell a call too.
-        # `partial` itself traces nothing: `partial(jax.jit, ...)(f)` spells `jit` as well.
-        self._indexed_words = {*TRACING_CALL_NAMES, *aliases} - {"partial"}
-        self.tree = tree
-        self._module_bindings: dict[str, int] | None = None
-        self._name_stores: dict[str, int] | None = None
-        self._index(tree)
-
-    def _index(self, tree: ast.Module) -> None:
-        """One pre-order walk of the module's statements (the hot loop of the analysis:
-        written out by hand), entering the expressions of those that may hold a transform."""
-        indexed = _Lines(self._lines.spelling(self._indexed_words))
-        # (node, scope, qualname prefix); nodes are told apart by `type(node) is`, which is
-        # faster than isinstance here and which mypy does not narrow: they are `Any`.
-        stack: list[tuple[Any, ast.AST, str]] = [(statement, tree, "") for statement in reversed(tree.body)]
-        statements = self._statements
-        while stack:
-            node, scope, prefix = stack.pop()
-            kind = type(node)
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                defined = self.defs.setdefault(scope, {})
-                if node.name in defined:
-                    self.redefined.setdefault((scope, node.name), [defined[node.name]]).append(node)
-                defined[node.name] = node
-                self.parent[node] = scope
-                self.qualnames[node] = prefix + node.name
-                self.functions.append(node)
-                scope, prefix = node, f"{prefix}{node.name}."
-            elif kind is ast.ClassDef:
-                self.parent[node] = scope
-                self.classes.setdefault(scope, {})[node.name] = node
-                self.class_list.append(node)
-                scope, prefix = node, f"{prefix}{node.name}."
-            elif kind is ast.Global:
-                self.global_names.update(node.names)
-                self._changes.extend(((node.lineno, node.col_offset), (scope, name, "global", None))
-                                     for name in node.names)
-            elif kind is ast.Assign:
-                self._index_assignment(node, scope)
-            if kind in _ASSIGNING:
-                for target in _targets(node):
-                    self._index_store(target, scope)
-            statements.append((node, scope))
-            if indexed.spanned_by(node):
-                self._index_calls(node, scope, indexed)
-            blocks = _STATEMENT_BLOCKS.get(kind)
-            if blocks:
-                for name in reversed(blocks):
-                    stack.extend([(child, scope, prefix) for child in reversed(getattr(node, name))])
-
-    def _index_assignment(self, node: ast.Assign, scope: ast.AST) -> None:
-        for target in node.targets:
-            if type(target) is ast.Name:
-                self.assignments.setdefault((scope, target.id), []).append((node.lineno, node.value))
-        if len(node.targets) == 1 and type(node.value) is ast.Call:
-            target = node.targets[0]
-            name = target.id if type(target) is ast.Name else \
-                target.attr if type(target) is ast.Attribute else None
-            if name is not None:
-                self.assigned_to[id(node.value)] = (name, type(target) is ast.Attribute)
-
-    def _index_store(self, target: Any, scope: ast.AST) -> None:
-        """``name[...] = v`` and ``name.attr = v`` change ``name`` in place (``target``: an
-        ast target, told apart by ``type(target) is``)."""
-        kind = type(target)
-        if kind is ast.Tuple or kind is ast.List:
-            for element in target.elts:
-                self._index_store(element, scope)
-        elif kind is ast.Starred:
-            self._index_store(target.value, scope)
-        elif (kind is ast.Subscript or kind is ast.Attribute) and type(target.value) is ast.Name:
-            attribute = target.attr if kind is ast.Attribute else None
-            how = f"changed in place (`.{attribute} = ...`)" if attribute else "changed in place"
-            self._changes.append(((target.lineno, target.col_offset),
-                                  (scope, target.value.id, how, attribute)))
-
-    def _index_calls(self, statement: ast.AST, scope: ast.AST, indexed: _Lines) -> None:
-        """The calls in a statement's own expressions that may trace a function, entering
-        only the expressions whose lines spell the name of one (a long statement has few)."""
-        stack = [child for child in reversed(non_leaf_children(statement)) if not isinstance(child, _STATEMENT_LIKE)]
-        while stack:
-            node = stack.pop()
-            if not indexed.spanned_by(node):
-                continue
-            if type(node) is ast.Call and _may_trace(node):
-                self.calls.append((scope, node))
-            stack.extend(reversed(non_leaf_children(node)))
-
-    def _statements_spelling(self, names: Iterable[str]) -> Iterator[tuple[ast.AST, ast.AST]]:
-        """(statement, scope) of every statement whose lines spell one of ``names``."""
-        names = set(names)
-        if not names:
-            return
-        lines = self._lines.spelling(names)
-        for statement, scope in self._statements:
-            if _spans_a_line(statement, lines):
-                yield statement, scope
-
-    def calls_to(self, name: str) -> list[tuple[ast.Call, ast.AST]]:
-        """Every call of ``name`` in the module, ``name(...)`` and ``obj.name(...)``, with the
-        scope it is made in."""
-        found = self._calls_to.get(name)
-        if found is None:
-            found = self._calls_to[name] = [
-                (node, scope) for statement, scope in self._statements_spelling([name])
-                for node in _own_expression_nodes(statement) if type(node) is ast.Call and _callee_name(node) == name]
-        return found
-
-    def calls_of(self, called_as: CalledAs, any_receiver: bool = False) -> Iterator[ast.Call]:
-        """The calls of the function ``called_as`` names: by a name that, where the call is
-        made, is the binding ``called_as`` made (another function's `f` is another function);
-        as a method, on `self` or `cls` in the class, or, with ``any_receiver``, on anything
-        (`obj.step(...)` may be this method, or another class's)."""
-        for call, scope in self.calls_to(called_as.name):
-            func = call.func
-            if isinstance(func, ast.Name):
-                if not called_as.attribute and self.binding_scope(scope, func.id) is called_as.scope:
-                    yield call
-            elif any_receiver or (isinstance(called_as.scope, ast.ClassDef) and isinstance(func, ast.Attribute)
-                                  and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}
-                                  and self.enclosing_class(scope) is called_as.scope):
-                yield call
-
-    def binding_scope(self, scope: ast.AST, name: str) -> ast.AST | None:
-        """The scope whose binding of ``name`` code in ``scope`` reads, as Python resolves it:
-        the scope itself, then the functions around it (not class bodies), then the module."""
-        current: ast.AST | None = scope
-        while current is not None:
-            if (current is scope or not isinstance(current, ast.ClassDef)) and name in self._names_bound_in(current):
-                return current
-            current = self.parent.get(current) if current is not self.tree else None
-        return None
-
-    def _names_bound_in(self, scope: ast.AST) -> set[str]:
-        """The names a scope binds: its defs and classes, its parameters, and what its own
-        statements assign, import or loop over (computed for every scope at once)."""
-        if self._scope_names is None:
-            names: dict[ast.AST, set[str]] = {}
-            for statement, own_scope in self._statements:
-                if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    names.setdefault(self.parent.get(statement, self.tree), set()).add(statement.name)
-                    if not isinstance(statement, ast.ClassDef):
-                        names.setdefault(statement, set()).update(parameter_names(statement))
-                else:
-                    names.setdefault(own_scope, set()).update(_bound_by(statement))
-            self._scope_names = names
-        return self._scope_names.get(scope, set())
-
-    def changes_of(self, names: Iterable[str]) -> list[Change]:
-        """Where the module's code rebinds (``global``) or changes in place (``name[k] = v``,
-        ``name.a = v``, ``name.append(...)``) one of ``names``, in source order."""
-        names = set(names)
-        if not names:
-            return []
-        found = [(at, change) for at, change in self._changes if change[1] in names]
-        for node, scope in self._mutating_method_calls():
-            func = node.func
-            if func.value.id in names:  # type: ignore[attr-defined]
-                found.append(((node.lineno, node.col_offset),
-                              (scope, func.value.id, f"changed with `.{func.attr}()`", None)))  # type: ignore[attr-defined]
-        return [change for _, change in sorted(found, key=lambda item: item[0])]
-
-    def _mutating_method_calls(self) -> list[tuple[ast.Call, ast.AST]]:
-        """(call, scope) of every ``name.append(...)`` and the like (``MUTATING_METHODS``)."""
-        if self._mutating_calls is None:
-            self._mutating_calls = [
-                (call, scope) for statement, scope in self._statements_spelling(MUTATING_METHODS)  # `.append(` spells one
-                for node in chain((statement,), _own_expression_nodes(statement)) for call in method_changes(node)
-                if not _may_trace(call) and type(call.func.value) is ast.Name]  # type: ignore[attr-defined]
-        return self._mutating_calls
-
-    def assignment_before(self, scope: ast.AST, name: str, line: int | None) -> ast.AST | None:
-        """The value ``name`` was last assigned in ``scope`` before ``line`` (not its def)."""
-        if line is None:
-            return None
-        earlier = [(at, value) for at, value in self.assignments.get((scope, name), []) if at < line]
-        return max(earlier, key=lambda item: item[0])[1] if earlier else None
-
-    def module_value(self, scope: ast.AST, name: str) -> ast.AST | None:
-        """The value a name that code in ``scope`` reads from the module is bound to, when
-        the module binds it once and nothing rebinds it (a module's `layer = Layer(2.0)`,
-        read in a function that runs later: no function declares it `global`)."""
-        current: ast.AST | None = scope
-        while current is not None and current is not self.tree:
-            if self._binds_otherwise(current, name) or (current, name) in self.assignments:
-                return None  # a local (or an enclosing function's) name, not the module's
-            current = self.parent.get(current)
-        values = self.assignments.get((self.tree, name), [])
-        if len(values) != 1 or name in self.global_names or self.module_bindings().get(name, 0) != 1:
-            return None
-        return values[0][1]
-
-    def module_bindings(self) -> dict[str, int]:
-        """How many statements at module level bind each name (any kind of binding)."""
-        if self._module_bindings is None:
-            counts: dict[str, int] = {}
-            for statement, scope in self._statements:
-                if scope is self.tree:
-                    for name in _bound_by(statement):
-                        counts[name] = counts.get(name, 0) + 1
-            self._module_bindings = counts
-        return self._module_bindings
-
-    def name_stores(self) -> dict[str, int]:
-        """How many times each name is bound anywhere in the module, in any scope (a store or
-        delete of the name, or a parameter of that name): one walk, on demand."""
-        if self._name_stores is None:
-            counts: dict[str, int] = {}
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                    counts[node.id] = counts.get(node.id, 0) + 1
-                elif isinstance(node, ast.arg):
-                    counts[node.arg] = counts.get(node.arg, 0) + 1
-            self._name_stores = counts
-        return self._name_stores
-
-    def lookup(self, scope: ast.AST, name: str, line: int | None = None) -> FunctionNode | None:
-        """Resolve a bare name as Python would from code in scope (class bodies are skipped).
-        A name defined more than once (a notebook's cells, a script) is, for code at ``line``
-        of the scope that defines it, the last def before that line: code there runs in order.
-        Code in a function that runs later sees the last def."""
-        current: ast.AST | None = scope
-        first = True
-        while current is not None:
-            if first or not isinstance(current, ast.ClassDef):
-                found = self.defs.get(current, {}).get(name)
-                if found is not None:
-                    if first and line is not None and (current, name) in self.redefined:
-                        before = [node for node in self.redefined[current, name] if node.lineno <= line]
-                        return before[-1] if before else found
-                    return found
-                if self._binds_otherwise(current, name):
-                    return None  # `def hessian(f): ... jit(f)`: the parameter, not a module's `f`
-            first = False
-            current = self.parent.get(current)
-        return None
-
-    def _binds_otherwise(self, scope: ast.AST, name: str) -> bool:
-        """Whether a function binds ``name`` as a parameter or by assignment (not a def)."""
-        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            return False
-        params = self._parameters.get(scope)
-        if params is None:
-            params = self._parameters[scope] = frozenset(parameter_names(scope))
-        return name in params or (scope, name) in self.assignments
-
-    def lookup_class(self, scope: ast.AST, name: str) -> ast.ClassDef | None:
-        current: ast.AST | None = scope
-        while current is not None:
-            found = self.classes.get(current, {}).get(name)
-            if found is not None:
-                return found
-            current = self.parent.get(current)
-        return None
-
-    def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
-        current: ast.AST | None = scope
-        while current is not None and not isinstance(current, ast.ClassDef):
-            current = self.parent.get(current)
-        return current
-
-    def method(self, scope: ast.AST, name: str) -> FunctionNode | None:
-        klass = self.enclosing_class(scope)
-        return self.defs.get(klass, {}).get(name) if klass is not None else None
-
-
-def scope_index(tree: ast.Module, imports: ImportTable, text: str | None) -> _Scopes:
-    """The module's defs, classes and transform calls (local names of imported transforms,
-    ``from jax import jit as J``, spell a call too)."""
-    transforms = [local for local, target in imports.aliases.items() if target.rpartition(".")[2] in TRACING_CALL_NAMES]
-    return _Scopes(tree, text, transforms)
-
-
 class TracedFinder:
     def __init__(self, tree: ast.Module, imports: ImportTable, text: str | None = None,
-                 path: str | None = None, project: Project | None = None, scopes: _Scopes | None = None):
+                 path: str | None = None, project: Project | None = None, scopes: Scopes | None = None):
         self.tree = tree
         self.imports = imports
         self.path = path
         self.project = project
         self.scopes = scopes or scope_index(tree, imports, text)
         self.traced: dict[FunctionNode, TracedFunction] = {}
-        self.program: Program | None = None
+        self.program: ModuleProgram | None = None
         self.lambdas: list[_TracedLambda] = []
         self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a traced lambda's function -> the scope it is in
 
@@ -1040,7 +305,7 @@ class TracedFinder:
             unpassed = self._defaults_not_passed(function, called_as)
             traced = traced - unpassed.keys()
             unknown_why.update(unpassed)
-        self._mark_params(function, traced, static, how)
+        self._mark_params(function, traced, static, how, EntryKind.TRANSFORM)
         entry = self.traced[function]
         entry.given_arrays = entry.given_arrays | self._given_arrays(function, called_as)
         if transform.name in JIT_TRANSFORMS:
@@ -1119,14 +384,14 @@ class TracedFinder:
         return False
 
     def _mark_params(self, function: FunctionNode, traced: frozenset[str], static: frozenset[str], how: str,
-                     shapes: dict[str, Verdict] | None = None, from_elsewhere: bool = False,
+                     kind: EntryKind, shapes: dict[str, Verdict] | None = None, from_elsewhere: bool = False,
                      kept_defaults: frozenset[str] | None = frozenset()) -> None:
         """Mark parameters traced or static; ``shapes``: what a lax primitive passes them;
         ``from_elsewhere``: the evidence is a call from another module; ``kept_defaults``:
         the parameters this way in leaves at their defaults (None: it is no way in)."""
         entry = self.traced.get(function)
         if entry is None:
-            entry = TracedFunction(function, self.scopes.qualnames[function], how, from_elsewhere=from_elsewhere)
+            entry = TracedFunction(function, self.scopes.qualnames[function], how, kind, from_elsewhere=from_elsewhere)
             self.traced[function] = entry
         if kept_defaults is not None:
             entry.entered_by(kept_defaults)
@@ -1142,7 +407,7 @@ class TracedFinder:
             entry.reached_otherwise = True
         for name, shape in shapes.items() if shapes else ():
             seen = entry.param_shapes.get(name, shape)
-            entry.param_shapes[name] = shape if seen is not None and _form(seen) == _form(shape) else None
+            entry.param_shapes[name] = shape if seen is not None and pytree_form(seen) == pytree_form(shape) else None
 
     def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None,
                            depth: int = 0) -> _Bound | None:
@@ -1268,8 +533,8 @@ class TracedFinder:
         static = _static_params(node, transform)
         traced = _mapped_params(node, transform) if transform.name in MAPPING_TRANSFORMS \
             else frozenset(parameter_names(node))
-        self.lambdas.append(_TracedLambda(scope, node, traced - static, f"called from a lambda wrapped by "
-                                          f"{transform.name} at line {line}", transform.name in STAGING_TRANSFORMS))
+        self.lambdas.append(_TracedLambda(scope, node, traced - static, f"wrapped by {transform.name} at line {line}",
+                                          transform.name in STAGING_TRANSFORMS))
 
     def _unbind(self, bound: _Bound) -> None:
         """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
@@ -1300,7 +565,7 @@ class TracedFinder:
             if isinstance(body, ast.Lambda):
                 positional = positional_names(body)
                 self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]),
-                                                  f"called from a lambda, the body of {primitive} at line {call.lineno}",
+                                                  f"the body of {primitive} at line {call.lineno}",
                                                   True, lax_body=True))
                 continue
             resolved = self._function_argument(scope, body, call.lineno)
@@ -1312,7 +577,7 @@ class TracedFinder:
                     traced.add(vararg.arg)
                 how = f"body of {primitive} at line {call.lineno}"
                 shapes = dict(zip(free, self._body_shapes(primitive, call, how)))
-                self._mark_params(resolved.function, frozenset(traced), frozenset(), how, shapes)
+                self._mark_params(resolved.function, frozenset(traced), frozenset(), how, EntryKind.LAX_BODY, shapes)
                 for index, operand in _body_operands(primitive, call).items():
                     if index < len(free):
                         self.traced[resolved.function].param_operands.setdefault(free[index], []).append((call, operand))
@@ -1349,7 +614,8 @@ class TracedFinder:
             static = frozenset(set(parameter_names(function)) & set(seen.static)) - held
             # A failure is no new way in: the carry structure a lax primitive passes still
             # holds. A jit the run saw is one (any structure may come in).
-            self._mark_params(function, held, static, seen.reason, None if not seen.holds_arrays else {},
+            self._mark_params(function, held, static, seen.reason, EntryKind.OBSERVED,
+                              None if not seen.holds_arrays else {},
                               from_elsewhere=seen.error == CALLED,
                               kept_defaults=frozenset(seen.defaults) if seen.error == CALLED else frozenset())
             entry = self.traced[function]
@@ -1370,7 +636,7 @@ class TracedFinder:
             if entry is not None and entry.jit_sites:
                 new = frozenset(seen.static) - entry.static_params  # not static at its jit yet
                 entry.observed_static.update(dict.fromkeys(new, seen))
-                self._mark_params(entry.node, frozenset(), new, seen.reason, kept_defaults=None)
+                self._mark_params(entry.node, frozenset(), new, seen.reason, EntryKind.OBSERVED, kept_defaults=None)
 
     def _observed_function(self, seen: Observation) -> FunctionNode | None:
         """The def a run's observation is about: its name, at the code object's first line."""
@@ -1411,13 +677,15 @@ class TracedFinder:
                 values = self._lambda_values(pending, enclosing)
                 staged = pending.staged or (enclosing is not None and enclosing.staged)
                 calls = [node for node in walk_tree(pending.node.body) if isinstance(node, ast.Call)]
-                changed |= self._follow(pending.scope, calls, values, pending.how, staged,
+                changed |= self._follow(pending.scope, calls, values, pending.how, EntryKind.CALLED_FROM_LAMBDA,
+                                        staged,
                                         enclosing is not None and enclosing.differentiated,
                                         enclosing is not None and enclosing.from_elsewhere)
             for function in [function for function in self.traced if function in dirty]:
                 caller = self.traced[function]
                 changed |= self._follow(caller.node, self._calls_in(caller.node), caller.values(self.imports),
-                                        f"called from {caller.qualname}", caller.staged, caller.differentiated,
+                                        f"called from {caller.qualname}", EntryKind.CALLED, caller.staged,
+                                        caller.differentiated,
                                         caller.from_elsewhere)
             dirty, first = changed, False
 
@@ -1431,8 +699,8 @@ class TracedFinder:
                 else Verdict(UNKNOWN_KIND, f"`{name}` of a lambda: not known to receive a tracer")
         return ValueAnalysis(self.imports, state, staged=pending.staged, program=self.program, scope=pending.scope)
 
-    def _follow(self, scope: ast.AST, calls: list[ast.Call], values: ValueAnalysis, how: str, staged: bool,
-                differentiated: bool, from_elsewhere: bool = False) -> set[FunctionNode]:
+    def _follow(self, scope: ast.AST, calls: list[ast.Call], values: ValueAnalysis, how: str, kind: EntryKind,
+                staged: bool, differentiated: bool, from_elsewhere: bool = False) -> set[FunctionNode]:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
         for call in calls:
@@ -1456,7 +724,7 @@ class TracedFinder:
             traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
             entry = self.traced.get(callee)
             if entry is None:
-                entry = TracedFunction(callee, self.scopes.qualnames[callee], how, from_elsewhere=from_elsewhere)
+                entry = TracedFunction(callee, self.scopes.qualnames[callee], how, kind, from_elsewhere=from_elsewhere)
                 self.traced[callee] = entry
                 changed.add(callee)
             entry.entered_by(defaults_left(callee, call, resolved.positional, resolved.keywords))
@@ -1508,8 +776,8 @@ class TracedFinder:
         traced = frozenset(name for name, tree in zip(positional_names(function), trees) if values.verdict(tree).traced)
         if not traced or any(pending.node is function for pending in self.lambdas):
             return None
-        return _TracedLambda(scope, function, traced, f"called from a lambda mapped by "
-                                                      f"{self.imports.resolve(call.func)} at line {call.lineno}", staged)
+        return _TracedLambda(scope, function, traced, f"mapped by {self.imports.resolve(call.func)} at line "
+                                                      f"{call.lineno}", staged)
 
     def _callee(self, scope: ast.AST, call: ast.Call) -> _Bound | None:
         """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
@@ -1648,7 +916,8 @@ class TracedFinder:
             qualname = f"{enclosing.qualname}.{LAMBDA_NAME}" if enclosing is not None else LAMBDA_NAME
             self.lambda_scopes[function] = pending.scope
             staged = pending.staged or (enclosing is not None and enclosing.staged)  # as `_propagate` follows it
-            self.traced[function] = TracedFunction(function, qualname, pending.traced_as, traced_params=pending.traced,
+            self.traced[function] = TracedFunction(function, qualname, pending.traced_as, pending.entry,
+                                                   traced_params=pending.traced,
                                                    is_lax_body=pending.lax_body, staged=staged,
                                                    differentiated=enclosing is not None and enclosing.differentiated)
 
@@ -1656,8 +925,6 @@ class TracedFinder:
         """Give each traced function the module's constants and its traced enclosing function."""
         if not self.traced:
             return
-        from jitfix.analysis.summaries import ModuleProgram
-
         module_static = module_static_names(self.tree, self.scopes.global_names)
         if self.program is None:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
@@ -1692,83 +959,9 @@ class TracedFinder:
         return classes
 
 
-def decided_test(test: ast.expr, known: dict[str, object]) -> bool | None:
-    """Whether ``test`` holds, when the ``known`` names' values and literals decide it
-    (``not flag``, ``mode == "mean" and axis is None``); None when they do not."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = decided_test(test.operand, known)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        parts = [decided_test(value, known) for value in test.values]
-        stop = isinstance(test.op, ast.Or)  # the value that decides `or` (True) or `and` (False)
-        return stop if stop in parts else None if None in parts else not stop
-    found, value = _known_value(test, known)
-    if found:
-        return bool(value)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        (left_found, left), (right_found, right) = _known_value(test.left, known), _known_value(test.comparators[0], known)
-        compare = _COMPARISONS.get(type(test.ops[0]))
-        if isinstance(test.ops[0], ast.Is | ast.IsNot) and not any(value is None or isinstance(value, bool)
-                                                                   for value in (left, right)):
-            return None  # identity of other values (`mode is "sum"`) is the interpreter's choice
-        if left_found and right_found and compare is not None:
-            try:
-                return bool(compare(left, right))
-            except Exception:  # noqa: BLE001 - `1 < "a"`: not decided
-                return None
-    return None
-
-
-def _known_value(node: ast.expr, known: dict[str, object]) -> tuple[bool, object]:
-    if isinstance(node, ast.Name) and node.id in known:
-        return True, known[node.id]
-    if isinstance(node, ast.Constant | ast.UnaryOp | ast.Tuple):
-        try:
-            return True, ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            pass
-    return False, None
-
-
-_COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-}
-
-
-class TracedFunctions(dict[FunctionNode, TracedFunction]):
-    """Every traced function of a module, keyed by its def node, with what the walk that
-    found them learnt about the module."""
-
-    def __init__(self, traced: dict[FunctionNode, TracedFunction], scopes: _Scopes, traces_lambdas: bool,
-                 program: ModuleProgram | None = None, lambda_scopes: dict[ast.AST, ast.AST] | None = None):
-        super().__init__(traced)
-        self.program = program  # the module as the analysis reads it (None: nothing is traced)
-        # Where the module's code rebinds or mutates names (see ``_Scopes.changes_of``).
-        self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
-        self.functions: list[FunctionNode] = scopes.functions  # every def of the module
-        # The def or class each def and class is in (the scope a staged lambda is in, for the
-        # function its body is checked as).
-        self.parents: Mapping[ast.AST, ast.AST] = ChainMap(lambda_scopes, scopes.parent) if lambda_scopes \
-            else scopes.parent
-        self.module_bindings: Callable[[], dict[str, int]] = scopes.module_bindings  # name -> statements binding it
-        self.traces_lambdas = traces_lambdas  # a transform traces a lambda (`jax.jit(lambda x: ...)`)
-        self._unentered: dict[str, list[tuple[int, int]]] | None = None  # by qualified name, once asked
-
-    def unentered(self, function: str | None, line: int) -> bool:
-        """Whether ``line`` of the traced function named ``function`` (or of a def nested in
-        one) lies in a branch tracing never enters (``TracedFunction.unentered_lines``)."""
-        if function is None:
-            return False
-        if self._unentered is None:
-            self._unentered = {entry.qualname: entry.unentered_lines() for entry in self.values()}
-        return any((function == qualname or function.startswith(qualname + ".")) and first <= line <= last
-                   for qualname, spans in self._unentered.items() for first, last in spans)
-
-
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
                           path: str | None = None, project: Project | None = None,
-                          scopes: _Scopes | None = None, observed: Iterable[Observation] = ()) -> TracedFunctions:
+                          scopes: Scopes | None = None, observed: Iterable[Observation] = ()) -> TracedFunctions:
     """Every traced function of the module, keyed by its def node. With the module's
     ``text``, only the expressions whose lines name a transform are walked (faster); with its
     ``path`` and the run's ``project``, calls into the run's other modules are summarised
@@ -1776,6 +969,6 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     run saw traced in this module."""
     finder = TracedFinder(tree, imports, text, path, project, scopes)
     traced = finder.run(observed)
-    program = cast("ModuleProgram | None", finder.program)  # made by `_link_scopes`
+    program = finder.program  # made by `_link_scopes`
     return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program,
                            lambda_scopes=finder.lambda_scopes)

@@ -22,17 +22,18 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
+from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
 from jitfix.analysis.catalogue import (
     ARGUMENT_BUILTINS,
     ARGUMENT_MODULES,
-    NUMPY_METADATA,
     ARRAY,
     ARRAY_ATTRIBUTES,
     HOST,
     LAYERS,
+    NUMPY_METADATA,
     ONE_ARRAY,
     PYTREE,
     RESULT_PARTS,
@@ -48,11 +49,22 @@ from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
 if TYPE_CHECKING:
     from jitfix.analysis.pytrees import PytreeIndex
 
-STATIC_KIND, UNKNOWN_KIND, TRACED_KIND = 0, 1, 2
+class Kind(IntEnum):
+    """What a value is while tracing, ordered: a value made of several takes the strongest."""
+
+    STATIC = 0  # a Python value, known at trace time
+    UNKNOWN = 1  # nothing shows which
+    TRACED = 2  # a tracer
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+STATIC_KIND, UNKNOWN_KIND, TRACED_KIND = Kind.STATIC, Kind.UNKNOWN, Kind.TRACED
 # The key of a state (not a name: no identifier contains "<") saying why the point may not
 # run under tracing at all (`if p is None:`), if it may not.
 UNCERTAIN = "<uncertain>"
-KIND_NAMES = ("static", "unknown", "traced")
 STATIC_RESULT_TRANSFORMS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
 # Built-ins that turn a number into a Python number (of a tracer: they raise under jit).
 PYTHON_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
@@ -65,7 +77,7 @@ TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map"})
 class Verdict:
     """A value's kind, why, and the verdict the reason rests on (its evidence chain)."""
 
-    kind: int
+    kind: Kind
     why: str
     via: Verdict | None = None
     # What is known beyond the kind: a tuple's elements, the pytree class of the value.
@@ -110,6 +122,7 @@ _CONTAINERS: dict[type, str] = {ast.Dict: "dict", ast.DictComp: "dict", ast.List
                                 ast.Tuple: "tuple", ast.Set: "set", ast.SetComp: "set"}
 STATIC_LITERAL = Verdict(STATIC_KIND, "a literal")
 PYTHON_NUMBER = Verdict(STATIC_KIND, "a literal", scalar=True)
+MODULE_CONSTANT = Verdict(STATIC_KIND, "a module constant")
 # Members a Python container has too: `xs.copy()` of a list of tracers is a list.
 _CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple)) | frozenset(dir(set))
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -146,6 +159,13 @@ def as_array(found: Verdict, array: bool) -> Verdict:
         if array and found.traced and not found.array else found
 
 UNKNOWN_VALUE = Verdict(UNKNOWN_KIND, "not known")
+
+
+def pytree_form(verdict: Verdict) -> object:
+    """A verdict's pytree structure, for comparing what two lax calls pass one body."""
+    if verdict.elements is not None:
+        return tuple(pytree_form(element) for element in verdict.elements)
+    return (verdict.array, verdict.klass)
 
 
 def _lax_result(returned: list[Verdict], where: str) -> Verdict | None:

@@ -4,7 +4,6 @@ about names that the ``if``, loop and scan planners all ask for."""
 from __future__ import annotations
 
 import ast
-import contextvars
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -27,7 +26,7 @@ from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.values import ArrayEvidence, SizeEvidence, ValueAnalysis, parameter_names
 from jitfix.control_flow.boolean_expressions import boolean_names
 from jitfix.control_flow.hoisted_appends import appended_to, hoisted_lists
-from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem
+from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem, ProblemKind
 from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
@@ -35,16 +34,6 @@ from jitfix.control_flow.result_types import Callees, Helper, Known, bound_value
 # Plans a block: (statements, names bound before it, whether it ends the function, loops
 # around it, the literal each name holds as the block starts where known).
 BlockWalker = Callable[[list[ast.stmt], set[str], bool, int, "dict[str, Known] | None"], None]
-
-# Whether this analysis checks a restructuring (see rules/lowering.py): a traced test the
-# planner cannot prove one array is then a problem (the check must not count on it), and the
-# restructurings the function needs next are offered unchecked (the check's verdict judges them).
-checking_lowered: contextvars.ContextVar[bool] = contextvars.ContextVar("checking_lowered", default=False)
-# The function (qualified name) whose restructuring is being checked: the check asks only
-# whether the rewrite takes everything in it, so inside the check the other functions of the
-# module are offered no restructuring of their own (each would be checked in turn, nested).
-lowering_checked_for: contextvars.ContextVar[str | None] = contextvars.ContextVar("lowering_checked_for",
-                                                                                   default=None)
 
 # Why a traced test is left: `jnp.logical_*` would take the truth of an operand elementwise,
 # and a tuple or dict of tracers has Python truth instead.
@@ -149,8 +138,8 @@ class PlanContext:
                 self.carried_at[id(node)] = self.traced_here
 
     def report(self, node: ast.If | ast.For | ast.While, reason: str, where: ast.AST | None = None,
-               scan: bool = False, lowering: Lowering | None = None) -> None:
-        self.problems.append(Problem(where or node, node, reason, scan, lowering))
+               scan: bool = False, lowering: Lowering | None = None, kind: ProblemKind | None = None) -> None:
+        self.problems.append(Problem(where or node, node, reason, scan, lowering, kind))
 
     def closure_copies(self, blocks: list[list[ast.stmt]],
                        localized: set[str]) -> tuple[list[ast.stmt], list[tuple[ast.AST, str]]]:
@@ -318,7 +307,8 @@ class PlanContext:
             isinstance(call, ast.Call) and appended_to(call) in appended for call in calls)
         where, reason = found[0]
         lowering = Lowering.DICT_UPDATES if dict_writes else Lowering.HOISTED_APPENDS if appends else None
-        self.report(node, reason, where, lowering=lowering)
+        kind = ProblemKind.JUMP_OUT_OF_LOOP if isinstance(where, ast.Break | ast.Continue) else None
+        self.report(node, reason, where, lowering=lowering, kind=kind)
         return True
 
     # -- names -----------------------------------------------------------------------------

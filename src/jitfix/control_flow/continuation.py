@@ -28,8 +28,17 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import (always_leaves, assigned_names, changed_objects, closures, definitely_assigned,
-                                    free_names_when_called, loaded_names, upward_exposed, walk_body)
+from jitfix.analysis.blocks import (
+    always_leaves,
+    assigned_names,
+    changed_objects,
+    closures,
+    definitely_assigned,
+    free_names_when_called,
+    loaded_names,
+    upward_exposed,
+    walk_body,
+)
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import cst, suite_statements
 from jitfix.findings import EditError

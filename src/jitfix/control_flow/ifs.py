@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 
 from jitfix.analysis.blocks import (
@@ -42,10 +42,11 @@ from jitfix.analysis.blocks import (
     target_names,
     upward_exposed,
 )
+from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext
+from jitfix.control_flow.lowering_checks import checking_lowered
 from jitfix.control_flow.continuation import continuable
 from jitfix.control_flow.loop_returns import returns_from_loop
-from jitfix.control_flow.context import UNPROVEN_OPERAND, BlockWalker, PlanContext, checking_lowered
-from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering
+from jitfix.control_flow.plans import Branch, IfForm, IfPlan, Lowering, ProblemKind
 from jitfix.control_flow.render_context import BlockRenderer, RenderContext, StatementPairs
 from jitfix.control_flow.result_types import (
     BOOLEAN,
@@ -209,7 +210,7 @@ class IfPlanner:
                 else Lowering.RETURNS if returns_from_loop(context.function, node, context.imports) else None
             context.report(node, "a branch returns, but the `if` is inside a loop or block with more code "
                                  "after it; only an `if` whose branches end the function becomes a `lax.cond`",
-                           lowering=lowering)
+                           lowering=lowering, kind=ProblemKind.RETURN_BEFORE_MORE_CODE)
             return False
         blocks = [node.body, node.orelse]
         falls = [not always_leaves(block) for block in blocks]

@@ -182,6 +182,13 @@ class ScanPlan(LoopPlan):
 Plan = IfPlan | LoopPlan
 
 
+class ProblemKind(Enum):
+    """Problems a rule explains further (the reason alone says what blocks the rewrite)."""
+
+    RETURN_BEFORE_MORE_CODE = "a branch returns, but more code follows the `if` in a loop or block"
+    JUMP_OUT_OF_LOOP = "a `break` or `continue` in a branch leaves a loop around the `if`"
+
+
 class Lowering(Enum):
     """A plain-Python restructuring that turns a statement the rewrite declines into one it
     takes (offered only when the rewrite then succeeds on the restructured text)."""
@@ -201,6 +208,7 @@ class Problem:
     reason: str
     scan: bool = False  # a loop that could not become a lax.scan (JF203's, not JF201's)
     lowering: Lowering | None = None  # what restructuring first would let the rewrite take it
+    kind: ProblemKind | None = None  # where a rule says more about some kinds of problem
 
     @property
     def line(self) -> int:

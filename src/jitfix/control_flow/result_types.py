@@ -28,6 +28,7 @@ from jitfix.analysis.blocks import (
     rows_iterated,
     upward_exposed,
 )
+from jitfix.analysis.catalogue import is_range
 
 # jax.numpy functions (and array methods) whose result is inexact for any input.
 INEXACT_FUNCTIONS = frozenset(
@@ -847,8 +848,7 @@ class Block:
         bound: Environment = {}
         if isinstance(loop, ast.For):
             iterable = loop.iter
-            if isinstance(loop.target, ast.Name) and isinstance(iterable, ast.Call) \
-                    and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            if isinstance(loop.target, ast.Name) and is_range(iterable):
                 bound = {loop.target.id: Signature(frozenset({INDEX}))}
             elif self.iterates_rows(loop):
                 bound = {name: self.path_value(held, env) if not isinstance(held, Signature) else held
@@ -1007,8 +1007,7 @@ def bound_values(body: Sequence[ast.stmt],
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name) \
                 and node.value is not None:
             bindings.setdefault(node.target.id, []).append(node.value)
-        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
-                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range":
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and is_range(node.iter):
             # (a Python int where the loop unrolls: the same type but for its weakness, which
             # `lax.cond` and lax loops do not compare)
             bindings.setdefault(node.target.id, []).append(Signature(frozenset({INDEX})))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jitfix.rules.arrays import BuiltinOnTracer, Concretization, InPlaceUpdate, NumpyOnTracer
+from jitfix.rules.attributes import StaleAttribute, TracedSelf
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (
     NonScalarCondition,
@@ -11,7 +12,6 @@ from jitfix.rules.conditionals import (
     TracedConditionalExpression,
     TracedIf,
 )
-from jitfix.rules.attributes import StaleAttribute, TracedSelf
 from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
 from jitfix.rules.recompilation import (

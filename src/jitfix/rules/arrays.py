@@ -18,14 +18,14 @@ from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
-from jitfix.analysis.values import ArrayEvidence, parameter_names
+from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import FunctionConditionals, conditionals
+from jitfix.rules.function_context import FunctionContext, function_contexts
 
 if TYPE_CHECKING:
-    from jitfix.analysis.traced import TracedFunction
+    from jitfix.analysis.traced_function import TracedFunction
     from jitfix.findings import Replaced
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
@@ -51,7 +51,6 @@ JNP_SUBMODULE_FUNCTIONS = frozenset({"linalg.norm", "linalg.inv", "linalg.det", 
 # (found by calling each with a list of arrays): the others take arrays only.
 SEQUENCE_TAKING = frozenset("array array_equal asarray concatenate hstack stack vstack float16 float32 float64 int8 "
                             "int16 int32 int64 uint8".split())
-CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
 UPDATE_METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
                   ast.Pow: "power"}
 # Where a Python number is needed, not an array: jnp would not help (JF5xx's job).
@@ -92,7 +91,7 @@ class Concretization(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             function = entry.traced.node
             parents = None
             for node, statement in own_expressions(function):
@@ -122,7 +121,7 @@ class Concretization(Rule):
                                    function=entry.traced)
 
 
-    def _python_arithmetic(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Call, operand: ast.AST,
+    def _python_arithmetic(self, module: ModuleContext, entry: FunctionContext, node: ast.Call, operand: ast.AST,
                            spelling: PythonSpelling) -> Finding:
         """``int(jnp.ceil(n / k))`` of Python values: jnp stages it (a tracer under jit); the
         same arithmetic in Python is a number known at trace time."""
@@ -196,7 +195,7 @@ def _converted(node: ast.Call) -> ast.expr | None:
     """The operand of float(x)/int(x)/bool(x)/complex(x)/x.item()/x.tolist()."""
     if node.keywords:
         return None
-    if isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS and len(node.args) == 1:
+    if isinstance(node.func, ast.Name) and node.func.id in PYTHON_CONVERSIONS and len(node.args) == 1:
         return node.args[0]
     if isinstance(node.func, ast.Attribute) and node.func.attr in {"item", "tolist"} and not node.args:
         return node.func.value
@@ -204,13 +203,14 @@ def _converted(node: ast.Call) -> ast.expr | None:
 
 
 def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: ast.AST,
-                        followed: frozenset[str] = frozenset()) -> str | None:
+                        followed: frozenset[str] = frozenset(), subject: str = "it") -> str | None:
     """Why the value of ``node`` must stay a Python value (a jnp array would raise there), if it
     must: where it is used, or where the name it is bound to is (``lo = max(0, i - w)``, then
-    ``x[lo:]``), through arithmetic. None when nothing shows it must."""
+    ``x[lo:]``), through arithmetic. None when nothing shows it must. ``subject`` names the
+    value in the reason (the last name followed)."""
     expression = node
     while True:
-        why = _python_value_position(expression, parents)
+        why = _python_value_position(expression, parents, subject)
         if why is not None:
             return why
         parent = parents.get(id(expression))
@@ -224,23 +224,23 @@ def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: as
     name = statement.targets[0].id
     for use in ast.walk(function):
         if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
-            why = _needs_python_value(use, parents, function, followed | {name})
+            why = _needs_python_value(use, parents, function, followed | {name}, f"`{name}`")
             if why is not None:
-                return f"`{name}`{why[2:]}" if why.startswith("it ") else why
+                return why
     return None
 
 
-def _python_value_position(node: ast.AST, parents: dict[int, ast.AST]) -> str | None:
+def _python_value_position(node: ast.AST, parents: dict[int, ast.AST], subject: str) -> str | None:
     parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in STATIC_POSITIONS:
         return f"`{parent.func.id}()` needs a Python value"
     if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
-        return "it is formatted as text"
+        return f"{subject} is formatted as text"
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in {
             "reshape", "zeros", "ones", "empty", "full", "arange", "eye"}:
-        return "it sets a shape (make the argument static: JF5xx)"
+        return f"{subject} sets a shape (make the argument static: JF5xx)"
     if isinstance(parent, ast.Slice):
-        return "it is a slice bound"
+        return f"{subject} is a slice bound"
     return None
 
 
@@ -252,7 +252,7 @@ def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
         if isinstance(updated.func, cst.Attribute):  # x.item(): a number, constant to jax.grad
             source = f"{context.name('jax.lax')}.stop_gradient({code(updated.func.value)}.reshape(()))"
         else:
-            kind = CONVERSIONS[updated.func.value]  # type: ignore[attr-defined]
+            kind = updated.func.value  # type: ignore[attr-defined]  # float(x) -> dtype=float
             source = f"{context.name('jax.numpy')}.asarray({code(updated.args[0].value)}, dtype={kind})"
         return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
@@ -296,7 +296,7 @@ class NumpyOnTracer(Rule):
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         if not module.imports.mentions("numpy") and not module.imports.mentions("math"):
             return
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             for node, statement in own_expressions(entry.traced.node):
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                     finding = self._numpy_indexed(module, entry, node, statement)
@@ -340,7 +340,7 @@ class NumpyOnTracer(Rule):
                                        function=entry.traced)
 
 
-    def _numpy_indexed(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Subscript,
+    def _numpy_indexed(self, module: ModuleContext, entry: FunctionContext, node: ast.Subscript,
                        statement: ast.stmt) -> Finding | None:
         """``table[i]`` of a NumPy array with a traced index: NumPy converts the index to an
         array, which a tracer refuses; the jnp array of the table takes it."""
@@ -361,7 +361,7 @@ class NumpyOnTracer(Rule):
         fix = Fix(Safety.SAFE, "index the jnp array of it", [_jnp_table_edit(module, node)])
         return self.finding(module, node, f"{where}; index `jnp.asarray({table})`", fix, function=entry.traced)
 
-    def _math_call(self, module: ModuleContext, entry: FunctionConditionals, node: ast.Call, statement: ast.stmt,
+    def _math_call(self, module: ModuleContext, entry: FunctionContext, node: ast.Call, statement: ast.stmt,
                    function: str) -> Finding | None:
         """``math.sqrt(x)`` of a tracer: ``math`` takes a Python float, which a tracer refuses."""
         values = entry.values_at(statement)
@@ -392,7 +392,7 @@ class NumpyArrays:
     a name bound once to one (in the function, or at module level when the function binds
     it not), or a name `jitfix run` saw holding one at that line."""
 
-    def __init__(self, module: ModuleContext, entry: FunctionConditionals, at: ast.AST):
+    def __init__(self, module: ModuleContext, entry: FunctionContext, at: ast.AST):
         self.module, self.entry = module, entry
         lines = range(at.lineno, (getattr(at, "end_lineno", None) or at.lineno) + 1)  # type: ignore[attr-defined]
         self.seen = {name for line in lines for name, kind in entry.traced.observed_types.get(line, {}).items()
@@ -524,7 +524,7 @@ class BuiltinOnTracer(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         rebound = _module_bindings(module)
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             function = entry.traced.node
             local = entry.arrays.params | set(entry.arrays.bindings)
             parents = None
@@ -681,7 +681,7 @@ class InPlaceUpdate(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             arrays = entry.arrays
             for statement in _own_statements(entry.traced.node):
                 target = _item_target(statement)

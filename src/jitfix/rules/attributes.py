@@ -18,15 +18,21 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
-from jitfix.analysis.blocks import (assigned_names, free_names_when_called, method_changes, nodes_seeing, own_nodes,
-                                    walk_body)
-from jitfix.analysis.traced import TracedFunction, is_lambda_body
+from jitfix.analysis.blocks import (
+    assigned_names,
+    free_names_when_called,
+    method_changes,
+    nodes_seeing,
+    own_nodes,
+    walk_body,
+)
+from jitfix.analysis.traced_function import TracedFunction, is_lambda_body
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import name_position
+from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import static_argnames_edit
 
 

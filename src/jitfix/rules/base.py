@@ -5,13 +5,29 @@ from __future__ import annotations
 import ast
 import io
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, TypeVar
 
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import TracedFunction, TracedFunctions, is_lambda_body
+from jitfix.analysis.traced_function import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
 from jitfix.cst_text import cst
 from jitfix.findings import Finding, Fix, Position
+
+if TYPE_CHECKING:
+    from jitfix.engine import FileResult
+
+
+T = TypeVar("T")
+
+
+class CacheKey(Generic[T]):
+    """A typed key of ``ModuleContext.cached``, declared beside the analysis it keeps."""
+
+    def __init__(self, name: str):
+        self.name = name  # (for a reader's repr only: keys compare by identity)
+
+    def __repr__(self) -> str:
+        return f"CacheKey({self.name!r})"
 
 
 @dataclass(frozen=True)
@@ -29,17 +45,27 @@ class ModuleContext:
     """One parsed module and its analysis, shared by every rule that checks it."""
 
     def __init__(self, path: str, text: str, tree: ast.Module, imports: ImportTable,
-                 traced: TracedFunctions, settings: Settings | None = None):
+                 traced: TracedFunctions, settings: Settings | None = None,
+                 fixed: Callable[[str], FileResult | None] | None = None):
         self.path = path
+        # What `fix` makes of another text of this module (None where it cannot): a
+        # restructuring is offered only where the rewrite then takes it all. The engine gives
+        # it; rules never call the engine themselves.
+        self.fixed: Callable[[str], FileResult | None] = fixed or (lambda text: None)
         self.settings = settings or Settings()
         self.text = text
         self.tree = tree
         self.imports = imports
         self.traced = traced
-        # Analyses that several rules of a family share, computed once per module.
-        self.shared: dict[str, Any] = {}
+        self._cached: dict[CacheKey[Any], Any] = {}
         self._lines: list[str] | None = None
         self._source_lines: list[str] | None = None
+
+    def cached(self, key: CacheKey[T], make: Callable[[], T]) -> T:
+        """The analysis under ``key``, made once per module (several rules share it)."""
+        if key not in self._cached:
+            self._cached[key] = make()
+        return self._cached[key]
 
     @property
     def lines(self) -> list[str]:

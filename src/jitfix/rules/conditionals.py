@@ -15,144 +15,26 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import local_names, own_expressions, own_nodes, walk_body
-from jitfix.analysis.local_calls import array_evidence
-from jitfix.analysis.traced import TracedFunction
-from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
+from jitfix.analysis.blocks import own_nodes, walk_body
+from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.values import ArrayEvidence
 from jitfix.control_flow.boolean_expressions import (
-    boolean_names,
-    boolop_edit,
-    chain_edit,
-    chosen_operand_edit,
-    is_boolean_valued,
-    not_edit,
     ternary_edit,
 )
-from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
-from jitfix.control_flow.plans import IfPlan, Lowering, LoopPlan, Plan, PlanningOptions
-from jitfix.cst_text import cst
-from jitfix.findings import Edit, Finding, Fix, Position, Safety
+from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
+from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.lowering import (FIRST, caller_dicts_note, continued_once_dicts_are_new, lowering_fix,
-                                   why_no_break, why_not_continued, writes_private_dicts)
+from jitfix.rules.function_context import function_contexts, function_edit, is_cheap, source_excerpt
+from jitfix.rules.lowering import (
+    FIRST,
+    caller_dicts_note,
+    continued_once_dicts_are_new,
+    lowering_fix,
+    why_no_break,
+    why_not_continued,
+    writes_private_dicts,
+)
 
-SHARED_KEY = "conditionals"
-
-
-# -- the analysis the three rules share ---------------------------------------------------------
-
-
-def _truth_tested(test: ast.AST) -> Iterator[ast.AST]:
-    """The test and the parts of it whose truth Python takes (operands of and/or/not)."""
-    yield test
-    if isinstance(test, ast.BoolOp):
-        for value in test.values:
-            yield from _truth_tested(value)
-    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from _truth_tested(test.operand)
-
-
-class BooleanSite:
-    """One ``and``/``or``/``not``/chained comparison that calls ``bool()`` on a tracer (or, in
-    a test that becomes a lax predicate, on what may be one)."""
-
-    def __init__(self, node: ast.AST, statement: ast.stmt, values: ValueAnalysis, from_unknown: bool = False):
-        self.node = node
-        self.statement = statement
-        self.values = values
-        # Converted from the first operand not proven static (not only from the first traced).
-        self.from_unknown = from_unknown
-
-    def first_traced(self) -> int:
-        assert isinstance(self.node, ast.BoolOp)
-        if self.from_unknown:
-            return next(i for i, value in enumerate(self.node.values) if not self.values.is_static(value))
-        return next(i for i, value in enumerate(self.node.values) if self.values.is_traced(value))
-
-    def edit(self, module: ModuleContext) -> Edit:
-        """The jnp form, which keeps the site's truth (all a test needs)."""
-        if isinstance(self.node, ast.BoolOp):
-            return boolop_edit(module, self.node, self.first_traced())
-        if isinstance(self.node, ast.UnaryOp):
-            return not_edit(module, self.node)
-        assert isinstance(self.node, ast.Compare)
-        return chain_edit(module, self.node)
-
-    def value_edit(self, module: ModuleContext, booleans: frozenset[str]) -> Edit:
-        """Where the site's value is used: for an `and`/`or` that returns an operand, not a
-        boolean, that operand, chosen with lax.cond as Python chooses it; else the jnp form."""
-        if isinstance(self.node, ast.BoolOp) and self.returns_an_operand(module.imports, booleans):
-            return chosen_operand_edit(module, self.node, self.first_traced())
-        return self.edit(module)
-
-    def returns_an_operand(self, imports, booleans: frozenset[str]) -> bool:
-        """An `and`/`or` whose operands from the first traced one on are not all booleans:
-        its value is one of them, not a boolean."""
-        return isinstance(self.node, ast.BoolOp) and not all(
-            is_boolean_valued(value, imports, booleans) for value in self.node.values[self.first_traced():])
-
-    def problem_in_value_context(self, imports, booleans: frozenset[str]) -> str | None:
-        """Why the site has no faithful jnp form where its value (not just its truth) is used."""
-        if self.returns_an_operand(imports, booleans):
-            assert isinstance(self.node, ast.BoolOp)
-            rest = self.node.values[self.first_traced():]
-            word = "and" if isinstance(self.node.op, ast.And) else "or"
-            why = (f"`{word}` returns one of its operands, and they are not all booleans "
-                   f"(`jnp.logical_{word}` would return a boolean instead)")
-            if len(rest) > 2:
-                return f"{why}, and there are more than two from the first traced one on"
-            if not _cheap(rest[0], imports):
-                return f"{why}, and choosing one with lax.cond would evaluate the first twice; bind it to a name first"
-        if isinstance(self.node, ast.Compare):
-            for middle in self.node.comparators[:-1]:
-                if not _cheap(middle, imports):
-                    return "the middle of the chain would be evaluated twice; bind it to a name first"
-        return None
-
-
-def _cheap(expr: ast.AST, imports) -> bool:
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Call):
-            name = imports.resolve(node.func) or ""
-            if not (name.startswith("jax.") or isinstance(node.func, ast.Attribute)):
-                return False
-        if isinstance(node, ast.NamedExpr | ast.Await | ast.Yield):
-            return False
-    return True
-
-
-def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
-                  arrays: ArrayEvidence) -> BooleanSite | None:
-    """A site only when Python would call bool() on a traced array there."""
-    if isinstance(node, ast.BoolOp):
-        tested = [value for value in node.values[:-1] if values.is_traced(value)]
-        if tested and all(arrays.certain_truth(value, values) for value in tested):
-            return BooleanSite(node, statement, values)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        if values.is_traced(node.operand) and arrays.certain_truth(node.operand, values):
-            return BooleanSite(node, statement, values)
-    elif isinstance(node, ast.Compare) and len(node.ops) > 1:
-        operands = [node.left, *node.comparators]
-        if any(values.is_traced(left) or values.is_traced(right) for left, right in zip(operands[:-2], operands[1:-1])):
-            return BooleanSite(node, statement, values)
-    return None
-
-
-def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, imports,
-                    booleans: frozenset[str]) -> BooleanSite | None:
-    """In a test that becomes a lax predicate, an ``and``/``or``/``not`` whose truth-tested
-    operand the analysis cannot prove static (a call's result, say): Python would take its
-    truth, which raises if it is a tracer. Written with ``jnp.logical_*`` from that operand on
-    when the operands are booleans (the predicate needs only their truth)."""
-    if isinstance(node, ast.BoolOp):
-        tested = node.values[:-1]
-        first = next((i for i, value in enumerate(tested) if not values.is_static(value)), None)
-        if first is not None and all(is_boolean_valued(value, imports, booleans) for value in node.values[first:]):
-            return BooleanSite(node, statement, values, from_unknown=True)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        if not values.is_static(node.operand) and is_boolean_valued(node.operand, imports, booleans):
-            return BooleanSite(node, statement, values)
-    return None
 
 
 def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvidence) -> str:
@@ -167,172 +49,6 @@ def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvid
     return (f"; `{name}` may be a list, which a lax loop cannot index by a traced position: annotated "
             f"`{name}: jax.Array`, the loop can be rewritten over its indices where nothing else in it "
             "stands in the way")
-
-
-class FunctionConditionals:
-    """Everything JF101-JF103 need to know about one traced function."""
-
-    def __init__(self, module: ModuleContext, traced: TracedFunction):
-        self.traced = traced
-        function = traced.node
-        flow = traced.flow(module.imports)
-
-        def taken() -> set[str]:  # every name a generated helper must not shadow
-            return _global_names(module) | {
-                node.id for node in ast.walk(function) if isinstance(node, ast.Name)
-            } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
-
-        arrays = self.arrays = array_evidence(traced, module.shared.setdefault("array evidence", {}))
-        options = PlanningOptions(
-            loop_strategy=module.settings.loop_strategy,
-            scan_static_loops=module.settings.scan_static_loops,
-            differentiated=traced.differentiated,
-            staticable=traced.traced_params if traced.jit_sites else frozenset(),
-            handed=traced.handed_containers,
-        )
-        self.planned = FunctionPlanner(function, flow, module.imports, module.text, taken, arrays, options).run()
-        self._boolean_names: frozenset[str] | None = None
-        self._imports = module.imports
-        self.ternaries: list[tuple[ast.IfExp, ast.stmt]] = []
-        self.non_scalar: list[tuple[ast.If | ast.IfExp, int]] = list(self.planned.non_scalar)
-        self.booleans: list[BooleanSite] = []
-        self._flow = flow
-        # The truth-tested parts of the tests that become lax predicates: there a Python
-        # `and`/`or`/`not` must not be left on what may be a tracer.
-        predicates = {id(part) for planned in self.planned.plans if isinstance(planned, ast.If | ast.While)
-                      for part in _truth_tested(planned.test)}
-        for node, statement in own_expressions(function):
-            if not isinstance(node, ast.IfExp | ast.BoolOp | ast.UnaryOp | ast.Compare):
-                continue  # the only expressions JF102 and JF103 rewrite
-            values = self.values_at(statement)
-            if isinstance(node, ast.IfExp) and values.is_traced(node.test) and arrays.certain_truth(node.test, values):
-                size = self.planned.sizes.size(node.test)
-                if size is not None and size > 1:
-                    self.non_scalar.append((node, size))
-                else:
-                    self.ternaries.append((node, statement))
-            site = _boolean_site(node, statement, values, arrays)
-            if site is None and id(node) in predicates:
-                site = _predicate_site(node, statement, values, module.imports, self.boolean_names)
-            if site is not None:
-                self.booleans.append(site)
-        self._owner = self._owners()
-
-    @property
-    def boolean_names(self) -> frozenset[str]:
-        """Names only ever bound to booleans (asked for only where a boolean site is fixed):
-        the function's own, and those it reads from the traced functions around it."""
-        if self._boolean_names is None:
-            names = set(boolean_names(self.traced.node, self._imports))
-            local = local_names(self.traced.node)
-            enclosing = self.traced.enclosing
-            while enclosing is not None:
-                names |= boolean_names(enclosing.node, self._imports) - local
-                local |= local_names(enclosing.node)
-                enclosing = enclosing.enclosing
-            self._boolean_names = frozenset(names)
-        return self._boolean_names
-
-    def values_at(self, statement: ast.stmt) -> ValueAnalysis:
-        """Traced/static at a statement, as the rewrite will see it (inside a loop that becomes
-        a lax loop, its carried names are tracers)."""
-        return self._flow.at(statement, self.planned.carried_at.get(id(statement), frozenset()))
-
-    def _owners(self) -> dict[ast.AST, ast.AST]:
-        """Boolean sites in the test of a planned if or a traced ternary belong to that fix."""
-        owner: dict[ast.AST, ast.AST] = {}
-        tests: list[tuple[ast.AST, ast.AST]] = [
-            (node.test, node) for node in self.planned.plans
-            if isinstance(node, ast.If | ast.While) and node not in self.planned.forced_ifs
-        ]
-        for node, plan in self.planned.plans.items():  # break/continue guards go with their loop
-            if isinstance(plan, LoopPlan):
-                tests += [(guard.node.test, node) for guard in plan.guards]
-        tests += [(node.test, node) for node, _ in self.ternaries]
-        for test, holder in tests:
-            for child in ast.walk(test):
-                owner.setdefault(child, holder)
-        return owner
-
-    def owner(self, node: ast.AST) -> ast.AST | None:
-        return self._owner.get(node)
-
-    def in_other_test(self, site: BooleanSite) -> bool:
-        """In the test of an if that is not rewritten, a while or an assert: left to those."""
-        statement = site.statement
-        if isinstance(statement, ast.If | ast.While | ast.Assert):
-            return any(child is site.node for child in ast.walk(statement.test))
-        return False
-
-    def edits_in(self, module: ModuleContext, holder: ast.AST) -> list[Edit]:
-        return [site.edit(module) for site in self.booleans if self.owner(site.node) is holder]
-
-
-def _global_names(module: ModuleContext) -> set[str]:
-    """The names of the module's scope (another function's locals are its own: a helper named
-    like one of them shadows nothing)."""
-    names = module.shared.get("global names")
-    if names is None:
-        names = set()
-        stack: list[ast.AST] = [module.tree]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)  # its body is its own scope; what it reads of the module's is bound here
-                stack.extend(node.decorator_list)
-                continue
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, ast.Lambda):
-                continue
-            stack.extend(ast.iter_child_nodes(node))
-        module.shared["global names"] = names
-    return names
-
-
-def conditionals(module: ModuleContext) -> list[FunctionConditionals]:
-    cached = module.shared.get(SHARED_KEY)
-    if cached is None:
-        cached = [
-            FunctionConditionals(module, traced)
-            for traced in module.traced.values()
-            if isinstance(traced.node, ast.FunctionDef)
-        ]
-        module.shared[SHARED_KEY] = cached
-    return cached
-
-
-def name_position(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Position:
-    """Where the def's name is: the anchor the engine finds a function by."""
-    line = module.lines[function.lineno - 1]
-    column = module.char_col(function.lineno, function.col_offset)
-    index = line.find(function.name, line.find("def", column) + 3)
-    return Position(function.lineno, index)
-
-
-def function_edit(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef, plans: dict[ast.stmt, Plan],
-                  enabled: frozenset[ast.stmt]) -> Edit:
-    """The edit that rewrites the ``enabled`` planned statements of one function; the edits of
-    several findings in one function merge into one."""
-    position = name_position(module, function)
-
-    def merge(edits: list[Edit]) -> Edit:
-        together = frozenset().union(*(edit.replace.enabled for edit in edits
-                                       if isinstance(edit.replace, FunctionRewriter)))
-        return function_edit(module, function, plans, together)
-
-    needs_numpy = any(plans[node].needs_numpy for node in enabled)
-    imports = ("jax.lax", "jax.numpy") if needs_numpy else ("jax.lax",)
-    rewriter = FunctionRewriter(function, plans, enabled, module.text)
-    return Edit(position, cst.FunctionDef, rewriter, imports=imports, merge=merge)
-
-
-def source_excerpt(module: ModuleContext, node: ast.AST, limit: int = 40) -> str:
-    """The node's source on one line, shortened to ``limit`` characters."""
-    text = " ".join(module.segment(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -380,7 +96,7 @@ class TracedIf(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             planned = entry.planned
             function = entry.traced
             for node, plan in planned.plans.items():
@@ -418,9 +134,9 @@ class TracedIf(Rule):
                 if problem.lowering is Lowering.CONTINUATION:
                     why = why_not_continued(function, problem.statement)
                     where += f"; and the code after it cannot become a function: {why}" if why else ""
-                elif problem.reason.startswith("a branch returns, but the `if` is inside a loop"):
+                elif problem.kind is ProblemKind.RETURN_BEFORE_MORE_CODE:
                     where += why_no_break(function, problem.statement)
-                elif problem.reason.endswith("leaves the loop from inside the branch"):
+                elif problem.kind is ProblemKind.JUMP_OUT_OF_LOOP:
                     where += _rows_of_what(function, problem.statement, entry.arrays)
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
@@ -446,10 +162,10 @@ class TracedConditionalExpression(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             rewritten = {id(node) for node, _ in entry.ternaries}
             for node, _statement in entry.ternaries:
-                cast = _cheap(node.body, module.imports) and _cheap(node.orelse, module.imports)
+                cast = is_cheap(node.body, module.imports) and is_cheap(node.orelse, module.imports)
                 edits = [ternary_edit(module, node, cast, lambda arm: id(arm) in rewritten),
                          *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
@@ -485,7 +201,7 @@ class TracedBooleanOperator(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             for site in entry.booleans:
                 if entry.owner(site.node) is not None or entry.in_other_test(site):
                     continue
@@ -525,7 +241,7 @@ class NonScalarCondition(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             for node, size in entry.non_scalar:
                 what = "`if`" if isinstance(node, ast.If) else "conditional expression"
                 message = (f"{what} on `{source_excerpt(module, node.test)}`, an array of {size} elements, in "
@@ -557,7 +273,7 @@ class TracedAssert(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             for node in walk_body(entry.traced.node):
                 if not isinstance(node, ast.Assert):
                     continue

@@ -22,22 +22,41 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from jitfix.analysis.blocks import (assigned_names, declared_names, definitely_assigned, kept_on_node, local_names,
-                                    method_changes, walk_body, walk_tree)
+from jitfix.analysis.blocks import (
+    assigned_names,
+    declared_names,
+    definitely_assigned,
+    kept_on_node,
+    local_names,
+    method_changes,
+    walk_body,
+    walk_tree,
+)
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import (GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS, Change, TracedFunction,
-                                    is_lambda_body)
+from jitfix.analysis.project import Project
+from jitfix.analysis.summaries import ModuleProgram
+from jitfix.analysis.catalogue import GRAD_TRANSFORMS, JIT_TRANSFORMS, TRACING_TRANSFORMS
+from jitfix.analysis.scopes import Change
+from jitfix.analysis.traced_function import TracedFunction, is_lambda_body
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import name_position
+from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import names_source, static_argnames_edit
 
 
+@dataclass(frozen=True)
+class GlobalChange:
+    """How a module-level name changes after it is first bound."""
+
+    how: str  # in words, for the finding: "rebound by `global` in `train`"
+    at_module_level: bool = False  # rebound by the module's own top-level code only
+
+
 def changing_globals(tree: ast.Module, candidates: set[str], changes: list[Change],
-                     read_attributes: dict[str, set[str | None]] | None = None) -> dict[str, str]:
+                     read_attributes: dict[str, set[str | None]] | None = None) -> dict[str, GlobalChange]:
     """Which of the ``candidates`` (module-level names traced code reads) change after they are
     first bound, with how. ``changes`` are the rebinding/mutation sites of the candidates
     (``TracedFunctions.changes_of``). With ``read_attributes`` (how each name is read:
@@ -51,11 +70,13 @@ def changing_globals(tree: ast.Module, candidates: set[str], changes: list[Chang
         elif not isinstance(statement, ast.Import | ast.ImportFrom):
             for name in assigned_names([statement]) & candidates:
                 counts[name] = counts.get(name, 0) + (2 if isinstance(statement, ast.AugAssign) else 1)
-    changed = {name: "rebound at module level" for name, count in counts.items() if count > 1}
+    changed = {name: GlobalChange("rebound at module level", at_module_level=True)
+               for name, count in counts.items() if count > 1}
     # In-place changes count inside functions: at module level they are import-time set-up
     # (registries, primitive attributes) done before anything is called.
     scopes: dict[ast.AST, tuple[set[str], set[str]]] = {}
-    for scope, name, how, attribute in changes:
+    for change in changes:
+        scope, name, attribute = change.scope, change.name, change.attribute
         if name not in candidates or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         if attribute is not None and read_attributes is not None \
@@ -67,11 +88,11 @@ def changing_globals(tree: ast.Module, candidates: set[str], changes: list[Chang
                 assigned_names(scope.body) | {arg.arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg)},
             )
         declared, local = scopes[scope]
-        if how == "global":
+        if change.declared_global:
             if name in local:
-                changed.setdefault(name, f"rebound by `global` in `{scope.name}`")
+                changed.setdefault(name, GlobalChange(f"rebound by `global` in `{scope.name}`"))
         elif name not in local or name in declared:
-            changed.setdefault(name, f"{how} in `{scope.name}`")
+            changed.setdefault(name, GlobalChange(f"{change.how} in `{scope.name}`"))
     return {name: how for name, how in changed.items() if name in counts and name not in definitions}
 
 
@@ -226,13 +247,13 @@ class StaleGlobal(Rule):
             stale = [name for name in reads[traced.node] if name in changing]
             stale = [name for name in stale if name not in module.imports.aliases
                      and not _used_as_registry(traced.node, name)
-                     and (changing[name] != "rebound at module level"
+                     and (not changing[name].at_module_level
                           or _called_across_a_rebinding(module.tree, module.imports, traced.node, name,
                                                         importable=not module.path.endswith(".ipynb")))]
             if not stale:
                 continue
             listed = ", ".join(f"`{name}`" for name in stale)
-            hows = "; ".join(f"`{name}` is {changing[name]}" for name in stale)
+            hows = "; ".join(f"`{name}` is {changing[name].how}" for name in stale)
             where = f"`{traced.qualname}` reads {listed} at trace time only ({hows})"
             if _changed_inside(traced.node, stale):
                 continue  # the function changes the global itself: JF402 says so
@@ -290,7 +311,7 @@ class StaleGlobal(Rule):
             for read in _module_attribute_reads(traced.node, module.imports):
                 key = (read.value.id, read.attr)  # type: ignore[attr-defined]
                 if key not in checked:
-                    checked[key] = _changing_in_its_module(program, read)
+                    checked[key] = _changing_in_its_module(program, program.project, program.path, read)
                 if checked[key] is not None:
                     stale[key] = checked[key]  # type: ignore[assignment]
                     reads.append(read)
@@ -346,23 +367,24 @@ def _module_attribute_reads(function: ast.FunctionDef, imports: ImportTable) -> 
             yield node
 
 
-def _changing_in_its_module(program, read: ast.Attribute) -> tuple[str, bool] | None:
+def _changing_in_its_module(program: ModuleProgram, project: Project, path: str,
+                            read: ast.Attribute) -> tuple[str, bool] | None:
     """How ``config.LR`` changes in ``config``, a module of the run (rebound by `global` in a
     function, or changed in place), and whether it is configuration (static); None if it
     does not, or holds what jit cannot take."""
     relative = program.imports.resolve_relative(read.value)
     level, dotted = relative if relative else (0, program.imports.resolve(read.value))
-    found = program.project.module_file(program.path, dotted, level) if dotted else None
-    text = program.project.text(found) if found is not None else None
-    if text is None or not _may_change(text, read.attr):
+    found = project.module_file(path, dotted, level) if dotted else None
+    text = project.text(found) if found is not None else None
+    if found is None or text is None or not _may_change(text, read.attr):
         return None  # (read cheaply first: most attributes of a module are its functions)
-    owner = program.project.program(found)
+    owner = ModuleProgram.at(project, found)
     if owner is None:
         return None
-    how = changing_globals(owner.tree, {read.attr}, owner.scopes.changes_of([read.attr])).get(read.attr)
-    if how is None or how == "rebound at module level" or not _passable(owner.tree, owner.imports, read.attr):
+    change = changing_globals(owner.tree, {read.attr}, owner.scopes.changes_of([read.attr])).get(read.attr)
+    if change is None or change.at_module_level or not _passable(owner.tree, owner.imports, read.attr):
         return None  # (a module's own top level runs once, when it is imported: before any trace)
-    return f"{how} of {os.path.basename(owner.path or '')}", _is_config(owner.tree, read.attr)
+    return f"{change.how} of {os.path.basename(owner.path or '')}", _is_config(owner.tree, read.attr)
 
 
 def _may_change(text: str, name: str) -> bool:

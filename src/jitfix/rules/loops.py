@@ -16,7 +16,7 @@ from jitfix.analysis.blocks import is_range_call
 from jitfix.control_flow.plans import LoopKind, LoopPlan, Lowering
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import FunctionConditionals, conditionals, function_edit, source_excerpt
+from jitfix.rules.function_context import FunctionContext, function_contexts, function_edit, source_excerpt
 from jitfix.rules.lowering import caller_dicts_note, lowering_fix, why_no_break
 from jitfix.rules.static_arguments import static_argnames_edit
 
@@ -27,7 +27,7 @@ class _LoopRule(Rule):
     trouble: str  # what the loop does under jit, for the message
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             planned = entry.planned
             function = entry.traced
             for node, plan in planned.plans.items():
@@ -93,7 +93,7 @@ class _LoopRule(Rule):
                 message += "; not auto-fixable: the jit that compiles it is not in this module"
             yield self.finding(module, node, message, fix, function=function, end=self._header_end(node))
 
-    def _what(self, module: ModuleContext, node: ast.For | ast.While, entry: FunctionConditionals) -> str:
+    def _what(self, module: ModuleContext, node: ast.For | ast.While, entry: FunctionContext) -> str:
         """The loop's header as the user wrote it, and what goes wrong with it."""
         if isinstance(node, ast.While):
             header = f"`while {source_excerpt(module, node.test)}`"
@@ -105,7 +105,7 @@ class _LoopRule(Rule):
         return f"`for ... in {source_excerpt(module, node.iter)}` {self.trouble}"
 
     @staticmethod
-    def _bound_traced(module: ModuleContext, node: ast.For, entry: FunctionConditionals) -> bool:
+    def _bound_traced(module: ModuleContext, node: ast.For, entry: FunctionContext) -> bool:
         """Whether the loop runs over a `range` of a traced value (a `range(xs.shape[0])`, or
         the rows of an array, has a static length: a traced `break` is what ends it)."""
         values = entry.values_at(node)

@@ -20,17 +20,20 @@ import textwrap
 from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import private_dicts, walk_body
-from jitfix.analysis.traced import TracedFunction
-from jitfix.control_flow.context import checking_lowered, lowering_checked_for
+from jitfix.analysis.traced_function import TracedFunction
+from jitfix.control_flow.lowering_checks import LoweringChecks, checking_lowered, lowering_checked_for, lowering_checks
 from jitfix.control_flow.plans import Lowering
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, EditError, Fix, Safety
 from jitfix.naming import unique_name
-from jitfix.rules.base import ModuleContext
+from jitfix.rules.base import CacheKey, ModuleContext
 
 if TYPE_CHECKING:
     from jitfix.engine import FileResult
     from jitfix.findings import Replaced
+
+# The checks of one module's restructurings, where no engine's count is running (a rule run alone).
+LOWERING_CHECKS: CacheKey[LoweringChecks] = CacheKey("lowering checks")
 
 DESCRIPTIONS = {
     Lowering.JUMPS: "turn the nested break/continue into flags, then rewrite as a lax loop",
@@ -65,8 +68,6 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     focus = lowering_checked_for.get()
     if focus is not None and function.qualname != focus and not function.qualname.startswith(focus + "."):
         return None  # checking another function's restructuring: what this one needs does not matter there
-    from jitfix.engine import InternalError, apply_edits  # the engine drives the rules
-
     restructured = None
     if lowering is Lowering.CONTINUATION:
         assert isinstance(statement, ast.If)
@@ -76,7 +77,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         still_undone: Callable[[str], bool] = lambda text: False  # what it made is a function: findings tell
     elif lowering is Lowering.RETURNS:
         from jitfix.control_flow.loop_returns import LoopReturns, ReturnsAsBreaks, plan_loop_returns
-        from jitfix.rules.conditionals import name_position
+        from jitfix.rules.function_context import name_position
 
         plan = plan_loop_returns(function.node, statement, module.imports)
         if not isinstance(plan, LoopReturns):
@@ -93,7 +94,7 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
     elif lowering is Lowering.DICT_UPDATES and _dict_writes_outside(function, statement):
         # The writes the rewrite meets include some after the statement (the code after a
         # returning `if` goes into its branches): the function's are all written as new dicts.
-        from jitfix.rules.conditionals import name_position
+        from jitfix.rules.function_context import name_position
 
         restructure, still_undone = _restructuring(function, lowering)
         edit = Edit(name_position(module, function.node), cst.FunctionDef, restructure)
@@ -103,9 +104,11 @@ def lowering_fix(module: ModuleContext, function: TracedFunction, statement: ast
         node_type = cst.If if isinstance(statement, ast.If) else cst.For if isinstance(statement, ast.For) \
             else cst.While
         edit = Edit(module.start_of(statement), node_type, restructure)
+    from jitfix.edits import apply  # libcst loads only when code changes
+
     try:
-        lowered_text = apply_edits(module.text, [edit], module.imports, module.tree)
-    except InternalError:
+        lowered_text = apply(module.text, [edit], module.imports, module.tree)
+    except EditError:
         return None
     if not checking_lowered.get() and not _checked(module, lowered_text, function.qualname,
                                                    lambda result: _rewrites_all(result, function, still_undone)):
@@ -118,10 +121,7 @@ def _checked(module: ModuleContext, lowered_text: str, qualname: str,
              works: Callable[[FileResult | None], bool]) -> bool:
     """Whether what ``fix`` makes of ``lowered_text`` ``works``; False too when no more checks
     are worth the time for the function. Each restructured text is checked once."""
-    from jitfix.engine import InternalError, LoweringChecks, Options, lowering_checks, process_text
-    from jitfix.files import InputError
-
-    checks = lowering_checks.get() or module.shared.setdefault("lowering checks", LoweringChecks())
+    checks = lowering_checks.get() or module.cached(LOWERING_CHECKS, LoweringChecks)
     if lowered_text in checks.results:
         return works(checks.results[lowered_text])
     if not checks.take(qualname):
@@ -129,9 +129,7 @@ def _checked(module: ModuleContext, lowered_text: str, qualname: str,
     inside, shared = checking_lowered.set(True), lowering_checks.set(checks)
     focus = lowering_checked_for.set(qualname)
     try:
-        result = process_text(module.path, lowered_text, module.settings, Options(apply_fixes=True))
-    except (InternalError, InputError):
-        result = None
+        result = module.fixed(lowered_text)
     finally:
         checking_lowered.reset(inside)
         lowering_checks.reset(shared)
@@ -237,7 +235,7 @@ def _continuation_edit(module: ModuleContext, function: TracedFunction, statemen
     """The edit of the function that gives the code after ``statement`` a function of its own
     (``control_flow/continuation``), or None when it cannot."""
     from jitfix.control_flow.continuation import Continuation, plan_continuation
-    from jitfix.rules.conditionals import name_position
+    from jitfix.rules.function_context import name_position
 
     node = function.node
     plan = plan_continuation(node, statement, module.imports)

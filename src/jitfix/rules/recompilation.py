@@ -24,22 +24,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from jitfix.analysis.blocks import (assigned_names, child_nodes, literal_int, own_nodes, shape_growth,
-                                   upward_exposed, walk_tree)
+from jitfix.analysis.blocks import (
+    assigned_names,
+    child_nodes,
+    literal_int,
+    own_nodes,
+    shape_growth,
+    upward_exposed,
+    walk_tree,
+)
 from jitfix.analysis.elementwise import row_wise, traceable
-from jitfix.analysis.traced import GRAD_TRANSFORMS, TRACING_TRANSFORMS, TracedFunction
+from jitfix.analysis.catalogue import GRAD_TRANSFORMS, PARTIAL, TRACING_TRANSFORMS, is_range
+from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import name_position
+from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
+from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import static_removed_edit
 
 # Transforms whose compiled functions are cached by the function object they wrap.
 CACHING_JITS = frozenset({"jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit",
                           "equinox.filter_pmap"})
-PARTIAL = "functools.partial"
 # Transforms that return a new function object at each call (`jax.grad(f) is not jax.grad(f)`).
 WRAPPING_TRANSFORMS = (TRACING_TRANSFORMS | GRAD_TRANSFORMS) - CACHING_JITS
 _LOOPS = (ast.For, ast.While)
@@ -192,21 +199,25 @@ def _configuration(module: ModuleContext, value: ast.expr) -> bool:
     return isinstance(value, ast.Attribute) and module.imports.resolve(value) is not None
 
 
+def _module_bindings(tree: ast.Module) -> dict[str, list[int]]:
+    """The lines of the module-level statements that bind each name."""
+    bindings: dict[str, list[int]] = {}
+    for statement in tree.body:
+        for bound in assigned_names([statement]):
+            bindings.setdefault(bound, []).append(statement.lineno)
+    return bindings
+
+
 def _module_changes(module: ModuleContext, name: str) -> list[str]:
     """Where the module binds ``name`` again after its first binding at module level, or a
     function rebinds (``global``) or changes it in place: a value a jitted function made once
     would see frozen at its first trace."""
-    bindings = module.shared.get("module bindings")
-    if bindings is None:
-        bindings = {}
-        for statement in module.tree.body:
-            for bound in assigned_names([statement]):
-                bindings.setdefault(bound, []).append(statement.lineno)
-        module.shared["module bindings"] = bindings
+    bindings = module.cached(MODULE_BINDINGS, lambda: _module_bindings(module.tree))
     places = [f"line {line}" for line in bindings.get(name, [])[1:]]
-    for scope, _, how, _ in module.traced.changes_of([name]):
+    for change in module.traced.changes_of([name]):
+        scope = change.scope
         where = f"in `{scope.name}`" if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else "at module level"
-        places.append(f"{where}: {how}" if how != "global" else f"{where}, declared `global`")
+        places.append(f"{where}, {change.how}" if change.declared_global else f"{where}: {change.how}")
     return places
 
 
@@ -218,7 +229,11 @@ def _bound_before(module: ModuleContext, names: set[str], function: ast.Function
     return all(name in earlier or name not in everything for name in names)
 
 
-LINE_STARTS = "recompilation.line_starts"  # module.shared: where each line of the text starts
+LINE_STARTS: CacheKey[list[int]] = CacheKey("where each line of the text starts")
+MODULE_BINDINGS: CacheKey[dict[str, list[int]]] = CacheKey("module-level bindings")
+JITTED_CALLABLES: CacheKey[dict[str, TracedFunction]] = CacheKey("jitted callables")
+BUCKETED_HELPERS: CacheKey[dict[str, str]] = CacheKey("bucketed helper names")
+TAKEN_NAMES: CacheKey[set[str]] = CacheKey("names the module uses")
 
 
 def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
@@ -296,9 +311,7 @@ def _called_more_than_once(module: ModuleContext) -> set[str]:
 def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
     """The (sorted) numbers of the lines whose text holds one of ``words`` (found with
     ``str.find`` over the text: most modules are long and spell none of them)."""
-    starts = module.shared.get(LINE_STARTS)
-    if starts is None:
-        starts = module.shared[LINE_STARTS] = [0] + [match.end() for match in re.finditer("\n", module.text)]
+    starts = module.cached(LINE_STARTS, lambda: [0] + [match.end() for match in re.finditer("\n", module.text)])
     found: set[int] = set()
     for word in words:
         at = module.text.find(word)
@@ -670,9 +683,10 @@ def _traced_instead(module: ModuleContext, traced: TracedFunction, param: str) -
 def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
     """Names that call a jitted function: a decorated def's own name, and ``g`` of a
     module-level ``g = jax.jit(f, ...)`` (found once per module, for JF503-JF505)."""
-    cached = module.shared.get("jitted callables")
-    if cached is not None:
-        return cached
+    return module.cached(JITTED_CALLABLES, lambda: _find_jitted_callables(module))
+
+
+def _find_jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
     assigned = {id(statement.value): statement.targets[0].id for statement in module.tree.body
                 if isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)}
@@ -684,7 +698,6 @@ def _jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
                 found[traced.node.name] = traced
             elif id(site) in assigned:
                 found[assigned[id(site)]] = traced
-    module.shared["jitted callables"] = found
     return found
 
 
@@ -717,7 +730,7 @@ def _counters(loop: ast.For | ast.While, constants: dict[str, int] | None = None
     iterable, target = loop.iter, loop.target
     if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args):
         return set()
-    if iterable.func.id == "range" and isinstance(target, ast.Name):
+    if is_range(iterable) and isinstance(target, ast.Name):
         constants = constants or {}
         bounds = [constants.get(argument.id) if isinstance(argument, ast.Name) else literal_int(argument)
                   for argument in iterable.args]
@@ -843,10 +856,10 @@ def _definition_of(module: ModuleContext, name: str, traced: TracedFunction) -> 
 
 def _helper_name(module: ModuleContext, jitted_name: str) -> str:
     """One helper name per jitted function and module, unused there."""
-    names: dict[str, str] = module.shared.setdefault("bucketed helpers", {})
+    names = module.cached(BUCKETED_HELPERS, dict)
     if jitted_name not in names:
-        taken = module.shared.setdefault("taken names", {node.id for node in ast.walk(module.tree)
-                                                        if isinstance(node, ast.Name)} | {
+        taken = module.cached(TAKEN_NAMES, lambda: {node.id for node in ast.walk(module.tree)
+                                                    if isinstance(node, ast.Name)} | {
             node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)})
         names[jitted_name] = unique_name(f"{jitted_name}_bucketed", taken)
     return names[jitted_name]

@@ -13,19 +13,18 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import own_expressions, walk_body
-from jitfix.analysis.catalogue import static_places
+from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
-from jitfix.analysis.traced import TracedFunction
 from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
+from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import STATIC_KIND, Verdict, compared_with_text, parameter_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import FunctionConditionals, conditionals
+from jitfix.rules.function_context import FunctionContext, function_contexts
 from jitfix.rules.static_arguments import static_argnames_edit
-
 
 
 class ShapeArgument(Rule):
@@ -69,7 +68,7 @@ class ShapeArgument(Rule):
         for traced in module.traced.values():
             if traced.observed_static:
                 yield self._observed_static(module, traced)
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             traced = entry.traced
             params = traced.traced_params
             arrays = entry.arrays
@@ -166,7 +165,7 @@ class ShapeArgument(Rule):
         return self.finding(module, traced.jit_sites[0], message, fix, function=traced)
 
 
-def _staged_constants(module: ModuleContext, entry: FunctionConditionals, expr: ast.AST,
+def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.AST,
                       statement: ast.stmt) -> tuple[Fix, str] | str | None:
     """The fix that makes ``expr`` a Python value when it is traced only because jnp staged
     arithmetic on Python values: the names it needs, each bound once to such arithmetic
@@ -265,7 +264,7 @@ def _array_use(function: ast.AST, name: str) -> ast.Name | None:
     return None
 
 
-def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionConditionals,
+def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionContext,
                   statement: ast.stmt) -> Iterator[tuple[str, ast.expr]]:
     """The places of ``node`` that need a Python value; a shape written as a display (``(n,
     m)``) whose traced items are not all parameters made static is taken item by item
@@ -452,8 +451,7 @@ def _range_variables(function: ast.AST) -> dict[str, list[ast.expr]]:
         if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
             seen[node.target.id] = seen.get(node.target.id, 0) + 1
             iterable = node.iter
-            if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
-                    and not iterable.keywords:
+            if is_range(iterable) and not iterable.keywords:
                 found[node.target.id] = list(iterable.args)
     return {name: arguments for name, arguments in found.items() if seen[name] == 1}
 
@@ -495,7 +493,7 @@ class DataDependentShape(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        for entry in conditionals(module):
+        for entry in function_contexts(module):
             traced = entry.traced
             stores = {id(target) for node in walk_body(traced.node) if isinstance(node, ast.Assign | ast.AugAssign)
                       for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
@@ -534,7 +532,7 @@ class DataDependentShape(Rule):
                                        f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
                                        "the result is padded with `fill_value=`)", function=traced)
 
-    def _filter_findings(self, module: ModuleContext, node: ast.comprehension, entry: FunctionConditionals,
+    def _filter_findings(self, module: ModuleContext, node: ast.comprehension, entry: FunctionContext,
                          statement: ast.stmt) -> Iterator[Finding]:
         """A comprehension's `if` on a traced array (`[a for a in xs if a > 0]`): it takes the
         test's truth, and what it keeps is as long as the data says."""
@@ -561,7 +559,7 @@ class DataDependentShape(Rule):
                             function=traced)
 
 
-    def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionConditionals,
+    def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionContext,
                        seen: dict[str, SeenArray]) -> Finding:
         message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through a traced boolean "
                    "mask: how many elements it selects is not known while tracing, so it raises under jit")
@@ -574,14 +572,14 @@ class DataDependentShape(Rule):
                             "which keeps the shape", fix, function=entry.traced)
 
 
-def _mask_in_index(node: ast.Subscript, module: ModuleContext, entry: FunctionConditionals) -> ast.expr | None:
+def _mask_in_index(node: ast.Subscript, module: ModuleContext, entry: FunctionContext) -> ast.expr | None:
     """The boolean mask ``node`` indexes with: its whole index (``x[x > 0]``) or one part of a
     tuple index (``x.at[:4, row > 0]``, which selects as many columns as the data says too)."""
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     return next((part for part in parts if is_boolean_mask(part, module.imports, entry.arrays.bindings)), None)
 
 
-def _is_mask(mask: ast.expr, entry: FunctionConditionals, module: ModuleContext, seen: dict[str, SeenArray]) -> bool:
+def _is_mask(mask: ast.expr, entry: FunctionContext, module: ModuleContext, seen: dict[str, SeenArray]) -> bool:
     """A boolean mask by its form (`x > 0`, a name bound to one), or a name a run saw holding one."""
     if isinstance(mask, ast.Name) and mask.id in seen:
         return seen[mask.id].dtype == "bool"
@@ -627,7 +625,7 @@ class MaskedWrite:
                     found[name] = array
         return found
 
-    def selected_value(self, module: ModuleContext, entry: FunctionConditionals,
+    def selected_value(self, module: ModuleContext, entry: FunctionContext,
                        seen: dict[str, SeenArray]) -> tuple[ast.expr | None, str]:
         """The value ``jnp.where`` selects where the mask holds (None, and why not: the mask may
         not have the array's shape, or the value may change the array's dtype or shape).
@@ -661,7 +659,7 @@ class MaskedWrite:
         return None, (f"`{module.segment(self.value)}` may not be a scalar of `{self.array.id}`'s dtype "
                       "(`jnp.where` would broadcast or promote it where `.at[]` casts it)")
 
-    def _mask_fits(self, module: ModuleContext, entry: FunctionConditionals, array: SeenArray | None,
+    def _mask_fits(self, module: ModuleContext, entry: FunctionContext, array: SeenArray | None,
                    seen: dict[str, SeenArray]) -> bool:
         """The mask has the array's shape: a run saw both, or the mask is an elementwise test
         of the array itself (`x.at[x < 5]`)."""
@@ -718,7 +716,7 @@ def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript |
     return None
 
 
-def _selects_elementwise(selection: ast.Subscript, entry: FunctionConditionals, traced: TracedFunction,
+def _selects_elementwise(selection: ast.Subscript, entry: FunctionContext, traced: TracedFunction,
                          module: ModuleContext) -> bool:
     assert isinstance(selection.value, ast.Name)
     array = selection.value.id

@@ -17,16 +17,16 @@ from typing import Callable, Iterator, Mapping
 from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body, walk_tree
 from jitfix.analysis.catalogue import STATIC, STATIC_ATTRIBUTES, function_category
 from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.traced_function import EntryKind
 from jitfix.analysis.values import ValueAnalysis
+from jitfix.naming import MODULE_WORDS
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.conditionals import FunctionConditionals, conditionals
+from jitfix.rules.function_context import FunctionContext, function_contexts
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
 DEBUG_PRINT_KEYWORDS = frozenset({"fmt", "ordered", "partitioned", "skip_format_check"})
-# Module aliases that add nothing to a keyword name: jnp.sum(x) reads as sum_x.
-MODULE_WORDS = frozenset({"jnp", "np", "jax", "lax", "numpy", "math", "onp", "self"})
 OPERATOR_WORDS = {
     "+": " plus ", "-": " minus ", "*": " times ", "/": " div ", "%": " mod ",
     "@": " matmul ", "<": " lt ", ">": " gt ", "==": " eq ",
@@ -88,7 +88,7 @@ class PrintInTracedCode(Rule):
         in_loops = {id(node) for traced in {id(t.node): t for _, t in prints}.values()
                     for loop in walk_body(traced.node) if isinstance(loop, ast.For | ast.AsyncFor | ast.While)
                     for node in walk_tree(loop)} if prints else set()
-        planned = {id(entry.traced.node): entry for entry in conditionals(module)}
+        planned = {id(entry.traced.node): entry for entry in function_contexts(module)}
         for call, traced in prints:
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
@@ -130,7 +130,7 @@ class PrintInTracedCode(Rule):
         return self.finding(module, call, message, fix, function=traced)
 
 
-def _values_at_print(call: ast.Call, traced, entry: FunctionConditionals | None,
+def _values_at_print(call: ast.Call, traced, entry: FunctionContext | None,
                      module: ModuleContext) -> tuple[ValueAnalysis, bool]:
     """What is traced where the print is, as the rewrite will see it: inside a branch or a
     loop body that the same fix turns into a lax function, its operands and carry are
@@ -165,7 +165,7 @@ def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
 def _reached_by_calls_only(traced) -> bool:
     """A helper traced only because traced code calls it (not jitted, mapped or a lax body
     itself): what it prints about Python values is a trace-time message of its own."""
-    return traced.how.startswith("called from ") and not traced.how.startswith("called from a lambda")
+    return traced.entry is EntryKind.CALLED
 
 
 def _describes_the_trace(call: ast.Call, values: ValueAnalysis, imports: ImportTable) -> bool:
@@ -673,7 +673,8 @@ def _local_names(traced, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
     runs in that function's trace: what it puts in that function's names stays in the trace.
     (A lax body or a jitted def has a trace of its own: a tracer it leaves there leaks.)"""
     local = local_names(traced.node)
-    if traced.how.startswith("called from ") and not traced.is_lax_body and not traced.jit_sites:
+    if traced.entry in (EntryKind.CALLED, EntryKind.CALLED_FROM_LAMBDA) and not traced.is_lax_body \
+            and not traced.jit_sites:
         local |= _enclosing_names(traced.node, parents)
     return local
 

@@ -15,9 +15,12 @@ import ast
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation
+from jitfix.analysis.catalogue import SHAPE_PARAMETERS, is_array_annotation, is_range
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.traced import JIT_TRANSFORMS, FunctionNode, TracedFunction, find_traced_functions
+from jitfix.analysis.blocks import FunctionNode
+from jitfix.analysis.catalogue import JIT_TRANSFORMS
+from jitfix.analysis.traced import find_traced_functions
+from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import compared_with_text, named_parameters, parameter_names, positional_parameters
 from jitfix.config import Settings
 
@@ -211,7 +214,7 @@ def _constants(function: FunctionNode) -> list[float]:
         parts: list[ast.AST] = []
         if isinstance(node, ast.Compare):
             parts = [node.left, *node.comparators]
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "range":
+        elif is_range(node):
             parts = list(node.args)
         for part in parts:
             if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):

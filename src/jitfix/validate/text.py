@@ -28,10 +28,9 @@ def validation_lines(validation: ValidationRun, record: str | None, quiet: bool,
         for function in module.functions:
             if quiet and function.status != "failed":
                 continue
-            summary = function.summary()
             yield (Text(f"{module.path}:{function.line}: {function.function} ")
                    + Text(function.status, style=STATUS_STYLES[function.status])
-                   + Text(summary[len(function.status):]))
+                   + Text(f" ({function.outcome()})"))
             if verbose:
                 yield from (Text(f"    {detail}", style="dim") for detail in _details(function))
         held = validation.held.get(module.path)
@@ -58,4 +57,6 @@ def _details(function: FunctionResult) -> list[str]:
         details.append("inputs: " + ", ".join(f"{count} {source}" for source, count in function.sources.items() if count))
     if function.missed:
         details.append("not reached: " + ", ".join(function.missed))
+    if function.failure and function.failure.get("expected"):
+        details.append(f"expected: {function.failure['expected']}")
     return details + function.notes
