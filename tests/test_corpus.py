@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from helpers import invoke
 
+pytestmark = pytest.mark.slow  # the library corpora
+
 SUBSET = ("chex==0.1.92", "equinox==0.13.8")
 
 

@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 
 import fuzz  # noqa: E402
 
+pytestmark = pytest.mark.slow  # generated programs, each fixed, run eagerly and under jit
+
 EVERY_FEATURE = {"augmented", "bool_argument", "counter", "dict_state", "early_return", "elif_chain", "flag", "for",
                  "guard", "helper", "int_argument", "loop_variable_after", "nested_helper", "print", "static_if",
                  "ternary", "tuple", "tuple_state", "underscore_loop", "vector", "while", "static_argument",

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # pre-commit installs its hooks
+
 ROOT = Path(__file__).parent.parent
 BROKEN = (ROOT / "examples" / "traced_if.py").read_text()
 

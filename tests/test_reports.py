@@ -18,6 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import reports  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the real-failure corpus, each case fixed and run
+
 reports.USE_CACHE = False  # a test judges the code as it is now
 
 CASES = reports.discover()

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # mypy over the whole source
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
