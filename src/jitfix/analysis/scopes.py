@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from jitfix.analysis.blocks import FunctionNode, method_changes, non_leaf_children
 from jitfix.analysis.catalogue import MUTATING_METHODS, TRACING_CALL_NAMES, may_trace
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import parameter_names
+from jitfix.analysis.values import parameter_names, positional_names
 from jitfix.analysis.words import LineIndex
 
 class Change(NamedTuple):
@@ -111,6 +111,23 @@ def _own_expression_nodes(statement: ast.AST) -> Iterator[ast.AST]:
 def _callee_name(call: ast.Call) -> str | None:
     func = call.func
     return func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A def reached through ``partial``: how many leading positional parameters, and which
+    keyword parameters, already hold the bound (Python) values."""
+
+    function: FunctionNode
+    positional: int = 0
+    keywords: frozenset[str] = frozenset()
+    # Leading arguments of the call that do not reach the function (flax's
+    # `model.apply(variables, x)`: `x` is `__call__`'s first argument after `self`).
+    skipped: int = 0
+
+    def free_positional(self) -> list[str]:
+        names = positional_names(self.function)
+        return [name for name in names[self.positional:] if name not in self.keywords]
 
 
 @dataclass(frozen=True)

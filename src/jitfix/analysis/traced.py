@@ -27,9 +27,7 @@ from jitfix.analysis.catalogue import (
     FILTERED_TRANSFORMS,
     FLAX_APPLY_METHODS,
     FLAX_APPLY_OPTIONS,
-    FLAX_MODULES,
     GRAD_TRANSFORMS,
-    HAIKU_TRANSFORMS,
     JIT_TRANSFORMS,
     MAPPING_TRANSFORMS,
     ONE_ARRAY,
@@ -45,7 +43,8 @@ from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, STATIC, Observation
 from jitfix.analysis.project import Project
-from jitfix.analysis.scopes import CalledAs, Scopes, scope_index
+from jitfix.analysis.frameworks import flax_apply
+from jitfix.analysis.scopes import Bound, CalledAs, Scopes, scope_index
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.traced_function import LAMBDA_NAME, EntryKind, TracedFunction, TracedFunctions, lambda_as_function
 from jitfix.analysis.values import (
@@ -101,23 +100,6 @@ class _TracedLambda:
         return EntryKind.LAX_BODY if self.lax_body else EntryKind.TRANSFORM
 
 
-@dataclass(frozen=True)
-class _Bound:
-    """A def reached through ``partial``: how many leading positional parameters, and which
-    keyword parameters, already hold the bound (Python) values."""
-
-    function: FunctionNode
-    positional: int = 0
-    keywords: frozenset[str] = frozenset()
-    # Leading arguments of the call that do not reach the function (flax's
-    # `model.apply(variables, x)`: `x` is `__call__`'s first argument after `self`).
-    skipped: int = 0
-
-    def free_positional(self) -> list[str]:
-        names = positional_names(self.function)
-        return [name for name in names[self.positional:] if name not in self.keywords]
-
-
 # How often what one call passes may change freely while calls are followed (see _follow).
 MAX_FREE_CHANGES = 4
 
@@ -153,7 +135,7 @@ def _positional_reached(positional: list[str], call: ast.Call) -> list[str]:
 
 
 def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform,
-                   bound: _Bound | None = None) -> frozenset[str]:
+                   bound: Bound | None = None) -> frozenset[str]:
     """The parameters the transform's keywords make static: ``static_argnames``, and the
     positions of ``static_argnums`` (pmap's ``static_broadcasted_argnums``) among the
     arguments of what it wraps: with ``bound``, `partial(f, a)` or flax's `model.apply`,
@@ -273,7 +255,7 @@ class TracedFinder:
         return None
 
     def _mark(self, function: FunctionNode, transform: _Transform, how: str, called_as: CalledAs | None = None,
-              bound: _Bound | None = None) -> None:
+              bound: Bound | None = None) -> None:
         """Mark ``function`` as traced by ``transform``; ``called_as``: how its callers name
         it (the def's own name for a decorator), to see what they pass it; ``bound``: how
         the transform reaches it, if not as the function itself (see ``_static_params``)."""
@@ -396,21 +378,21 @@ class TracedFinder:
         if kept_defaults is not None:
             entry.entered_by(kept_defaults)
         entry.from_elsewhere = entry.from_elsewhere and from_elsewhere
-        entry.unseen_callers = True
+        entry.calls.unseen = True
         # A parameter some way in traces is traced -- `jax.jit(f)` fails where
         # `jax.jit(f, static_argnums=1)` would not -- unless a run showed it is to be static.
         entry.static_params = entry.static_params | static
         for name in traced - entry.traced_params:
             entry.traced_by.setdefault(name, how)  # the first way in that traces it, for `why`
-        entry.traced_params = (entry.traced_params | traced) - entry.observed_static.keys()
+        entry.traced_params = (entry.traced_params | traced) - entry.seen.static.keys()
         if shapes is None:
-            entry.reached_otherwise = True
+            entry.operands.reached_otherwise = True
         for name, shape in shapes.items() if shapes else ():
-            seen = entry.param_shapes.get(name, shape)
-            entry.param_shapes[name] = shape if seen is not None and pytree_form(seen) == pytree_form(shape) else None
+            seen = entry.operands.shapes.get(name, shape)
+            entry.operands.shapes[name] = shape if seen is not None and pytree_form(seen) == pytree_form(shape) else None
 
-    def _function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None,
-                           depth: int = 0) -> _Bound | None:
+    def function_argument(self, scope: ast.AST, expr: ast.AST, line: int | None = None,
+                           depth: int = 0) -> Bound | None:
         """The def an argument names (``f``, ``self.f``, ``partial(f, a, k=v)``) and what
         ``partial`` already bound; also the def a call makes (``make_body(alpha)`` returning
         its nested ``body``; ``Layer(...)``, whose ``__call__`` runs). ``f`` rebound before
@@ -422,7 +404,7 @@ class TracedFinder:
             rebound = self.scopes.assignment_before(scope, expr.id, line)
             if rebound is not None:
                 if isinstance(rebound, ast.Call) and self.imports.resolve(rebound.func) == PARTIAL:
-                    return self._function_argument(scope, rebound, rebound.lineno)
+                    return self.function_argument(scope, rebound, rebound.lineno)
                 if isinstance(rebound, ast.Call) and self._transform(rebound.func) is not None:
                     return None  # f = jax.vmap(f): that call marks f
                 if isinstance(rebound, ast.Call):  # layer = Layer(...); body = make_body(...)
@@ -432,22 +414,22 @@ class TracedFinder:
             if found is None:  # layer = Layer(2.0) at module level, called in a function
                 value = self.scopes.module_value(scope, expr.id)
                 return self._made_by(self.scopes.tree, value, depth) if isinstance(value, ast.Call) else None
-            return _Bound(found)
+            return Bound(found)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
             found = self.scopes.method(scope, expr.attr)
-            return _Bound(found, 1) if found else None
+            return Bound(found, 1) if found else None
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
-            inner = self._function_argument(scope, expr.args[0], expr.lineno)
+            inner = self.function_argument(scope, expr.args[0], expr.lineno)
             if inner and not any(isinstance(arg, ast.Starred) for arg in expr.args) \
                     and all(keyword.arg for keyword in expr.keywords):
                 keywords = inner.keywords | {keyword.arg for keyword in expr.keywords if keyword.arg}
-                return _Bound(inner.function, inner.positional + len(expr.args) - 1, frozenset(keywords))
+                return Bound(inner.function, inner.positional + len(expr.args) - 1, frozenset(keywords))
             return None
         if isinstance(expr, ast.Call):
             return self._made_by(scope, expr, depth)
         return None
 
-    def _made_by(self, scope: ast.AST, call: ast.Call, depth: int) -> _Bound | None:
+    def _made_by(self, scope: ast.AST, call: ast.Call, depth: int) -> Bound | None:
         """The callable a call returns, where the module says: an instance of one of its
         classes runs ``__call__``; a factory whose every ``return`` names the same nested def
         returns that def."""
@@ -455,8 +437,8 @@ class TracedFinder:
             klass = self.scopes.lookup_class(scope, call.func.id)
             if klass is not None:
                 method = self.scopes.defs.get(klass, {}).get("__call__")
-                return _Bound(method, 1) if method is not None else None
-        factory = self._function_argument(scope, call.func, call.lineno, depth + 1)
+                return Bound(method, 1) if method is not None else None
+        factory = self.function_argument(scope, call.func, call.lineno, depth + 1)
         if factory is None or factory.positional or factory.keywords:
             return None
         returned = {node.value.id if isinstance(node.value, ast.Name) else None
@@ -464,7 +446,7 @@ class TracedFinder:
         if len(returned) != 1 or None in returned:
             return None
         made = self.scopes.defs.get(factory.function, {}).get(returned.pop())  # type: ignore[arg-type]
-        return _Bound(made) if made is not None else None
+        return Bound(made) if made is not None else None
 
     def _wrapped(self, scope: ast.AST, call: ast.Call, outer: _Transform | None = None,
                  outer_call: ast.Call | None = None, called_as: CalledAs | None = None) -> None:
@@ -482,10 +464,10 @@ class TracedFinder:
             self._wrapped_lambda(scope, target, transform if outer is None or transform.name not in GRAD_TRANSFORMS
                                  else outer, call.lineno)
             return
-        resolved = self._function_argument(scope, target, call.lineno)
+        resolved = self.function_argument(scope, target, call.lineno)
         if resolved is None and isinstance(target, ast.Attribute) and target.attr in FLAX_APPLY_METHODS:
             # jax.jit(model.apply): the module's __call__ runs with the arguments after the variables
-            resolved = self._flax_apply(scope, target.value,
+            resolved = flax_apply(self, scope, target.value,
                                         ast.copy_location(ast.Call(func=target, args=[], keywords=[]), target))
             if resolved is not None and resolved.skipped != resolved.positional:
                 called_as = None  # its callers' arguments do not line up with the function's parameters
@@ -536,7 +518,7 @@ class TracedFinder:
         self.lambdas.append(_TracedLambda(scope, node, traced - static, f"wrapped by {transform.name} at line {line}",
                                           transform.name in STAGING_TRANSFORMS))
 
-    def _unbind(self, bound: _Bound) -> None:
+    def _unbind(self, bound: Bound) -> None:
         """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
         positional = positional_names(bound.function)
         held = frozenset(positional[:bound.positional]) | bound.keywords
@@ -568,7 +550,7 @@ class TracedFinder:
                                                   f"the body of {primitive} at line {call.lineno}",
                                                   True, lax_body=True))
                 continue
-            resolved = self._function_argument(scope, body, call.lineno)
+            resolved = self.function_argument(scope, body, call.lineno)
             if resolved:
                 free = resolved.free_positional()
                 traced = set(free[:count])
@@ -580,7 +562,7 @@ class TracedFinder:
                 self._mark_params(resolved.function, frozenset(traced), frozenset(), how, EntryKind.LAX_BODY, shapes)
                 for index, operand in _body_operands(primitive, call).items():
                     if index < len(free):
-                        self.traced[resolved.function].param_operands.setdefault(free[index], []).append((call, operand))
+                        self.traced[resolved.function].operands.calls.setdefault(free[index], []).append((call, operand))
                 self.traced[resolved.function].is_lax_body = True
                 self.traced[resolved.function].staged = True
 
@@ -621,8 +603,8 @@ class TracedFinder:
             entry = self.traced[function]
             entry.staged = True
             if seen.holds_arrays:
-                entry.observed_arrays = entry.observed_arrays | held
-                at_line = entry.observed_types.setdefault(seen.line, {})
+                entry.seen.arrays = entry.seen.arrays | held
+                at_line = entry.seen.types.setdefault(seen.line, {})
                 at_line.update(seen.types)
                 at_line.update(seen.host)
 
@@ -635,7 +617,7 @@ class TracedFinder:
             entry = self.traced.get(function) if function is not None else None
             if entry is not None and entry.jit_sites:
                 new = frozenset(seen.static) - entry.static_params  # not static at its jit yet
-                entry.observed_static.update(dict.fromkeys(new, seen))
+                entry.seen.static.update(dict.fromkeys(new, seen))
                 self._mark_params(entry.node, frozenset(), new, seen.reason, EntryKind.OBSERVED, kept_defaults=None)
 
     def _observed_function(self, seen: Observation) -> FunctionNode | None:
@@ -731,7 +713,7 @@ class TracedFinder:
             if entry.from_elsewhere and not from_elsewhere:  # reached from this module too
                 entry.from_elsewhere = False
                 changed.add(callee)
-            new = (entry.traced_params | traced) - entry.observed_static.keys()
+            new = (entry.traced_params | traced) - entry.seen.static.keys()
             if differentiated and not entry.differentiated:
                 entry.differentiated = True
                 changed.add(callee)
@@ -739,9 +721,9 @@ class TracedFinder:
                 entry.staged = True
                 entry.forget_analysis()
                 changed.add(callee)
-            if not entry.reached_otherwise:
-                entry.reached_otherwise = True
-                if entry.param_shapes:  # a lax body called directly too: its shapes do not hold
+            if not entry.operands.reached_otherwise:
+                entry.operands.reached_otherwise = True
+                if entry.operands.shapes:  # a lax body called directly too: its shapes do not hold
                     entry.forget_analysis()
                     changed.add(callee)
             if new != entry.traced_params:
@@ -751,14 +733,14 @@ class TracedFinder:
             definer = self.scopes.parent.get(callee)
             entry.definer = definer if isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef) else None
             singles = self._single_arguments(callee, resolved.positional, call, values)
-            if entry.call_singles.get(site) != singles:
+            if entry.calls.singles.get(site) != singles:
                 # What a call passes is known better as its caller's parameters are: after a
                 # few changes, only ever narrowed, so that the worklist ends.
-                entry.single_changes[site] = entry.single_changes.get(site, 0) + 1
-                if entry.single_changes[site] > MAX_FREE_CHANGES and site in entry.call_singles:
-                    singles &= entry.call_singles[site]
-            if entry.call_singles.get(site) != singles:
-                entry.call_singles[site] = singles
+                entry.calls.changes[site] = entry.calls.changes.get(site, 0) + 1
+                if entry.calls.changes[site] > MAX_FREE_CHANGES and site in entry.calls.singles:
+                    singles &= entry.calls.singles[site]
+            if entry.calls.singles.get(site) != singles:
+                entry.calls.singles[site] = singles
                 entry.forget_analysis()
                 changed.add(callee)
         return changed
@@ -779,7 +761,7 @@ class TracedFinder:
         return _TracedLambda(scope, function, traced, f"mapped by {self.imports.resolve(call.func)} at line "
                                                       f"{call.lineno}", staged)
 
-    def _callee(self, scope: ast.AST, call: ast.Call) -> _Bound | None:
+    def _callee(self, scope: ast.AST, call: ast.Call) -> Bound | None:
         """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
         the spot or bound to a name first (``jax.grad(f)(x)``, ``g = jax.vmap(f); g(x)``):
         the arguments reach ``f`` in the same places."""
@@ -800,53 +782,12 @@ class TracedFinder:
             klass = self.scopes.lookup_class(scope, func.id)
             if klass is not None:  # Layer(x): its __init__ runs, with x
                 init = self.scopes.defs.get(klass, {}).get("__init__")
-                return _Bound(init, 1) if init is not None else None
+                return Bound(init, 1) if init is not None else None
         if isinstance(func, ast.Attribute) and func.attr in FLAX_APPLY_METHODS:
-            return self._flax_apply(scope, func.value, call)
-        return self._function_argument(scope, func, call.lineno)
+            return flax_apply(self, scope, func.value, call)
+        return self.function_argument(scope, func, call.lineno)
 
-    def _flax_apply(self, scope: ast.AST, model: ast.AST, call: ast.Call) -> _Bound | None:
-        """``MLP(...).apply(variables, x)`` (or ``model.apply`` of ``model = MLP(...)``, and
-        ``init(rng, x)``) of a flax linen module of this module: its ``__call__`` (or the
-        ``method=`` named) runs with ``x``."""
-        if isinstance(model, ast.Name):
-            model = self.scopes.assignment_before(scope, model.id, call.lineno) or \
-                self.scopes.assignment_before(self.tree, model.id, 10**9)  # type: ignore[assignment]
-        if isinstance(model, ast.Call) and self.imports.resolve(model.func) in HAIKU_TRANSFORMS:
-            return self._haiku_apply(scope, model, call)
-        if not (isinstance(model, ast.Call) and isinstance(model.func, ast.Name)):
-            return None
-        klass = self.scopes.lookup_class(scope, model.func.id)
-        if klass is None or not any(self.imports.resolve(base) in FLAX_MODULES for base in klass.bases):
-            return None
-        chosen = next((k.value for k in call.keywords if k.arg == "method"), None)
-        name = chosen.value if isinstance(chosen, ast.Constant) and isinstance(chosen.value, str) else \
-            chosen.attr if isinstance(chosen, ast.Attribute) else "__call__" if chosen is None else None
-        method = self.scopes.defs.get(klass, {}).get(name) if name else None
-        return _Bound(method, 1, skipped=1) if method is not None else None
-
-    def _haiku_apply(self, scope: ast.AST, transformed: ast.Call, call: ast.Call) -> _Bound | None:
-        """``hk.transform(f).apply(params, rng, x)`` (``transform_with_state``: ``params,
-        state, rng``; ``without_apply_rng``: no ``rng``) and ``.init(rng, x)``: ``f`` runs
-        with ``x``."""
-        takes_rng = True
-        if self.imports.resolve(transformed.func) == "haiku.without_apply_rng" and transformed.args:
-            inner = transformed.args[0]
-            if not (isinstance(inner, ast.Call) and self.imports.resolve(inner.func) in HAIKU_TRANSFORMS):
-                return None
-            transformed, takes_rng = inner, False
-        transform = self.imports.resolve(transformed.func)
-        if transform not in ("haiku.transform", "haiku.transform_with_state") or not transformed.args:
-            return None
-        assert isinstance(call.func, ast.Attribute)
-        if call.func.attr == "apply":
-            skipped = (2 if transform == "haiku.transform_with_state" else 1) + takes_rng
-        else:
-            skipped = 1  # init(rng, x)
-        bound = self._function_argument(scope, transformed.args[0], transformed.lineno)
-        return _Bound(bound.function, bound.positional, bound.keywords, skipped) if bound is not None else None
-
-    def _called_instance(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> _Bound | None:
+    def _called_instance(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Bound | None:
         """``net(x)`` of a value whose class the analysis knows (an annotated parameter, a
         pytree made here): that class's ``__call__`` runs with ``x``."""
         if not isinstance(call.func, ast.Name):
@@ -854,7 +795,7 @@ class TracedFinder:
         klass_name = values.verdict(call.func).klass
         klass = self.scopes.lookup_class(scope, klass_name) if klass_name else None
         method = self.scopes.defs.get(klass, {}).get("__call__") if klass is not None else None
-        return _Bound(method, 1) if method is not None else None
+        return Bound(method, 1) if method is not None else None
 
     @staticmethod
     def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:

@@ -43,6 +43,46 @@ class EntryKind(Enum):
 
 
 @dataclass
+class BodyOperands:
+    """A lax body's parameters as the primitive passes them."""
+
+    # The carry in its initial value's pytree structure, every leaf one array (None: bodies of
+    # calls that disagree). Used only while no other call reaches the function.
+    shapes: dict[str, Verdict | None] = field(default_factory=dict)
+    # The same, from the values at the lax call of the function around the body: for each
+    # parameter, the calls that pass it and their argument (None: the loop's index).
+    calls: dict[str, list[tuple[ast.Call, ast.AST | None]]] = field(default_factory=dict)
+    reached_otherwise: bool = False  # also called where the primitive does not pass the values
+
+
+@dataclass
+class CallsFollowed:
+    """The calls the propagation followed into a function, by id, each with the parameters it
+    gives one value (an array, or a Python number or bool); and whether it is also entered
+    where the arguments are not seen (a jit, a transform, a run, a lax primitive). A local def
+    entered only by calls its function holds, every one seen, takes one value in a parameter
+    each call gives one: its truth is then jnp's (`while not ok`)."""
+
+    singles: dict[int, frozenset[str]] = field(default_factory=dict)
+    changes: dict[int, int] = field(default_factory=dict)  # how often each call's singles changed
+    unseen: bool = False
+
+
+@dataclass
+class RunEvidence:
+    """What `jitfix run` saw of a function."""
+
+    arrays: frozenset[str] = frozenset()  # parameters that held tracers: each is one array
+    # Where it saw a failure: at each line, the abstract value each traced name held
+    # (`{"r": "float32[9,9]"}`) and the host values beside them (`{"fill": "float",
+    # "table": "numpy.ndarray"}`), the proof of a shape, a dtype or a kind there.
+    types: dict[int, dict[str, str]] = field(default_factory=dict)
+    # Parameters to make static at the jit: a value that failed under jit depends only on
+    # them, and each call gave them a Python value.
+    static: dict[str, Observation] = field(default_factory=dict)
+
+
+@dataclass
 class TracedFunction:
     node: FunctionNode
     qualname: str
@@ -75,35 +115,13 @@ class TracedFunction:
     program: Program | None = None
     # Pytree class of a parameter, where its annotation (or `self`) names one.
     param_classes: dict[str, str] = field(default_factory=dict)
-    # A lax body's parameters as the primitive passes them: the carry in its initial value's
-    # pytree structure, every leaf one array (None: bodies of calls that disagree). Used only
-    # while no other call reaches the function (``reached_otherwise``).
-    param_shapes: dict[str, Verdict | None] = field(default_factory=dict)
-    # The same, from the values at the lax call of the function around the body: for each
-    # parameter, the calls that pass it and their argument (None: the loop's index).
-    param_operands: dict[str, list[tuple[ast.Call, ast.AST | None]]] = field(default_factory=dict)
-    reached_otherwise: bool = False
-    # The calls the propagation followed into it, by id, each with the parameters it gives
-    # one value (an array, or a Python number or bool); and whether it is also entered where
-    # the arguments are not seen (a jit, a transform, a run, a lax primitive). A local def
-    # entered only by calls its function holds, every one seen, takes one value in a
-    # parameter each call gives one: its truth is then jnp's (`while not ok`).
-    call_singles: dict[int, frozenset[str]] = field(default_factory=dict)
-    single_changes: dict[int, int] = field(default_factory=dict)  # how often each call's changed
-    unseen_callers: bool = False
+    operands: BodyOperands = field(default_factory=lambda: BodyOperands())  # of a lax body
+    calls: CallsFollowed = field(default_factory=lambda: CallsFollowed())
     definer: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function it is defined in
-    # Parameters a run saw holding tracers (`jitfix run`): each is one array.
-    observed_arrays: frozenset[str] = frozenset()
-    # Where a run saw a failure (`jitfix run`): at each line, the abstract value each traced
-    # name held (`{"r": "float32[9,9]"}`) and the host values beside them (`{"fill": "float",
-    # "table": "numpy.ndarray"}`), the proof of a shape, a dtype or a kind there.
-    observed_types: dict[int, dict[str, str]] = field(default_factory=dict)
+    seen: RunEvidence = field(default_factory=lambda: RunEvidence())  # by `jitfix run`
     # Parameters a call of the module certainly gives an array (`f(jnp.ones(3))`): not a dict,
     # whatever other modules pass (that call of a traced function holds a tracer there).
     given_arrays: frozenset[str] = frozenset()
-    # Parameters to make static at the jit (`jitfix run`): a value that failed under jit
-    # depends only on them, and each call gave them a Python value.
-    observed_static: dict[str, Observation] = field(default_factory=dict)
     # Known traced only because traced code of another module of the run calls it (not by a
     # jit, a lax body or a call of this module): what it reads at trace time is its callers'
     # concern, and a switch read while tracing is often the point.
@@ -133,7 +151,7 @@ class TracedFunction:
     @property
     def known_arrays(self) -> frozenset[str]:
         """Traced parameters that hold one array, as a run or a call of the module showed."""
-        return self.observed_arrays | (self.given_arrays & self.traced_params)
+        return self.seen.arrays | (self.given_arrays & self.traced_params)
 
     @property
     def handed_containers(self) -> frozenset[str]:
@@ -180,7 +198,7 @@ class TracedFunction:
         for name in parameter_names(self.node):
             klass = self.param_classes.get(name)
             if name in self.traced_params:
-                shape = None if self.reached_otherwise else self._operand_shape(name) or self.param_shapes.get(name)
+                shape = None if self.operands.reached_otherwise else self._operand_shape(name) or self.operands.shapes.get(name)
                 why = f"`{name}` is a traced argument of `{self.qualname}` ({self.traced_by.get(name, self.how)})"
                 if shape is not None:
                     verdicts[name] = Verdict(TRACED_KIND, why, elements=shape.elements, klass=klass or shape.klass,
@@ -197,19 +215,19 @@ class TracedFunction:
     def _single_by_calls(self, name: str) -> bool:
         """Whether every call of this local def (its name read nowhere else in the function
         around it) passes the parameter one value, each call seen (``call_singles``)."""
-        if self.unseen_callers or self.is_lax_body or self.definer is None or not self.call_singles \
-                or not all(name in singles for singles in self.call_singles.values()):
+        if self.calls.unseen or self.is_lax_body or self.definer is None or not self.calls.singles \
+                or not all(name in singles for singles in self.calls.singles.values()):
             return False
         own = self.node.name if isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
         seen = [node for node in nodes_seeing(self.definer.body, own)]  # (not where `own` is another def)
         calls = {id(node.func) for node in seen if isinstance(node, ast.Call)}
         reads = [node for node in seen if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, ast.Load)]
-        return all(id(read) in calls for read in reads) and len(reads) == len(self.call_singles)
+        return all(id(read) in calls for read in reads) and len(reads) == len(self.calls.singles)
 
     def _operand_shape(self, name: str) -> Verdict | None:
         """What the lax calls of the enclosing function pass the parameter, from the values
         there (``lax.cond(p, f, g, ok)`` with ``ok = x > y``: one array), when they agree."""
-        calls = self.param_operands.get(name)
+        calls = self.operands.calls.get(name)
         enclosing = self.enclosing
         if not calls or enclosing is None or enclosing.imports is None:
             return None

@@ -395,7 +395,7 @@ class NumpyArrays:
     def __init__(self, module: ModuleContext, entry: FunctionContext, at: ast.AST):
         self.module, self.entry = module, entry
         lines = range(at.lineno, (getattr(at, "end_lineno", None) or at.lineno) + 1)  # type: ignore[attr-defined]
-        self.seen = {name for line in lines for name, kind in entry.traced.observed_types.get(line, {}).items()
+        self.seen = {name for line in lines for name, kind in entry.traced.seen.types.get(line, {}).items()
                      if kind == "numpy.ndarray"}
 
     def holds(self, expr: ast.AST, depth: int = 0) -> bool:

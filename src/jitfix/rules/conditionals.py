@@ -8,6 +8,11 @@ JF105 ``assert`` on a traced value (reported).
 
 Only a condition that is certainly traced is touched; a static one (``x.ndim == 2``,
 ``y is None``, a static argument) is left byte-identical.
+
+Where the logic is: ``control_flow/ifs.py`` plans and writes the ``lax.cond`` of a traced
+``if``; ``control_flow/boolean_expressions.py`` JF102/JF103's expressions. Each function is
+planned once for every rule (``rules/function_context.py``; ``control_flow/function.py``
+walks it).
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ JF202 ``while`` on a traced condition -> ``lax.while_loop``.
 
 A loop with a static trip count (``range(3)``, ``range(x.shape[0])``, a Python list, the rows
 of an array) runs under jit as it is, unrolled at trace time: it is left byte-identical.
+
+Where the logic is: ``control_flow/loops.py`` plans and writes the lax loop
+(``control_flow/scans.py`` a ``lax.scan``); each function is planned once for every rule
+(``rules/function_context.py``; ``control_flow/function.py`` walks it).
 """
 
 from __future__ import annotations

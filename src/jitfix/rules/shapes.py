@@ -66,7 +66,7 @@ class ShapeArgument(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
-            if traced.observed_static:
+            if traced.seen.static:
                 yield self._observed_static(module, traced)
         for entry in function_contexts(module):
             traced = entry.traced
@@ -150,8 +150,8 @@ class ShapeArgument(Rule):
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
         """Parameters `jitfix run` saw given a Python value on every call, on which alone a
         value that failed under jit depends: static at the jit, so the code stays Python."""
-        names = sorted(traced.observed_static)
-        seen = traced.observed_static[names[0]]
+        names = sorted(traced.seen.static)
+        seen = traced.seen.static[names[0]]
         listed = ", ".join(f"`{name}`" for name in names)
         given = "; ".join(f"`{name}`: {kinds}" for name, kinds in seen.types if name in names)
         message = (f"{listed} of `{traced.qualname}` got a Python value on every call in the run with jit disabled "
@@ -619,7 +619,7 @@ class MaskedWrite:
         """What a run saw the traced names hold at the write's lines (empty without a run)."""
         found: dict[str, SeenArray] = {}
         for line in range(self.call.lineno, (self.call.end_lineno or self.call.lineno) + 1):
-            for name, text in traced.observed_types.get(line, {}).items():
+            for name, text in traced.seen.types.get(line, {}).items():
                 array = SeenArray.parse(text)
                 if array is not None:
                     found[name] = array

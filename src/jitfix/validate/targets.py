@@ -390,7 +390,7 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
     old_by_node = {node: entry for node, entry in old_traced.items()}
     new_by_name = {entry.qualname: entry for entry in new_traced.values()}
     module_names = _module_level_names(old_tree)
-    from jitfix.rules.globals import changing_globals  # loaded only when validating
+    from jitfix.analysis.stale_globals import changing_globals
     targets = []
     for name, old, new in changed_functions(old_tree, new_tree):
         target = Target(name=name, line=old.lineno, mode="as_is")
