@@ -28,6 +28,20 @@ def is_range(node: ast.AST | None) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
 
 
+# The names a method's receiver goes by (`self.step(x)`, `cls.make(n)`).
+RECEIVERS = frozenset({"self", "cls"})
+
+
+def numpy_member(name: str | None) -> str | None:
+    """``numpy.mean`` -> ``mean`` (a resolved name of NumPy's own); None for anything else."""
+    return name[len("numpy."):] if name and name.startswith("numpy.") else None
+
+
+def jnp_member(name: str | None) -> str | None:
+    """``jax.numpy.where`` -> ``where`` (a resolved name of ``jax.numpy``); None for anything else."""
+    return name[len("jax.numpy."):] if name and name.startswith("jax.numpy.") else None
+
+
 def shape_parameters(name: str | None) -> tuple[tuple[int | None, str], ...]:
     """The parameters of a JAX or NumPy function that set its result's shape: (position, name)."""
     return SHAPE_PARAMETERS.get(name or "", ()) or NUMPY_SHAPE_PARAMETERS.get(name or "", ())

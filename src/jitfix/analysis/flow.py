@@ -32,7 +32,7 @@ from jitfix.analysis.blocks import (
     target_names,
     walk_body,
 )
-from jitfix.analysis.catalogue import is_range
+from jitfix.analysis.catalogue import is_range, numpy_member
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     ARRAY_ONLY_ATTRIBUTES,
@@ -477,7 +477,7 @@ class FlowAnalysis:
         if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "__index__", "__int__", "__float__"):
             return True
         resolved = self.imports.resolve(func) or ""
-        return resolved.startswith("numpy.") or resolved == "operator.index"
+        return numpy_member(resolved) is not None or resolved == "operator.index"
 
     # -- statements ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from itertools import chain
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from jitfix.analysis.blocks import FunctionNode, method_changes, non_leaf_children
-from jitfix.analysis.catalogue import MUTATING_METHODS, TRACING_CALL_NAMES, may_trace
+from jitfix.analysis.catalogue import MUTATING_METHODS, RECEIVERS, TRACING_CALL_NAMES, may_trace
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import parameter_names, positional_names
 from jitfix.analysis.words import LineIndex
@@ -300,7 +300,7 @@ class Scopes:
                 if not called_as.attribute and self.binding_scope(scope, func.id) is called_as.scope:
                     yield call
             elif any_receiver or (isinstance(called_as.scope, ast.ClassDef) and isinstance(func, ast.Attribute)
-                                  and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}
+                                  and isinstance(func.value, ast.Name) and func.value.id in RECEIVERS
                                   and self.enclosing_class(scope) is called_as.scope):
                 yield call
 

@@ -22,7 +22,7 @@ from jitfix.analysis.blocks import (
     walk_tree,
 )
 from jitfix.analysis.catalogue import (ARRAY, GRAD_TRANSFORMS, JIT_TRANSFORMS, ONE_ARRAY, PARTIAL, TRACING_TRANSFORMS,
-                                       function_category)
+                                       function_category, numpy_member)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.scopes import Change
 
@@ -448,7 +448,7 @@ def passable(tree: ast.Module, imports: ImportTable, name: str) -> bool:
                        for key, item in zip(node.keys, node.values))
         if isinstance(node, ast.Call):
             called = imports.resolve(node.func) or ""
-            return function_category(called) in (ARRAY, ONE_ARRAY) or called.startswith("numpy.")
+            return function_category(called) in (ARRAY, ONE_ARRAY) or numpy_member(called) is not None
         return isinstance(node, ast.Name) and node.id == name  # `x = x + 1` keeps its kind
 
     def rebound_value(node: ast.AST | None) -> bool:

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Iterable
 
 from jitfix.analysis.blocks import FunctionNode, closure_reads, local_names, own_expressions, walk_body
+from jitfix.analysis.catalogue import RECEIVERS
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -222,7 +223,7 @@ class ModuleProgram(Program):
         func = call.func
         if isinstance(func, ast.Name):
             return self.scopes.lookup(scope, func.id, call.lineno), None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}:
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in RECEIVERS:
             method = self.scopes.method(scope, func.attr)
             if method is not None and not any(isinstance(d, ast.Name) and d.id == "property"
                                               for d in method.decorator_list):

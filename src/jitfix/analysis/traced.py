@@ -21,24 +21,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from jitfix.analysis.blocks import FunctionNode, walk_body, walk_tree
-from jitfix.analysis.catalogue import (
-    BODY_ARGUMENTS,
-    BODY_TRACED_COUNT,
-    FILTERED_TRANSFORMS,
-    FLAX_APPLY_METHODS,
-    FLAX_APPLY_OPTIONS,
-    GRAD_TRANSFORMS,
-    JIT_TRANSFORMS,
-    MAPPING_TRANSFORMS,
-    ONE_ARRAY,
-    PARTIAL,
-    REVERSE_AD_TRANSFORMS,
-    STAGING_TRANSFORMS,
-    SWITCH,
-    TRACING_TRANSFORMS,
-    function_category,
-    is_array_annotation,
-)
+from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTERED_TRANSFORMS, FLAX_APPLY_METHODS,
+                                       FLAX_APPLY_OPTIONS, GRAD_TRANSFORMS, JIT_TRANSFORMS, MAPPING_TRANSFORMS,
+                                       ONE_ARRAY, PARTIAL, RECEIVERS, REVERSE_AD_TRANSFORMS, STAGING_TRANSFORMS,
+                                       SWITCH, TRACING_TRANSFORMS, function_category, is_array_annotation)
 from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, STATIC, Observation
@@ -130,7 +116,7 @@ def _literal_ints(node: ast.AST) -> list[int]:
 def _positional_reached(positional: list[str], call: ast.Call) -> list[str]:
     """The positional parameters a call's positional arguments reach, in order: after `self`
     or `cls` where the function is called as a method (`obj.step(x)`)."""
-    method = isinstance(call.func, ast.Attribute) and bool(positional) and positional[0] in {"self", "cls"}
+    method = isinstance(call.func, ast.Attribute) and bool(positional) and positional[0] in RECEIVERS
     return positional[1:] if method else positional
 
 
@@ -415,7 +401,7 @@ class TracedFinder:
                 value = self.scopes.module_value(scope, expr.id)
                 return self._made_by(self.scopes.tree, value, depth) if isinstance(value, ast.Call) else None
             return Bound(found)
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in {"self", "cls"}:
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
             found = self.scopes.method(scope, expr.attr)
             return Bound(found, 1) if found else None
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:

@@ -26,23 +26,9 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
-from jitfix.analysis.catalogue import (
-    ARGUMENT_BUILTINS,
-    ARGUMENT_MODULES,
-    ARRAY,
-    ARRAY_ATTRIBUTES,
-    HOST,
-    LAYERS,
-    NUMPY_METADATA,
-    ONE_ARRAY,
-    PYTREE,
-    RESULT_PARTS,
-    STATIC,
-    STATIC_ATTRIBUTES,
-    STATIC_BUILTINS,
-    TRANSFORM,
-    function_category,
-)
+from jitfix.analysis.catalogue import (ARGUMENT_BUILTINS, ARGUMENT_MODULES, ARRAY, ARRAY_ATTRIBUTES, HOST, LAYERS,
+                                       NUMPY_METADATA, ONE_ARRAY, PYTREE, RESULT_PARTS, STATIC, STATIC_ATTRIBUTES,
+                                       STATIC_BUILTINS, TRANSFORM, function_category, jnp_member)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
 
@@ -1175,7 +1161,8 @@ class SizeEvidence:
 
     def _call_size(self, call: ast.Call) -> int | None:
         name = self.imports.resolve(call.func) or ""
-        function = name.rpartition(".")[2] if name.startswith("jax.numpy.") else None
+        member = jnp_member(name)
+        function = member.rpartition(".")[2] if member is not None else None
         if isinstance(call.func, ast.Attribute) and call.func.attr in REDUCTIONS and function is None:
             return 1 if not call.args and not call.keywords else None  # x.sum(): one element
         if function in REDUCTIONS:

@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Callable
 
 from jitfix.analysis.blocks import walk_body
+from jitfix.analysis.catalogue import jnp_member
 from jitfix.analysis.imports import ImportTable
 from jitfix.control_flow.result_types import Callees, arms_to_cast
 from jitfix.cst_text import code, cst
@@ -80,7 +81,7 @@ def is_boolean_valued(expr: ast.AST, imports: ImportTable, boolean_names: frozen
         return isinstance(expr.value, bool)
     if isinstance(expr, ast.Call):
         name = imports.resolve(expr.func) or ""
-        if name.startswith("jax.numpy.") and name.rpartition(".")[2] in BOOLEAN_FUNCTIONS:
+        if (jnp_member(name) or "").rpartition(".")[2] in BOOLEAN_FUNCTIONS:
             return True
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in {"any", "all"}:
             return True

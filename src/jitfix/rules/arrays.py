@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
-from jitfix.analysis.catalogue import NUMPY_METADATA, shape_arguments
+from jitfix.analysis.catalogue import NUMPY_METADATA, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
 from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names
@@ -311,7 +311,7 @@ class NumpyOnTracer(Rule):
                     if finding is not None:
                         yield finding
                     continue
-                if not name.startswith("numpy.") or name in NUMPY_METADATA:
+                if numpy_member(name) is None or name in NUMPY_METADATA:
                     continue  # (`np.shape(x)` reads x.shape: fine on a tracer)
                 values = entry.values_at(statement)
                 shapes = {id(argument) for _, argument in shape_arguments(node, name)}
@@ -403,7 +403,7 @@ class NumpyArrays:
             return False
         if isinstance(expr, ast.Call):
             name = self.module.imports.resolve(expr.func) or ""
-            if name.startswith("numpy."):
+            if numpy_member(name) is not None:
                 return name not in NUMPY_METADATA and name not in _NUMPY_SEQUENCES \
                     and not name.startswith("numpy.random.")
             return isinstance(expr.func, ast.Attribute) and expr.func.attr in _NDARRAY_METHODS \
@@ -771,7 +771,7 @@ def _numpy_allocations(module: ModuleContext, arrays: ArrayEvidence, array: ast.
     calls: list[ast.Call] = []
     for value in bindings:
         name = module.imports.resolve(value.func) if isinstance(value, ast.Call) else None
-        if not (name and name.startswith("numpy.") and name[len("numpy."):] in NUMPY_ALLOCATIONS):
+        if numpy_member(name) not in NUMPY_ALLOCATIONS:
             return None
         calls.append(value)  # type: ignore[arg-type]
     return calls or None
