@@ -307,8 +307,7 @@ class PlanContext:
             isinstance(call, ast.Call) and appended_to(call) in appended for call in calls)
         where, reason = found[0]
         lowering = Lowering.DICT_UPDATES if dict_writes else Lowering.HOISTED_APPENDS if appends else None
-        kind = ProblemKind.JUMP_OUT_OF_LOOP if isinstance(where, ast.Break | ast.Continue) \
-            else ProblemKind.RAISE_IN_BRANCH if isinstance(where, ast.Raise) else None
+        kind = ProblemKind.JUMP_OUT_OF_LOOP if isinstance(where, ast.Break | ast.Continue) else None
         self.report(node, reason, where, lowering=lowering, kind=kind)
         return True
 

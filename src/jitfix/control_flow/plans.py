@@ -187,7 +187,6 @@ class ProblemKind(Enum):
 
     RETURN_BEFORE_MORE_CODE = "a branch returns, but more code follows the `if` in a loop or block"
     JUMP_OUT_OF_LOOP = "a `break` or `continue` in a branch leaves a loop around the `if`"
-    RAISE_IN_BRANCH = "a branch raises"
 
 
 class Lowering(Enum):

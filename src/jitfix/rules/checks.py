@@ -15,7 +15,6 @@ stands in the way is said instead.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.traced_function import EntryKind, TracedFunction
@@ -28,89 +27,25 @@ from jitfix.rules.function_context import name_position
 CHECKIFY = "jax.experimental.checkify"
 
 
-def checkify_fix(module: ModuleContext, traced: TracedFunction, node: ast.Assert | ast.If) -> Fix | str:
-    """The fix of one traced ``assert``, or of ``if test: raise E(msg)``, or why there is none."""
-    raised: RaisedCheck | None = None
-    if isinstance(node, ast.If):
-        check = _raised_check(module, node)
-        if isinstance(check, str):
-            return check
-        raised = check
-        first: Edit = Edit(module.start_of(node), cst.If, _IfAsCheck(check.message, check.fields),
-                           imports=(CHECKIFY, "jax.numpy"))
-    else:
-        first = Edit(module.start_of(node), cst.Assert, _AsCheck(_message(module, node)), imports=(CHECKIFY,))
+def checkify_fix(module: ModuleContext, traced: TracedFunction, node: ast.Assert) -> Fix | str:
+    """The fix of one traced ``assert``, or why there is none."""
     wrapped = _jitted_around(module, traced)
     if isinstance(wrapped, str):
         return wrapped
     taken = _names_of(module.tree)
-    edits = [first]
+    edits = [Edit(module.start_of(node), cst.Assert, _AsCheck(_message(module, node)), imports=(CHECKIFY,))]
     for jitted in wrapped:
         by_keyword = _passed_by_keyword(jitted)
         if by_keyword is None:
             return f"the static arguments of `{jitted.node.name}`'s jit are not written out as names or positions " \
                    "that a call passing each parameter on can keep"
-        inner = unique_name(f"_{jitted.node.name.lstrip('_')}_checkified", set(taken))
+        inner = unique_name(f"_{jitted.node.name.lstrip('_')}_checked", set(taken))
         edits.append(Edit(name_position(module, jitted.node), cst.FunctionDef,
                           _Checkified(inner, unique_name("err", set(taken)), unique_name("result", set(taken)),
                                       by_keyword), imports=(CHECKIFY,)))
     names = ", ".join(f"`{jitted.node.name}`" for jitted in wrapped)
-    description = f"check with `checkify.check`; {names} wrapped in `checkify.checkify`, its callers unchanged " \
-                  "(a failing check raises checkify's `JaxRuntimeError`, a `ValueError`)"
-    if raised is not None and not raised.a_value_error:
-        return Fix(Safety.UNSAFE, description + f" (unsafe: the code raised `{raised.raised}`, which a caller may "
-                                                "catch by its class)", edits)
-    return Fix(Safety.SAFE, description, edits)
-
-
-@dataclass(frozen=True)
-class RaisedCheck:
-    """What ``if test: raise E(msg)`` checks: its message (a string literal, with ``{name}``
-    fields checkify fills in), the fields, and the class it raised."""
-
-    message: str
-    fields: tuple[str, ...]
-    raised: str
-    a_value_error: bool  # checkify's error is one too, so a caller catching it still does
-
-
-def _raised_check(module: ModuleContext, node: ast.If) -> RaisedCheck | str:
-    """``if test: raise E("...")`` (or an f-string of names) and nothing else; why not."""
-    raised = node.body[0] if len(node.body) == 1 and not node.orelse else None
-    if not isinstance(raised, ast.Raise) or raised.exc is None:
-        return "only an `if` whose one statement raises, with no `else`, becomes a check"
-    exc = raised.exc
-    name = exc.func if isinstance(exc, ast.Call) else exc
-    if not isinstance(name, ast.Name) or isinstance(exc, ast.Call) and (exc.keywords or len(exc.args) > 1):
-        return "the error raised is not a class called with one message"
-    if any(isinstance(part, ast.BoolOp) or isinstance(part, ast.Compare) and len(part.ops) > 1
-           for part in ast.walk(node.test)):
-        return "the test's `and`/`or` or chained comparison would have to be written with `jnp` first"
-    argument = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
-    message = _format_of(module, argument) if argument is not None else (f'"{name.id}"', ())
-    if message is None:
-        return "the message is not a string or an f-string of names"
-    return RaisedCheck(message[0], message[1], name.id, name.id in ("ValueError", "Exception"))
-
-
-def _format_of(module: ModuleContext, message: ast.expr) -> tuple[str, tuple[str, ...]] | None:
-    """A message as checkify's format string and the names it fills in: a literal as written,
-    ``f"got {x}"`` as ``"got {x}"`` with ``x``."""
-    if isinstance(message, ast.Constant) and isinstance(message.value, str):
-        return module.segment(message), ()
-    if not isinstance(message, ast.JoinedStr):
-        return None
-    text, fields = "", []
-    for part in message.values:
-        if isinstance(part, ast.Constant) and isinstance(part.value, str):
-            text += part.value.replace("{", "{{").replace("}", "}}")
-        elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and part.conversion == -1 \
-                and part.format_spec is None:
-            text += "{" + part.value.id + "}"
-            fields.append(part.value.id)
-        else:
-            return None
-    return repr(text) if '"' in text or "\\" in text else f'"{text}"', tuple(dict.fromkeys(fields))
+    return Fix(Safety.SAFE, f"check with `checkify.check`; {names} wrapped in `checkify.checkify`, its callers "
+                            "unchanged (a failing check raises checkify's `JaxRuntimeError`, a `ValueError`)", edits)
 
 
 def _jitted_around(module: ModuleContext, traced: TracedFunction) -> list[TracedFunction] | str:
@@ -233,25 +168,6 @@ class _AsCheck:
         assert isinstance(node, cst.Assert)
         check = f"{context.name(CHECKIFY)}.check({code(node.test)}, {self.message})"
         return cst.Expr(cst.parse_expression(check))
-
-
-class _IfAsCheck:
-    """``if test: raise E(msg)`` -> ``checkify.check(jnp.logical_not(test), msg, name=name)``
-    (``if not test:`` -> ``checkify.check(test, ...)``)."""
-
-    def __init__(self, message: str, fields: tuple[str, ...]):
-        self.message, self.fields = message, fields  # a string literal; the names it fills in
-
-    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        assert isinstance(node, cst.If)
-        test = node.test
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            holds = code(test.expression)
-        else:
-            holds = f"{context.name('jax.numpy')}.logical_not({code(test)})"
-        arguments = [holds, self.message, *(f"{field}={field}" for field in self.fields)]
-        check = cst.parse_statement(f"{context.name(CHECKIFY)}.check({', '.join(arguments)})\n")
-        return check.with_changes(leading_lines=node.leading_lines)
 
 
 class _Checkified:

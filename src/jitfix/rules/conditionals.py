@@ -91,11 +91,9 @@ class TracedIf(Rule):
         "once after the `if`. "
         "Results that may differ in type (a Python `0` in one branch, `x / 2` in the other; `n` "
         "in one and `x` in the other, an int and a float argument) are cast to "
-        "`jnp.result_type` of all branches, the type the eager code's values fit. An `if` whose "
-        "one statement raises (`if bad: raise ValueError(msg)`) becomes `checkify.check`, as JF105 "
-        "makes an `assert`. No fix, and "
+        "`jnp.result_type` of all branches, the type the eager code's values fit. No fix, and "
         "a finding saying why, for a name bound in one branch only with no value before, a "
-        "branch that yields, raises otherwise, declares `global`/`nonlocal`, writes into an outer object "
+        "branch that yields, raises, declares `global`/`nonlocal`, writes into an outer object "
         "(`self.n = ...`, `cache.append(...)`), calls a helper that prints or logs while traced "
         "(both branches are traced, so its output would appear whichever way the test goes), breaks "
         "out of a loop, or returns from inside a loop. A condition that is not certainly traced "
@@ -138,18 +136,7 @@ class TracedIf(Rule):
                     yield self.finding(module, problem.statement, message, lowered, function=function,
                                        end=problem.statement.test)
                     continue
-                checked = checkify_fix(module, function, problem.statement) \
-                    if problem.kind is ProblemKind.RAISE_IN_BRANCH else None
-                if isinstance(checked, Fix):
-                    message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
-                               f"`{function.qualname}` ({function.how}) to raise: raises under jit; check it with "
-                               "`checkify.check`")
-                    yield self.finding(module, problem.statement, message, checked, function=function,
-                                       end=problem.statement.test)
-                    continue
                 where = f" (line {problem.line})" if problem.line != problem.statement.lineno else ""
-                if checked is not None:
-                    where += f"; not a check either: {checked}"
                 if problem.lowering is Lowering.CONTINUATION:
                     why = why_not_continued(function, problem.statement)
                     where += f"; and the code after it cannot become a function: {why}" if why else ""
@@ -287,10 +274,10 @@ class TracedAssert(Rule):
         example="@jax.jit\ndef safe_log(x):\n    assert (x > 0).all(), \"log of a non-positive value\"\n"
         "    return jnp.log(x)\n",
         fixed="from jax.experimental import checkify\n\n\n"
-        "@jax.jit\n@checkify.checkify\ndef _safe_log_checkified(x):\n"
+        "@jax.jit\n@checkify.checkify\ndef _safe_log_checked(x):\n"
         "    checkify.check((x > 0).all(), \"log of a non-positive value\")\n"
         "    return jnp.log(x)\n\n\n"
-        "def safe_log(x):\n    err, result = _safe_log_checkified(x)\n    err.throw()\n    return result\n",
+        "def safe_log(x):\n    err, result = _safe_log_checked(x)\n    err.throw()\n    return result\n",
         safety="Safe where every way into the check is a function jitted by its decorator at the module's top "
         "level, whose name is used only in calls from eager code (an error cannot be thrown while tracing; "
         "`jax.vmap(f)` would trace the thrower). A failing check raises checkify's `JaxRuntimeError`, a "
