@@ -324,34 +324,23 @@ def python_files(path: Path) -> list[Path]:
     return [path] if path.is_file() else sorted(path.rglob("*.py"))
 
 
-def jitted_names(path: Path, wrappers: bool = False) -> set[str]:
+def jitted_names(path: Path) -> set[str]:
     """Functions decorated with, or passed to, a tracing transform (``jax.jit``, ``filter_jit``,
-    ``vmap``...), by ``file:function`` (the file relative to a package case; ``.`` for a module).
-    With ``wrappers`` (read of a rewrite), also a def of the file's top level that calls one of
-    those: a function a rewrite made a wrapper around the jitted work it renamed (`checkify`'s
-    error thrown, a global passed as a parameter) keeps its work compiled."""
+    ``vmap``...), by ``file:function`` (the file relative to a package case; ``.`` for a module)."""
     names = set()
     for file in python_files(path):
         tree = ast.parse(file.read_text(encoding="utf-8"))
         module = str(file.relative_to(path)) if path.is_dir() else "."
-        found = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(_transform_name(d) for d in node.decorator_list):
-                    found.add(node.name)
+                    names.add(f"{module}:{node.name}")
             elif isinstance(node, ast.Call) and _dotted_end(node.func) in TRACING_TRANSFORMS:  # jax.jit(f)
                 for argument in node.args[:1]:
                     if isinstance(argument, ast.Name):
-                        found.add(argument.id)
+                        names.add(f"{module}:{argument.id}")
                     elif isinstance(argument, ast.Attribute):
-                        found.add(argument.attr)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                    and _dotted_end(node.value.func) in TRACING_TRANSFORMS:  # g = jax.jit(f): g is jitted
-                found.update(target.id for target in node.targets if isinstance(target, ast.Name))
-        wrapping = {node.name for node in tree.body if wrappers and isinstance(node, ast.FunctionDef)
-                    and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in found
-                            for call in ast.walk(node))}
-        names.update(f"{module}:{name}" for name in found | wrapping)
+                        names.add(f"{module}:{argument.attr}")
     return names
 
 
@@ -547,7 +536,7 @@ def _judge_rewrite(case: Case, outcome: Outcome, target: Path, reference: Execut
                    original_difference: str) -> Outcome:
     rewritten = execute(target, case.name, "jit")
     differs = difference(reference, rewritten, compare_stdout=case.expect_stdout, max_compiles=case.max_compiles)
-    lost = jitted_names(case.path) - jitted_names(target, wrappers=True)
+    lost = jitted_names(case.path) - jitted_names(target)
     left = _findings(target, target.parent)
     if lost:
         outcome.outcome, outcome.reason = "wrong rewrite", "wrong rewrite: no longer jitted"

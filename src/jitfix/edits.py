@@ -23,7 +23,6 @@ from jitfix.findings import Edit, EditContext, EditError, Position
 PREFERRED_IMPORTS = {
     "jax.lax": ("jax", "lax"),
     "functools.partial": ("functools", "partial"),
-    "jax.experimental.checkify": ("jax.experimental", "checkify"),
 }
 # Modules imported under their conventional alias when the module lacks them.
 ALIASED_IMPORTS = {"jax.numpy": "jnp", "numpy": "np"}

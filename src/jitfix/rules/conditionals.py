@@ -29,7 +29,6 @@ from jitfix.control_flow.boolean_expressions import (
 from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
 from jitfix.findings import Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.checks import checkify_fix
 from jitfix.rules.function_context import function_contexts, function_edit, is_cheap, source_excerpt
 from jitfix.rules.lowering import (
     FIRST,
@@ -260,30 +259,22 @@ class TracedAssert(Rule):
     code = "JF105"
     name = "traced-assert"
     summary = "`assert` on a traced value raises under jit"
-    fixable = "sometimes"
+    fixable = "never"
     doc = RuleDoc(
         what="Finds `assert` statements in traced functions whose test is a traced value "
-        "(`assert (x > 0).all()`), and makes each a `checkify.check`: the jitted function it is traced "
-        "under is wrapped in `checkify.checkify` under a new name, and a function of its old name and "
-        "parameters calls it and throws the error, so every caller is unchanged. An assert on what is "
-        "static under jit (`assert x.ndim == 2`, `assert n > 0` for a static `n`) is left alone: it runs "
-        "once, at trace time, as meant.",
+        "(`assert (x > 0).all()`). An assert on what is static under jit (`assert x.ndim == 2`, "
+        "`assert n > 0` for a static `n`) is left alone: it runs once, at trace time, as meant.",
         why="`assert` asks Python for the truth of its test; of a tracer that raises "
         "`TracerBoolConversionError`. A compiled function cannot stop Python with an exception: "
-        "the check has to become a value JAX computes, and the error is thrown after the call.",
+        "the check has to become a value JAX computes.",
         example="@jax.jit\ndef safe_log(x):\n    assert (x > 0).all(), \"log of a non-positive value\"\n"
         "    return jnp.log(x)\n",
-        fixed="from jax.experimental import checkify\n\n\n"
-        "@jax.jit\n@checkify.checkify\ndef _safe_log_checked(x):\n"
-        "    checkify.check((x > 0).all(), \"log of a non-positive value\")\n"
-        "    return jnp.log(x)\n\n\n"
-        "def safe_log(x):\n    err, result = _safe_log_checked(x)\n    err.throw()\n    return result\n",
-        safety="Safe where every way into the check is a function jitted by its decorator at the module's top "
-        "level, whose name is used only in calls from eager code (an error cannot be thrown while tracing; "
-        "`jax.vmap(f)` would trace the thrower). A failing check raises checkify's `JaxRuntimeError`, a "
-        "`ValueError`, where the assert raised `AssertionError` (eagerly; under jit it never ran). "
-        "Otherwise reported with what stands in the way: check it with `equinox.error_if`, or before "
-        "the jitted call.",
+        fixed="@jax.jit\ndef safe_log(x):\n    x = eqx.error_if(x, (x <= 0).any(), \"log of a non-positive value\")\n"
+        "    return jnp.log(x)\n",
+        safety="No fix: the alternatives differ in what they do. `equinox.error_if` raises at run time "
+        "from compiled code; `jax.experimental.checkify.check` needs the caller to wrap the function "
+        "in `checkify.checkify`; checking the inputs before calling the jitted function keeps it "
+        "Python; or the assert goes.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -294,16 +285,10 @@ class TracedAssert(Rule):
                 values = entry.values_at(node)
                 if not (values.is_traced(node.test) and entry.arrays.certain_truth(node.test, values)):
                     continue
-                found = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
-                         f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit")
-                fix = checkify_fix(module, entry.traced, node)
-                if isinstance(fix, Fix):
-                    yield self.finding(module, node, f"{found}; check it with `checkify.check`", fix,
-                                       function=entry.traced, end=node.test)
-                else:
-                    yield self.finding(module, node, f"{found}; not auto-fixable: {fix}; check it with "
-                                       "`equinox.error_if` or `checkify.check`, or before the jitted call",
-                                       function=entry.traced, end=node.test)
+                message = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
+                           f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit; not auto-fixable: "
+                           "check it with `equinox.error_if` or `checkify.check`, or before the jitted call")
+                yield self.finding(module, node, message, function=entry.traced, end=node.test)
 
 
 def _describe_site(node: ast.AST) -> str:

@@ -239,30 +239,10 @@ def outcome_difference(expected: list, actual: list, compare_stdout: bool, promo
 
 # -- one function ------------------------------------------------------------------------------
 
-def _jitted(function, static: list[str], checked: bool = False):
-    """``function`` under ``jax.jit``; ``checked``: a function that may hold ``checkify.check``
-    is jitted as its module's jitted callers run it, functionalized by ``checkify.checkify``,
-    and its error thrown after each call."""
+def _jitted(function, static: list[str]):
     import jax
 
-    if not checked:
-        return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
-    from jax.experimental import checkify
-
-    compiled = jax.jit(checkify.checkify(function), static_argnames=tuple(static))
-
-    def call(*args, **kwargs):
-        error, result = compiled(*args, **kwargs)
-        error.throw()
-        return result
-
-    return call
-
-
-def _uses_checkify(module: types.ModuleType) -> bool:
-    from jax.experimental import checkify
-
-    return any(value is checkify for value in vars(module).values())
+    return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
 
 
 def _passing_globals(function, module: types.ModuleType, names: list[str]):
@@ -284,7 +264,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
         return {**result, "status": "skipped", "reason": "not a function once the module is imported"}
     if target["mode"] == "wrap":
         before_function = _jitted(old_function, target["before_static"])
-        after_function = _jitted(new_function, target["after_static"], checked=_uses_checkify(new))
+        after_function = _jitted(new_function, target["after_static"])
     else:
         before_function, after_function = old_function, new_function
     if target["passed_globals"]:  # read at each call, outside the compiled function
