@@ -91,9 +91,9 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
             if number(node.args[0]):
                 calls[id(node)] = None
                 return True
-            # jnp.array([2, 2, 1]), jnp.array(offsets): NumPy's array of the same numbers, static
+            # jnp.array([2, 2, 1]), jnp.array(offsets): NumPy's array of the same values, static
             calls[id(node)] = "numpy.array"
-            return sequence(node.args[0]) and not node.keywords
+            return sequence(node.args[0]) or verdict(node.args[0]).static
         if function in _OPERATOR_FUNCTIONS and len(node.args) == 2 and not node.keywords:
             calls[id(node)] = OPERATOR + _OPERATOR_FUNCTIONS[function]
             return all(number(argument) for argument in node.args)

@@ -16,9 +16,9 @@ from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
-from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
+from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling, python_spelling
 from jitfix.analysis.traced_function import TracedFunction
-from jitfix.analysis.values import STATIC_KIND, Verdict, compared_with_text, parameter_names
+from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, Verdict, compared_with_text, parameter_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
@@ -56,7 +56,11 @@ class ShapeArgument(Rule):
         "computed with jnp from static values (`jnp.array(x.shape).prod()`, `jnp.maximum(4 - n, 0)`, "
         "`jnp.add(x.size, 1)`) is traced only because jnp stages it: it is written in Python instead "
         "(`math.prod(x.shape)`, `max(4 - n, 0)`, `x.size + 1`; see JF601), and a table of static numbers "
-        "(`jnp.array([[0, 2], [0, 0]])` as pad widths) with NumPy. A flag (a parameter used only for its "
+        "(`jnp.array([[0, 2], [0, 0]])` as pad widths, `jnp.array(offsets)` as split points) with NumPy. A name "
+        "is followed through each of its bindings in the function's straight-line body (`depth = jnp.log2(n) + "
+        "1` then `depth = depth.astype(int)`); a value no analysis shows traced (a helper's parameter every "
+        "caller gives a literal) counts as a Python value there, since were it a tracer the shape would fail "
+        "all the same. A jitted function may return such a name (its results become arrays); a helper may not. A flag (a parameter used only for its "
         "truth) is made static by an unsafe fix: a caller that passes an array there would then fail. Under `jitfix run`, a parameter on whose value alone a failure "
         "under jit depends (JAX names it) is made static too when every call of the run gave it a Python "
         "scalar, with at most 4 distinct values (more would compile once each). Not "
@@ -168,14 +172,19 @@ class ShapeArgument(Rule):
 def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.AST,
                       statement: ast.stmt) -> tuple[Fix, str] | str | None:
     """The fix that makes ``expr`` a Python value when it is traced only because jnp staged
-    arithmetic on Python values: the names it needs, each bound once to such arithmetic
-    (``n_actual = jnp.minimum(n, x.shape[0])``, ``steps = jnp.ceil(t / dt).astype(int)``) and
-    followed through the names that reads, are written in Python at their bindings (and
-    ``expr``'s own jnp calls too); and the Python functions used. Why not, when a name it needs
-    is such arithmetic but is also read where a Python number would not do (``n.astype``,
-    ``n[0]``, returned); None when some part is not such arithmetic."""
-    assumed: dict[str, str] = {}  # names that will hold Python numbers: why
-    refused: set[str] = set()
+    arithmetic on values not shown traced: the names it needs, each bound to such arithmetic
+    in the function's straight-line body (``n_actual = jnp.minimum(n, x.shape[0])``; ``depth =
+    jnp.log2(n) + 1`` then ``depth = depth.astype(int)``) and followed through the names that
+    reads, are written in Python at their bindings (and ``expr``'s own jnp calls too); and the
+    Python functions used. Why not, when a name it needs is such arithmetic but is also read
+    where a Python number would not do (``n[0]``; returned from a helper); None when some part
+    is not such arithmetic.
+
+    A leaf the analysis cannot place (a helper's parameter no call shows traced) counts as a
+    Python value: ``expr`` reaches a place that needs one, so were the leaf a tracer the
+    original would fail there too -- and as written, jnp's staging makes it fail for certain."""
+    followed: dict[int, str] = {}  # binding (by id) -> the name it binds, to be a Python value
+    refused: set[int] = set()
     spelled: list[tuple[ast.AST, PythonSpelling]] = []  # what to write in Python
 
     def spelling_of(value: ast.AST, at: ast.stmt, depth: int) -> bool:
@@ -183,32 +192,39 @@ def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.A
 
         def verdict(node: ast.AST) -> Verdict:
             found = values.verdict(node)
-            if isinstance(node, ast.Name) and found.traced and (node.id in assumed or follow(node.id, depth)):
-                return Verdict(STATIC_KIND, assumed[node.id], scalar=True)
+            if isinstance(node, ast.Name) and found.traced:
+                binding = _reaching_binding(entry.traced.node, node.id, at)
+                if binding is not None and (id(binding) in followed or follow(node.id, binding, depth)):
+                    return Verdict(STATIC_KIND, f"`{node.id}`, computed in Python", scalar=True)
+            if found.kind is UNKNOWN_KIND:
+                return Verdict(STATIC_KIND, "not shown traced, and needed as a Python value", via=found)
             return found
 
         spelling = python_spelling(value, verdict, values.imports.resolve, values.is_builtin)
         if spelling is not None:
             spelled.append((value, spelling))
             return True
-        return values.assuming_static(assumed).is_static(value)  # `num_steps + 1`: no jnp of its own
+        # `num_steps + 1`: no jnp of its own, of names written in Python
+        return not values.assuming_static(names_followed()).is_traced(value)
 
-    def follow(name: str, depth: int) -> bool:
-        binding = _single_binding(entry.traced.node, name) if name not in refused and depth < 8 else None
-        if binding is None or not spelling_of(*binding, depth + 1):
-            refused.add(name)
+    def follow(name: str, binding: ast.Assign, depth: int) -> bool:
+        if id(binding) in refused or depth >= 8 or not spelling_of(binding.value, binding, depth + 1):
+            refused.add(id(binding))
             return False
-        use = _array_use(entry.traced.node, name)
-        if use is not None:
-            blocked.append(f"`{name}` is also read where a Python number would not do (line {use.lineno})")
-            refused.add(name)
-            return False
-        assumed[name] = f"`{name}`, computed in Python"
+        followed[id(binding)] = name
         return True
 
-    blocked: list[str] = []
-    if not spelling_of(expr, statement, 0) or not assumed:
-        return blocked[0] if blocked else None  # (arithmetic in `expr` alone: `values.python_spelling`)
+    def names_followed() -> dict[str, str]:
+        return {name: f"`{name}`, computed in Python" for name in followed.values()}
+
+    if not spelling_of(expr, statement, 0) or not spelled:
+        return None
+    converted = {id(call.func.value) for value, spelling in spelled for call in ast.walk(value)  # type: ignore[attr-defined]
+                 if isinstance(call, ast.Call) and spelling.calls.get(id(call)) == TO_INT}
+    for name in names_followed():
+        use = _array_use(entry.traced.node, name, converted, returned_as_array=bool(entry.traced.jit_sites))
+        if use is not None:
+            return f"`{name}` is also read where a Python number would not do (line {use.lineno})"
     edits, functions, exact = [], set(), True
     for value, spelling in spelled:
         if type(value) not in PYTHON_SPELLABLE:
@@ -221,42 +237,70 @@ def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.A
     return Fix(Safety.SAFE if exact else Safety.UNSAFE, description, edits), ", ".join(sorted(functions))
 
 
-def _single_binding(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[ast.expr, ast.stmt] | None:
-    """``name = value``, the one binding of ``name`` in the function's own body (a parameter,
-    a loop variable or a second binding: None)."""
+def _reaching_binding(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                      at: ast.stmt) -> ast.Assign | None:
+    """The ``name = value`` that ``name`` holds at ``at``, when every binding of ``name`` in
+    the function is such a statement of its straight-line body (not in a branch or a loop):
+    the last one before the statement holding ``at``. None for a parameter, any other kind of
+    binding, or none before."""
     if name in parameter_names(function):
         return None
-    found = []
+    bindings: list[ast.Assign] = []
     for node in walk_body(function):
-        if isinstance(node, ast.Assign):
-            bound = [n for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)]
-            if any(n.id == name for n in bound):
-                found.append(node if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) else None)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith
-                        | ast.NamedExpr | ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
-            targets = [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor
-                                                  | ast.NamedExpr) else []
-            if isinstance(node, ast.With | ast.AsyncWith):
-                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name or any(
-                    isinstance(n, ast.Name) and n.id == name for target in targets for n in ast.walk(target)):
-                found.append(None)
-    if len(found) != 1 or found[0] is None:
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            holder = _top_statement(function, node)
+            if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and holder.targets[0] is node):
+                return None
+            bindings.append(holder)
+        elif _binds(node, name):
+            return None
+    holder = _top_statement(function, at)
+    if holder is None:
         return None
-    return found[0].value, found[0]
+    position = function.body.index(holder)
+    before = [binding for binding in bindings if function.body.index(binding) < position]
+    return before[-1] if before else None
 
 
-def _array_use(function: ast.AST, name: str) -> ast.Name | None:
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether a statement or clause other than an assignment binds ``name``: a def, a class,
+    an import, ``global``/``nonlocal``, ``except ... as``, a ``case`` capture."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names)
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return name in node.names
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.ExceptHandler
+                  | ast.MatchAs | ast.MatchStar):
+        return node.name == name
+    return False
+
+
+def _top_statement(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> ast.stmt | None:
+    """The statement of the function's own top-level body that holds ``node``."""
+    for statement in function.body:
+        if statement is node or any(inner is node for inner in ast.walk(statement)):
+            return statement
+    return None
+
+
+def _array_use(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, converted: set[int],
+               returned_as_array: bool) -> ast.Name | None:
     """A read of ``name`` that a Python number would not do for as a 0-d array does
-    (``name.astype``, ``name[0]``, a returned or yielded value); None when every read is an
-    operand of arithmetic or a comparison, an argument, an element, an index or a bound."""
+    (``name.astype``, ``name[0]``, a yielded value; a returned one unless the function is the
+    jitted one, whose results become arrays), but for the reads in ``converted`` (by id: the
+    ``n`` of an ``n.astype(int)`` written ``int(n)``); None when every read is an operand of
+    arithmetic or a comparison, an argument, an element, an index or a bound."""
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    own = {id(node) for node in walk_body(function)}
     for node in ast.walk(function):
-        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) \
+                or id(node) in converted:
             continue
         parent = parents.get(id(node))
         while isinstance(parent, ast.Tuple | ast.List | ast.Starred):
             parent = parents.get(id(parent))
+        if isinstance(parent, ast.Return) and returned_as_array and id(parent) in own:
+            continue
         if isinstance(parent, ast.Attribute | ast.Return | ast.Yield | ast.YieldFrom | ast.Await) \
                 or isinstance(parent, ast.Subscript) and parent.value is node \
                 or isinstance(parent, ast.Call) and parent.func is node:
