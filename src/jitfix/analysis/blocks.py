@@ -762,6 +762,60 @@ def _parameters(function: ast.AST) -> set[str]:
     return {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}  # type: ignore[attr-defined]
 
 
+def reaching_assignment(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                      at: ast.stmt) -> ast.Assign | None:
+    """The ``name = value`` that ``name`` holds at ``at``, when every binding of ``name`` in
+    the function is such a statement of its straight-line body (not in a branch or a loop):
+    the last one before the statement holding ``at``. None for a parameter, any other kind of
+    binding, or none before."""
+    if name in _parameters(function):
+        return None
+    bindings: list[ast.Assign] = []
+    for node in walk_body(function):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            holder = _top_statement(function, node)
+            if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and holder.targets[0] is node):
+                return None
+            bindings.append(holder)
+        elif _binds(node, name):
+            return None
+    holder = _top_statement(function, at)
+    if holder is None:
+        return None
+    position = function.body.index(holder)
+    before = [binding for binding in bindings if function.body.index(binding) < position]
+    return before[-1] if before else None
+
+
+def unchanged_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether ``name`` is a parameter of the function that its own body never binds again:
+    every read of it is the argument."""
+    return name in _parameters(function) and not any(
+        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) or _binds(node, name)
+        for node in walk_body(function))
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether a statement or clause other than an assignment binds ``name``: a def, a class,
+    an import, ``global``/``nonlocal``, ``except ... as``, a ``case`` capture."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names)
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return name in node.names
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.ExceptHandler
+                  | ast.MatchAs | ast.MatchStar):
+        return node.name == name
+    return False
+
+
+def _top_statement(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> ast.stmt | None:
+    """The statement of the function's own top-level body that holds ``node``."""
+    for statement in function.body:
+        if statement is node or any(inner is node for inner in ast.walk(statement)):
+            return statement
+    return None
+
+
 # Methods that read a dict and keep no hold on it.
 _DICT_READS = frozenset({"get", "keys", "values", "items", "copy"})
 

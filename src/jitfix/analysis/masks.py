@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from jitfix.analysis.blocks import reaching_assignment, unchanged_parameter, walk_body
 from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import compared_with_text
@@ -73,6 +74,87 @@ def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,
         return False
 
     return reaches(mask, True)
+
+
+# Module constants that are Python floats: an operand of one keeps the other's shape and dtype.
+_PYTHON_FLOATS = frozenset(f"{module}.{name}" for module in ("math", "numpy", "jax.numpy")
+                           for name in ("pi", "e", "inf", "nan", "tau"))
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+@dataclass(frozen=True)
+class ElementwiseOrigin:
+    """The values an expression of a function is computed from element by element.
+
+    ``out = -((-x + math.pi) % (2 * math.pi) - math.pi)`` and ``no_wrap = jnp.abs(x) <
+    jnp.pi`` both come from ``x`` alone, with Python numbers: each has ``x``'s shape, so
+    ``out.at[no_wrap]`` selects element for element. Names are followed through the
+    function's straight-line assignments (the one a name holds at each read); a parameter
+    the function never rebinds is an origin, and so is a local whose value is not elementwise.
+    """
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    imports: ImportTable
+
+    def roots(self, expr: ast.AST, at: ast.stmt, depth: int = 0) -> frozenset[str] | None:
+        """The origins of ``expr`` read at ``at`` (empty: a Python number), or None when some
+        part is not elementwise or not a stable value."""
+        if isinstance(expr, ast.Constant):
+            return frozenset() if type(expr.value) in (int, float) else None
+        if isinstance(expr, ast.Attribute):
+            return frozenset() if self.imports.resolve(expr) in _PYTHON_FLOATS else None
+        if isinstance(expr, ast.Name):
+            return self._name_roots(expr.id, at, depth)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd | ast.Invert):
+            return self.roots(expr.operand, at, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, _ARITHMETIC + (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self._union([expr.left, expr.right], at, depth)
+        if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], _COMPARISONS):
+            return self._union([expr.left, *expr.comparators], at, depth)
+        if isinstance(expr, ast.Call) and not expr.keywords and expr.args \
+                and not any(isinstance(argument, ast.Starred) for argument in expr.args):
+            name = self.imports.resolve(expr.func)
+            if name in PREDICATES or is_elementwise(name):
+                return self._union(expr.args, at, depth)
+        return None
+
+    def arithmetic_of(self, expr: ast.AST, root: str, at: ast.stmt, depth: int = 0) -> bool:
+        """Whether ``expr`` is arithmetic (``+ - * / // % **``, negation) of ``root`` and
+        Python numbers only: its dtype is ``root``'s or the one a Python number promotes it
+        to, so selecting ``root``'s elements into it (``jnp.where``) keeps its dtype."""
+        if isinstance(expr, ast.Constant | ast.Attribute):
+            return self.roots(expr, at) == frozenset()
+        if isinstance(expr, ast.Name):
+            if expr.id == root and unchanged_parameter(self.function, root):
+                return True
+            binding = reaching_assignment(self.function, expr.id, at)
+            return binding is not None and depth < 8 and self.arithmetic_of(binding.value, root, binding, depth + 1)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+            return self.arithmetic_of(expr.operand, root, at, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, _ARITHMETIC):
+            return self.arithmetic_of(expr.left, root, at, depth) and self.arithmetic_of(expr.right, root, at, depth)
+        return False
+
+    def _name_roots(self, name: str, at: ast.stmt, depth: int) -> frozenset[str] | None:
+        if unchanged_parameter(self.function, name):
+            return frozenset({name})
+        binding = reaching_assignment(self.function, name, at)
+        if binding is None or depth >= 8:
+            return None
+        followed = self.roots(binding.value, binding, depth + 1)
+        # (a local bound once to what is not elementwise, `y = jnp.fft.fft(x)`, is a value of its own)
+        once = [node for node in walk_body(self.function) if isinstance(node, ast.Name) and node.id == name
+                and not isinstance(node.ctx, ast.Load)]
+        return followed if followed is not None else frozenset({name}) if len(once) == 1 else None
+
+    def _union(self, operands: Sequence[ast.AST], at: ast.stmt, depth: int) -> frozenset[str] | None:
+        found: frozenset[str] = frozenset()
+        for operand in operands:
+            roots = self.roots(operand, at, depth)
+            if roots is None:
+                return None
+            found |= roots
+        return found
 
 
 # -- what a run saw: the shapes and dtypes of the traced names at a line ------------------------

@@ -404,6 +404,8 @@ class TracedFinder:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
             found = self.scopes.method(scope, expr.attr)
             return Bound(found, 1) if found else None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            return self._bound_method(scope, expr, line)
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
             inner = self.function_argument(scope, expr.args[0], expr.lineno)
             if inner and not any(isinstance(arg, ast.Starred) for arg in expr.args) \
@@ -414,6 +416,23 @@ class TracedFinder:
         if isinstance(expr, ast.Call):
             return self._made_by(scope, expr, depth)
         return None
+
+    def _bound_method(self, scope: ast.AST, expr: ast.Attribute, line: int | None) -> Bound | None:
+        """The method ``model.run`` names when ``model`` is an instance of one of the module's
+        classes (``model = Model(...)`` in the scope, or once at module level): ``jax.jit(
+        model.run)`` traces ``Model.run`` with ``self`` bound. A decorated method (a
+        ``staticmethod``, a property, a wrapper) is left unknown."""
+        assert isinstance(expr.value, ast.Name)
+        value = self.scopes.assignment_before(scope, expr.value.id, line)
+        if value is None:
+            value = self.scopes.module_value(scope, expr.value.id)
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        klass = self.scopes.lookup_class(scope, value.func.id)
+        method = self.scopes.defs.get(klass, {}).get(expr.attr) if klass is not None else None
+        if method is None or method.decorator_list:
+            return None
+        return Bound(method, 1)
 
     def _made_by(self, scope: ast.AST, call: ast.Call, depth: int) -> Bound | None:
         """The callable a call returns, where the module says: an instance of one of its

@@ -12,10 +12,10 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.blocks import own_expressions, reaching_assignment, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
-from jitfix.analysis.masks import SeenArray, is_boolean_mask, seen_shape, selects_elementwise
+from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
 from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling, python_spelling
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, Verdict, compared_with_text, parameter_names
@@ -193,7 +193,7 @@ def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.A
         def verdict(node: ast.AST) -> Verdict:
             found = values.verdict(node)
             if isinstance(node, ast.Name) and found.traced:
-                binding = _reaching_binding(entry.traced.node, node.id, at)
+                binding = reaching_assignment(entry.traced.node, node.id, at)
                 if binding is not None and (id(binding) in followed or follow(node.id, binding, depth)):
                     return Verdict(STATIC_KIND, f"`{node.id}`, computed in Python", scalar=True)
             if found.kind is UNKNOWN_KIND:
@@ -235,52 +235,6 @@ def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.A
         exact = exact and fix.safety is Safety.SAFE
     description = "write the arithmetic in Python" + ("" if exact else " (unsafe: math raises where jnp gives nan or inf)")
     return Fix(Safety.SAFE if exact else Safety.UNSAFE, description, edits), ", ".join(sorted(functions))
-
-
-def _reaching_binding(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
-                      at: ast.stmt) -> ast.Assign | None:
-    """The ``name = value`` that ``name`` holds at ``at``, when every binding of ``name`` in
-    the function is such a statement of its straight-line body (not in a branch or a loop):
-    the last one before the statement holding ``at``. None for a parameter, any other kind of
-    binding, or none before."""
-    if name in parameter_names(function):
-        return None
-    bindings: list[ast.Assign] = []
-    for node in walk_body(function):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            holder = _top_statement(function, node)
-            if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and holder.targets[0] is node):
-                return None
-            bindings.append(holder)
-        elif _binds(node, name):
-            return None
-    holder = _top_statement(function, at)
-    if holder is None:
-        return None
-    position = function.body.index(holder)
-    before = [binding for binding in bindings if function.body.index(binding) < position]
-    return before[-1] if before else None
-
-
-def _binds(node: ast.AST, name: str) -> bool:
-    """Whether a statement or clause other than an assignment binds ``name``: a def, a class,
-    an import, ``global``/``nonlocal``, ``except ... as``, a ``case`` capture."""
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        return any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names)
-    if isinstance(node, ast.Global | ast.Nonlocal):
-        return name in node.names
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.ExceptHandler
-                  | ast.MatchAs | ast.MatchStar):
-        return node.name == name
-    return False
-
-
-def _top_statement(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> ast.stmt | None:
-    """The statement of the function's own top-level body that holds ``node``."""
-    for statement in function.body:
-        if statement is node or any(inner is node for inner in ast.walk(statement)):
-            return statement
-    return None
 
 
 def _array_use(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, converted: set[int],
@@ -529,7 +483,10 @@ class DataDependentShape(Rule):
         "shape-keeping form depends on it (`jnp.where(mask, x, 0)`, or `size=` with a static upper bound "
         "and `fill_value=`, which pads the result to that length). A write `x.at[mask].set(v)` is "
         "`jnp.where(mask, v, x)` when the mask has `x`'s shape and `v` keeps `x`'s dtype: fixed where "
-        "the mask is an elementwise test of `x` itself and `v` an int literal, or where `jitfix run` saw "
+        "the mask is an elementwise test of `x` itself, or the mask and `x` are both computed element by element "
+        "from one value and Python numbers (`out = 2 * x - 1` with `jnp.abs(x) < 1`), and `v` is an int literal, "
+        "or `y[mask]` where `x` is arithmetic of `y` (`out.at[m].set(y[m])` -> `jnp.where(m, y, out)`, which "
+        "keeps `out`'s dtype); or where `jitfix run` saw "
         "the shapes and dtypes at that line (the mask's names broadcast to `x`'s shape; `v` a Python "
         "number, a scalar of `x`'s dtype, or `y[mask]` with `y` of `x`'s shape and dtype, which selects "
         "`y`). A mask of fewer dimensions selects whole rows, and a float would make an int array "
@@ -555,7 +512,7 @@ class DataDependentShape(Rule):
                     write = writes[id(node)]
                     seen = write.seen(traced)
                     if _is_mask(write.mask, entry, module, seen) and entry.values_at(statement).is_traced(write.mask):
-                        yield self._write_finding(module, write, entry, seen)
+                        yield self._write_finding(module, write, entry, seen, statement)
                 elif isinstance(node, ast.Call) and id(node) in nonzero_reduced:
                     if entry.values_at(statement).is_traced(node):
                         selection = nonzero_reduced[id(node)]
@@ -604,10 +561,10 @@ class DataDependentShape(Rule):
 
 
     def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionContext,
-                       seen: dict[str, SeenArray]) -> Finding:
+                       seen: dict[str, SeenArray], statement: ast.stmt) -> Finding:
         message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through a traced boolean "
                    "mask: how many elements it selects is not known while tracing, so it raises under jit")
-        new, why_not = write.selected_value(module, entry, seen)
+        new, why_not = write.selected_value(module, entry, seen, statement)
         if new is None:
             return self.finding(module, write.selection, f"{message}; not auto-fixable: {why_not}",
                                 function=entry.traced)
@@ -669,15 +626,16 @@ class MaskedWrite:
                     found[name] = array
         return found
 
-    def selected_value(self, module: ModuleContext, entry: FunctionContext,
-                       seen: dict[str, SeenArray]) -> tuple[ast.expr | None, str]:
+    def selected_value(self, module: ModuleContext, entry: FunctionContext, seen: dict[str, SeenArray],
+                       statement: ast.stmt) -> tuple[ast.expr | None, str]:
         """The value ``jnp.where`` selects where the mask holds (None, and why not: the mask may
         not have the array's shape, or the value may change the array's dtype or shape).
         ``jnp.where(mask, v, x)`` is ``x.at[mask].set(v)`` when the mask has ``x``'s shape and
         ``v`` is a scalar that keeps ``x``'s dtype, or ``y[mask]`` with ``y`` of ``x``'s shape
         and dtype (then ``y`` is selected)."""
         array = seen.get(self.array.id)
-        if not self._mask_fits(module, entry, array, seen):
+        origin = ElementwiseOrigin(entry.traced.node, module.imports)
+        if not self._mask_fits(module, entry, array, seen, origin, statement):
             return None, (f"the mask may not have `{self.array.id}`'s shape (a mask of fewer dimensions selects "
                           "whole rows): write `jnp.where(mask, new, old)` with the mask broadcast to it")
         value = self.value
@@ -700,15 +658,23 @@ class MaskedWrite:
             source = seen[self.value.value.id]
             if source == array:
                 return self.value.value, ""
+        elif isinstance(self.value, ast.Subscript) and isinstance(self.value.value, ast.Name) \
+                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is None and self.operation == "set" \
+                and origin.arithmetic_of(self.array, self.value.value.id, statement):
+            return self.value.value, ""  # out.at[m].set(x[m]), out arithmetic of x: jnp.where(m, x, out)
         return None, (f"`{module.segment(self.value)}` may not be a scalar of `{self.array.id}`'s dtype "
                       "(`jnp.where` would broadcast or promote it where `.at[]` casts it)")
 
     def _mask_fits(self, module: ModuleContext, entry: FunctionContext, array: SeenArray | None,
-                   seen: dict[str, SeenArray]) -> bool:
-        """The mask has the array's shape: a run saw both, or the mask is an elementwise test
-        of the array itself (`x.at[x < 5]`)."""
+                   seen: dict[str, SeenArray], origin: ElementwiseOrigin, statement: ast.stmt) -> bool:
+        """The mask has the array's shape: a run saw both, the mask is an elementwise test
+        of the array itself (`x.at[x < 5]`), or both are computed element by element from the
+        same value (`out.at[jnp.abs(x) < 1]` with `out = 2 * x - 1`)."""
         if array is not None:
             return seen_shape(self.mask, seen, module.imports) == array.shape
+        mask_roots = origin.roots(self.mask, statement)
+        if mask_roots is not None and len(mask_roots) == 1 and origin.roots(self.array, statement) == mask_roots:
+            return True
         bindings = entry.arrays.bindings
         rebound = len(bindings.get(self.array.id, ())) > (0 if self.array.id in parameter_names(entry.traced.node)
                                                            else 1)
