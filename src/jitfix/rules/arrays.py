@@ -156,14 +156,17 @@ _CST_EXPRESSIONS = {ast.Call: "Call", ast.BinOp: "BinaryOperation", ast.UnaryOp:
 PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 
 
-def _whole_slot(module: ModuleContext, node: ast.AST) -> bool:
+def whole_slot(module: ModuleContext, node: ast.AST) -> bool:
     """Whether ``node`` is a whole value slot -- what a name is bound to, what is returned, an
-    argument -- so an operator written in its place needs no parentheses."""
+    argument, an index, a list's element -- so an operator written in its place needs no parentheses."""
     for parent in ast.walk(module.tree):
         if isinstance(parent, ast.Assign | ast.AnnAssign | ast.Return) and parent.value is node:
             return True
         if isinstance(parent, ast.Call) and (any(argument is node for argument in parent.args)
                                              or any(keyword.value is node for keyword in parent.keywords)):
+            return True
+        if isinstance(parent, ast.Subscript) and parent.slice is node \
+                or isinstance(parent, ast.List) and any(element is node for element in parent.elts):
             return True
     return False
 
@@ -173,7 +176,7 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
     left out, its argument kept); ``x.item()`` of it is the number itself."""
     start, end = module.span_of(node)
     item = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
-    bare = _whole_slot(module, node)
+    bare = whole_slot(module, node)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> Replaced:
         from jitfix.rules.transformers import InPython

@@ -18,10 +18,10 @@ from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
 from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling, python_spelling
 from jitfix.analysis.traced_function import TracedFunction
-from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, Verdict, compared_with_text, parameter_names
+from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, ValueAnalysis, Verdict, compared_with_text, parameter_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix
+from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import FunctionContext, function_contexts
 from jitfix.rules.static_arguments import static_argnames_edit
@@ -60,7 +60,10 @@ class ShapeArgument(Rule):
         "is followed through each of its bindings in the function's straight-line body (`depth = jnp.log2(n) + "
         "1` then `depth = depth.astype(int)`); a value no analysis shows traced (a helper's parameter every "
         "caller gives a literal) counts as a Python value there, since were it a tracer the shape would fail "
-        "all the same. A jitted function may return such a name (its results become arrays); a helper may not. A flag (a parameter used only for its "
+        "all the same. A jitted function may return such a name (its results become arrays); a helper may not. A "
+        "`jnp.arange` whose bounds both move with one traced value by Python numbers (`jnp.arange(c - w, c + "
+        "w)`, a window around a traced centre) has a static length: the range is shifted, `jnp.arange(-w, w) + "
+        "c` (the same elements, up to the rounding of very large float bounds). A flag (a parameter used only for its "
         "truth) is made static by an unsafe fix: a caller that passes an array there would then fail. Under `jitfix run`, a parameter on whose value alone a failure "
         "under jit depends (JAX names it) is made static too when every call of the run gave it a Python "
         "scalar, with at most 4 distinct values (more would compile once each). Not "
@@ -99,6 +102,11 @@ class ShapeArgument(Rule):
                     yield self._made_static(module, traced, string, [string.id], (
                         f"`{string.id}` is compared with a string in `{traced.qualname}`: its callers pass "
                         "strings, which jit takes only as static arguments"))
+                shifted = _ShiftedRange.of(node, module, entry.values_at(statement))
+                if shifted is not None:
+                    reported.update(id(bound) for bound in node.args)  # type: ignore[attr-defined]
+                    yield shifted.finding(self, module, traced)
+                    continue
                 for place, expr in _static_items(node, module, entry, statement):
                     if id(expr) in reported:
                         continue
@@ -260,6 +268,90 @@ def _array_use(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, conv
                 or isinstance(parent, ast.Call) and parent.func is node:
             return node
     return None
+
+
+@dataclass(frozen=True)
+class _ShiftedRange:
+    """``jnp.arange(c - 1, c + 1)``: both bounds one traced value plus Python numbers, so the
+    length is static though neither bound is -- ``jnp.arange(-1, 1) + c`` computes the same
+    elements with a static range (a window around a traced centre)."""
+
+    call: ast.Call
+    base: ast.expr
+    fixed: str  # the shifted range, as written
+
+    @staticmethod
+    def of(node: ast.AST, module: ModuleContext, values: ValueAnalysis) -> _ShiftedRange | None:
+        if not (isinstance(node, ast.Call) and module.imports.resolve(node.func) == "jax.numpy.arange"
+                and len(node.args) in (2, 3) and not node.keywords):
+            return None
+        first, second = (_base_and_offset(bound, module, values) for bound in node.args[:2])
+        if first is None or second is None:
+            return None
+        (base, start), (other_base, stop) = first, second
+        if ast.dump(base) != ast.dump(other_base) or not values.is_traced(base) or not _pure(base) \
+                or len(node.args) == 3 and not _python_number(node.args[2], values):
+            return None
+        step = [module.segment(node.args[2])] if len(node.args) == 3 else []
+        bounds = [stop] if start == "0" and not step else [start, stop, *step]
+        fixed = f"{module.segment(node.func)}({', '.join(bounds)}) + {module.segment(base)}"
+        return _ShiftedRange(node, base, fixed if whole_slot(module, node) else f"({fixed})")
+
+    def finding(self, rule: Rule, module: ModuleContext, traced: TracedFunction) -> Finding:
+        start, end = module.span_of(self.call)
+        fixed = self.fixed
+
+        def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            return cst.parse_expression(fixed)
+
+        fix = Fix(Safety.SAFE, "shift a static range", [Edit(start, cst.Call, replace, end=end)])
+        return rule.finding(module, self.call, f"`{module.segment(self.call)}` in `{traced.qualname}` needs "
+                            f"Python bounds, but both move with the traced `{module.segment(self.base)}` while the "
+                            f"length does not: shift a static range (`{fixed.strip('()')}`)", fix, function=traced)
+
+
+def _base_and_offset(bound: ast.expr, module: ModuleContext,
+                     values: ValueAnalysis) -> tuple[ast.expr, str] | None:
+    """A bound as one value plus Python numbers, and the numbers' sum as written: ``c + 1``
+    -> (c, ``1``), ``c - w + 1`` -> (c, ``-w + 1``), ``1 + c`` -> (c, ``1``), ``c`` -> (c,
+    ``0``); None unless exactly one term, added, is not a Python number."""
+    terms: list[tuple[bool, ast.expr]] = []  # (subtracted, term)
+
+    def collect(expr: ast.expr, subtracted: bool) -> None:
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
+            collect(expr.left, subtracted)
+            collect(expr.right, subtracted != isinstance(expr.op, ast.Sub))
+        else:
+            terms.append((subtracted, expr))
+
+    collect(bound, False)
+    moving = [(subtracted, term) for subtracted, term in terms if not _python_number(term, values)]
+    if len(moving) != 1 or moving[0][0]:
+        return None
+    offset = ""
+    for subtracted, term in terms:
+        if term is moving[0][1]:
+            continue
+        text = module.segment(term)
+        if not isinstance(term, ast.Name | ast.Constant | ast.Attribute | ast.Call | ast.Subscript):
+            text = f"({text})"
+        offset += (" - " if subtracted else " + ") + text if offset else ("-" if subtracted else "") + text
+    return moving[0][1], offset or "0"
+
+
+def _python_number(expr: ast.AST, values: ValueAnalysis) -> bool:
+    """A static value: in a bound's sum, a Python number (were it anything else, the sum would
+    fail as written too)."""
+    return values.verdict(expr).static
+
+
+def _pure(expr: ast.AST) -> bool:
+    """A value read twice is read the same: a name, an attribute or an item by a literal."""
+    if isinstance(expr, ast.Name):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return _pure(expr.value)
+    return isinstance(expr, ast.Subscript) and _pure(expr.value) and isinstance(expr.slice, ast.Constant)
 
 
 def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionContext,
