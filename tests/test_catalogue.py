@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import jax
 
 from jitfix.analysis import catalogue_data
-from jitfix.analysis.catalogue import ARRAY_ATTRIBUTES, STATIC_ATTRIBUTES, function_category
+from jitfix.analysis.catalogue import ARRAY_ATTRIBUTES, STATIC_ATTRIBUTES, call_category, function_category
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "make_catalogue.py"
 
@@ -33,13 +34,17 @@ def test_the_checked_in_catalogue_is_what_the_installed_jax_gives() -> None:
 def test_the_categories_that_decide_soundness() -> None:
     assert function_category("jax.numpy.sum") == "one array"
     assert function_category("jax.numpy.add") == "one array"  # a ufunc object, annotated Any
-    assert function_category("jax.numpy.float32") == "array"
+    assert function_category("jax.numpy.float32") == "one array"  # jnp.float32([1, 2]) too: one array
     # Several arrays, or one: the truth of the result may be a list's or a tuple's.
     for several in ("jax.numpy.split", "jax.numpy.where", "jax.numpy.linalg.eigh", "jax.lax.scan", "jax.lax.cond"):
         assert function_category(several) == "array", several
     for static in ("jax.numpy.shape", "jax.numpy.broadcast_shapes", "jax.lax.broadcast_shapes",
                    "jax.numpy.result_type", "jax.tree.structure", "jax.numpy.iinfo", "jax.lax.conv_dimension_numbers"):
         assert function_category(static) == "static", static
+    # jnp.where(c) is a tuple of index arrays; jnp.where(c, x, y) one array.
+    assert call_category("jax.numpy.where", ast.parse("jnp.where(c, x, y)").body[0].value) == "one array"
+    assert call_category("jax.numpy.where", ast.parse("jnp.where(c)").body[0].value) == "array"
+    assert call_category("jax.numpy.where", ast.parse("jnp.where(*parts)").body[0].value) == "array"
     assert function_category("jax.lax.psum") == "pytree"  # psum(1, axis) is the axis size; psum(dict) a dict
     assert function_category("jax.device_get") == "host"
     assert function_category("jax.tree.map") == "pytree"

@@ -178,8 +178,8 @@ def functions() -> dict[str, str]:
                 continue
             name = f"{module_name}.{attribute}"
             if inspect.isclass(value) and name not in OVERRIDES:
-                if type(value).__name__ == "_ScalarMeta":  # jnp.float32(x) makes an array
-                    found[name] = "array"
+                if type(value).__name__ == "_ScalarMeta":  # jnp.float32(x) makes one array of its dtype
+                    found[name] = "one array"
                 continue
             kind = category(name, value)
             if kind is not None:

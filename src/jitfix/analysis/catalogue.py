@@ -124,6 +124,20 @@ def function_category(name: str | None) -> str | None:
     return found
 
 
+# Functions that return one array in one call form only: `jnp.where(c, x, y)` (the
+# one-argument `jnp.where(c)` is a tuple of index arrays), by the number of positional arguments.
+_ONE_ARRAY_FORMS = {"jax.numpy.where": 3}
+
+
+def call_category(name: str | None, call: ast.Call) -> str | None:
+    """The category of a call of a fully qualified JAX function, for the form it is called in."""
+    found = function_category(name)
+    if found == ARRAY and name is not None and _ONE_ARRAY_FORMS.get(name) == len(call.args) \
+            and not any(isinstance(argument, ast.Starred) for argument in call.args):
+        return ONE_ARRAY
+    return found
+
+
 # flax.linen re-exports jax.nn's activations (`nn.relu`, `nn.softmax`, `nn.one_hot`): where a
 # name there is one of jax.nn's, it is that function.
 FLAX_REEXPORTS = ("flax.linen.",)

@@ -186,6 +186,7 @@ class Scopes:
         self.tree = tree
         self._module_bindings: dict[str, int] | None = None
         self._name_stores: dict[str, int] | None = None
+        self._attribute_values: dict[tuple[ast.ClassDef, str, str], ast.AST | None] = {}
         self._index(tree)
 
     def _index(self, tree: ast.Module) -> None:
@@ -435,6 +436,50 @@ class Scopes:
                 return found
             current = self.parent.get(current)
         return None
+
+    def instance_class(self, scope: ast.AST, expr: ast.AST, line: int | None) -> ast.ClassDef | None:
+        """The module's class ``expr`` is an instance of, where the code says so in one place:
+        a name assigned ``Model(...)`` earlier in the scope or once at module level, or an
+        attribute of ``self`` its class assigns ``Layer(...)`` once, in whichever method
+        (``self.linear = Linear(4)`` in ``__init__``). None when anything else may be there."""
+        if isinstance(expr, ast.Name) and expr.id not in RECEIVERS:
+            value = self.assignment_before(scope, expr.id, line)
+            if value is None:
+                value = self.module_value(scope, expr.id)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
+            value = self._attribute_value(scope, expr.value.id, expr.attr)
+        else:
+            return None
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        return self.lookup_class(scope, value.func.id)
+
+    def _attribute_value(self, scope: ast.AST, receiver: str, attribute: str) -> ast.AST | None:
+        """The value of the one assignment to ``self.<attribute>`` in the class around
+        ``scope`` (in any of its methods); None when there is none, or more than one."""
+        klass = self.enclosing_class(scope)
+        if klass is None:
+            return None
+        key = (klass, receiver, attribute)
+        if key not in self._attribute_values:
+            self._attribute_values[key] = self._assigned_attribute(klass, receiver, attribute)
+        return self._attribute_values[key]
+
+    @staticmethod
+    def _assigned_attribute(klass: ast.ClassDef, receiver: str, attribute: str) -> ast.AST | None:
+        found: list[ast.AST | None] = []
+        for node in ast.walk(klass):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value if len(node.targets) == 1 else None
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets, value = [node.target], None
+            else:
+                continue
+            for target in targets:
+                if any(isinstance(part, ast.Attribute) and part.attr == attribute and isinstance(part.value, ast.Name)
+                       and part.value.id == receiver for part in ast.walk(target)):
+                    found.append(value if isinstance(target, ast.Attribute) else None)
+        return found[0] if len(found) == 1 else None
 
     def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
         current: ast.AST | None = scope

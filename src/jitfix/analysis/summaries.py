@@ -228,7 +228,21 @@ class ModuleProgram(Program):
             if method is not None and not any(isinstance(d, ast.Name) and d.id == "property"
                                               for d in method.decorator_list):
                 return method, values.verdict(func.value)
+            if method is None:  # self.linear(x), self.linear = Linear(...): Linear.__call__
+                return self._instance_method(scope, func, "__call__", call, values)
+        if isinstance(func, ast.Attribute):  # model.run(x), self.norm.scale(h)
+            return self._instance_method(scope, func.value, func.attr, call, values)
         return None, None
+
+    def _instance_method(self, scope: ast.AST, instance: ast.expr, name: str, call: ast.Call,
+                         values: ValueAnalysis) -> tuple[FunctionNode | None, Verdict | None]:
+        """The undecorated method ``name`` of the module's class ``instance`` is made of, and
+        the instance's verdict (its ``self``)."""
+        klass = self.scopes.instance_class(scope, instance, call.lineno)
+        method = self.scopes.defs.get(klass, {}).get(name) if klass is not None else None
+        if method is None or method.decorator_list:
+            return None, None
+        return method, values.verdict(instance)
 
     def _constructor(self, scope: ast.AST, call: ast.Call) -> Verdict | None:
         if isinstance(call.func, ast.Name):

@@ -17,11 +17,11 @@ traced only when a traced call site passes it a traced value.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from jitfix.analysis.blocks import FunctionNode, walk_body, walk_tree
-from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTERED_TRANSFORMS, FLAX_APPLY_METHODS,
+from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTERED_TRANSFORMS, FLAX_APPLY_METHODS, call_category,
                                        FLAX_APPLY_OPTIONS, GRAD_TRANSFORMS, JIT_TRANSFORMS, MAPPING_TRANSFORMS,
                                        ONE_ARRAY, PARTIAL, RECEIVERS, REVERSE_AD_TRANSFORMS, STAGING_TRANSFORMS,
                                        SWITCH, TRACING_TRANSFORMS, function_category, is_array_annotation)
@@ -278,6 +278,7 @@ class TracedFinder:
         entry.given_arrays = entry.given_arrays | self._given_arrays(function, called_as)
         if transform.name in JIT_TRANSFORMS:
             entry.given_arrays = entry.given_arrays | self._given_python_scalars(function, called_as)
+        entry.given_arrays = entry.given_arrays - self._none_defaults_left(function, called_as)
         for name, why in unknown_why.items():
             entry.unknown_why.setdefault(name, why)
         if transform.name in STAGING_TRANSFORMS:
@@ -304,6 +305,26 @@ class TracedFinder:
             passed.update(keyword.arg for keyword in call.keywords if keyword.arg)
         why = "has a default that no call in this module overrides (jit keeps a default a Python value)"
         return {name: why for name in with_default if name not in passed}
+
+    def _none_defaults_left(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
+        """Parameters defaulting to ``None`` that some call of ``called_as`` leaves out (an
+        optional array, `scale=None`): in that trace the value is ``None``, so however another
+        call gives an array there, the parameter is not certainly one."""
+        arguments = function.args
+        positional = positional_names(function)
+        defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+        defaults.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                        if default is not None)
+        optional = {name for name, default in defaults.items()
+                    if isinstance(default, ast.Constant) and default.value is None}
+        left: set[str] = set()
+        for call in self.scopes.calls_of(called_as, any_receiver=True) if called_as and optional else []:
+            if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+                continue  # f(*args) / f(**kwargs) may pass anything
+            passed = set(_positional_reached(positional, call)[:len(call.args)]) \
+                | {keyword.arg for keyword in call.keywords if keyword.arg}
+            left |= optional - passed
+        return frozenset(left)
 
     def _given_arrays(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
         """Parameters that some call certainly of this function (``calls_of``) certainly gives
@@ -340,7 +361,7 @@ class TracedFinder:
             if self.scopes.name_stores().get(name) != 1 or len(bindings) != 1:
                 return False
             argument = bindings[0][1]
-        return isinstance(argument, ast.Call) and function_category(self.imports.resolve(argument.func)) == ONE_ARRAY
+        return isinstance(argument, ast.Call) and call_category(self.imports.resolve(argument.func), argument) == ONE_ARRAY
 
     def _annotated_array(self, function: FunctionNode, name: str) -> bool:
         for arg in named_parameters(function):
@@ -403,8 +424,13 @@ class TracedFinder:
             return Bound(found)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
             found = self.scopes.method(scope, expr.attr)
-            return Bound(found, 1) if found else None
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            if found is not None:
+                return Bound(found, 1)
+            # self.layer = Layer(...) in __init__: calling it runs Layer.__call__
+            klass = self.scopes.instance_class(scope, expr, line)
+            method = self.scopes.defs.get(klass, {}).get("__call__") if klass is not None else None
+            return Bound(method, 1) if method is not None and not method.decorator_list else None
+        if isinstance(expr, ast.Attribute):
             return self._bound_method(scope, expr, line)
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
             inner = self.function_argument(scope, expr.args[0], expr.lineno)
@@ -419,16 +445,10 @@ class TracedFinder:
 
     def _bound_method(self, scope: ast.AST, expr: ast.Attribute, line: int | None) -> Bound | None:
         """The method ``model.run`` names when ``model`` is an instance of one of the module's
-        classes (``model = Model(...)`` in the scope, or once at module level): ``jax.jit(
-        model.run)`` traces ``Model.run`` with ``self`` bound. A decorated method (a
-        ``staticmethod``, a property, a wrapper) is left unknown."""
-        assert isinstance(expr.value, ast.Name)
-        value = self.scopes.assignment_before(scope, expr.value.id, line)
-        if value is None:
-            value = self.scopes.module_value(scope, expr.value.id)
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-            return None
-        klass = self.scopes.lookup_class(scope, value.func.id)
+        classes (see ``_instance_class``): ``jax.jit(model.run)`` traces ``Model.run`` with
+        ``self`` bound. A decorated method (a ``staticmethod``, a property, a wrapper) is left
+        unknown."""
+        klass = self.scopes.instance_class(scope, expr.value, line)
         method = self.scopes.defs.get(klass, {}).get(expr.attr) if klass is not None else None
         if method is None or method.decorator_list:
             return None
@@ -465,6 +485,9 @@ class TracedFinder:
         in_axes = call.args[1] if transform.name in MAPPING_TRANSFORMS and len(call.args) > 1 else transform.in_axes
         transform = _Transform(transform.name, transform.keywords + tuple(call.keywords), in_axes)
         target = call.args[0]
+        named = self._named_lambda(scope, target, call.lineno)
+        if named is not None:  # f = lambda i: ...; jax.jit(f): the lambda, where it was written
+            scope, target = named
         if isinstance(target, ast.Lambda):
             self._wrapped_lambda(scope, target, transform if outer is None or transform.name not in GRAD_TRANSFORMS
                                  else outer, call.lineno)
@@ -513,6 +536,20 @@ class TracedFinder:
         klass = self.scopes.enclosing_class(scope)
         return CalledAs(name, klass, attribute=True) if klass is not None else None
 
+    def _named_lambda(self, scope: ast.AST, target: ast.AST, line: int) -> tuple[ast.AST, ast.Lambda] | None:
+        """The lambda a name holds where it is transformed (``f = lambda i: ...``, assigned
+        before in the same scope, or once at module level), and the scope it was written in."""
+        if not isinstance(target, ast.Name):
+            return None
+        value = self.scopes.assignment_before(scope, target.id, line)
+        if isinstance(value, ast.Lambda):
+            return scope, value
+        if value is None and self.scopes.lookup(scope, target.id, line) is None:
+            value = self.scopes.module_value(scope, target.id)
+            if isinstance(value, ast.Lambda):
+                return self.scopes.tree, value
+        return None
+
     def _wrapped_lambda(self, scope: ast.AST, node: ast.Lambda, transform: _Transform, line: int) -> None:
         if transform.name in GRAD_TRANSFORMS or transform.name in FILTERED_TRANSFORMS \
                 or not _readable_static_arguments(transform.keywords):
@@ -520,8 +557,14 @@ class TracedFinder:
         static = _static_params(node, transform)
         traced = _mapped_params(node, transform) if transform.name in MAPPING_TRANSFORMS \
             else frozenset(parameter_names(node))
-        self.lambdas.append(_TracedLambda(scope, node, traced - static, f"wrapped by {transform.name} at line {line}",
-                                          transform.name in STAGING_TRANSFORMS))
+        wrapped = _TracedLambda(scope, node, traced - static, f"wrapped by {transform.name} at line {line}",
+                                transform.name in STAGING_TRANSFORMS)
+        for index, earlier in enumerate(self.lambdas):
+            if earlier.node is node:  # (a named lambda jitted twice: traced where either traces it)
+                self.lambdas[index] = replace(earlier, traced=earlier.traced | wrapped.traced,
+                                              staged=earlier.staged or wrapped.staged)
+                return
+        self.lambdas.append(wrapped)
 
     def _unbind(self, bound: Bound) -> None:
         """Parameters bound by partial(f, a, k=b) receive the bound values, not tracers."""
@@ -579,7 +622,7 @@ class TracedFinder:
             return []
 
         def shown(expr: ast.AST) -> Verdict:
-            category = function_category(self.imports.resolve(expr.func)) if isinstance(expr, ast.Call) else None
+            category = call_category(self.imports.resolve(expr.func), expr) if isinstance(expr, ast.Call) else None
             return Verdict(TRACED_KIND, how, array=True) if category == ONE_ARRAY else UNKNOWN_VALUE
 
         carry = carried(lax_operand(call, *LOOP_CARRIES[primitive]), shown, how)

@@ -26,7 +26,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from jitfix.analysis.blocks import declared_names, walk_body
-from jitfix.analysis.catalogue import (ARGUMENT_BUILTINS, ARGUMENT_MODULES, ARRAY, ARRAY_ATTRIBUTES, HOST, LAYERS,
+from jitfix.analysis.catalogue import (ARGUMENT_BUILTINS, ARGUMENT_MODULES, ARRAY, ARRAY_ATTRIBUTES, HOST, LAYERS, call_category,
                                        NUMPY_METADATA, ONE_ARRAY, PYTREE, RESULT_PARTS, STATIC, STATIC_ATTRIBUTES,
                                        STATIC_BUILTINS, TRANSFORM, function_category, jnp_member)
 from jitfix.analysis.imports import ImportTable
@@ -563,7 +563,7 @@ class ValueAnalysis:
             parts = tuple(self._catalogued(name, part, arguments) for part in RESULT_PARTS[name])
             strongest = max(parts, key=lambda part: part.kind)
             return Verdict(strongest.kind, strongest.why, strongest.via, elements=parts)
-        category = function_category(name)
+        category = call_category(name, call)
         if category is not None:
             return self._catalogued(name or "", category, arguments)
         if name is not None:
