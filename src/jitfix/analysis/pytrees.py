@@ -41,9 +41,25 @@ STATIC_FIELD_CALLS = {"flax.struct.field": ("pytree_node", False), "equinox.fiel
 class PytreeClass:
     name: str
     fields: dict[str, str] = field(default_factory=dict)
+    # The constructor's parameters, in order, where they are the declared fields (a
+    # dataclass or NamedTuple with no `__init__` of its own and no fields from another base).
+    made_with: tuple[str, ...] | None = None
 
     def field_kind(self, name: str) -> str:
         return self.fields.get(name, UNKNOWN_FIELD)
+
+    def given(self, call: ast.Call) -> dict[str, ast.expr] | None:
+        """What a call of the class gives each field, by name; None when it cannot be read
+        (the constructor's parameters are not known, ``*args``/``**kwargs``, an unknown name)."""
+        if self.made_with is None or len(call.args) > len(self.made_with) \
+                or any(isinstance(argument, ast.Starred) for argument in call.args):
+            return None
+        given = dict(zip(self.made_with, call.args))
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg not in self.made_with or keyword.arg in given:
+                return None
+            given[keyword.arg] = keyword.value
+        return given
 
 
 def _keyword(call: ast.Call, name: str) -> ast.AST | None:
@@ -123,6 +139,13 @@ class PytreeIndex:
                 meta |= _literal_names(_keyword(call, "meta_fields"))
         if registered is not None:
             meta |= registered[1]
+        own_init = any(isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+                       for statement in node.body)
+        if bases <= PYTREE_BASES - {"flax.nnx.Module"} and not own_init:
+            klass.made_with = tuple(statement.target.id for statement in node.body
+                                    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                                    and not self._outside_init(statement.value)
+                                    and "ClassVar" not in ast.dump(statement.annotation))
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 name = statement.target.id
@@ -133,6 +156,11 @@ class PytreeIndex:
                 else:
                     klass.fields[name] = UNKNOWN_FIELD
         return klass
+
+    def _outside_init(self, value: ast.AST | None) -> bool:
+        """A field the constructor does not take (``field(init=False)``), or a ``ClassVar``-like
+        one cannot be told: any ``field(...)`` call with ``init=`` counts."""
+        return isinstance(value, ast.Call) and _keyword(value, "init") is not None
 
     def _declared_static(self, value: ast.AST | None) -> bool:
         if not isinstance(value, ast.Call):

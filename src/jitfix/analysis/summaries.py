@@ -18,11 +18,12 @@ from jitfix.analysis.catalogue import RECEIVERS
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
-from jitfix.analysis.pytrees import PytreeIndex
+from jitfix.analysis.pytrees import STATIC_FIELD, PytreeIndex
 from jitfix.analysis.scopes import scope_index
 from jitfix.analysis.values import (
     MODULE_CONSTANT,
     STATIC_KIND,
+    TRACED_KIND,
     UNKNOWN_KIND,
     Program,
     ValueAnalysis,
@@ -55,6 +56,10 @@ def _own_returns(function: FunctionNode) -> tuple[list[ast.Return], bool]:
 def _passes_a_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
     arguments = [arg.value if isinstance(arg, ast.Starred) else arg for arg in call.args]
     return any(values.verdict(argument).traced for argument in (*arguments, *(k.value for k in call.keywords)))
+
+
+# A field the class declares static: its aux data, a Python value whatever it is given.
+DECLARED_STATIC = Verdict(STATIC_KIND, "a field the class declares static")
 
 
 class ModuleProgram(Program):
@@ -113,7 +118,7 @@ class ModuleProgram(Program):
             # own staged operations aside): without one, it is not worth reading the module.
             imported = self._imported(call.func) if _passes_a_tracer(call, values) else None
             if imported is None:
-                return self._constructor(scope, call)
+                return self._constructor(scope, call, values)
             owner, callee = imported
         params = owner._bind(callee, call, values, bound_self)
         if owner is not self and values.staged and self.project is not None and owner.path is not None:
@@ -244,13 +249,26 @@ class ModuleProgram(Program):
             return None, None
         return method, values.verdict(instance)
 
-    def _constructor(self, scope: ast.AST, call: ast.Call) -> Verdict | None:
-        if isinstance(call.func, ast.Name):
-            klass = self.scopes.lookup_class(scope, call.func.id)
-            if klass is not None:
-                known = klass.name if self.pytrees.get(klass.name) is not None else None
-                return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`", klass=known)
-        return None
+    def _constructor(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
+        """An instance of one of the module's classes; of a pytree class whose constructor takes
+        its fields, with what each field is given (traced when one is: its leaves are tracers)."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        klass = self.scopes.lookup_class(scope, call.func.id)
+        if klass is None:
+            return None
+        pytree = self.pytrees.get(klass.name)
+        if pytree is None:
+            return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`")
+        given = pytree.given(call)
+        if given is None:
+            return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`", klass=klass.name)
+        fields = tuple((name, DECLARED_STATIC if pytree.field_kind(name) == STATIC_FIELD else values.verdict(value))
+                       for name, value in given.items())
+        traced = any(verdict.traced for _, verdict in fields)
+        return Verdict(TRACED_KIND if traced else UNKNOWN_KIND,
+                       f"an instance of `{klass.name}`" + (" made with a traced field" if traced else ""),
+                       klass=klass.name, fields=fields)
 
     def _bind(self, callee: FunctionNode, call: ast.Call, values: ValueAnalysis,
               bound_self: Verdict | None) -> State:
@@ -299,7 +317,21 @@ class ModuleProgram(Program):
             elements = tuple(max((result.elements[i] for result in results if result.elements),
                                  key=lambda element: element.kind) for i in range(size))
         kind = strongest.kind
+        classes = {result.klass for result in results}
+        klass = classes.pop() if len(classes) == 1 else None
         return Verdict(kind, f"`{callee.name}(...)` returns a {kind.label} value for these arguments",
                        strongest, elements=elements, array=all(result.array for result in results),
-                       scalar=all(result.scalar for result in results))
+                       scalar=all(result.scalar for result in results), klass=klass,
+                       fields=_merged_fields(results) if klass is not None else None)
 
+
+def _merged_fields(results: list[Verdict]) -> tuple[tuple[str, Verdict], ...] | None:
+    """The fields of instances a function returns at each ``return`` (all of one class), each
+    the strongest it is given anywhere; None unless every return says what each field holds."""
+    if any(result.fields is None for result in results):
+        return None
+    names = [name for name, _ in results[0].fields or ()]
+    if any([name for name, _ in result.fields or ()] != names for result in results):
+        return None
+    return tuple((name, max((dict(result.fields or ())[name] for result in results), key=lambda v: v.kind))
+                 for name in names)

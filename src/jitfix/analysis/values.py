@@ -82,6 +82,9 @@ class Verdict:
     # "tuple", "set" (NumPy takes a dict as one object, converts a list's elements; jnp takes
     # neither).
     container: str | None = None
+    # An instance of a pytree class of the module made where the analysis saw it
+    # (`Solution(ys, result)`): what each field was given, by name.
+    fields: tuple[tuple[str, Verdict], ...] | None = None
 
     @property
     def traced(self) -> bool:
@@ -407,6 +410,10 @@ class ValueAnalysis:
         base = self._raw(expr.value)
         if base.static:
             return Verdict(STATIC_KIND, f"`.{expr.attr}` of a static value", base)
+        given = dict(base.fields or ())
+        if expr.attr in given:
+            return replace(given[expr.attr], why=f"`{base.klass}.{expr.attr}` holds what the instance was made with",
+                           via=given[expr.attr])
         if base.klass is not None and self.program is not None:
             pytree = self.program.pytrees.get(base.klass)
             if pytree is not None:
