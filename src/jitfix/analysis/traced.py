@@ -221,6 +221,9 @@ class TracedFinder:
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: ModuleProgram | None = None
         self.lambdas: list[_TracedLambda] = []
+        self._properties: frozenset[str] | None = None
+        # A property read (by id) -> it and the call of its getter it stands for.
+        self._property_calls: dict[int, tuple[ast.Attribute, ast.Call]] = {}
         self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a traced lambda's function -> the scope it is in
 
     # -- classification of decorators and wrapping calls -----------------------------------
@@ -689,9 +692,45 @@ class TracedFinder:
             self._wrapped(scope, call)
             self._body_arguments(scope, call)
 
-    @staticmethod
-    def _calls_in(function: FunctionNode) -> list[ast.Call]:
-        return [node for node in walk_body(function) if isinstance(node, ast.Call)]
+    def _calls_in(self, function: FunctionNode) -> list[ast.Call]:
+        """The calls a function makes, and its reads of a property of one of the module's
+        classes (``out.converged``), as calls of the property's getter."""
+        calls = [node for node in walk_body(function) if isinstance(node, ast.Call)]
+        return calls + [self._property_read(node) for node in walk_body(function)
+                        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                        and node.attr in self._property_names()]
+
+    def _property_names(self) -> frozenset[str]:
+        """The names of the module's ``@property`` getters."""
+        if self._properties is None:
+            self._properties = frozenset(method.name for methods in self.scopes.defs.values()
+                                         for method in methods.values() if _is_property(method))
+        return self._properties
+
+    def _property_read(self, attribute: ast.Attribute) -> ast.Call:
+        """The getter's call a property read is, made once per read (a call site is kept by
+        identity)."""
+        found = self._property_calls.get(id(attribute))
+        if found is None:
+            found = (attribute, ast.copy_location(ast.Call(func=attribute, args=[], keywords=[]), attribute))
+            self._property_calls[id(attribute)] = found
+        return found[1]
+
+    def _property_getter(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Bound | None:
+        """The getter a property read runs: of the class its object is an instance of (``self``'s
+        own class; an instance made in the scope, at module level or in ``__init__``; a value
+        whose class the analysis knows)."""
+        attribute = call.func
+        assert isinstance(attribute, ast.Attribute)
+        instance = attribute.value
+        if isinstance(instance, ast.Name) and instance.id in RECEIVERS:
+            klass = self.scopes.enclosing_class(scope)
+        else:
+            klass = self.scopes.instance_class(scope, instance, call.lineno)
+            known = values.verdict(instance).klass if klass is None else None
+            klass = self.scopes.lookup_class(scope, known) if known is not None else klass
+        getter = self.scopes.defs.get(klass, {}).get(attribute.attr) if klass is not None else None
+        return Bound(getter, 1) if getter is not None and _is_property(getter) else None
 
     def _propagate(self) -> None:
         """Follow calls out of traced functions (and traced lambdas) until nothing new is
@@ -744,7 +783,11 @@ class TracedFinder:
                 if not isinstance(mapped, ast.Call):
                     continue
                 call = mapped
-            resolved = self._callee(scope, call) or self._called_instance(scope, call, values)
+            read = self._property_calls.get(id(call.func))
+            if read is not None and read[1] is call:
+                resolved = self._property_getter(scope, call, values)
+            else:
+                resolved = self._callee(scope, call) or self._called_instance(scope, call, values)
             if resolved is None:
                 continue
             callee = resolved.function
@@ -752,6 +795,8 @@ class TracedFinder:
                 call = ast.Call(func=call.func, args=call.args[resolved.skipped:],
                                 keywords=[k for k in call.keywords if k.arg not in FLAX_APPLY_OPTIONS])
             traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
+            if read is not None and read[1] is call and values.is_traced(call.func.value):  # type: ignore[attr-defined]
+                traced |= set(positional_names(callee)[:1])  # a traced object: its getter's `self`
             entry = self.traced.get(callee)
             if entry is None:
                 entry = TracedFunction(callee, self.scopes.qualnames[callee], how, kind, from_elsewhere=from_elsewhere)
@@ -961,3 +1006,9 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     program = finder.program  # made by `_link_scopes`
     return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program,
                            lambda_scopes=finder.lambda_scopes)
+
+
+def _is_property(function: FunctionNode) -> bool:
+    """A getter: decorated ``@property`` and nothing else."""
+    return len(function.decorator_list) == 1 and isinstance(function.decorator_list[0], ast.Name) \
+        and function.decorator_list[0].id == "property"
