@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from jitfix.analysis.blocks import own_expressions, walk_body
-from jitfix.analysis.catalogue import NUMPY_METADATA, numpy_member, shape_arguments
+from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
 from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names
@@ -266,14 +266,15 @@ def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
 class NumpyOnTracer(Rule):
     code = "JF602"
     name = "numpy-on-tracer"
-    summary = "NumPy and `math` functions cannot take tracers; use the jax.numpy function"
+    summary = "NumPy, SciPy and `math` functions cannot take tracers; use the jax.numpy or jax.scipy function"
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls to NumPy functions (`np.mean(x)`, `np.sqrt(x)`, `np.linalg.norm(x)`, ...) "
         "and to Python's `math` (`math.sqrt(x)`, `math.atan2(y, x)`) whose arguments are traced, and "
         "calls the `jax.numpy` function of the same meaning instead (`jnp.sqrt`, `jnp.arctan2`); and "
         "NumPy arrays indexed with a traced index (`TABLE[i]`, `np.arange(n)[order]`), which index "
-        "the jnp array instead (`jnp.asarray(TABLE)[i]`, `jnp.arange(n)[order]`).",
+        "the jnp array instead (`jnp.asarray(TABLE)[i]`, `jnp.arange(n)[order]`); and SciPy functions "
+        "on traced values (`special.gammaln(x)`), which call `jax.scipy`'s of the same name.",
         why="NumPy converts its arguments to NumPy arrays, which a tracer refuses: "
         "`TracerArrayConversionError`; `math` converts them to Python floats, which a tracer refuses "
         "too (`ConcretizationTypeError`). A dict of tracers NumPy takes as one object, converting "
@@ -293,11 +294,13 @@ class NumpyOnTracer(Rule):
         "arithmetic's of one, a name bound once to one in the function or at module level, or a "
         "name `jitfix run` saw holding one at that line (a parameter: a caller may pass a jax array, "
         "so only a run proves it); every call that reached it failed before. The jnp array holds "
-        "JAX's dtype (float32 for NumPy's float64 unless x64 is on).",
+        "JAX's dtype (float32 for NumPy's float64 unless x64 is on). A SciPy function becomes "
+        "`jax.scipy`'s of the same path where JAX has one and the call passes positional arguments only "
+        "(JAX's keywords may be named otherwise: reported); float32 as for NumPy.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        if not module.imports.mentions("numpy") and not module.imports.mentions("math"):
+        if not any(module.imports.mentions(library) for library in ("numpy", "math", "scipy")):
             return
         for entry in function_contexts(module):
             for node, statement in own_expressions(entry.traced.node):
@@ -311,6 +314,11 @@ class NumpyOnTracer(Rule):
                 name = module.imports.resolve(node.func) or ""
                 if name.startswith("math."):
                     finding = self._math_call(module, entry, node, statement, name[len("math."):])
+                    if finding is not None:
+                        yield finding
+                    continue
+                if name.startswith("scipy."):
+                    finding = self._scipy_call(module, entry, node, statement, name)
                     if finding is not None:
                         yield finding
                     continue
@@ -363,6 +371,25 @@ class NumpyOnTracer(Rule):
             return self.finding(module, node, f"{where}; make it with `jnp.{function}`", fix, function=entry.traced)
         fix = Fix(Safety.SAFE, "index the jnp array of it", [_jnp_table_edit(module, node)])
         return self.finding(module, node, f"{where}; index `jnp.asarray({table})`", fix, function=entry.traced)
+
+    def _scipy_call(self, module: ModuleContext, entry: FunctionContext, node: ast.Call, statement: ast.stmt,
+                    name: str) -> Finding | None:
+        """``special.gammaln(x)`` of a tracer: SciPy converts it to a NumPy array, which a
+        tracer refuses; ``jax.scipy`` has the same function for many (same name, same
+        positional parameters)."""
+        values = entry.values_at(statement)
+        if not any(values.verdict(argument).traced for argument in (*node.args, *(k.value for k in node.keywords))):
+            return None
+        where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}` raises under jit"
+        twin = f"jax.{name}"
+        if function_category(twin) is None:
+            return self.finding(module, node, f"{where}; not auto-fixable: `jax.scipy` has no `{name[len('scipy.'):]}`",
+                                function=entry.traced)
+        if node.keywords or any(isinstance(argument, ast.Starred) for argument in node.args):
+            return self.finding(module, node, f"{where}; not auto-fixable: call `{twin}` (its keyword arguments "
+                                "may differ from SciPy's)", function=entry.traced)
+        fix = Fix(Safety.SAFE, f"call {twin}", [_jax_function_edit(module, node.func, twin)])
+        return self.finding(module, node, f"{where}; use `{twin}`", fix, function=entry.traced)
 
     def _math_call(self, module: ModuleContext, entry: FunctionContext, node: ast.Call, statement: ast.stmt,
                    function: str) -> Finding | None:
@@ -648,6 +675,17 @@ def _builtin_edit(module: ModuleContext, node: ast.Call) -> Edit:
         return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
     return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
+
+
+def _jax_function_edit(module: ModuleContext, func: ast.AST, dotted: str) -> Edit:
+    """The function a call names (``special.gammaln``, ``gammaln``) -> JAX's, by its path."""
+    start, end = module.span_of(func)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        return cst.parse_expression(context.name(dotted))
+
+    return Edit(start, cst.Attribute if isinstance(func, ast.Attribute) else cst.Name, replace, imports=(dotted,),
+                end=end)
 
 
 def _numpy_edit(module: ModuleContext, func: ast.AST, function: str) -> Edit:
