@@ -322,6 +322,7 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
         self.program = program  # the module as the analysis reads it (None: nothing is traced)
         # Where the module's code rebinds or mutates names (see ``Scopes.changes_of``).
         self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
+        self.calls_to: Callable[[str], list[tuple[ast.Call, ast.AST]]] = scopes.calls_to  # (call, its scope)
         self.functions: list[FunctionNode] = scopes.functions  # every def of the module
         # The def or class each def and class is in (the scope a staged lambda is in, for the
         # function its body is checked as).

@@ -18,7 +18,7 @@ from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
-from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names
+from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names, positional_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -292,8 +292,9 @@ class NumpyOnTracer(Rule):
         "A NumPy array indexed with a tracer is rewritten where it is certainly one array: a NumPy "
         "function's result (not one of those that return several), an ndarray method's or "
         "arithmetic's of one, a name bound once to one in the function or at module level, or a "
-        "name `jitfix run` saw holding one at that line (a parameter: a caller may pass a jax array, "
-        "so only a run proves it); every call that reached it failed before. The jnp array holds "
+        "name `jitfix run` saw holding one at that line, or a parameter every call in the module gives "
+        "one made at module level (a caller elsewhere may pass a jax array: its jnp array is the same); "
+        "every call that reached it failed before. The jnp array holds "
         "JAX's dtype (float32 for NumPy's float64 unless x64 is on). A SciPy function becomes "
         "`jax.scipy`'s of the same path where JAX has one and the call passes positional arguments only "
         "(JAX's keywords may be named otherwise: reported); float32 as for NumPy.",
@@ -451,7 +452,7 @@ class NumpyArrays:
     def _bound_to_one(self, name: str, depth: int) -> bool:
         function = self.entry.traced.node
         if name in parameter_names(function):
-            return False
+            return self._given_by_every_call(name, depth)
         local = self.entry.arrays.bindings.get(name)
         if local is not None:
             return len(local) == 1 and local[0] is not None and self.holds(local[0], depth + 1)
@@ -459,6 +460,43 @@ class NumpyArrays:
             return False  # a name of the function around it: not followed
         bound = [value for value in _module_assignments(self.module, name)]
         return len(bound) == 1 and bound[0] is not None and self.holds(bound[0], depth + 1)
+
+
+    def _given_by_every_call(self, parameter: str, depth: int) -> bool:
+        """Whether every call of the function in the module (one at least) gives ``parameter``
+        a NumPy array the module makes at its top level (`interp(z, Z_TABLE, CHI_TABLE)`): a
+        caller elsewhere might give a jax array, but the jnp array of either is the same."""
+        function = self.entry.traced.node
+        if self.entry.traced.enclosing is not None or not isinstance(function, ast.FunctionDef):
+            return False
+        positional = positional_names(function)
+        calls = self.module.traced.calls_to(function.name)
+        if not calls:
+            return False
+        for call, scope in calls:
+            argument = _argument_for(call, positional, parameter)
+            if argument is None or isinstance(argument, ast.Name) and _binds_locally(scope, argument.id) \
+                    or not self.holds(argument, depth + 1):
+                return False
+        return True
+
+
+def _argument_for(call: ast.Call, positional: list[str], parameter: str) -> ast.expr | None:
+    """What a call passes a parameter (None: a default, or unpacked)."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args) \
+            or any(keyword.arg is None for keyword in call.keywords):
+        return None
+    if parameter in positional and positional.index(parameter) < len(call.args):
+        return call.args[positional.index(parameter)]
+    return next((keyword.value for keyword in call.keywords if keyword.arg == parameter), None)
+
+
+def _binds_locally(scope: ast.AST, name: str) -> bool:
+    """Whether a function scope binds ``name`` itself (a parameter or a store)."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        return False
+    return name in parameter_names(scope) or any(isinstance(node, ast.Name) and node.id == name
+                                                 and not isinstance(node.ctx, ast.Load) for node in ast.walk(scope))
 
 
 def _is_number(node: ast.AST) -> bool:
