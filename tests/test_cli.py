@@ -32,7 +32,6 @@ def test_check_exit_codes(project: Path) -> None:
     assert invoke("check", str(project / "nope.py")).exit_code == 2
     assert invoke("check", "--select", "XY1", str(project)).exit_code == 2
     assert invoke("check", "--no-such-option", str(project)).exit_code == 2
-    assert invoke("check").exit_code == 2  # no paths
 
 
 def test_check_writes_nothing(project: Path) -> None:
@@ -508,9 +507,9 @@ def test_verbose_says_what_fix_did_to_each_file(project: Path) -> None:
     assert "0 finding(s)" not in result.stderr
 
 
-def test_nothing_found_reads_no_findings(project: Path) -> None:
+def test_fix_on_clean_code_says_all_checks_passed_as_check_does(project: Path) -> None:
     result = invoke("fix", str(project / "clean.py"))
-    assert result.exit_code == 0 and result.stderr == "No findings.\n"
+    assert result.exit_code == 0 and result.stderr == "All checks passed.\n"
 
 
 def test_show_fixes_and_exit_non_zero_on_fix(project: Path) -> None:
@@ -541,3 +540,12 @@ def test_short_version_and_shell_completion() -> None:
     assert invoke("-V").stdout.startswith("jitfix ")
     assert "--install-completion" in invoke("--help").stdout
 
+
+
+def test_no_path_means_the_current_folder(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    for command in ("check", "diff"):
+        assert invoke(command).exit_code == invoke(command, ".").exit_code == 1, command
+    assert "broken.py" in invoke("check").stdout
+    assert invoke("fix").exit_code == 1  # what was left (the file that cannot be fixed)
+    assert invoke("check", "broken.py").exit_code == 0  # fixed in place by the fix above

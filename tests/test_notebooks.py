@@ -94,7 +94,7 @@ def test_fix_changes_only_the_fixed_cells(tmp_path: Path) -> None:
     changed_lines = [line for line in difflib.ndiff(before.decode().splitlines(), after.decode().splitlines())
                      if line.startswith(("+ ", "- "))]
     assert changed_lines and all(line[2:].startswith('    "') for line in changed_lines)
-    assert invoke("fix", str(path)).stderr == "No findings.\n"  # idempotent
+    assert invoke("fix", str(path)).stderr == "All checks passed.\n"  # idempotent
     assert path.read_bytes() == after
 
 

@@ -184,8 +184,10 @@ def _styled(text: str, style: str = "") -> Text:
     return Text(text, style=style)
 
 
-def _prepare(paths: list[str], shared: Shared) -> Run:
-    """Settings and consoles; --show-settings and --show-files answer here and exit."""
+def _prepare(paths: list[str] | None, shared: Shared) -> Run:
+    """Settings and consoles; --show-settings and --show-files answer here and exit. No path
+    means the current folder, as for ruff."""
+    paths = paths or ["."]
     out, err = _consoles(shared.no_color)
     try:
         settings = resolve_settings(paths, shared)
@@ -326,7 +328,8 @@ def _main(
 @app.command()
 @with_options(Shared, Validation)
 def check(
-    paths: Paths,
+    paths: Paths = None,
+    *,
     shared: Shared,
     validation_options: Validation,
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
@@ -351,7 +354,7 @@ def check(
     findings = results.findings()
     validation = None
     if run.validation is not None:  # the fixes `fix` would make, proven; nothing written
-        validation = api.validate_paths(paths, run.settings, run.validation, run.record, jobs=shared.jobs,
+        validation = api.validate_paths(run.paths, run.settings, run.validation, run.record, jobs=shared.jobs,
                                         use_cache=not shared.no_cache)
         _print_validation(run, validation, run.err)
     _write_report(run, validation_options.report_file, results, validation, applied=False)
@@ -449,7 +452,8 @@ UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Also apply fi
 @app.command()
 @with_options(Shared, Validation)
 def fix(
-    paths: Paths,
+    paths: Paths = None,
+    *,
     shared: Shared,
     validation_options: Validation,
     unsafe_fixes: UnsafeFixes = False,
@@ -513,7 +517,7 @@ def _show_fixes(run: Run, fixed: list[FileResult]) -> None:
 def _fix_summary(fixed_files: int, left: list[Finding], failed: int, unfound: int, validated: bool,
                  unsafe_applied: bool) -> str:
     if not fixed_files and not left and not failed and not unfound:
-        return "No findings."
+        return "All checks passed."
     summary = f"{report.plural(fixed_files, 'file')} fixed, {report.plural(len(left), 'finding')} left"
     if left:
         summary += f": {_left_kinds(left, validated, unsafe_applied)}"
@@ -538,7 +542,8 @@ def _left_kinds(left: list[Finding], validated: bool, unsafe_applied: bool) -> s
 @app.command()
 @with_options(Shared, Validation)
 def diff(
-    paths: Paths,
+    paths: Paths = None,
+    *,
     shared: Shared,
     validation_options: Validation,
     stat: Annotated[bool, typer.Option("--stat", help="Per-file counts of changed lines instead of the diff.")] = False,

@@ -16,8 +16,9 @@ from jitfix.pyproject import ConfigError, check_selector, load_settings, parse_t
 
 TARGET_VERSIONS = [f"py3{minor}" for minor in range(10, 15)]
 
-Paths = Annotated[list[str], typer.Argument(help="Files or folders to process; - reads stdin.", show_default=False,
-                                            metavar="PATH")]
+Paths = Annotated[Optional[list[str]], typer.Argument(
+    help="Files or folders to process (none: the current folder); - reads stdin.", show_default=False,
+    metavar="PATH")]
 CodeList = Optional[list[str]]
 
 

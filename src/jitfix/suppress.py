@@ -1,4 +1,4 @@
-"""``# jitfix: ignore``, ``# jitfix: ignore[JF401]`` and ``# noqa: JF401`` comments.
+"""``# jitfix: ignore``, ``# jitfix: ignore[JF401]``, ``# noqa: JF401`` and bare ``# noqa`` comments.
 
 On a line, a comment suppresses the findings that start (or end) on that line; on a
 ``def`` line (or one of its decorators), it suppresses every finding in the function.
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _IGNORE = re.compile(r"#\s*jitfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>JF\d*(?:[\s,]+JF\d*)*)", re.IGNORECASE)
+_BARE_NOQA = re.compile(r"#\s*noqa\b(?!\s*:)", re.IGNORECASE)  # every code, as for ruff and flake8
 
 ALL = frozenset({"JF"})  # a bare "# jitfix: ignore" matches every code by prefix
 
@@ -39,6 +40,8 @@ def line_suppressions(text: str) -> dict[int, frozenset[str]]:
             codes |= _codes(match["codes"]) if match["codes"] else ALL
         for match in _NOQA.finditer(line):
             codes |= _codes(match["codes"])
+        if _BARE_NOQA.search(line):
+            codes |= ALL
         if codes:
             result[number] = frozenset(codes)
     return result
