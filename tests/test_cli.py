@@ -382,6 +382,20 @@ def test_config_key_value_overrides_the_file_and_show_settings_says_so(project: 
     assert invoke("check", "--config", "colour = true", str(project)).exit_code == 2
 
 
+def test_config_file_is_read_whatever_its_name(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    elsewhere = tmp_path_factory.mktemp("settings")
+    (project / "pyproject.toml").write_text('[tool.jitfix]\nignore = ["JF602"]\n')
+    (elsewhere / "ci.toml").write_text('[tool.jitfix]\nignore = ["JF4"]\n')
+    (elsewhere / "jitfix.toml").write_text('ignore = ["JF4"]\n')
+    for named in ("ci.toml", "jitfix.toml"):
+        shown = invoke("check", "--show-settings", "--config", str(elsewhere / named), str(project))
+        assert f"# configuration: {elsewhere / named}" in shown.stdout and 'ignore = ["JF4"]' in shown.stdout
+        assert invoke("check", "--config", str(elsewhere / named), str(project / "broken.py")).exit_code == 0
+    (elsewhere / "bad.toml").write_text("ignore = 3\n")
+    bad = invoke("check", "--config", str(elsewhere / "bad.toml"), str(project))
+    assert bad.exit_code == 2 and "bad.toml" in bad.stderr
+
+
 def test_show_files_respects_gitignore_and_force_exclude(project: Path) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / ".gitignore").write_text("manual.py\n")

@@ -12,7 +12,8 @@ from typing import Annotated, Callable, Optional
 import typer
 
 from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, Settings
-from jitfix.pyproject import ConfigError, check_selector, load_settings, parse_target_version, with_override
+from jitfix.pyproject import (ConfigError, check_selector, load_config_file, load_settings, parse_target_version,
+                               with_override)
 
 TARGET_VERSIONS = [f"py3{minor}" for minor in range(10, 15)]
 
@@ -50,9 +51,9 @@ class Shared:
         help="The Python the code runs on (default: the lower bound of [project] requires-python); "
              "a file whose syntax the running Python cannot parse says so.")] = None
     config: Annotated[CodeList, typer.Option(
-        "--config", metavar="PYPROJECT|KEY=VALUE",
-        help="Read [tool.jitfix] from this pyproject.toml, or set one option: --config 'loop-strategy = \"lax\"' "
-        "(repeatable).")] = None
+        "--config", metavar="FILE|KEY=VALUE",
+        help="Read the settings from this file (a pyproject.toml's [tool.jitfix], or a TOML file of jitfix's "
+        "options alone), or set one option: --config 'loop-strategy = \"lax\"' (repeatable).")] = None
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N",
                                                 help="Worker processes (default: all cores).")] = None
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")] = False
@@ -152,8 +153,11 @@ def resolve_settings(paths: list[str], shared: Shared) -> Settings:
         raise ConfigError("--config names more than one file")
     if files and not Path(files[0]).is_file():
         raise ConfigError(f"--config {files[0]}: no such file")
-    start = Path(files[0]) if files else Path(next((p for p in paths if p != "-"), "."))
-    settings = load_settings(start if start.exists() else Path("."))
+    if files:
+        settings = load_config_file(Path(files[0]))
+    else:
+        start = Path(next((p for p in paths if p != "-"), "."))
+        settings = load_settings(start if start.exists() else Path("."))
     for assignment in assignments:
         settings = with_override(settings, assignment)
     flags = {"--select": _codes(shared.select), "--extend-select": _codes(shared.extend_select),

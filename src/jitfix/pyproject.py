@@ -79,17 +79,27 @@ def load_settings(start: Path) -> Settings:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return Settings(root=str(start.resolve() if start.is_dir() else start.resolve().parent))
+    return load_config_file(pyproject)
+
+
+def load_config_file(path: Path) -> Settings:
+    """Settings from a named TOML file (``--config FILE``): its ``[tool.jitfix]`` table, as in a
+    pyproject.toml; or, in a file of jitfix's options alone (``jitfix.toml``, as ruff reads a
+    ``ruff.toml``), its top level. Paths in it are relative to its folder."""
     try:
-        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{pyproject}: {error}") from None
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as error:
+        raise ConfigError(f"{path}: {error}") from None
     tool = document.get("tool", {})
-    table = tool.get("jitfix", {}) if isinstance(tool, dict) else {}
-    if not isinstance(table, dict):
-        raise ConfigError(f"{pyproject}: [tool.jitfix] must be a table")
-    base = Settings(config_path=str(pyproject), root=str(pyproject.parent),
+    if isinstance(tool, dict) and "jitfix" in tool or path.name == "pyproject.toml":
+        table = tool.get("jitfix", {}) if isinstance(tool, dict) else {}
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.jitfix] must be a table")
+    else:
+        table = document
+    base = Settings(config_path=str(path), root=str(path.resolve().parent),
                     target_version=_required_python(document.get("project")))
-    return with_table(base, table, str(pyproject), pyproject.parent)
+    return with_table(base, table, str(path), path.resolve().parent)
 
 
 def _required_python(project: object) -> tuple[int, int] | None:
