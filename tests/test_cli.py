@@ -563,3 +563,10 @@ def test_no_path_means_the_current_folder(project: Path, monkeypatch: pytest.Mon
     assert "broken.py" in invoke("check").stdout
     assert invoke("fix").exit_code == 1  # what was left (the file that cannot be fixed)
     assert invoke("check", "broken.py").exit_code == 0  # fixed in place by the fix above
+
+
+def test_fix_quiet_prints_what_is_left_and_nothing_else(project: Path) -> None:
+    # (the pre-commit hook runs `fix --quiet`: a commit it blocks says why)
+    result = invoke("fix", "--quiet", str(project / "broken.py"), str(project / "manual.py"))
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 1 and lines and all(line.startswith(str(project / "manual.py")) for line in lines)

@@ -483,9 +483,8 @@ def fix(
     if show_fixes:
         _show_fixes(run, written.files + ([stdin] if stdin is not None and stdin.changed else []))
     left = results.findings()
-    if not run.quiet:
-        for finding in left:
-            run.err.print(report.text_line(finding))
+    for finding in left:  # (--quiet too, as ruff's: a pre-commit hook that blocks says why)
+        run.err.print(report.text_line(finding))
     failed = results.failed + len(written.errors)
     if not run.quiet:
         run.err.print(_fix_summary(len(written.files), left, failed - len(results.unfound), len(results.unfound),
@@ -571,9 +570,8 @@ def diff(
     if stat and changed:
         run.out.print(f"{report.plural(len(changed), 'file')} would be changed")
     left = results.findings()
-    if not run.quiet:
-        for finding in left:
-            run.err.print(report.text_line(finding))
+    for finding in left:  # (--quiet too, as ruff's: a pre-commit hook that blocks says why)
+        run.err.print(report.text_line(finding))
     _write_report(run, validation_options.report_file, results, validation, applied=False)
     if results.failed:
         raise typer.Exit(_error_exit(results))

@@ -56,7 +56,7 @@ class Shared:
         "options alone), or set one option: --config 'loop-strategy = \"lax\"' (repeatable).")] = None
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, metavar="N",
                                                 help="Worker processes (default: all cores).")] = None
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors (and requested output).")] = False
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only findings and errors: no summary, progress or list of what was fixed.")] = False
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what happens to every file.")] = False
     no_color: Annotated[bool, typer.Option(
         "--no-color", help="Never colour output (default: colour on terminals; NO_COLOR and FORCE_COLOR are "
