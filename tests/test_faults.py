@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BROKEN, FIXED
+from helpers import BROKEN, FIXED, invoke
 
 TIME_LIMIT = 120  # seconds: far above a normal run; reaching it means a hang
 
@@ -369,3 +369,37 @@ def test_fix_validate_writes_only_what_passed_unless_allowed(tmp_path: Path) -> 
     allowed = jitfix("fix", "--validate", "--allow-unvalidated", str(module), cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr
     assert "print(x)" not in module.read_text()
+
+
+IF_ON_A_TRACER = "@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
+
+
+@pytest.mark.parametrize("name, text", [
+    ("form_feed", "import jax\n\x0c\n" + IF_ON_A_TRACER),  # a form feed before the line an import goes
+    ("old_mac", ("import jax\n\n\n" + IF_ON_A_TRACER).replace("\n", "\r")),  # `\r` alone ends each line
+])
+def test_line_separators_python_reads_are_kept_and_fixed_through(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / f"{name}.py"
+    path.write_bytes(text.encode())
+    result = invoke("fix", str(path))
+    assert result.exit_code == 0, result.stderr
+    fixed = path.read_bytes().decode()
+    assert "lax.cond(" in fixed and "from jax import lax" in fixed
+    assert ("\n" not in fixed) if name == "old_mac" else ("\x0c" in fixed)
+    compile(fixed, str(path), "exec")
+    assert invoke("fix", str(path)).exit_code == 0 and path.read_bytes().decode() == fixed  # idempotent
+
+
+def test_nesting_python_compiles_is_fixed_and_nesting_it_cannot_is_said_so(tmp_path: Path) -> None:
+    nested = "import jax\n\n\n@jax.jit\ndef f(x):\n"
+    for depth in range(90):
+        nested += "    " * (depth + 1) + f"if x > {depth}:\n"
+    nested += "    " * 91 + "x = x + 1\n    return x\n"
+    (tmp_path / "nested.py").write_text(nested)
+    result = invoke("fix", str(tmp_path / "nested.py"))
+    assert result.exit_code == 0, result.stderr
+    compile((tmp_path / "nested.py").read_text(), "nested.py", "exec")
+    (tmp_path / "minus.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    return " + "-" * 10000 + "x\n")
+    result = invoke("check", str(tmp_path / "minus.py"))
+    assert result.exit_code == 2 and "Python's own parser cannot read it" in result.stderr
+    assert "please report" not in result.stderr.lower()

@@ -17,6 +17,7 @@ import gc
 import os
 import symtable
 import sys
+import threading
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable, Iterable, Iterator
@@ -134,6 +135,9 @@ def _syntax_errors_named(path: str) -> Iterator[None]:
         raise InvalidSyntax(path, f"syntax error: {error.msg}", line=error.lineno, col=error.offset) from None
     except ValueError as error:  # e.g. source with NUL bytes
         raise InputError(path, f"cannot parse: {error}") from None
+    except (MemoryError, RecursionError):  # what CPython's parser raises for nesting past its limits
+        raise InputError(path, "Python's own parser cannot read it: it nests deeper than Python allows "
+                               "(python itself fails on this file with MemoryError or RecursionError)") from None
 
 
 def analyse(path: str, text: str, settings: Settings,
@@ -342,11 +346,18 @@ def process_text(path: str, text: str, settings: Settings, options: Options,
                  project: Project | None = None) -> FileResult:
     """Everything for one module's text. Raises InputError for input that cannot be read."""
     token = lowering_checks.set(LoweringChecks()) if lowering_checks.get() is None else None
+    # Old Mac line ends (`\r` alone): worked on as `\n`, which Python reads the same, and
+    # given back as they were.
+    carriage_returns = "\r" in text and "\n" not in text
     try:
-        return _process_text(path, text, settings, options, project)
+        result = _process_text(path, text.replace("\r", "\n") if carriage_returns else text, settings, options,
+                               project)
     finally:
         if token is not None:
             lowering_checks.reset(token)
+    if carriage_returns and result.new_text is not None:
+        result.new_text = result.new_text.replace("\n", "\r")
+    return result
 
 
 def _new_round_of_checks() -> None:
@@ -498,14 +509,51 @@ def _guarded_call(path: str, process) -> FileResult:
     """``process()`` that never raises: whatever escapes becomes an internal error of the
     file (with where it happened), so one bad file cannot stop or hang the run."""
     try:
-        return process()
+        try:
+            return process()
+        except RecursionError:  # code Python compiles (90 nested `if`s) may still nest past the default
+            return _with_deep_stack(process)
     except RecursionError:
         return FileResult(path=path, error=InputError(path, "too deeply nested to analyse (an expression or "
-                                                            "block nests past Python's recursion limit)"))
+                                                            f"block nests past {DEEP_RECURSION_LIMIT} calls)"))
     except MemoryError:
         return FileResult(path=path, internal_error="ran out of memory while analysing the file")
     except Exception as error:  # noqa: BLE001 - reported, never swallowed
         return FileResult(path=path, internal_error=describe_exception(error))
+
+
+# A file that nests past Python's default recursion limit is processed again on a thread of
+# its own with these: the stack is virtual memory, touched only as deep as the code goes.
+DEEP_RECURSION_LIMIT = 50_000
+DEEP_STACK_BYTES = 1 << 30
+
+
+def _with_deep_stack(process: Callable[[], FileResult]) -> FileResult:
+    """``process()`` on a thread with a deep stack and a high recursion limit."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = process()
+        except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
+            outcome["error"] = error
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+    try:
+        stack = threading.stack_size(DEEP_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=target, name="jitfix-deep", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(stack)
+        while thread.is_alive():  # (a join with a timeout lets Ctrl-C through)
+            thread.join(0.2)
+    finally:
+        sys.setrecursionlimit(limit)
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["result"]  # type: ignore[return-value]
 
 
 def describe_exception(error: BaseException) -> str:

@@ -212,6 +212,14 @@ def _walk(root: Path, excludes: tuple[str, ...], errors: list[InputError]) -> li
     return results
 
 
+def source_lines(text: str) -> list[str]:
+    """A module's lines as Python's parser numbers them, without their ends: split at
+    ``\r\n``, ``\r`` and ``\n`` only (``str.splitlines`` splits at a form feed too, and at
+    other separators Python reads as spaces, which would number every later line wrong)."""
+    lines = io.StringIO(text, newline="").readlines()
+    return [line.rstrip("\r\n") for line in lines]
+
+
 def file_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 

@@ -11,6 +11,7 @@ import re
 import tokenize
 from typing import TYPE_CHECKING
 
+from jitfix.files import source_lines
 from jitfix.findings import Finding
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def line_suppressions(text: str) -> dict[int, frozenset[str]]:
     if "jitfix" not in text and "noqa" not in text.lower():
         return {}
     result: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(source_lines(text), start=1):
         if "#" not in line:
             continue
         codes: set[str] = set()
@@ -78,7 +79,7 @@ def filter_suppressed(findings: list[Finding], text: str, functions: list[Functi
 
 def _lines_without_room(text: str) -> set[int]:
     """Lines a trailing comment would break: inside a multi-line string, or continued by ``\\``."""
-    blocked = {number for number, line in enumerate(text.splitlines(), start=1) if line.rstrip().endswith("\\")}
+    blocked = {number for number, line in enumerate(source_lines(text), start=1) if line.rstrip().endswith("\\")}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.start[0] != token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):

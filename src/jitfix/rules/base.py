@@ -11,6 +11,7 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced_function import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
 from jitfix.cst_text import cst
+from jitfix.files import source_lines
 from jitfix.findings import Finding, Fix, Position
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class ModuleContext:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = source_lines(self.text)
         return self._lines
 
     def char_col(self, line: int, byte_col: int) -> int:

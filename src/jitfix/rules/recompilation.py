@@ -503,7 +503,7 @@ def _only_binding(module: ModuleContext, assignment: ast.Assign, function: ast.F
 
 def _comments_above(module: ModuleContext, statement: ast.stmt) -> str:
     """The comment lines right above ``statement`` (they go where it goes), each ending in a newline."""
-    lines = module.text.splitlines()
+    lines = module.lines
     first = statement.lineno - 1
     while first > 0 and lines[first - 1].strip().startswith("#"):
         first -= 1
