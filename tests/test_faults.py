@@ -256,6 +256,23 @@ def test_a_crafted_cache_index_runs_no_code_and_a_touched_edit_is_seen(tmp_path:
     del good
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "nested"])
+def test_a_cache_index_that_is_no_index_is_never_read_whole(tmp_path: Path, kind: str) -> None:
+    good_files(tmp_path, count=1)
+    assert jitfix("check", str(tmp_path), cwd=tmp_path).returncode == 1
+    [index] = list((tmp_path / ".jitfix_cache").glob("*/index.json"))
+    index.unlink()
+    if kind == "fifo":
+        os.mkfifo(index)  # reading it would wait for a writer for ever
+    elif kind == "device":
+        index.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        index.write_text("[" * 100_000 + "]" * 100_000)  # JSON nested past Python's recursion limit
+    done = subprocess.run([sys.executable, "-m", "jitfix", "check", str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "good_0.py" in done.stdout, done.stderr
+
+
 def test_a_concurrent_writer_loses_no_update(tmp_path: Path) -> None:
     """An editor saving (with a lock, as editors do) while jitfix fixes: none of its writes
     may be overwritten by a fix of an older text."""

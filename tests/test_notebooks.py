@@ -98,6 +98,20 @@ def test_fix_changes_only_the_fixed_cells(tmp_path: Path) -> None:
     assert path.read_bytes() == after
 
 
+def test_an_import_added_to_a_later_cell_leaves_the_first_code_cell_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "later.ipynb"
+    notebook = new_notebook(cells=[
+        new_markdown_cell("# Setup"),
+        new_code_cell("x = 1\nprint(x)"),  # no import here: the view's first line is its marker comment
+        new_code_cell("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x"),
+    ])
+    path.write_text(nbformat.writes(notebook))
+    assert invoke("fix", str(path)).exit_code == 0
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[1]["source"]) == "x = 1\nprint(x)"
+    assert "".join(cells[2]["source"]).startswith("import jax\nfrom jax import lax\n\n@jax.jit")
+
+
 def test_magics_and_cell_magics_are_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "train.ipynb"
     before = json.loads(_notebook(path))

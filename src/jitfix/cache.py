@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from jitfix import __version__
 from jitfix.analysis.observations import CALLED, Observation
-from jitfix.files import Stamp, file_digest, process_alive
+from jitfix.files import InputError, Stamp, file_digest, process_alive, read_regular_file
 from jitfix.findings import Finding, Fix, Replacement, Safety
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 FOLDER = ".jitfix_cache"
 GITIGNORE = "# Created by jitfix: the cache is local to this checkout.\n*\n"
 FORMAT = 4  # of the index file
+MAX_INDEX_BYTES = 512 * 1024 * 1024  # an index this large is not one jitfix wrote: not read
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def _load(data: bytes) -> dict[str, Entry]:
             return {}
         files = _field(document, "files", dict)
         return {path: _entry_from_json(entry) for path, entry in files.items()}
-    except (ValueError, _Malformed, TypeError):
+    except (ValueError, _Malformed, TypeError, RecursionError):  # (JSON nested past Python's limit)
         return {}
 
 
@@ -193,9 +194,9 @@ class Cache:
 
     def _index(self) -> dict[str, Entry]:
         if self.entries is None:
-            try:
-                self.entries = _load((self.folder / "index.json").read_bytes())
-            except OSError:  # missing or unreadable: start empty
+            try:  # (a FIFO, a link to a device or a huge file there is not read: start empty)
+                self.entries = _load(read_regular_file(str(self.folder / "index.json"), MAX_INDEX_BYTES)[0])
+            except InputError:  # missing or unreadable: start empty
                 self.entries = {}
         return self.entries
 

@@ -7,6 +7,7 @@ check of clean files (or one answered from the cache) never pays for it.
 from __future__ import annotations
 
 import ast
+import difflib
 import sys
 from dataclasses import replace
 from typing import Iterable
@@ -271,10 +272,21 @@ def _in_isort_order(before: str, after: str) -> str:
     added = [line for line in lines if line not in old and line.startswith(("import ", "from "))]
     if not added:
         return after
-    lines = [line for line in lines if line not in added]
+    lines = _without_added_blank_lines(before.split("\n"), [line for line in lines if line not in added])
     for line in added:
         lines = _with_import(lines, line)
     return "\n".join(lines)
+
+
+def _without_added_blank_lines(before: list[str], after: list[str]) -> list[str]:
+    """``after`` without the blank lines libcst put around the imports it appended (after a
+    module's leading comment, say): every other line of it is one of ``before``'s."""
+    kept: list[str] = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if tag == "insert" and not any(line.strip() for line in after[j1:j2]):
+            continue
+        kept.extend(after[j1:j2])
+    return kept
 
 
 def _with_import(lines: list[str], line: str) -> list[str]:

@@ -265,6 +265,17 @@ def _read_up_to(fd: int, size: int) -> bytes:
 
 def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFile:
     """Read a regular file (never a FIFO or a device: they can block or never end)."""
+    data, status = read_regular_file(path, max_bytes)
+    source = decode_source(data, path)
+    return SourceFile(
+        path=path, text=source.text, encoding=source.encoding, bom=source.bom, digest=source.digest,
+        mode=status.st_mode, size=status.st_size, mtime_ns=status.st_mtime_ns, ctime_ns=status.st_ctime_ns,
+    )
+
+
+def read_regular_file(path: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file of at most ``max_bytes`` and its status as it was opened;
+    InputError for anything else (a FIFO would block, a device never end: never read)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -292,11 +303,7 @@ def read_source(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SourceFil
         os.close(fd)
     if len(data) > max_bytes:
         raise InputError(path, f"not read: it grew past the limit of {max_bytes:,} bytes while being read")
-    source = decode_source(data, path)
-    return SourceFile(
-        path=path, text=source.text, encoding=source.encoding, bom=source.bom, digest=source.digest,
-        mode=status.st_mode, size=status.st_size, mtime_ns=status.st_mtime_ns, ctime_ns=status.st_ctime_ns,
-    )
+    return data, status
 
 
 TEMP_SUFFIX = ".jitfix-tmp"
