@@ -89,6 +89,9 @@ def test_check_and_diff_on_stdin_use_the_stdin_filename() -> None:
     assert result.stdout.startswith("pkg/mod.py:6:5: JF401")
     result = invoke("diff", "-", input=BROKEN)
     assert "--- a/-\n+++ b/-\n" in result.stdout
+    # As ruff reads it: --stdin-filename and no path reads stdin.
+    result = invoke("fix", "--stdin-filename", "pkg/mod.py", input=BROKEN)
+    assert result.exit_code == 0 and result.stdout == FIXED.decode()
 
 
 # -- output formats ---------------------------------------------------------------------------
@@ -570,3 +573,12 @@ def test_fix_quiet_prints_what_is_left_and_nothing_else(project: Path) -> None:
     result = invoke("fix", "--quiet", str(project / "broken.py"), str(project / "manual.py"))
     lines = result.stderr.splitlines()
     assert result.exit_code == 1 and lines and all(line.startswith(str(project / "manual.py")) for line in lines)
+
+
+def test_diff_reports_what_is_left_at_the_lines_of_the_file_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    path.write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n\n\n"
+                    "@jax.jit\ndef g(x):\n    return x[x > 0]\n")
+    assert invoke("check", str(path)).stdout.splitlines()[1].startswith(f"{path}:13:12: JF506")
+    result = invoke("diff", str(path))  # (the fix of f adds lines above g: the file does not have them)
+    assert result.exit_code == 1 and result.stderr.startswith(f"{path}:13:12: JF506"), result.stderr

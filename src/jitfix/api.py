@@ -4,8 +4,9 @@ as values (:class:`InputError`, messages) for the caller to show its own way."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,31 @@ class Results:
 
     def changed(self) -> list[FileResult]:
         return [result for result in self.all if result.changed]
+
+    def findings_as_read(self) -> list[Finding]:
+        """The findings left by the fixes, at the lines of each file as it was read: what a
+        dry run (``diff``) reports, since the file on disk is not changed."""
+        return sorted((f for result in self.all for f in _at_lines_read(result)), key=Finding.sort_key)
+
+
+def _at_lines_read(result: FileResult) -> list[Finding]:
+    """A result's findings (in its fixed text) moved to the lines of the text it was read
+    as: a line the fixes kept is found where it was; one they wrote, at the start of what
+    they replaced. (A notebook's findings are placed in their cells: left as they are.)"""
+    if not result.changed or result.source is None or result.new_text is None \
+            or any(finding.cell is not None for finding in result.findings):
+        return result.findings
+    read, fixed = result.source.text.split("\n"), result.new_text.split("\n")
+    where: dict[int, int] = {}  # line of the fixed text -> line as read (both 1-based)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=read, b=fixed, autojunk=False).get_opcodes():
+        for offset, line in enumerate(range(j1, j2)):
+            where[line + 1] = (i1 + offset if tag == "equal" else i1) + 1
+
+    def moved(finding: Finding) -> Finding:
+        line, end_line = where.get(finding.line, finding.line), where.get(finding.end_line, finding.end_line)
+        return replace(finding, line=line, end_line=max(line, end_line))
+
+    return [moved(finding) for finding in result.findings]
 
 
 def files_to_process(paths: list[str], settings: Settings) -> tuple[list[str], list[InputError]]:

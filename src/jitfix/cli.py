@@ -186,8 +186,8 @@ def _styled(text: str, style: str = "") -> Text:
 
 def _prepare(paths: list[str] | None, shared: Shared) -> Run:
     """Settings and consoles; --show-settings and --show-files answer here and exit. No path
-    means the current folder, as for ruff."""
-    paths = paths or ["."]
+    means stdin when --stdin-filename names it, else the current folder, as for ruff."""
+    paths = paths or (["-"] if shared.stdin_filename else ["."])
     out, err = _consoles(shared.no_color)
     try:
         settings = resolve_settings(paths, shared)
@@ -569,7 +569,7 @@ def diff(
             _print_diff(run, patch)
     if stat and changed:
         run.out.print(f"{report.plural(len(changed), 'file')} would be changed")
-    left = results.findings()
+    left = results.findings_as_read()  # (the files are not changed: their lines as they are)
     for finding in left:  # (--quiet too, as ruff's: a pre-commit hook that blocks says why)
         run.err.print(report.text_line(finding))
     _write_report(run, validation_options.report_file, results, validation, applied=False)
