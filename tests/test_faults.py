@@ -119,6 +119,24 @@ def test_hard_links_owner_and_mode_are_kept(tmp_path: Path) -> None:
     assert_fixed(good)
 
 
+def test_a_hard_linked_file_whose_write_cannot_finish_is_left_whole(tmp_path: Path) -> None:
+    import resource
+
+    linked = tmp_path / "linked.py"
+    linked.write_bytes(BROKEN)
+    os.link(linked, tmp_path / "other_name.py")
+    assert len(FIXED) > len(BROKEN)
+
+    def small_files() -> None:  # no file may grow past the original: the fixed text does not fit
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(BROKEN), len(BROKEN)))
+
+    result = subprocess.run([sys.executable, "-m", "jitfix", "fix", "--no-cache", str(linked)], cwd=tmp_path,
+                            capture_output=True, text=True, preexec_fn=small_files)
+    assert result.returncode == 2 and "not written" in result.stderr, result.stderr
+    assert linked.read_bytes() == BROKEN and (tmp_path / "other_name.py").read_bytes() == BROKEN
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["linked.py", "other_name.py"]  # no leftovers
+
+
 def test_a_link_to_another_file_system_is_written_through(tmp_path: Path) -> None:
     if not Path("/dev/shm").is_dir() or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
         pytest.skip("needs a second file system")

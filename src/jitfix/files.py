@@ -316,7 +316,8 @@ def write_source(source: SourceFile, new_text: str) -> None:
     concurrent writer is detected instead of overwritten. A file with one link is replaced
     atomically by a temporary file beside its real target (same file system), with the
     original's mode, owner and group; a file with several hard links is rewritten in place,
-    so every link keeps seeing it. Read-only files are refused.
+    so every link keeps seeing it, all or nothing (``_write_in_place``). Read-only files are
+    refused.
     """
     try:
         data = source.encode(new_text)
@@ -336,10 +337,11 @@ def write_source(source: SourceFile, new_text: str) -> None:
         if not status.st_mode & 0o222:
             raise InputError(source.path, "not written: the file is read-only")
         _lock(fd, source.path)
-        if file_digest(_read_all(fd)) != source.digest:
+        original = _read_all(fd)
+        if file_digest(original) != source.digest:
             raise FileChangedError(source.path, "not written: the file changed on disk since it was read")
         if status.st_nlink > 1:
-            _write_in_place(fd, data)
+            _write_in_place(fd, data, original, target.parent)
         else:
             _replace(target, data, status, fd, source)
     except OSError as error:
@@ -367,7 +369,25 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write_in_place(fd: int, data: bytes) -> None:
+def _write_in_place(fd: int, data: bytes, original: bytes, folder: Path) -> None:
+    """Rewrite a file with several hard links through its descriptor (each link keeps seeing
+    it), all or nothing: the new bytes are first written whole to a file beside it (a full
+    disk or a file-size limit fails there, before the file is touched), and should the
+    rewrite still fail part-way, the original bytes go back (their blocks are the file's)."""
+    temp_fd, temp_name = tempfile.mkstemp(prefix=".jitfix-space.", suffix=TEMP_SUFFIX, dir=folder)
+    try:
+        _overwrite(temp_fd, data)
+    finally:
+        os.close(temp_fd)
+        os.unlink(temp_name)
+    try:
+        _overwrite(fd, data)
+    except OSError:
+        _overwrite(fd, original)
+        raise
+
+
+def _overwrite(fd: int, data: bytes) -> None:
     os.lseek(fd, 0, os.SEEK_SET)
     view = memoryview(data)
     while view:
