@@ -438,3 +438,37 @@ def test_nesting_python_compiles_is_fixed_and_nesting_it_cannot_is_said_so(tmp_p
     result = invoke("check", str(tmp_path / "minus.py"))
     assert result.exit_code == 2 and "Python's own parser cannot read it" in result.stderr
     assert "please report" not in result.stderr.lower()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for the workers")
+@pytest.mark.parametrize("signum, status", [(2, 130), (15, 143)])  # SIGINT, SIGTERM
+def test_a_signal_ends_a_parallel_run_and_its_workers_promptly(tmp_path: Path, signum: int, status: int) -> None:
+    source = b"import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
+    for index in range(1500):
+        (tmp_path / f"m{index}.py").write_bytes(source)
+    run = subprocess.Popen([sys.executable, "-m", "jitfix", "check", "--no-cache", "-j", "2", str(tmp_path)],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def children() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and (entry / "stat").read_text().split(") ")[1].split()[1] == str(run.pid):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 60
+    while len(children()) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = children()
+    assert run.poll() is None and workers, "the run ended before it could be signalled"
+    os.kill(run.pid, signum)
+    started = time.monotonic()
+    assert run.wait(timeout=10) == status
+    assert time.monotonic() - started < 2.0
+    time.sleep(0.2)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()
+                and "Z" not in (Path(f"/proc/{pid}") / "stat").read_text().split(") ")[1][:1]]
+    assert not list(tmp_path.glob("*.jitfix-tmp")) and not list(tmp_path.glob(".*jitfix*"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass, fields
 from enum import Enum
@@ -980,12 +981,20 @@ def server() -> None:
     serve()
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends the run as Ctrl-C does -- workers stopped, temporary files removed, nothing
+    half-written (every write is a rename) -- with the shell's exit status for it."""
+    sys.stderr.write("jitfix: terminated\n")
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """The console script: an exception that escapes a command is jitfix's bug, reported in
     one line with exit 3 -- never a traceback that CI would read as "findings"."""
     from jitfix.engine import collect_garbage_rarely
 
     collect_garbage_rarely()
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except KeyboardInterrupt:

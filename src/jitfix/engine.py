@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import gc
 import os
+import signal
 import symtable
 import sys
 import threading
@@ -491,9 +492,26 @@ def collect_garbage_rarely() -> None:
 
 def _init_worker(settings: Settings, options: Options, files: list[str]) -> None:
     global _worker_state, _freezing_trees
+    # Ctrl-C reaches every process of the terminal's group: the main one stops the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the command line's handler, if forked)
+    _die_with_parent()
     collect_garbage_rarely()
     _freezing_trees = True
     _worker_state = (settings, options, Project(files, settings.max_file_bytes))
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel end this worker when the process that started it ends, even
+    by SIGKILL: no worker outlives its run holding the caller's pipes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _work(paths: list[str]) -> list[FileResult]:
@@ -708,11 +726,30 @@ def _pool_map(chunks: list[list[str]], settings: Settings, options: Options, job
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context(_start_method())
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(settings, options, project_files)) as pool:
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(settings, options, project_files))
+    try:
         futures = {pool.submit(_work, chunk): chunk for chunk in chunks}
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
             except BrokenProcessPool:
                 yield futures[future], None
+    except BaseException:  # Ctrl-C, SIGTERM, a caller that stops early: the workers stop now
+        _stop_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(pool) -> None:
+    """End a pool's worker processes without waiting for the work they hold (they write
+    nothing: results come back to this process, which writes)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # (the executor keeps no public list)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(timeout=1)
+        if process.is_alive():
+            process.kill()
