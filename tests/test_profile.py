@@ -104,8 +104,15 @@ def test_shape_buckets_cover_the_lengths_seen_along_the_one_axis_that_varies() -
 def test_fix_jits_once_what_a_loop_jitted_anew_and_shows_the_compiles_before_and_after(tmp_path: Path) -> None:
     program = ("import jax\nimport jax.numpy as jnp\n\nx = jnp.ones(3)\ntotal = 0.0\nfor step in range(4):\n"
                "    total = total + jax.jit(lambda v: (v * 2.0).sum())(x)\nprint(total)\n")
+    # The interpreter named by a path relative to the project (`../env/python`, a virtualenv
+    # beside it): the scratch copy the fix is profiled in has no such neighbour.
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / "env" / "python").chmod(0o755)
+    tmp_path = tmp_path / "project"
+    tmp_path.mkdir()
     (tmp_path / "loop.py").write_text(program, encoding="utf-8")
-    command = [sys.executable, "-m", "jitfix", "profile", "--fix", "--", sys.executable, "loop.py"]
+    command = [sys.executable, "-m", "jitfix", "profile", "--fix", "--", "../env/python", "loop.py"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr  # after the fix nothing recompiles
     assert "+jitted = jax.jit(lambda v: (v * 2.0).sum())" in done.stdout

@@ -78,6 +78,8 @@ def run(command: list[str] | str, *, timeout: float, env: dict[str, str], memory
 
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
+    if not shell and isinstance(command, list):
+        command = _program_found(command, cwd)
     process = subprocess.Popen(command, shell=shell, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                preexec_fn=limit_memory if memory_limit and os.name == "posix" else None)
@@ -92,6 +94,16 @@ def run(command: list[str] | str, *, timeout: float, env: dict[str, str], memory
     for reader in readers:
         reader.join(timeout=5)
     return Outcome(returncode, readers[0].text(), readers[1].text())
+
+
+def _program_found(command: list[str], cwd: str | None) -> list[str]:
+    """The command with a program named by a relative path (``../.venv/bin/python``) that the
+    folder it runs in (a scratch copy of the project) lacks taken from where the user typed
+    it: jitfix's own current folder."""
+    program = command[0] if command else ""
+    if cwd is None or os.sep not in program or os.path.isabs(program) or os.path.exists(os.path.join(cwd, program)):
+        return command
+    return [os.path.abspath(program), *command[1:]]
 
 
 def _kill_group(process: subprocess.Popen) -> None:
