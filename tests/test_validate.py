@@ -308,3 +308,13 @@ def test_a_pytree_class_of_the_module_is_the_same_structure_in_the_rewrite(tmp_p
         "                              ((State(jnp.ones(2), jnp.array(3)), -jnp.ones(2)), {})]}\n"))
     result = invoke("validate", "--examples", str(examples), str(original), str(fixed))
     assert "advance passed (2 inputs" in result.stdout, result.stdout
+
+
+def test_elapsed_times_a_program_prints_are_never_a_difference() -> None:
+    from jitfix.validate.compare import first_line_difference
+
+    # Two eager runs may agree on a rounded timing by chance: it is still no jit difference.
+    assert first_line_difference("ok\n1 passed in 1.90s\n", "ok\n1 passed in 2.27s\n", "eager") is None
+    assert first_line_difference("took 0.001234 ms\n", "took 0.5 ms\n", "eager") is None
+    assert first_line_difference("loss 1.5\n", "loss 2.5\n", "eager") == "line 1: 'loss 2.5', eager 'loss 1.5'"
+    assert first_line_difference("3 steps\n", "4 steps\n", "eager") is not None
