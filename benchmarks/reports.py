@@ -324,23 +324,36 @@ def python_files(path: Path) -> list[Path]:
     return [path] if path.is_file() else sorted(path.rglob("*.py"))
 
 
-def jitted_names(path: Path) -> set[str]:
+def jitted_names(path: Path, wrappers: bool = False) -> set[str]:
     """Functions decorated with, or passed to, a tracing transform (``jax.jit``, ``filter_jit``,
-    ``vmap``...), by ``file:function`` (the file relative to a package case; ``.`` for a module)."""
+    ``vmap``...), by ``file:function`` (the file relative to a package case; ``.`` for a module).
+    With ``wrappers`` (read of a rewrite), also a def of the file's top level, or a method,
+    that calls one of those by name (``_f(...)``, ``self._f(...)``): a def a rewrite left with
+    the old name and parameters around the jitted work it moved (state passed in and stored
+    back, a global passed as a parameter) keeps its work compiled."""
     names = set()
     for file in python_files(path):
         tree = ast.parse(file.read_text(encoding="utf-8"))
         module = str(file.relative_to(path)) if path.is_dir() else "."
+        found = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(_transform_name(d) for d in node.decorator_list):
-                    names.add(f"{module}:{node.name}")
+                    found.add(node.name)
             elif isinstance(node, ast.Call) and _dotted_end(node.func) in TRACING_TRANSFORMS:  # jax.jit(f)
                 for argument in node.args[:1]:
                     if isinstance(argument, ast.Name):
-                        names.add(f"{module}:{argument.id}")
+                        found.add(argument.id)
                     elif isinstance(argument, ast.Attribute):
-                        names.add(f"{module}:{argument.attr}")
+                        found.add(argument.attr)
+        names.update(f"{module}:{name}" for name in found)
+        if wrappers:
+            defs = [node for node in tree.body if isinstance(node, ast.FunctionDef)] + [
+                method for node in tree.body if isinstance(node, ast.ClassDef)
+                for method in node.body if isinstance(method, ast.FunctionDef)]
+            names.update(f"{module}:{node.name}" for node in defs if any(
+                isinstance(call, ast.Call) and _dotted_end(call.func) in found - {node.name}
+                for call in ast.walk(node)))
     return names
 
 
@@ -536,7 +549,7 @@ def _judge_rewrite(case: Case, outcome: Outcome, target: Path, reference: Execut
                    original_difference: str) -> Outcome:
     rewritten = execute(target, case.name, "jit")
     differs = difference(reference, rewritten, compare_stdout=case.expect_stdout, max_compiles=case.max_compiles)
-    lost = jitted_names(case.path) - jitted_names(target)
+    lost = jitted_names(case.path) - jitted_names(target, wrappers=True)
     left = _findings(target, target.parent)
     if lost:
         outcome.outcome, outcome.reason = "wrong rewrite", "wrong rewrite: no longer jitted"

@@ -427,11 +427,12 @@ def _bindings(body: list[ast.stmt], name: str) -> list[ast.AST | None]:
     return values
 
 
-def passable(tree: ast.Module, imports: ImportTable, name: str) -> bool:
+def passable(tree: ast.Module, imports: ImportTable, name: str, traced_writer: ast.AST | None = None) -> bool:
     """Whether the global holds what jit takes as an argument. Its module-level values must
     show it: numbers, arrays made by NumPy or JAX, arithmetic of those, dicts and lists of
     them, configuration (strings, bools, tuples). A function that rebinds it (`global SCALE; SCALE = value`)
-    may use any value but a function or an object made by code jitfix cannot see."""
+    may use any value but a function or an object made by code jitfix cannot see. What
+    ``traced_writer`` binds is not asked: a traced function's values are what jit gives back."""
     def literal_value(node: ast.AST | None) -> bool:
         if node is None:
             return False
@@ -460,6 +461,7 @@ def passable(tree: ast.Module, imports: ImportTable, name: str) -> bool:
 
     at_module_level = _bindings(tree.body, name)
     in_functions = [value for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and node is not traced_writer
                     and any(isinstance(inner, ast.Global) and name in inner.names for inner in ast.walk(node))
                     for value in _bindings(node.body, name)]
     return bool(at_module_level) and all(literal_value(value) for value in at_module_level) \

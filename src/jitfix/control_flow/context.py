@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 from jitfix.analysis.blocks import (
     assigned_names,
     closures,
+    declared_names,
     definitely_assigned,
     loaded_names,
     private_dicts,
@@ -172,6 +173,18 @@ class PlanContext:
                                        f"rewrite makes `{stale[0]}` a local of a new function, where a copy of a "
                                        "decorated helper or one with defaults would not mean the same"))
         return sorted(copies.values(), key=lambda statement: statement.lineno), problems
+
+    def declared_names_bound(self, statements: list[ast.stmt]) -> list[tuple[ast.AST, str]]:
+        """Statements binding a name the function declares ``global`` or ``nonlocal``: moved
+        into a new branch or body function, the binding would make a local of that function
+        (``calls += 1`` there reads a local never bound: UnboundLocalError)."""
+        declared = declared_names(self.function)
+        found: list[tuple[ast.AST, str]] = []
+        for statement in statements:
+            for name in sorted(assigned_names([statement]) & declared):
+                found.append((statement, f"`{name}` is declared `global` or `nonlocal` by the function: bound in a "
+                                         "new function it would be that function's local"))
+        return found
 
     def changes_by_calls(self, statements: list[ast.stmt]) -> list[tuple[ast.AST, str]]:
         """Calls in the statements of a function of the module that changes an object it does

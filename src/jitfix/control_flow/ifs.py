@@ -163,7 +163,8 @@ class IfPlanner:
         found = [obstacle for block in blocks
                  for obstacle in chain(obstacles(block, allow_return, set(imports.aliases), read_after, imports.resolve),
                                        framework_obstacles(block, imports.resolve))]
-        changes = [change for block in blocks for change in self.context.changes_by_calls(block)]
+        changes = [change for block in blocks for change in [*self.context.changes_by_calls(block),
+                                                             *self.context.declared_names_bound(block)]]
         return self.context.report_obstacle(node, found + changes + uncopyable)
 
     def _copies(self, blocks: list[list[ast.stmt]]) -> tuple[list[ast.stmt], list[tuple[ast.AST, str]]]:

@@ -145,7 +145,7 @@ def body_obstacles(context: PlanContext, statements: list[ast.stmt], node: ast.F
     unless code after the loop reads it)."""
     read_after = lambda name: context.live_after(name, node, loops)  # noqa: E731
     found = chain(obstacles(statements, False, set(context.imports.aliases), read_after, context.imports.resolve),
-                  context.changes_by_calls(statements))
+                  context.changes_by_calls(statements), context.declared_names_bound(statements))
     for where, reason in found:
         if isinstance(where, ast.Break | ast.Continue | ast.Return):
             continue  # reported with the loop's own reason

@@ -23,6 +23,7 @@ from jitfix.naming import MODULE_WORDS
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules import threaded_state
 from jitfix.rules.function_context import FunctionContext, function_contexts
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
@@ -521,9 +522,20 @@ class TraceTimeSideEffect(Rule):
         safety="A log call that passes tracers (`logging.info(\"loss %s\", loss)`, or a module-level "
         "`logger = logging.getLogger(...)`'s method), every argument a traced name or a Python value, "
         "becomes `jax.debug.callback` of it, which logs each call's values (safe; ordered in a loop or "
-        "a lax body). Otherwise no automatic fix: the faithful form (an explicit PRNG key argument, "
-        "returning a value instead of mutating, `jax.debug.callback` for I/O) changes the function's "
-        "signature or its callers. `print` has its own rule (JF401).",
+        "a lax body). State the function rebinds -- a `global` (a counter, a PRNG key split in place, "
+        "a value stashed for later) or an attribute of a static `self` (`self.v += a * dt`, "
+        "`self.cache = out`) -- is passed into the jitted body and returned from it (safe): the body "
+        "moves to `_name`, and a def with the old name and parameters passes the state in and stores "
+        "what comes back (`result, key = _init(key=key)`, `self.v, self.p = self._step(dt, v=self.v, "
+        "p=self.p)`), so every caller is unchanged and the state evolves call by call, as eagerly. "
+        "That is done for a function jitted by its own decorator or by `name = jax.jit(name)`, where "
+        "the state receives a traced value, is written under a traced test or flows into the result "
+        "(a count of traces that is never returned is left as it is), and where nothing else reads "
+        "it meanwhile: a helper or another method reading it, `self` passed on whole, a write into "
+        "the state's object (`self.log.append(y)`) are reported with the reason. Otherwise no "
+        "automatic fix: the faithful form (an explicit PRNG key argument, returning a value instead "
+        "of mutating, `jax.debug.callback` for I/O) changes the function's signature or its callers. "
+        "`print` has its own rule (JF401).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -533,10 +545,22 @@ class TraceTimeSideEffect(Rule):
                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)}
             loops = {id(node) for loop in walk_body(traced.node) if isinstance(loop, ast.For | ast.AsyncFor | ast.While)
                      for node in walk_tree(loop)}
+            threading: threaded_state.Threading | str | None | bool = False  # False: not planned yet
             for node in walk_body(traced.node):
                 problem = self._problem(module, node, local, discarded, traced)
                 if not problem:
                     continue
+                state = _state_written(node, traced, module)
+                if state:
+                    if threading is False:
+                        threading = threaded_state.plan(module, traced)
+                    if isinstance(threading, threaded_state.Threading) \
+                            and state & {item.spelled for item in threading.state}:
+                        yield self._threaded_finding(module, node, traced, threading)
+                        threading = None  # one finding says it for all the function's state
+                        continue
+                    if isinstance(threading, str):
+                        problem = f"{problem} ({threading})"
                 where = f"`{module.segment(node)[:40]}` in traced function `{traced.qualname}`"
                 logged = _logged_tracers(module, node, traced, discarded) if isinstance(node, ast.Call) else None
                 if logged is not None:
@@ -548,6 +572,16 @@ class TraceTimeSideEffect(Rule):
                     continue
                 yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
                                    function=traced)
+
+    def _threaded_finding(self, module: ModuleContext, node: ast.AST, traced,
+                          threading: threaded_state.Threading) -> Finding:
+        several = len(threading.state) > 1
+        fix = Fix(Safety.SAFE, f"thread {threading.listed} through the jitted `{threading.inner}`: passed in and "
+                  f"returned, stored back by `{threading.function.name}`", threaded_state.edits(module, traced, threading))
+        return self.finding(module, node, f"{threading.listed} in traced function `{traced.qualname}` "
+                            f"{'change' if several else 'changes'} once per trace, not once per call; pass "
+                            f"{'them' if several else 'it'} in and return the new "
+                            f"{'values' if several else 'value'}", fix, function=traced)
 
     @staticmethod
     def _problem(module: ModuleContext, node: ast.AST, local: Callable[[], set[str]], discarded: set[int],
@@ -677,6 +711,18 @@ def _local_names(traced, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
             and not traced.jit_sites:
         local |= _enclosing_names(traced.node, parents)
     return local
+
+
+def _state_written(node: ast.AST, traced, module: ModuleContext) -> set[str]:
+    """The state a statement of a traced function rebinds, spelled as its callers do: the
+    names a ``global`` declares, or ``self.v`` for a write to an attribute of a static self."""
+    if isinstance(node, ast.Global):
+        return set(node.names)
+    if isinstance(node, ast.Assign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {owner for target in targets for part in ast.walk(target)
+                if isinstance(part, ast.Attribute) and (owner := _self_owner(part, traced, module))}
+    return set()
 
 
 def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: ModuleContext) -> str | None:

@@ -7,6 +7,8 @@ loads it (a fifth of a run's start-up).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT
 from jitfix.cst_text import code, cst
 from jitfix.findings import EditContext
@@ -62,3 +64,60 @@ class InPython(cst.CSTTransformer):
         if not updated.args and isinstance(updated.func, cst.Attribute):  # jnp.array(s).prod() -> math.prod(s)
             return cst.Call(func=name, args=[cst.Arg(updated.func.value)])
         return updated.with_changes(func=name)
+
+
+class ThreadedBody(cst.CSTTransformer):
+    """A jitted body with its state threaded through (``rules/threaded_state.py``): the
+    ``global`` declarations of the threaded names dropped, ``self.v`` spelled as the local
+    ``v``, and every ``return`` giving back the state too (``returned`` spells what it
+    returns). Nested defs and lambdas keep their own returns."""
+
+    def __init__(self, self_name: str | None, locals_: dict[str, str],
+                 returned: Callable[[cst.BaseExpression | None], str]):
+        super().__init__()
+        self.self_name, self.locals, self.returned = self_name, locals_, returned
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.depth += 1
+        return True
+
+    def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Lambda:
+        self.depth -= 1
+        return updated
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        if self.depth:
+            return updated
+        value = cst.parse_expression(self.returned(updated.value))
+        return updated.with_changes(value=value, whitespace_after_return=cst.SimpleWhitespace(" "))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if self.self_name is not None and isinstance(updated.value, cst.Name) \
+                and updated.value.value == self.self_name and updated.attr.value in self.locals:
+            return cst.Name(self.locals[updated.attr.value], lpar=updated.lpar, rpar=updated.rpar)
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+                                  ) -> cst.BaseStatement | cst.RemovalSentinel:
+        if self.depth or self.self_name is not None:
+            return updated
+        body = []
+        for small in updated.body:
+            if isinstance(small, cst.Global):
+                kept = [item for item in small.names if item.name.value not in self.locals]
+                if not kept:
+                    continue
+                small = small.with_changes(names=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+            body.append(small)
+        if not body:
+            return cst.RemovalSentinel.REMOVE
+        return updated.with_changes(body=body)

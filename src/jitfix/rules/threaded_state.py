@@ -1,0 +1,406 @@
+"""State a jitted function writes -- a ``global`` it rebinds, an attribute of a static
+``self`` -- threaded through the compiled code as an argument and a result.
+
+Under ``jax.jit`` such a write runs once, while tracing: a counter stops counting, a PRNG key
+never advances, a tracer leaks into the object. The fix a JAX user writes makes the state
+explicit: the jitted body takes the state's value in and returns its new value. Callers keep
+their code: the body moves to ``_name`` and a def with the old name and parameters passes the
+state in and stores what comes back, as the eager code did::
+
+    @jax.jit                              @jax.jit
+    def init():                           def _init(*, key):
+        global key                            key, subkey = random.split(key)
+        key, subkey = random.split(key)  ->   return random.normal(subkey, ()), key
+        return random.normal(subkey, ())
+                                          def init():
+                                              global key
+                                              result, key = _init(key=key)
+                                              return result
+
+Only what is certainly so is threaded: a state every write of which is the function's own
+(no helper, nested def or other method reads or writes it), and that either receives a traced
+value or flows into what the function returns. A counter of traces (written with a static
+value, never returned) is trace-time bookkeeping: it is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass
+
+from jitfix.analysis.blocks import always_leaves, assigned_names, definitely_assigned, walk_body
+from jitfix.analysis.stale_globals import is_config, passable
+from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.values import ValueAnalysis
+from jitfix.cst_text import code, cst
+from jitfix.findings import Edit, EditContext
+from jitfix.naming import unique_name
+from jitfix.rules.base import ModuleContext
+from jitfix.rules.function_context import name_position
+
+
+@dataclass(frozen=True)
+class State:
+    """One piece of state: how the caller spells it (``key``, ``self.v``), the name it has in
+    the jitted body, and whether the body needs its value from before (else it only sets it)."""
+
+    spelled: str
+    local: str
+    passed_in: bool
+
+
+@dataclass(frozen=True)
+class Threading:
+    """How a jitted function's state is threaded through it."""
+
+    function: ast.FunctionDef
+    state: tuple[State, ...]
+    self_name: str | None  # the method's `self`, for state on it; None for globals
+    inner: str  # the name the jitted body moves to
+    returns_value: bool  # whether the function returns something besides the state
+
+    @property
+    def listed(self) -> str:
+        return ", ".join(f"`{state.spelled}`" for state in self.state)
+
+
+def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | None:
+    """How to thread the state ``traced`` writes; why it cannot be, or None where it writes
+    no state this fix is for."""
+    function = traced.node
+    if not isinstance(function, ast.FunctionDef) or not traced.staged:
+        return None
+    self_name = _static_self(module, traced)
+    written = _written_globals(function) if self_name is None else _written_attributes(function, self_name)
+    if not written:
+        return None
+    body = function if self_name is None else _with_attributes_as_names(function, self_name, written)
+    values = traced.values(module.imports)
+    threaded = [name for name in written if _matters(body, written[name], values)]
+    if not threaded:
+        return None
+    problem = _why_not(module, traced, self_name, threaded)
+    if problem:
+        return problem
+    taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
+        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    state = []
+    for name in threaded:
+        passed_in = _needs_value_from_before(body, written[name])
+        if self_name is None and passed_in and (is_config(module.tree, name)
+                                                or not passable(module.tree, module.imports, name, function)):
+            return f"`{name}` holds configuration or an object, which jit cannot take in and give back"
+        local = name if self_name is None else unique_name(name.lstrip("_") or name, taken)
+        spelled = name if self_name is None else f"{self_name}.{name}"
+        state.append(State(spelled, local, passed_in))
+    taken_everywhere = _taken_names(module)
+    inner = unique_name(f"_{function.name.lstrip('_')}", taken_everywhere)
+    returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
+    return Threading(function, tuple(state), self_name, inner, returns_value)
+
+
+def edits(module: ModuleContext, traced: TracedFunction, threading: Threading) -> list[Edit]:
+    """The def split in two; where it is jitted by ``init = jit(init)``, that line jits the
+    body's new name (``_init = jit(_init)``), and ``init`` stays the def callers call."""
+    found = [Edit(name_position(module, threading.function), cst.FunctionDef, _Threaded(threading))]
+    assignment = _jitted_in_place(module, traced)
+    if assignment is not None:
+        site = assignment.value
+        assert isinstance(site, ast.Call)
+        for name in (assignment.targets[0], site.args[0]):
+            found.append(Edit(module.start_of(name), cst.Name, _Renamed(threading.inner)))
+    return found
+
+
+class _Renamed:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Name)
+        return node.with_changes(value=self.name)
+
+
+def _jitted_in_place(module: ModuleContext, traced: TracedFunction) -> ast.Assign | None:
+    """The module-level ``init = jit(init, ...)`` that jits the def under its own name."""
+    name = traced.node.name
+    for statement in module.tree.body:
+        if isinstance(statement, ast.Assign) and statement.value in traced.jit_sites \
+                and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
+                and statement.targets[0].id == name and isinstance(statement.value, ast.Call) \
+                and statement.value.args and isinstance(statement.value.args[0], ast.Name) \
+                and statement.value.args[0].id == name:
+            return statement
+    return None
+
+
+# -- which state, and whether it is safe to thread ----------------------------------------------
+
+def _static_self(module: ModuleContext, traced: TracedFunction) -> str | None:
+    """The name of ``self`` for a method jitted with a static ``self`` by its own decorator."""
+    function = traced.node
+    if not isinstance(module.traced.parents.get(function), ast.ClassDef) or not function.args.args:
+        return None
+    name = function.args.args[0].arg
+    return name if name in traced.static_params else None
+
+
+def _written_globals(function: ast.FunctionDef) -> dict[str, str]:
+    """The globals the function declares and binds (each keyed, and named, as itself)."""
+    declared = {name for node in walk_body(function) if isinstance(node, ast.Global) for name in node.names}
+    return {name: name for name in sorted(declared & assigned_names(function.body))}
+
+
+def _written_attributes(function: ast.FunctionDef, self_name: str) -> dict[str, str]:
+    """The attributes of ``self`` the method binds (``self.v = ...``, ``self.v += ...``),
+    keyed by attribute, each with the local name it is analysed under."""
+    attributes: list[str] = []
+    for node in walk_body(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _on(node, self_name) \
+                and node.attr not in attributes:
+            attributes.append(node.attr)
+    return {attribute: f"{self_name}__{attribute}" for attribute in attributes}
+
+
+def _on(node: ast.Attribute, self_name: str) -> bool:
+    return isinstance(node.value, ast.Name) and node.value.id == self_name
+
+
+def _with_attributes_as_names(function: ast.FunctionDef, self_name: str, written: dict[str, str]) -> ast.FunctionDef:
+    """A copy of the method in which each written ``self.v`` is a plain name: what the
+    threaded body will read and bind."""
+    class AsNames(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if _on(node, self_name) and node.attr in written:
+                return ast.copy_location(ast.Name(written[node.attr], node.ctx), node)
+            return self.generic_visit(node)
+
+    copied = copy.deepcopy(function)
+    for node in ast.walk(copied):  # what the analysis kept on the original nodes is not the copy's
+        for key in [key for key in node.__dict__ if key.startswith("_jitfix_")]:
+            del node.__dict__[key]
+    return AsNames().visit(copied)
+
+
+def _matters(function: ast.FunctionDef, name: str, values: ValueAnalysis) -> bool:
+    """Whether the state is more than trace-time bookkeeping: some write stores a traced value
+    in it or is made under a traced test (a count of traces depends on no data), or its value
+    flows into what the function returns."""
+    for node in walk_body(function):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None \
+                and name in _bound_by(node) and values.is_traced(node.value):
+            return True
+        if isinstance(node, ast.If | ast.While) and name in assigned_names([*node.body, *node.orelse]) \
+                and values.is_traced(node.test):
+            return True
+    return name in _flowing_into_returns(function)
+
+
+def _bound_by(statement: ast.stmt) -> set[str]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]  # type: ignore[attr-defined]
+    return {node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)}
+
+
+def _flowing_into_returns(function: ast.FunctionDef) -> set[str]:
+    """The names whose values may reach a ``return``: read there, or read by an assignment to
+    a name that does (flow through control flow is not told apart: more names, never fewer)."""
+    flowing = {node.id for statement in walk_body(function) if isinstance(statement, ast.Return)
+               and statement.value is not None for node in ast.walk(statement.value) if isinstance(node, ast.Name)}
+    assignments = [node for node in walk_body(function)
+                   if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None]
+    changed = True
+    while changed:
+        changed = False
+        for statement in assignments:
+            if _bound_by(statement) & flowing:
+                assert statement.value is not None
+                reads = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)}
+                if isinstance(statement, ast.AugAssign):
+                    reads |= _bound_by(statement)
+                if not reads <= flowing:
+                    flowing |= reads
+                    changed = True
+    return flowing
+
+
+def _needs_value_from_before(function: ast.FunctionDef, name: str) -> bool:
+    """Whether the body may read the state before it certainly binds it (or leave before it
+    does): then its value from before is passed in. Counted conservatively, statement by
+    statement from the top of the body."""
+    for statement in function.body:
+        reads = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        reads |= {name for node in ast.walk(statement) if isinstance(node, ast.AugAssign) for name in _bound_by(node)}
+        if name in reads or any(isinstance(node, ast.Return) for node in ast.walk(statement)):
+            return True
+        if name in definitely_assigned([statement]):
+            return False
+    return True
+
+
+def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | None, names: list[str]) -> str | None:
+    """Why the state cannot be threaded (None: it can)."""
+    function = traced.node
+    assert isinstance(function, ast.FunctionDef)
+    decorated_jit = len(function.decorator_list) == 1 and function.decorator_list[0] in traced.jit_sites
+    jitted_in_place = not function.decorator_list and _jitted_in_place(module, traced) is not None
+    if not (decorated_jit or jitted_in_place) or len(traced.jit_sites) != 1 or traced.bound_jit_sites:
+        return ("the function is not jitted by its own decorator or `name = jax.jit(name)` alone, so its callers "
+                "cannot be given the state")
+    if any(isinstance(node, ast.Yield | ast.YieldFrom | ast.Nonlocal) for node in walk_body(function)):
+        return "the function yields or declares `nonlocal`"
+    if self_name is None and function not in module.tree.body:
+        return "only a module-level function is given its globals as parameters"
+    if self_name is not None:
+        return _self_used_otherwise(module, function, self_name, names)
+    return _globals_used_elsewhere(module, function, names)
+
+
+def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_name: str,
+                         attributes: list[str]) -> str | None:
+    """Where ``self`` reaches code that may see the state on the object while it is threaded:
+    passed on whole, a method of its class that reads a threaded attribute, or a write into
+    the attribute's object (``self.cache[k] = v``, ``self.log.append(v)``)."""
+    owner = module.traced.parents.get(function)
+    methods = {node.name: node for node in owner.body if isinstance(node, ast.FunctionDef)} \
+        if isinstance(owner, ast.ClassDef) else {}
+    attribute_of = {id(node.value) for node in walk_body(function)
+                    if isinstance(node, ast.Attribute) and _on(node, self_name)}
+    for node in walk_body(function):
+        if isinstance(node, ast.Name) and node.id == self_name and id(node) not in attribute_of:
+            return f"`{self_name}` is passed on at line {node.lineno}, where the state would be read from the object"
+        if isinstance(node, ast.Attribute) and _on(node, self_name) and node.attr in methods \
+                and _reads_attributes(methods[node.attr], attributes):
+            return f"`{self_name}.{node.attr}` reads the state from the object"
+        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Attribute) and _on(node.value, self_name) \
+                and node.value.attr in attributes:
+            return f"`{self_name}.{node.value.attr}` is changed in place, not rebound"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Attribute) and _on(node.func.value, self_name) \
+                and node.func.value.attr in attributes:
+            return f"`{self_name}.{node.func.value.attr}.{node.func.attr}(...)` may change it in place"
+    for node in ast.walk(function):  # nested defs and lambdas see the object, not the local
+        if isinstance(node, ast.FunctionDef | ast.Lambda) and node is not function \
+                and _reads_attributes(node, attributes):
+            return "a nested function reads the state from the object"
+    return None
+
+
+def _reads_attributes(function: ast.AST, attributes: list[str]) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in attributes for node in ast.walk(function))
+
+
+def _globals_used_elsewhere(module: ModuleContext, function: ast.FunctionDef, names: list[str]) -> str | None:
+    """Where code the function runs reads or writes a threaded global itself: a module-level
+    def it calls, a nested def that declares it ``global``, or a write into its object."""
+    defs = {node.name: node for node in module.tree.body if isinstance(node, ast.FunctionDef)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Global) and node not in walk_body(function) and set(node.names) & set(names):
+            return "a nested function declares the global too"
+        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Name) and node.value.id in names:
+            return f"`{node.value.id}` is changed in place, not rebound"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs \
+                and any(isinstance(inner, ast.Name) and inner.id in names for inner in ast.walk(defs[node.func.id])):
+            return f"`{node.func.id}` reads or writes the global itself"
+    return None
+
+
+def _taken_names(module: ModuleContext) -> set[str]:
+    return {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
+        node.name for node in ast.walk(module.tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)} | {
+        node.attr for node in ast.walk(module.tree) if isinstance(node, ast.Attribute)}
+
+
+# -- the rewrite --------------------------------------------------------------------------------
+
+class _Threaded:
+    """The def split into the jitted body, which takes the state in and gives it back, and a
+    def of the old name and parameters that passes the state and stores what comes back."""
+
+    def __init__(self, threading: Threading):
+        self.threading = threading
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef)
+        threading = self.threading
+        from jitfix.rules.transformers import ThreadedBody
+
+        locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state}
+        body = node.body.visit(ThreadedBody(threading.self_name, locals_, lambda value: _returned(threading, value)))
+        assert isinstance(body, cst.IndentedBlock)
+        if not always_leaves(threading.function.body):
+            final = cst.parse_statement(f"return {_returned(threading, None)}")
+            body = body.with_changes(body=[*body.body, final])
+        passed = [cst.Param(name=cst.Name(state.local)) for state in threading.state if state.passed_in]
+        params = node.params
+        if passed:
+            star = params.star_arg if isinstance(params.star_arg, cst.Param | cst.ParamStar) else cst.ParamStar()
+            params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, *passed])
+        inner = node.with_changes(name=cst.Name(threading.inner), params=params, body=_without_docstring(body)
+                                  if _docstring(node) else body)
+        wrapper = cst.parse_statement(_wrapper_source(threading, node))
+        blank = cst.EmptyLine(indent=False)
+        lines = [blank] if threading.self_name else [blank, blank]
+        return cst.FlattenSentinel([inner, wrapper.with_changes(leading_lines=lines)])  # type: ignore[return-value]
+
+
+def _returned(threading: Threading, value: cst.BaseExpression | None) -> str:
+    """What a ``return`` of the jitted body gives back: the value (when the function returns
+    one) and then the state."""
+    state = [state.local for state in threading.state]
+    if not threading.returns_value:
+        return ", ".join(state)
+    shown = "None" if value is None else code(value)
+    if isinstance(value, cst.Tuple) and not value.lpar:
+        shown = f"({shown})"
+    return ", ".join([shown, *state])
+
+
+def _docstring(node: cst.FunctionDef) -> str | None:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
+            and isinstance(first.body[0].value, cst.SimpleString | cst.ConcatenatedString):
+        return code(first.body[0].value)
+    return None
+
+
+def _without_docstring(body: cst.IndentedBlock) -> cst.IndentedBlock:
+    """The jitted body loses the docstring to the def callers see (it documents the call)."""
+    rest = list(body.body[1:])
+    if rest:
+        rest[0] = rest[0].with_changes(leading_lines=[])
+    return body.with_changes(body=rest)
+
+
+def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
+    """``def step(self, dt):`` / ``self.v, self.p = self._step(dt, v=self.v, p=self.p)``."""
+    function = threading.function
+    arguments = function.args
+    positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
+    callee = threading.inner
+    if threading.self_name is not None:
+        positional = positional[1:]
+        callee = f"{threading.self_name}.{callee}"
+    passed = positional + ([f"*{arguments.vararg.arg}"] if arguments.vararg else [])
+    passed += [f"{argument.arg}={argument.arg}" for argument in arguments.kwonlyargs]
+    passed += [f"{state.local}={state.spelled}" for state in threading.state if state.passed_in]
+    passed += [f"**{arguments.kwarg.arg}"] if arguments.kwarg else []
+    call = f"{callee}({', '.join(passed)})"
+    state = ", ".join(state.spelled for state in threading.state)
+    indent = "    "
+    lines = [f"def {node.name.value}({code(node.params)}):"]
+    docstring = _docstring(node)
+    if docstring:
+        lines.append(indent + docstring)
+    if threading.self_name is None:
+        lines.append(f"{indent}global {state}")
+    if threading.returns_value:
+        result = unique_name("result", {argument.arg for argument in ast.walk(arguments)
+                                        if isinstance(argument, ast.arg)})
+        lines += [f"{indent}{result}, {state} = {call}", f"{indent}return {result}"]
+    else:
+        lines.append(f"{indent}{state} = {call}")
+    return "\n".join(lines) + "\n"
