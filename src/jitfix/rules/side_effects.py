@@ -14,7 +14,8 @@ import string
 from functools import partial
 from typing import Callable, Iterator, Mapping
 
-from jitfix.analysis.blocks import assigned_names, local_names, own_expressions, walk_body, walk_tree
+from jitfix.analysis.blocks import (assigned_names, local_names, own_expressions, own_nodes, statement_holding,
+                                   trace_time_effect, walk_body, walk_tree, writes_outside)
 from jitfix.analysis.catalogue import STATIC, STATIC_ATTRIBUTES, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced_function import EntryKind
@@ -42,7 +43,10 @@ class PrintInTracedCode(Rule):
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls to the builtin `print` inside functions that JAX traces (jitted, "
-        "vmapped, differentiated, lax loop and branch bodies, and the helpers they call).",
+        "vmapped, differentiated, lax loop and branch bodies, and the helpers they call); "
+        "`jax.debug.print(f\"x={x}\")`, whose f-string formats the tracer while tracing; and a "
+        "helper that prints progress (`progress_bar(i, n_iter=n)`) called with the index of a "
+        "loop in a jitted function.",
         why="Under `jax.jit` the Python body runs once, while tracing. A `print` there fires "
         "only on the first call (and on each retrace), and shows abstract tracers such as "
         "`Traced<ShapedArray(float32[3])>` instead of values. Later calls print nothing.",
@@ -69,7 +73,15 @@ class PrintInTracedCode(Rule):
         "(no `jit`: traced again at every call), a print of values not certainly traced: it runs "
         "at every call, as it does eagerly. "
         "No fix for `file=`, a custom `end=`, a non-literal `sep=`, `*args`/`**kwargs`, or "
-        "nested format specs: `jax.debug.print` always writes one line to stdout.",
+        "nested format specs: `jax.debug.print` always writes one line to stdout. "
+        "`jax.debug.print` of an f-string with a traced field becomes the template and keywords "
+        "(safe); one whose text has braces (`f\"{name}: {{x}}\"`, a template built on purpose) is "
+        "left alone. A statement calling a module helper that only reports (it prints or logs, "
+        "returns nothing, changes nothing outside and calls no JAX), given the index of a `range` "
+        "loop around it and otherwise Python numbers, becomes `jax.debug.callback(helper, i, ..., "
+        "ordered=True)` (safe): a progress line means each call; a helper given only "
+        "configuration outside a loop, or a loop's string items, is a trace-time log and is left "
+        "alone.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -100,6 +112,50 @@ class PrintInTracedCode(Rule):
                 continue  # grad or vmap alone trace again at each call: the print runs at each call
             ordered = several or traced.is_lax_body or id(call) in in_loops or _reached_by_calls_only(traced)
             yield self._finding(module, call, values, traced, ordered, in_rewritten)
+        helpers = {node.name: node for node in module.tree.body if isinstance(node, ast.FunctionDef)}
+        for call, traced in calls:
+            if isinstance(call.func, ast.Name) and call.func.id in helpers and traced.staged \
+                    and _reports_progress(module, call, traced, helpers):
+                yield self._callback_finding(module, call, traced, helpers[call.func.id])
+        for call, traced in calls:
+            if module.imports.resolve(call.func) == "jax.debug.print":
+                values, _ = _values_at_print(call, traced, planned.get(id(traced.node)), module)
+                if _formats_tracers_in_python(call, values):
+                    yield self._fstring_finding(module, call, values, traced)
+
+    def _callback_finding(self, module: ModuleContext, call: ast.Call, traced, helper: ast.FunctionDef) -> Finding:
+        """``progress_bar(i, n_iter=n)`` in a loop of a jitted function: the helper's print runs
+        while tracing, so the progress shows on the first call only; ``jax.debug.callback``
+        runs it on every call, in loop order, with each pass's values."""
+        def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            called = _as_call(node)
+            arguments = [code(called.func), *(code(argument).rstrip(", ") for argument in called.args), "ordered=True"]
+            return cst.parse_expression(context.call_source(context.name("jax.debug.callback"), arguments))
+
+        edit = Edit(start=module.start_of(call), node_type=cst.Call, replace=replace, imports=("jax.debug.callback",))
+        effect = trace_time_effect(helper, lambda name: None, module.imports.resolve)
+        line = f" (line {effect.lineno})" if effect is not None else ""
+        fix = Fix(Safety.SAFE, f"call `{helper.name}` with jax.debug.callback on every call", [edit])
+        message = (f"`{helper.name}(...)` prints{line} while traced function `{traced.qualname}` is traced, given the "
+                   "loop's index: the progress shows on the first call only; call it with `jax.debug.callback`")
+        return self.finding(module, call, message, fix, function=traced)
+
+    def _fstring_finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced) -> Finding:
+        """``jax.debug.print(f"x={x}")``: the f-string is formatted while tracing, so every call
+        prints the tracer's text; its fields become the template's, the values its keywords."""
+        ordered = any(keyword.arg == "ordered" and isinstance(keyword.value, ast.Constant)
+                      and keyword.value.value is True for keyword in call.keywords)
+
+        def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            builder = _FormatBuilder(values)
+            builder.add_argument(_as_call(node).args[0].value)
+            return builder.build(context.name("jax.debug.print"), context, ordered)
+
+        edit = Edit(start=module.start_of(call), node_type=cst.Call, replace=replace)
+        fix = Fix(Safety.SAFE, "pass the values as the template's fields", [edit])
+        message = (f"`jax.debug.print` of an f-string in traced function `{traced.qualname}`: the f-string is "
+                   "formatted while tracing, so every call prints the tracers' text; pass the values as fields")
+        return self.finding(module, call, message, fix, function=traced)
 
     def _finding(self, module: ModuleContext, call: ast.Call, values: ValueAnalysis, traced,
                  ordered: bool, in_rewritten: bool) -> Finding:
@@ -156,6 +212,54 @@ def _formatted_in_python(value: ast.AST, values: ValueAnalysis) -> bool:
     Python does (a float with float32's shortest digits); a later rewrite may make it an
     operand or carry of a lax function, a tracer, and it then prints each call's value."""
     return values.is_static(value) and not values.verdict(value).scalar
+
+
+def _reports_progress(module: ModuleContext, call: ast.Call, traced, helpers: dict[str, ast.FunctionDef]) -> bool:
+    """A statement calling a module helper that only reports -- it prints or logs, returns
+    nothing, changes nothing outside and calls no JAX -- given the index of a loop around it
+    (a progress line a user means per call), every other argument a Python number (what
+    ``jax.debug.callback`` can pass). A helper given a traced value prints a tracer: its
+    print is fixed where it is (``jax.debug.print`` runs at every call already)."""
+    helper = helpers[call.func.id]  # type: ignore[attr-defined]
+    if call.func.id in local_names(traced.node):  # type: ignore[attr-defined]
+        return False
+    statement = statement_holding(traced.node, call)
+    if not (isinstance(statement, ast.Expr) and statement.value is call):
+        return False
+    indices = {loop.target.id for loop in walk_body(traced.node) if isinstance(loop, ast.For)
+               and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
+               and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"
+               and "range" not in module.imports.aliases and any(node is call for node in ast.walk(loop))}
+    arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+    if not any(isinstance(argument, ast.Name) and argument.id in indices for argument in arguments):
+        return False
+    values = traced.values(module.imports)
+    if not all(isinstance(argument, ast.Name | ast.Constant) and (
+            argument.id in indices if isinstance(argument, ast.Name) and argument.id in indices
+            else values.verdict(argument).scalar) for argument in arguments) \
+            or any(keyword.arg is None for keyword in call.keywords):
+        return False
+    resolve = module.imports.resolve
+    if any(isinstance(node, ast.Return) and node.value is not None for node in own_nodes(helper.body)) \
+            or any(isinstance(node, ast.Call) and (resolve(node.func) or "").startswith("jax")
+                   for node in own_nodes(helper.body)):
+        return False
+    return trace_time_effect(helper, helpers.get, resolve) is not None \
+        and writes_outside(helper, set(module.imports.aliases), helpers.get, resolve) is None
+
+
+def _formats_tracers_in_python(call: ast.Call, values: ValueAnalysis) -> bool:
+    """``jax.debug.print(f"...")`` alone (``ordered=`` aside) with a traced value among the
+    f-string's fields. Not one whose text has braces: ``f"{name}: {{x}}"`` builds a template
+    on purpose, with Python values formatted in."""
+    if len(call.args) != 1 or not isinstance(call.args[0], ast.JoinedStr) \
+            or any(keyword.arg != "ordered" or not isinstance(keyword.value, ast.Constant)
+                   for keyword in call.keywords):
+        return False
+    parts = call.args[0].values
+    if any(isinstance(part, ast.Constant) and ("{" in str(part.value) or "}" in str(part.value)) for part in parts):
+        return False
+    return any(isinstance(part, ast.FormattedValue) and values.is_traced(part.value) for part in parts)
 
 
 def _prints_tracer(call: ast.Call, values: ValueAnalysis) -> bool:
