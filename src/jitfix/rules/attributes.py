@@ -31,6 +31,7 @@ from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
+from jitfix.rules import threaded_state
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import static_argnames_edit
@@ -64,8 +65,13 @@ class StaleAttribute(Rule):
         "uses each changing attribute only as an operand of arithmetic with a traced value (so passing "
         "it in as a traced argument changes nothing Python sees): callers keep writing `obj.update(w, g)`, "
         "and each call passes the attribute's current value. `obj.update` is then a method, not a jitted "
-        "function (`.lower()` is on `obj._update_jit`). Reported otherwise -- a static `self`, a public "
-        "method, an attribute used as a Python value: pass the value in as an argument, or make the class "
+        "function (`.lower()` is on `obj._update_jit`). A method jitted by its own decorator with `self` "
+        "static (`@partial(jax.jit, static_argnums=0)`) is split the same way: the body moves to `_compute` "
+        "(`_step_jitted` for a private `_step`), still so jitted, taking the attributes as keyword-only "
+        "parameters, and `compute`, with the method's parameters and docstring, passes their current "
+        "values, so every caller, in the class or not, is unchanged. Reported otherwise -- a method with "
+        "other decorators, an attribute used as a Python value (a function it calls, a list it indexes), "
+        "an attribute the method changes itself (JF402 threads that): pass the value in as an argument, or make the class "
         "a pytree whose changing fields are leaves (`flax.struct.dataclass`, `equinox.Module`, "
         "`jax.tree_util.register_pytree_node`) and pass the object itself. Set-up in `__init__`, "
         "`__post_init__` and `setup` is not a change, nor is a change on an instance before its first "
@@ -386,24 +392,17 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
     values. Otherwise why not."""
     bound = _bound_jit_in_init(traced, klass)
     if isinstance(bound, str):
+        if receiver in traced.static_params and threaded_state.decorated_with_its_jit(traced):
+            return _static_self_fix(module, traced, receiver, stale)
         return bound
     method = bound.method
     if method.decorator_list or method.args.vararg or method.args.kwarg:
         return "the method has decorators or `*args`/`**kwargs`, which a generated method cannot forward faithfully"
     if not method.name.startswith("_") or _attribute_mentions(module.tree, method.name) != 1:
         return f"`{method.name}` is used elsewhere than its jit, with the signature the fix changes"
-    if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
-        return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
-    values = traced.values(module.imports)
-    lambdas = _traced_lambdas_in(module, method)
-    for node in ast.walk(method):
-        if _reads_attribute(node, receiver, stale) \
-                and not _in_traced_arithmetic(node, method, _values_where(node, lambdas, module) or values):
-            return (f"`{receiver}.{node.attr}` is used at line {node.lineno} where its value may matter to "  # type: ignore[attr-defined]
-                    "Python (not only as an operand of traced arithmetic)")
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
-                and isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in stale:
-            return f"the method changes `{receiver}.{node.attr}` itself"
+    problem = _why_reads_stay(module, traced, method, receiver, stale)
+    if problem:
+        return problem
     taken = {node.id for node in ast.walk(method) if isinstance(node, ast.Name)} | {
         arg.arg for arg in ast.walk(method.args) if isinstance(arg, ast.arg)}
     parameters = {}
@@ -419,6 +418,39 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
     ]
     listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
     return Fix(Safety.SAFE, f"pass {listed} to the jitted `{method.name}` at each call of `{bound.name}`", edits)
+
+
+def _why_reads_stay(module: ModuleContext, traced: TracedFunction, method: ast.FunctionDef, receiver: str,
+                    stale: list[str]) -> str | None:
+    """Why the attributes cannot become parameters of the method (None: they can)."""
+    if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
+        return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
+    values = traced.values(module.imports)
+    lambdas = _traced_lambdas_in(module, method)
+    for node in ast.walk(method):
+        if _reads_attribute(node, receiver, stale) \
+                and not _in_traced_arithmetic(node, method, _values_where(node, lambdas, module) or values):
+            return (f"`{receiver}.{node.attr}` is used at line {node.lineno} where its value may matter to "  # type: ignore[attr-defined]
+                    "Python (not only as an operand of traced arithmetic)")
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in stale:
+            return f"the method changes `{receiver}.{node.attr}` itself"
+    return None
+
+
+def _static_self_fix(module: ModuleContext, traced: TracedFunction, receiver: str, stale: list[str]) -> Fix | str:
+    """A method jitted by its decorator with ``self`` static: the body moves to ``_NAME``
+    (still so jitted), which takes the attributes as keyword-only parameters, and ``NAME``,
+    with the method's parameters, passes their current values (``threaded_state``)."""
+    method = traced.node
+    assert isinstance(method, ast.FunctionDef)
+    problem = _why_reads_stay(module, traced, method, receiver, stale)
+    if problem:
+        return problem
+    threading = threaded_state.read_only(module, traced, receiver, stale)
+    listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
+    return Fix(Safety.SAFE, f"pass {listed} to the jitted `{threading.inner}` at each call of `{method.name}`",
+               threaded_state.edits(module, traced, threading))
 
 
 def _own_receiver(node: ast.AST, receiver: str) -> bool:

@@ -43,11 +43,13 @@ from jitfix.rules.function_context import name_position
 @dataclass(frozen=True)
 class State:
     """One piece of state: how the caller spells it (``key``, ``self.v``), the name it has in
-    the jitted body, and whether the body needs its value from before (else it only sets it)."""
+    the jitted body, whether the body needs its value from before (else it only sets it), and
+    whether the body sets it (then it is returned; state only read is only passed in)."""
 
     spelled: str
     local: str
     passed_in: bool
+    returned: bool = True
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,10 @@ class Threading:
     @property
     def listed(self) -> str:
         return ", ".join(f"`{state.spelled}`" for state in self.state)
+
+    @property
+    def returned(self) -> list[State]:
+        return [state for state in self.state if state.returned]
 
 
 def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | None:
@@ -94,10 +100,35 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
         local = name if self_name is None else unique_name(name.lstrip("_") or name, taken)
         spelled = name if self_name is None else f"{self_name}.{name}"
         state.append(State(spelled, local, passed_in))
-    taken_everywhere = _taken_names(module)
-    inner = unique_name(f"_{function.name.lstrip('_')}", taken_everywhere)
+    inner = inner_name(module, function)
     returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
     return Threading(function, tuple(state), self_name, inner, returns_value)
+
+
+def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, attributes: list[str]) -> Threading:
+    """Attributes of a static ``self`` the method only reads, passed in at each call (JF302's
+    stale attributes): ``def compute(self, x): return x * self.w`` -> ``def _compute(self, x,
+    *, w): return x * w`` and ``def compute(self, x): return self._compute(x, w=self.w)``."""
+    function = traced.node
+    assert isinstance(function, ast.FunctionDef)
+    taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
+        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    state = tuple(State(f"{self_name}.{attribute}", unique_name(attribute.lstrip("_") or attribute, taken),
+                        passed_in=True, returned=False) for attribute in attributes)
+    return Threading(function, state, self_name, inner_name(module, function), returns_value=True)
+
+
+def decorated_with_its_jit(traced: TracedFunction) -> bool:
+    """Jitted by its own decorator alone (which the jitted body keeps)."""
+    function = traced.node
+    return len(function.decorator_list) == 1 and function.decorator_list[0] in traced.jit_sites \
+        and len(traced.jit_sites) == 1 and not traced.bound_jit_sites
+
+
+def inner_name(module: ModuleContext, function: ast.FunctionDef) -> str:
+    """The name the jitted body moves to: ``_step`` for ``step``, ``_step_jitted`` for ``_step``."""
+    name = function.name
+    return unique_name(f"{name}_jitted" if name.startswith("_") else f"_{name}", _taken_names(module))
 
 
 def edits(module: ModuleContext, traced: TracedFunction, threading: Threading) -> list[Edit]:
@@ -242,9 +273,9 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
     """Why the state cannot be threaded (None: it can)."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
-    decorated_jit = len(function.decorator_list) == 1 and function.decorator_list[0] in traced.jit_sites
-    jitted_in_place = not function.decorator_list and _jitted_in_place(module, traced) is not None
-    if not (decorated_jit or jitted_in_place) or len(traced.jit_sites) != 1 or traced.bound_jit_sites:
+    jitted_in_place = not function.decorator_list and _jitted_in_place(module, traced) is not None \
+        and len(traced.jit_sites) == 1 and not traced.bound_jit_sites
+    if not (decorated_with_its_jit(traced) or jitted_in_place):
         return ("the function is not jitted by its own decorator or `name = jax.jit(name)` alone, so its callers "
                 "cannot be given the state")
     if any(isinstance(node, ast.Yield | ast.YieldFrom | ast.Nonlocal) for node in walk_body(function)):
@@ -328,9 +359,10 @@ class _Threaded:
         from jitfix.rules.transformers import ThreadedBody
 
         locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state}
-        body = node.body.visit(ThreadedBody(threading.self_name, locals_, lambda value: _returned(threading, value)))
+        returned = (lambda value: _returned(threading, value)) if threading.returned else None
+        body = node.body.visit(ThreadedBody(threading.self_name, locals_, returned))
         assert isinstance(body, cst.IndentedBlock)
-        if not always_leaves(threading.function.body):
+        if threading.returned and not always_leaves(threading.function.body):
             final = cst.parse_statement(f"return {_returned(threading, None)}")
             body = body.with_changes(body=[*body.body, final])
         passed = [cst.Param(name=cst.Name(state.local)) for state in threading.state if state.passed_in]
@@ -349,7 +381,7 @@ class _Threaded:
 def _returned(threading: Threading, value: cst.BaseExpression | None) -> str:
     """What a ``return`` of the jitted body gives back: the value (when the function returns
     one) and then the state."""
-    state = [state.local for state in threading.state]
+    state = [state.local for state in threading.returned]
     if not threading.returns_value:
         return ", ".join(state)
     shown = "None" if value is None else code(value)
@@ -389,15 +421,17 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     passed += [f"{state.local}={state.spelled}" for state in threading.state if state.passed_in]
     passed += [f"**{arguments.kwarg.arg}"] if arguments.kwarg else []
     call = f"{callee}({', '.join(passed)})"
-    state = ", ".join(state.spelled for state in threading.state)
+    state = ", ".join(state.spelled for state in threading.returned)
     indent = "    "
     lines = [f"def {node.name.value}({code(node.params)}):"]
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
-    if threading.self_name is None:
+    if threading.self_name is None and state:
         lines.append(f"{indent}global {state}")
-    if threading.returns_value:
+    if not state:
+        lines.append(f"{indent}return {call}")
+    elif threading.returns_value:
         result = unique_name("result", {argument.arg for argument in ast.walk(arguments)
                                         if isinstance(argument, ast.arg)})
         lines += [f"{indent}{result}, {state} = {call}", f"{indent}return {result}"]

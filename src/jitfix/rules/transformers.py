@@ -70,10 +70,10 @@ class ThreadedBody(cst.CSTTransformer):
     """A jitted body with its state threaded through (``rules/threaded_state.py``): the
     ``global`` declarations of the threaded names dropped, ``self.v`` spelled as the local
     ``v``, and every ``return`` giving back the state too (``returned`` spells what it
-    returns). Nested defs and lambdas keep their own returns."""
+    returns; None where no state is returned). Nested defs and lambdas keep their own returns."""
 
     def __init__(self, self_name: str | None, locals_: dict[str, str],
-                 returned: Callable[[cst.BaseExpression | None], str]):
+                 returned: Callable[[cst.BaseExpression | None], str] | None):
         super().__init__()
         self.self_name, self.locals, self.returned = self_name, locals_, returned
         self.depth = 0
@@ -95,7 +95,7 @@ class ThreadedBody(cst.CSTTransformer):
         return updated
 
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        if self.depth:
+        if self.depth or self.returned is None:
             return updated
         value = cst.parse_expression(self.returned(updated.value))
         return updated.with_changes(value=value, whitespace_after_return=cst.SimpleWhitespace(" "))
