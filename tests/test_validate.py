@@ -318,3 +318,18 @@ def test_elapsed_times_a_program_prints_are_never_a_difference() -> None:
     assert first_line_difference("took 0.001234 ms\n", "took 0.5 ms\n", "eager") is None
     assert first_line_difference("loss 1.5\n", "loss 2.5\n", "eager") == "line 1: 'loss 2.5', eager 'loss 1.5'"
     assert first_line_difference("3 steps\n", "4 steps\n", "eager") is not None
+
+
+def test_a_host_draw_passed_in_validates_draw_for_draw(tmp_path: Path) -> None:
+    """A draw from Python's generator that the rewrite makes at each call, outside the trace,
+    is compared with the eager original's: both sides start each call from one generator
+    state, so they draw the same number (before, the rewrite drew the next one and failed)."""
+    original = write(tmp_path, "jitter.py", (
+        "import random\n\nimport jax\nimport jax.numpy as jnp\n\nrandom.seed(0)\n\n\n@jax.jit\n"
+        "def jitter(x: jax.Array):\n    return x + random.random()\n"))
+    fixed = write(tmp_path, "fixed.py", subprocess.run(
+        [sys.executable, "-m", "jitfix", "fix", "-"], input=original.read_text(), capture_output=True, text=True).stdout)
+    assert "random_value=random.random()" in fixed.read_text()
+    result = invoke("validate", str(original), str(fixed))
+    assert " failed (" not in result.stdout, result.stdout
+    assert "jitter" in result.stdout and "passed" in result.stdout, result.stdout

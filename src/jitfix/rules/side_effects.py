@@ -24,7 +24,7 @@ from jitfix.naming import MODULE_WORDS
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules import threaded_state
+from jitfix.rules import host_calls, threaded_state
 from jitfix.rules.function_context import FunctionContext, function_contexts
 
 # Keyword arguments of jax.debug.print itself: a field may not use these names.
@@ -622,7 +622,8 @@ class TraceTimeSideEffect(Rule):
         "frozen into (or missing from) every later call; a list appended to grows by one per "
         "trace, not per call.",
         example="@jax.jit\ndef noisy(x):\n    return x + np.random.normal()\n",
-        fixed="@jax.jit\ndef noisy(x, key):\n    return x + jax.random.normal(key)\n",
+        fixed="@jax.jit\ndef _noisy(x, *, normal):\n    return x + normal\n\n\ndef noisy(x):\n"
+        "    return _noisy(x, normal=np.random.normal())\n",
         safety="A log call that passes tracers (`logging.info(\"loss %s\", loss)`, or a module-level "
         "`logger = logging.getLogger(...)`'s method), every argument a traced name or a Python value, "
         "becomes `jax.debug.callback` of it, which logs each call's values (safe; ordered in a loop or "
@@ -636,7 +637,16 @@ class TraceTimeSideEffect(Rule):
         "the state receives a traced value, is written under a traced test or flows into the result "
         "(a count of traces that is never returned is left as it is), and where nothing else reads "
         "it meanwhile: a helper or another method reading it, `self` passed on whole, a write into "
-        "the state's object (`self.log.append(y)`) are reported with the reason. Otherwise no "
+        "the state's object (`self.log.append(y)`) are reported with the reason. Host work that reads "
+        "nothing the function computes -- a draw from Python's or NumPy's generator, an object of the "
+        "module whose method advances its own state (`keys.next_key()`), a helper that does either "
+        "(`rand(2, 2)` seeding from `random`) -- is evaluated at each call by the same kind of def and "
+        "passed in (`return _step(params, grads, next_key=keys.next_key())`; safe: the stream is the "
+        "eager one, draw for draw), where it runs exactly once per call (a statement of the function's "
+        "own body, not in a branch, loop, comprehension or lambda), reads only module names and "
+        "parameters the function never rebinds, and certainly gives back numbers or arrays (not "
+        "`random.randint`'s int, which may not fit int32, nor a clock's float, which float32 rounds "
+        "by minutes). Otherwise no "
         "automatic fix: the faithful form (an explicit PRNG key argument, returning a value instead "
         "of mutating, `jax.debug.callback` for I/O) changes the function's signature or its callers. "
         "`print` has its own rule (JF401).",
@@ -650,7 +660,13 @@ class TraceTimeSideEffect(Rule):
             loops = {id(node) for loop in walk_body(traced.node) if isinstance(loop, ast.For | ast.AsyncFor | ast.While)
                      for node in walk_tree(loop)}
             threading: threaded_state.Threading | str | None | bool = False  # False: not planned yet
+            hosts = host_calls.host_calls(module, traced)
+            if hosts:
+                yield self._hoisted_finding(module, traced, hosts)
+            inside_hosts = {id(node) for host in hosts for node in ast.walk(host.call)}
             for node in walk_body(traced.node):
+                if id(node) in inside_hosts:
+                    continue  # said by the finding that hoists the call
                 problem = self._problem(module, node, local, discarded, traced)
                 if not problem:
                     continue
@@ -676,6 +692,20 @@ class TraceTimeSideEffect(Rule):
                     continue
                 yield self.finding(module, node, f"{where} runs once, at trace time; not auto-fixable: {problem}",
                                    function=traced)
+
+    def _hoisted_finding(self, module: ModuleContext, traced, hosts: list[host_calls.HostCall]) -> Finding:
+        threading = host_calls.hoisting(module, traced, hosts)
+        listed = ", ".join(f"`{module.segment(host.call)[:40]}`" for host in hosts)
+        why = "; ".join(host.effect for host in hosts)
+        several = len(hosts) > 1
+        fix = Fix(Safety.SAFE, f"evaluate {listed} at each call of `{threading.function.name}` and pass "
+                  f"{'them' if several else 'it'} into the jitted `{threading.inner}`",
+                  threaded_state.edits(module, traced, threading))
+        return self.finding(module, hosts[0].call, f"{listed} in traced function `{traced.qualname}` "
+                            f"{'run' if several else 'runs'} once, at trace time ({why}): every call reuses "
+                            f"{'their results' if several else 'its result'}; evaluate "
+                            f"{'them' if several else 'it'} at each call and pass "
+                            f"{'them' if several else 'it'} in", fix, function=traced)
 
     def _threaded_finding(self, module: ModuleContext, node: ast.AST, traced,
                           threading: threaded_state.Threading) -> Finding:

@@ -50,6 +50,7 @@ class State:
     local: str
     passed_in: bool
     returned: bool = True
+    hoisted: bool = False  # a host call evaluated at each call (``spelled`` is its source)
 
 
 @dataclass(frozen=True)
@@ -358,9 +359,10 @@ class _Threaded:
         threading = self.threading
         from jitfix.rules.transformers import ThreadedBody
 
-        locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state}
+        locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state if not state.hoisted}
+        hoisted = {state.spelled: state.local for state in threading.state if state.hoisted}
         returned = (lambda value: _returned(threading, value)) if threading.returned else None
-        body = node.body.visit(ThreadedBody(threading.self_name, locals_, returned))
+        body = node.body.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted))
         assert isinstance(body, cst.IndentedBlock)
         if threading.returned and not always_leaves(threading.function.body):
             final = cst.parse_statement(f"return {_returned(threading, None)}")

@@ -69,14 +69,20 @@ class InPython(cst.CSTTransformer):
 class ThreadedBody(cst.CSTTransformer):
     """A jitted body with its state threaded through (``rules/threaded_state.py``): the
     ``global`` declarations of the threaded names dropped, ``self.v`` spelled as the local
-    ``v``, and every ``return`` giving back the state too (``returned`` spells what it
-    returns; None where no state is returned). Nested defs and lambdas keep their own returns."""
+    ``v``, every ``return`` giving back the state too (``returned`` spells what it returns;
+    None where no state is returned), and each host call the wrapper now makes (``hoisted``,
+    by its source) read as the parameter it is passed in as. Nested defs and lambdas keep
+    their own returns."""
 
     def __init__(self, self_name: str | None, locals_: dict[str, str],
-                 returned: Callable[[cst.BaseExpression | None], str] | None):
+                 returned: Callable[[cst.BaseExpression | None], str] | None, hoisted: dict[str, str]):
         super().__init__()
-        self.self_name, self.locals, self.returned = self_name, locals_, returned
+        self.self_name, self.locals, self.returned, self.hoisted = self_name, locals_, returned, hoisted
         self.depth = 0
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        local = self.hoisted.get(code(original)) if not self.depth else None
+        return cst.Name(local, lpar=updated.lpar, rpar=updated.rpar) if local else updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.depth += 1

@@ -180,6 +180,7 @@ class Runner:
 
         buffer = io.StringIO()
         args, kwargs = _fresh((given.args, given.kwargs))
+        _replay_host_generators()
         with contextlib.redirect_stdout(buffer):
             try:
                 with jax.disable_jit() if eager else contextlib.nullcontext(), \
@@ -189,6 +190,24 @@ class Runner:
                 result = Raised(error)
             jax.effects_barrier()
         return result, buffer.getvalue()
+
+
+_host_generators: tuple | None = None  # Python's and NumPy's global generator states, first seen
+
+
+def _replay_host_generators() -> None:
+    """Every call starts from the same state of Python's and NumPy's global generators: the
+    reference and the rewrite then draw the same numbers where they draw in the same order (a
+    draw a rewrite makes at each call, outside the trace, as the eager code does)."""
+    global _host_generators
+    import random
+
+    import numpy as np
+
+    if _host_generators is None:
+        _host_generators = (random.getstate(), np.random.get_state())
+    random.setstate(_host_generators[0])
+    np.random.set_state(_host_generators[1])
 
 
 def _fresh(arguments):
