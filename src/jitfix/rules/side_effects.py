@@ -629,7 +629,9 @@ class TraceTimeSideEffect(Rule):
         "becomes `jax.debug.callback` of it, which logs each call's values (safe; ordered in a loop or "
         "a lax body). State the function rebinds -- a `global` (a counter, a PRNG key split in place, "
         "a value stashed for later) or an attribute of a static `self` (`self.v += a * dt`, "
-        "`self.cache = out`) -- is passed into the jitted body and returned from it (safe): the body "
+        "`self.cache = out`) or of a traced `self` of a mutable pytree class (registered with "
+        "`register_pytree_node` or `register_pytree_node_class`: the write goes to the copy jit "
+        "rebuilds, and is lost) -- is passed into the jitted body and returned from it (safe): the body "
         "moves to `_name`, and a def with the old name and parameters passes the state in and stores "
         "what comes back (`result, key = _init(key=key)`, `self.v, self.p = self._step(dt, v=self.v, "
         "p=self.p)`), so every caller is unchanged and the state evolves call by call, as eagerly. "
@@ -713,7 +715,7 @@ class TraceTimeSideEffect(Rule):
         fix = Fix(Safety.SAFE, f"thread {threading.listed} through the jitted `{threading.inner}`: passed in and "
                   f"returned, stored back by `{threading.function.name}`", threaded_state.edits(module, traced, threading))
         return self.finding(module, node, f"{threading.listed} in traced function `{traced.qualname}` "
-                            f"{'change' if several else 'changes'} once per trace, not once per call; pass "
+                            f"{'are' if several else 'is'} set while tracing, not at each call; pass "
                             f"{'them' if several else 'it'} in and return the new "
                             f"{'values' if several else 'value'}", fix, function=traced)
 
@@ -873,13 +875,14 @@ def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: Module
 def _self_owner(target: ast.AST, traced, module: ModuleContext) -> str | None:
     """``self.history`` for a write into the state of ``self`` (``self.total = v``,
     ``self.cache[k] = v``, ``self.history.append(v)``) in a method jitted with a static
-    ``self``: the object outlives the trace, as a global does. (A ``self`` that is a traced
-    pytree cannot be written to: its class is frozen.)"""
+    ``self``: the object outlives the trace, as a global does; or a traced pytree ``self`` of
+    a mutable class, whose write goes to the copy jit rebuilds and is lost. (A frozen pytree
+    class cannot be written to with or without jit.)"""
     function = traced.node
     if not isinstance(module.traced.parents.get(function), ast.ClassDef) or not function.args.args:
         return None
     name = function.args.args[0].arg
-    if name not in traced.static_params and not traced.bound_jit_sites:
+    if threaded_state.method_self(module, traced) != name and not traced.bound_jit_sites:
         return None
     node = target
     while isinstance(node, ast.Subscript | ast.Attribute) and not (

@@ -78,7 +78,7 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
     function = traced.node
     if not isinstance(function, ast.FunctionDef) or not traced.staged:
         return None
-    self_name = _static_self(module, traced)
+    self_name = method_self(module, traced)
     written = _written_globals(function) if self_name is None else _written_attributes(function, self_name)
     if not written:
         return None
@@ -169,13 +169,39 @@ def _jitted_in_place(module: ModuleContext, traced: TracedFunction) -> ast.Assig
 
 # -- which state, and whether it is safe to thread ----------------------------------------------
 
-def _static_self(module: ModuleContext, traced: TracedFunction) -> str | None:
-    """The name of ``self`` for a method jitted with a static ``self`` by its own decorator."""
+def method_self(module: ModuleContext, traced: TracedFunction) -> str | None:
+    """The name of ``self`` for a jitted method whose writes to ``self`` do not reach the
+    caller's object: ``self`` static (the write runs once, while tracing), or ``self`` a traced
+    pytree of a mutable class (the write goes to the copy jit rebuilds, and is lost)."""
     function = traced.node
-    if not isinstance(module.traced.parents.get(function), ast.ClassDef) or not function.args.args:
+    owner = module.traced.parents.get(function)
+    if not isinstance(owner, ast.ClassDef) or not function.args.args:
         return None
     name = function.args.args[0].arg
-    return name if name in traced.static_params else None
+    if name in traced.static_params:
+        return name
+    traced_self = name in traced.traced_params or decorated_with_its_jit(traced)
+    return name if traced_self and _mutable_pytree(module, owner) else None
+
+
+# How a class is made a pytree without freezing it (a flax struct, an equinox Module and a
+# NamedTuple are frozen: a write to one fails with or without jit).
+MUTABLE_PYTREE_DECORATORS = frozenset({"jax.tree_util.register_pytree_node_class",
+                                       "jax.tree_util.register_pytree_with_keys_class"})
+REGISTERING_CALLS = frozenset({"jax.tree_util.register_pytree_node", "jax.tree_util.register_pytree_with_keys",
+                               "jax.tree_util.register_pytree_node_class"})
+
+
+def _mutable_pytree(module: ModuleContext, klass: ast.ClassDef) -> bool:
+    """The class is registered as a pytree by its decorator or a module-level call, and is
+    not a frozen dataclass."""
+    resolve = module.imports.resolve
+    if any(resolve(decorator) in MUTABLE_PYTREE_DECORATORS for decorator in klass.decorator_list):
+        return True
+    return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+               and resolve(statement.value.func) in REGISTERING_CALLS and statement.value.args
+               and isinstance(statement.value.args[0], ast.Name) and statement.value.args[0].id == klass.name
+               for statement in module.tree.body)
 
 
 def _written_globals(function: ast.FunctionDef) -> dict[str, str]:
