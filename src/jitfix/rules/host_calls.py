@@ -34,7 +34,7 @@ from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext
-from jitfix.rules.threaded_state import State, Threading, decorated_with_its_jit, inner_name
+from jitfix.rules.threaded_state import State, Threading, decorated_with_its_jit, jitted_by_assignment, named
 
 # Python's draws that are floats, which jit takes as it takes the float (``random.choice`` may
 # give anything, and an int from ``randint`` or ``getrandbits`` may not fit the int32 jit makes
@@ -60,7 +60,8 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
     call instead: each runs once per call, reads nothing the function computes, and gives back
     what jit takes."""
     function = traced.node
-    if not isinstance(function, ast.FunctionDef) or not traced.staged or not decorated_with_its_jit(traced):
+    if not isinstance(function, ast.FunctionDef) or not traced.staged \
+            or not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
         return []
     if function not in module.tree.body and not _static_self_method(module, traced):
         return []
@@ -101,7 +102,7 @@ def hoisting(module: ModuleContext, traced: TracedFunction, hosts: list[HostCall
         taken.add(local)
         state.append(State(module.segment(host.call), local, passed_in=True, returned=False, hoisted=True))
     self_name = function.args.args[0].arg if _static_self_method(module, traced) else None
-    return Threading(function, tuple(state), self_name, inner_name(module, function), returns_value=True)
+    return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value=True))
 
 
 def _static_self_method(module: ModuleContext, traced: TracedFunction) -> bool:

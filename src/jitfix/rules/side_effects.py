@@ -635,7 +635,9 @@ class TraceTimeSideEffect(Rule):
         "moves to `_name`, and a def with the old name and parameters passes the state in and stores "
         "what comes back (`result, key = _init(key=key)`, `self.v, self.p = self._step(dt, v=self.v, "
         "p=self.p)`), so every caller is unchanged and the state evolves call by call, as eagerly. "
-        "That is done for a function jitted by its own decorator or by `name = jax.jit(name)`, where "
+        "That is done for a function jitted by its own decorator, by `name = jax.jit(name)`, or by a "
+        "module-level `fast = jax.jit(step)` (the def used nowhere else: it takes the state itself, the "
+        "jit is kept as `_fast_jitted`, and `fast` becomes the def callers call), where "
         "the state receives a traced value, is written under a traced test or flows into the result "
         "(a count of traces that is never returned is left as it is), and where nothing else reads "
         "it meanwhile: a helper or another method reading it, `self` passed on whole, a write into "
@@ -700,7 +702,7 @@ class TraceTimeSideEffect(Rule):
         listed = ", ".join(f"`{module.segment(host.call)[:40]}`" for host in hosts)
         why = "; ".join(host.effect for host in hosts)
         several = len(hosts) > 1
-        fix = Fix(Safety.SAFE, f"evaluate {listed} at each call of `{threading.function.name}` and pass "
+        fix = Fix(Safety.SAFE, f"evaluate {listed} at each call of `{threading.wrapper}` and pass "
                   f"{'them' if several else 'it'} into the jitted `{threading.inner}`",
                   threaded_state.edits(module, traced, threading))
         return self.finding(module, hosts[0].call, f"{listed} in traced function `{traced.qualname}` "
@@ -713,7 +715,7 @@ class TraceTimeSideEffect(Rule):
                           threading: threaded_state.Threading) -> Finding:
         several = len(threading.state) > 1
         fix = Fix(Safety.SAFE, f"thread {threading.listed} through the jitted `{threading.inner}`: passed in and "
-                  f"returned, stored back by `{threading.function.name}`", threaded_state.edits(module, traced, threading))
+                  f"returned, stored back by `{threading.wrapper}`", threaded_state.edits(module, traced, threading))
         return self.finding(module, node, f"{threading.listed} in traced function `{traced.qualname}` "
                             f"{'are' if several else 'is'} set while tracing, not at each call; pass "
                             f"{'them' if several else 'it'} in and return the new "

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jitfix.analysis.blocks import always_leaves, assigned_names, definitely_assigned, walk_body
 from jitfix.analysis.stale_globals import is_config, passable
@@ -60,8 +60,10 @@ class Threading:
     function: ast.FunctionDef
     state: tuple[State, ...]
     self_name: str | None  # the method's `self`, for state on it; None for globals
-    inner: str  # the name the jitted body moves to
+    inner: str  # the name of the def of the jitted body (the def's own, where an assignment jits it)
     returns_value: bool  # whether the function returns something besides the state
+    wrapper: str = ""  # the name callers call (the def's own; the jit's target where one jits it)
+    callee: str = ""  # what the wrapper calls (``inner``; the renamed jit's target)
 
     @property
     def listed(self) -> str:
@@ -101,9 +103,8 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
         local = name if self_name is None else unique_name(name.lstrip("_") or name, taken)
         spelled = name if self_name is None else f"{self_name}.{name}"
         state.append(State(spelled, local, passed_in))
-    inner = inner_name(module, function)
     returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
-    return Threading(function, tuple(state), self_name, inner, returns_value)
+    return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value))
 
 
 def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, attributes: list[str]) -> Threading:
@@ -116,7 +117,21 @@ def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, att
         argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
     state = tuple(State(f"{self_name}.{attribute}", unique_name(attribute.lstrip("_") or attribute, taken),
                         passed_in=True, returned=False) for attribute in attributes)
-    return Threading(function, state, self_name, inner_name(module, function), returns_value=True)
+    return named(module, traced, Threading(function, state, self_name, "", returns_value=True))
+
+
+def named(module: ModuleContext, traced: TracedFunction, threading: Threading) -> Threading:
+    """The threading with its names: where a module-level ``fast = jax.jit(step)`` jits the def
+    under another name, the def keeps its name, ``fast`` becomes the wrapper and the jit is kept
+    as ``_fast_jitted``; otherwise the body moves to ``_step`` and ``step`` is the wrapper."""
+    function = threading.function
+    assignment = jitted_by_assignment(module, traced)
+    if assignment is not None and assignment.targets[0].id != function.name:  # type: ignore[attr-defined]
+        target = assignment.targets[0].id  # type: ignore[attr-defined]
+        callee = unique_name(f"_{target.lstrip('_')}_jitted", _taken_names(module))
+        return replace(threading, inner=function.name, wrapper=target, callee=callee)
+    inner = _inner_name(module, function)
+    return replace(threading, inner=inner, wrapper=function.name, callee=inner)
 
 
 def decorated_with_its_jit(traced: TracedFunction) -> bool:
@@ -126,7 +141,7 @@ def decorated_with_its_jit(traced: TracedFunction) -> bool:
         and len(traced.jit_sites) == 1 and not traced.bound_jit_sites
 
 
-def inner_name(module: ModuleContext, function: ast.FunctionDef) -> str:
+def _inner_name(module: ModuleContext, function: ast.FunctionDef) -> str:
     """The name the jitted body moves to: ``_step`` for ``step``, ``_step_jitted`` for ``_step``."""
     name = function.name
     return unique_name(f"{name}_jitted" if name.startswith("_") else f"_{name}", _taken_names(module))
@@ -134,14 +149,16 @@ def inner_name(module: ModuleContext, function: ast.FunctionDef) -> str:
 
 def edits(module: ModuleContext, traced: TracedFunction, threading: Threading) -> list[Edit]:
     """The def split in two; where it is jitted by ``init = jit(init)``, that line jits the
-    body's new name (``_init = jit(_init)``), and ``init`` stays the def callers call."""
+    body's new name (``_init = jit(_init)``), and ``init`` stays the def callers call; where by
+    ``fast = jit(step)``, the line keeps the jit as ``_fast_jitted`` and ``fast`` is the def."""
     found = [Edit(name_position(module, threading.function), cst.FunctionDef, _Threaded(threading))]
-    assignment = _jitted_in_place(module, traced)
+    assignment = jitted_by_assignment(module, traced)
     if assignment is not None:
         site = assignment.value
         assert isinstance(site, ast.Call)
-        for name in (assignment.targets[0], site.args[0]):
-            found.append(Edit(module.start_of(name), cst.Name, _Renamed(threading.inner)))
+        found.append(Edit(module.start_of(assignment.targets[0]), cst.Name, _Renamed(threading.callee)))
+        if threading.inner != threading.function.name:
+            found.append(Edit(module.start_of(site.args[0]), cst.Name, _Renamed(threading.inner)))
     return found
 
 
@@ -154,16 +171,27 @@ class _Renamed:
         return node.with_changes(value=self.name)
 
 
-def _jitted_in_place(module: ModuleContext, traced: TracedFunction) -> ast.Assign | None:
-    """The module-level ``init = jit(init, ...)`` that jits the def under its own name."""
-    name = traced.node.name
+def jitted_by_assignment(module: ModuleContext, traced: TracedFunction) -> ast.Assign | None:
+    """The module-level ``init = jit(init, ...)`` or ``fast = jit(step, ...)`` that alone jits
+    the undecorated module-level def: under another name only where the def is used nowhere
+    else and the name is bound nowhere else (callers of either keep what they call)."""
+    function = traced.node
+    name = function.name
+    if function.decorator_list or function not in module.tree.body or len(traced.jit_sites) != 1 \
+            or traced.bound_jit_sites:
+        return None
     for statement in module.tree.body:
         if isinstance(statement, ast.Assign) and statement.value in traced.jit_sites \
                 and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-                and statement.targets[0].id == name and isinstance(statement.value, ast.Call) \
+                and isinstance(statement.value, ast.Call) \
                 and statement.value.args and isinstance(statement.value.args[0], ast.Name) \
                 and statement.value.args[0].id == name:
-            return statement
+            target = statement.targets[0].id
+            if target == name:
+                return statement
+            uses = sum(1 for node in ast.walk(module.tree) if isinstance(node, ast.Name) and node.id == name)
+            bindings = sum(1 for node in module.tree.body if target in assigned_names([node]))
+            return statement if uses == 1 and bindings == 1 else None
     return None
 
 
@@ -300,11 +328,9 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
     """Why the state cannot be threaded (None: it can)."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
-    jitted_in_place = not function.decorator_list and _jitted_in_place(module, traced) is not None \
-        and len(traced.jit_sites) == 1 and not traced.bound_jit_sites
-    if not (decorated_with_its_jit(traced) or jitted_in_place):
-        return ("the function is not jitted by its own decorator or `name = jax.jit(name)` alone, so its callers "
-                "cannot be given the state")
+    if not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
+        return ("the function is not jitted by its own decorator or a module-level `name = jax.jit(f)` alone, so "
+                "its callers cannot be given the state")
     if any(isinstance(node, ast.Yield | ast.YieldFrom | ast.Nonlocal) for node in walk_body(function)):
         return "the function yields or declares `nonlocal`"
     if self_name is None and function not in module.tree.body:
@@ -440,7 +466,7 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     function = threading.function
     arguments = function.args
     positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
-    callee = threading.inner
+    callee = threading.callee
     if threading.self_name is not None:
         positional = positional[1:]
         callee = f"{threading.self_name}.{callee}"
@@ -451,7 +477,7 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     call = f"{callee}({', '.join(passed)})"
     state = ", ".join(state.spelled for state in threading.returned)
     indent = "    "
-    lines = [f"def {node.name.value}({code(node.params)}):"]
+    lines = [f"def {threading.wrapper}({code(node.params)}):"]
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
