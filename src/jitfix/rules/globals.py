@@ -22,6 +22,7 @@ from typing import Iterator, Mapping
 
 from jitfix.analysis.blocks import (
     assigned_names,
+    free_names_when_called,
     local_names,
     walk_body,
 )
@@ -82,7 +83,10 @@ class StaleGlobal(Rule):
         "a global of another module of the run read as `config.LR` when that module rebinds it (a "
         "setter with `global LR`) or changes it in place; a def nested in the jitted function reads "
         "for it. A function only `jax.grad`, `jax.jacfwd` or `jax.vmap` traces is not reported: "
-        "they trace it again at every call, so it reads the global's value of the moment.",
+        "they trace it again at every call, so it reads the global's value of the moment. The same "
+        "for a closure: a def jitted in the function around it (`grad = jax.jit(jax.grad(loss))`) "
+        "that reads a number of that function rebound after the jit, with the jitted name called "
+        "again after the rebinding.",
         why="`jax.jit` reads a global once, while tracing, and bakes its value into the compiled "
         "function. Later changes are silently ignored (until something forces a retrace).",
         example="SCALE = 1.0\n\n@jax.jit\ndef scaled(x):\n    return x * SCALE\n\ndef set_scale(value):\n"
@@ -105,12 +109,43 @@ class StaleGlobal(Rule):
         "jax.jit(_scaled)` and `def fast(x): return _fast_jitted(x, SCALE=SCALE)` (a public def "
         "wrapped that way keeps its own signature too). Not fixed, with a finding: helpers that are "
         "not jitted themselves, jits other than a decorator or a module-level assignment, "
-        "`*args`/`**kwargs` behind a wrapper, other decorators, and globals the function also writes.",
+        "`*args`/`**kwargs` behind a wrapper, other decorators, and globals the function also writes "
+        "(JF402 passes those in and returns them). A stale closure becomes a keyword-only parameter "
+        "of the def, passed at each call of the jitted name (`grad(x, a=a)`; grad and checkpoint "
+        "pass keywords through), where every use of the jitted name in the function is a call and "
+        "the name is only ever bound to numbers; left alone otherwise.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         yield from self._own_globals(module)
         yield from self._imported_globals(module)
+        yield from self._stale_closures(module)
+
+    def _stale_closures(self, module: ModuleContext) -> Iterator[Finding]:
+        """A def jitted where it is defined (``grad = jax.jit(jax.grad(loss))`` in the function
+        around it) reads a name of that function which is rebound after the jit, and the jitted
+        function is called again after the rebinding: it still sees the value it was traced
+        with. The name becomes a keyword-only parameter, passed at each call."""
+        for traced in module.traced.values():
+            closure = _stale_closure(module, traced)
+            if closure is None:
+                continue
+            inner, outer, jitted, stale, calls = closure
+            listed = ", ".join(f"`{name}`" for name in stale)
+            first_read = min((node for node in ast.walk(inner) if isinstance(node, ast.Name)
+                              and isinstance(node.ctx, ast.Load) and node.id in stale),
+                             key=lambda node: (node.lineno, node.col_offset))
+            edits = [Edit(name_position(module, inner), cst.FunctionDef, _WithKeywordParameters(stale))]
+            for call in calls:
+                end = Position(call.end_lineno, module.char_col(call.end_lineno, call.end_col_offset))  # type: ignore[arg-type]
+                edits.append(Edit(module.start_of(call), cst.Call, _WithKeywordArguments(stale), end=end))
+            parameters = "parameters" if len(stale) > 1 else "a parameter"
+            fix = Fix(Safety.SAFE, f"make {listed} {parameters} of `{inner.name}`, passed at each call of "
+                      f"`{jitted}`", edits)
+            yield self.finding(module, first_read, f"`{traced.qualname}` reads {listed} of `{outer.name}` at trace "
+                               f"time only ({listed} {'are' if len(stale) > 1 else 'is'} rebound after `{jitted}` "
+                               f"jits it, and `{jitted}` is called again); pass {'them' if len(stale) > 1 else 'it'} in",
+                               fix, function=traced)
 
     def _own_globals(self, module: ModuleContext) -> Iterator[Finding]:
         module_names, rebound = module_level_names(module.tree)
@@ -236,6 +271,77 @@ class StaleGlobal(Rule):
                   f"`{traced.node.name}`, passed at {'its call' if count == 1 else f'each of its {count} calls'}", edits)
         return self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in", fix,
                             function=traced)
+
+
+def _stale_closure(module: ModuleContext, traced: TracedFunction
+                   ) -> tuple[ast.FunctionDef, ast.FunctionDef, str, list[str], list[ast.Call]] | None:
+    """(the def, the function around it, the name its jit is bound to, the stale names, every
+    call of the jitted name) for a def jitted once in the function around it, by
+    ``jitted = jax.jit(def)`` (through transforms that pass keywords on: grad, checkpoint),
+    that reads numbers of that function rebound after the jit and before a later call."""
+    inner = traced.node
+    outer = module.traced.parents.get(inner)
+    if not isinstance(inner, ast.FunctionDef) or not isinstance(outer, ast.FunctionDef) \
+            or len(traced.jit_sites) != 1 or inner.decorator_list or traced.bound_jit_sites:
+        return None
+    site = traced.jit_sites[0]
+    assignment = next((statement for statement in outer.body if isinstance(statement, ast.Assign)
+                       and statement.value is site and len(statement.targets) == 1
+                       and isinstance(statement.targets[0], ast.Name)), None)
+    if assignment is None or not isinstance(site, ast.Call) or not site.args \
+            or not (isinstance(wrapped := _through_transparent_transforms(module, site.args[0]), ast.Name)
+                    and wrapped.id == inner.name):
+        return None
+    jitted = assignment.targets[0].id  # type: ignore[attr-defined]
+    uses = [node for node in ast.walk(outer) if isinstance(node, ast.Name) and node.id in (jitted, inner.name)
+            and node is not wrapped and node is not assignment.targets[0]]
+    parents = {id(child): node for node in ast.walk(outer) for child in ast.iter_child_nodes(node)}
+    calls = [call for node in uses if isinstance(call := parents[id(node)], ast.Call) and call.func is node
+             and node.id == jitted]
+    if len(calls) != len(uses) or not calls:
+        return None  # the def or the jit is used otherwise than called: its callers are not all in sight
+    free = set(free_names_when_called(inner)) & local_names(outer)
+    stale = []
+    for name in sorted(free - {jitted, inner.name}):
+        rebinds = [node for node in ast.walk(outer) if isinstance(node, ast.Name) and node.id == name
+                   and isinstance(node.ctx, ast.Store) and node.lineno > assignment.lineno]
+        if not rebinds or not any(call.lineno > min(node.lineno for node in rebinds) for call in calls):
+            continue
+        values = [statement.value for statement in ast.walk(outer) if isinstance(statement, ast.Assign)
+                  and any(isinstance(target, ast.Name) and target.id == name for target in statement.targets)]
+        if len(values) != len([node for node in ast.walk(outer) if isinstance(node, ast.Name) and node.id == name
+                               and isinstance(node.ctx, ast.Store)]) or not all(_number(value) for value in values):
+            return None  # bound otherwise (a loop, unpacking) or to what jit may not take
+        stale.append(name)
+    if not stale or any(_rebound_around(call, outer, stale, parents) for call in calls):
+        return None
+    return inner, outer, jitted, stale, calls
+
+
+def _rebound_around(call: ast.AST, outer: ast.FunctionDef, names: list[str], parents: dict[int, ast.AST]) -> bool:
+    """Whether a def, lambda or comprehension between ``outer`` and the call binds one of the
+    names (the call would pass that one, not ``outer``'s)."""
+    scope = parents.get(id(call))
+    while scope is not None and scope is not outer:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and local_names(scope) & set(names):
+            return True
+        if isinstance(scope, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) and {
+                node.id for generator in scope.generators for node in ast.walk(generator.target)
+                if isinstance(node, ast.Name)} & set(names):
+            return True
+        scope = parents.get(id(scope))
+    return False
+
+
+def _number(value: ast.AST) -> bool:
+    """A number literal, or arithmetic of them: what jit takes as a traced argument."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, int | float) and not isinstance(value.value, bool)
+    if isinstance(value, ast.UnaryOp):
+        return _number(value.operand)
+    if isinstance(value, ast.BinOp):
+        return _number(value.left) and _number(value.right)
+    return False
 
 
 def _changing_in_its_module(program: ModuleProgram, project: Project, path: str,

@@ -34,7 +34,8 @@ from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext
-from jitfix.rules.threaded_state import State, Threading, decorated_with_its_jit, jitted_by_assignment, named
+from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jitted_by_assignment, named,
+                                         names_in)
 
 # Python's draws that are floats, which jit takes as it takes the float (``random.choice`` may
 # give anything, and an int from ``randint`` or ``getrandbits`` may not fit the int32 jit makes
@@ -91,8 +92,7 @@ def hoisting(module: ModuleContext, traced: TracedFunction, hosts: list[HostCall
     """The split that passes each host call's result in (the call spelled as the user wrote it)."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
-    taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)} | {
-        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    taken = names_in(function) | {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
     state = []
     for host in hosts:
         called = host.call.func

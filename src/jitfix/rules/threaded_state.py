@@ -92,8 +92,7 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
     problem = _why_not(module, traced, self_name, threaded)
     if problem:
         return problem
-    taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
-        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    taken = names_in(function)
     state = []
     for name in threaded:
         passed_in = _needs_value_from_before(body, written[name])
@@ -113,11 +112,16 @@ def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, att
     *, w): return x * w`` and ``def compute(self, x): return self._compute(x, w=self.w)``."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
-    taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
-        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    taken = names_in(function)
     state = tuple(State(f"{self_name}.{attribute}", unique_name(attribute.lstrip("_") or attribute, taken),
                         passed_in=True, returned=False) for attribute in attributes)
     return named(module, traced, Threading(function, state, self_name, "", returns_value=True))
+
+
+def names_in(function: ast.FunctionDef) -> set[str]:
+    """The names a function uses and its parameters: a new parameter must be none of them."""
+    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
+        argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
 
 
 def named(module: ModuleContext, traced: TracedFunction, threading: Threading) -> Threading:
