@@ -20,7 +20,8 @@ parameters evaluates the call and passes it (``threaded_state`` makes the split)
 
 Made only where the call is certain to run exactly once per call (a statement of the
 function's own body, not in a branch, loop, comprehension or lambda), reads only module
-names and parameters the function never rebinds, and certainly gives back what jit takes
+names (a draw also the function's parameters it never rebinds: a def or method given them
+may be the model itself, which must stay compiled), and certainly gives back what jit takes
 (numbers or arrays made by JAX, NumPy or a host generator).
 """
 
@@ -78,7 +79,10 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
         statement = statement_holding(function, node)
         if statement not in function.body or isinstance(statement, ast.Expr) and statement.value is node:
             continue  # in a branch or loop (may run other than once), or a value nobody uses
-        if not _reads_only_fixed_names(node, locals_, parameters - rebound):
+        # A draw may take the call's arguments (``np.random.normal(x)``: cheap host work); a
+        # def or method given them may be the model itself, which must stay compiled.
+        draw = (module.imports.resolve(node.func) or "").startswith(("random.", "numpy.random."))
+        if not _reads_only_fixed_names(node, locals_, parameters - rebound if draw else set()):
             continue
         effect = _host_effect(module, node, frozenset())
         if effect is None or not _gives_back_values(module, node, frozenset()):
