@@ -462,7 +462,7 @@ def _assignment_split_edits(module: ModuleContext, traced: TracedFunction, assig
             edits.append(static_edit)
         if not private:
             wrapped = _through_transparent_transforms(module, site.args[0])
-            edits.append(Edit(module.start_of(wrapped), cst.Name, _Renamed(body_name)))
+            edits.append(Edit(module.start_of(wrapped), cst.Name, Renamed(body_name)))
         target = assignment.targets[0]
         assert isinstance(target, ast.Name)
         jitted = unique_name(f"_{target.id.lstrip('_')}_jitted", taken)
@@ -475,8 +475,8 @@ def _assignment_split_edits(module: ModuleContext, traced: TracedFunction, assig
     return edits
 
 
-class _Renamed:
-    """A name, spelled as another."""
+class Renamed:
+    """An edit's replacement: a name, spelled as another."""
 
     def __init__(self, name: str):
         self.name = name

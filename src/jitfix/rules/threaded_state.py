@@ -38,6 +38,7 @@ from jitfix.findings import Edit, EditContext
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext
 from jitfix.rules.function_context import name_position
+from jitfix.rules.globals import Renamed
 
 
 @dataclass(frozen=True)
@@ -160,19 +161,10 @@ def edits(module: ModuleContext, traced: TracedFunction, threading: Threading) -
     if assignment is not None:
         site = assignment.value
         assert isinstance(site, ast.Call)
-        found.append(Edit(module.start_of(assignment.targets[0]), cst.Name, _Renamed(threading.callee)))
+        found.append(Edit(module.start_of(assignment.targets[0]), cst.Name, Renamed(threading.callee)))
         if threading.inner != threading.function.name:
-            found.append(Edit(module.start_of(site.args[0]), cst.Name, _Renamed(threading.inner)))
+            found.append(Edit(module.start_of(site.args[0]), cst.Name, Renamed(threading.inner)))
     return found
-
-
-class _Renamed:
-    def __init__(self, name: str):
-        self.name = name
-
-    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        assert isinstance(node, cst.Name)
-        return node.with_changes(value=self.name)
 
 
 def jitted_by_assignment(module: ModuleContext, traced: TracedFunction) -> ast.Assign | None:
