@@ -462,6 +462,7 @@ def test_a_signal_ends_a_parallel_run_and_its_workers_promptly(tmp_path: Path, s
     deadline = time.monotonic() + 60
     while len(children()) < 2 and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    time.sleep(0.5)  # the pool started, not only forking its workers: the run is at work when signalled
     workers = children()
     assert run.poll() is None and workers, "the run ended before it could be signalled"
     os.kill(run.pid, signum)

@@ -82,7 +82,32 @@ def load_module(text: str, filename: str, name: str, package: str) -> types.Modu
     module.__package__ = package
     sys.modules[name] = module  # dataclasses and pickling look classes up here
     exec(compile(text, filename, "exec"), module.__dict__)
+    _module_states[name] = _state_of(module)
     return module
+
+
+# Each module's state as its import left it: what its globals are bound to, and the attributes
+# of the module's own objects among them (a key sequence, a generator, a model holding arrays).
+_module_states: dict[str, dict[str, tuple[object, dict | None]]] = {}
+
+
+def _state_of(module: types.ModuleType) -> dict[str, tuple[object, dict | None]]:
+    own = {name: value for name, value in module.__dict__.items() if not name.startswith("__")
+           and not isinstance(value, type | types.ModuleType | types.FunctionType)}
+    return {name: (value, dict(vars(value)) if type(value).__module__ == module.__name__
+                   and hasattr(value, "__dict__") else None) for name, value in own.items()}
+
+
+def restore_module_state(module: types.ModuleType) -> None:
+    """Put the module back as its import left it: a function whose calls change module state
+    (a counter it rebinds, a key its object splits) is then compared call for call with the
+    rewrite, whatever ran before -- the reference's input search, the original under jit, which
+    may even leave a tracer in that state."""
+    for name, (value, attributes) in _module_states.get(module.__name__, {}).items():
+        module.__dict__[name] = value
+        if attributes is not None:
+            vars(value).clear()
+            vars(value).update(attributes)
 
 
 # -- line coverage -----------------------------------------------------------------------------
@@ -162,7 +187,9 @@ class Runner:
         self.globals = [name for name in globals_ if name in module.__dict__]
 
     def run(self, given: Input, eager: bool) -> list[tuple[object, str]]:
-        """(result or Raised, stdout) of each call: one, then one after each global changes."""
+        """(result or Raised, stdout) of each call: one, then one after each global changes,
+        from the module's state as its import left it."""
+        restore_module_state(self.module)
         outcomes = [self._call(given, eager)]
         saved = {name: self.module.__dict__[name] for name in self.globals}
         try:
@@ -344,7 +371,7 @@ def validate_target(target: dict, old: types.ModuleType, new: types.ModuleType, 
     if widened:
         notes.append(f"a result comes back in a wider dtype than eagerly ({widened}): the compiled code "
                      "has one type for what eager Python typed per branch or pass")
-    gradient_note, failed_gradient = _gradient_check(old_function, after_function, agreed, target)
+    gradient_note, failed_gradient = _gradient_check(reference, after, agreed, target)
     result["notes"] = notes + [gradient_note] if gradient_note else notes
     if failed_gradient:
         result["failure"] = {"input": "", "source": "", "reason": failed_gradient, "expected": ""}
@@ -421,11 +448,14 @@ def _choose_inputs(target: dict, reference: Runner, filename: str, given: list[I
     return chosen, first_error
 
 
-def _gradient_check(reference_function, after_function, inputs: list[Input], target: dict) -> tuple[str, str | None]:
+def _gradient_check(reference: Runner, after: Runner, inputs: list[Input], target: dict) -> tuple[str, str | None]:
     """Where the function returns a float scalar, its gradient by the first float argument
-    must agree too (checked on the first input where that applies)."""
+    must agree too (checked on the first input where that applies), each side from its
+    module's state as its import left it."""
     import jax
     import numpy as np
+
+    reference_function, after_function = reference.function, after.function
 
     for chosen in inputs:
         value = chosen.reference[0][0]
@@ -438,11 +468,13 @@ def _gradient_check(reference_function, after_function, inputs: list[Input], tar
         if position is None or target["parameters"][position]["name"] in target["before_static"]:
             continue
         try:
+            restore_module_state(reference.module)
             with jax.disable_jit():
                 want = jax.grad(reference_function, argnums=position)(*chosen.args, **chosen.kwargs)
         except Exception:  # the original itself is not differentiable here: nothing to compare
             return "", None
         try:
+            restore_module_state(after.module)
             got = jax.grad(after_function, argnums=position)(*chosen.args, **chosen.kwargs)
         except Exception as error:
             return f"gradient not compared: the rewrite is not differentiable here ({Raised(error)})", None
