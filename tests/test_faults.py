@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import stat
 import subprocess
 import sys
@@ -446,8 +447,11 @@ def test_a_signal_ends_a_parallel_run_and_its_workers_promptly(tmp_path: Path, s
     source = b"import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n"
     for index in range(1500):
         (tmp_path / f"m{index}.py").write_bytes(source)
+    # As from a terminal: a test run started in the background (`nohup ... &`) ignores SIGINT,
+    # and a child that inherits that never sees Ctrl-C.
     run = subprocess.Popen([sys.executable, "-m", "jitfix", "check", "--no-cache", "-j", "2", str(tmp_path)],
-                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def children() -> list[int]:
         found = []
@@ -462,7 +466,6 @@ def test_a_signal_ends_a_parallel_run_and_its_workers_promptly(tmp_path: Path, s
     deadline = time.monotonic() + 60
     while len(children()) < 2 and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)  # the pool started, not only forking its workers: the run is at work when signalled
     workers = children()
     assert run.poll() is None and workers, "the run ended before it could be signalled"
     os.kill(run.pid, signum)
