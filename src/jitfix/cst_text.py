@@ -25,7 +25,7 @@ def code(node: cst.CSTNode) -> str:
     return _empty_module().code_for_node(node)
 
 
-def with_keywords(call: cst.Call, keywords: list[tuple[str, cst.BaseExpression]]) -> cst.Call:
+def with_keywords(call: cst.Call, keywords: Sequence[tuple[str, cst.BaseExpression]]) -> cst.Call:
     """``call`` with ``name=value`` arguments added after its own: ``f(a)`` -> ``f(a, k=v)``."""
     args = list(call.args)
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:

@@ -14,6 +14,7 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
+from jitfix.rules.python_arguments import PythonObjectArgument, UnhashableStaticArgument
 from jitfix.rules.recompilation import (
     GrowingShapeArgument,
     JitRebuiltInLoop,
@@ -43,6 +44,8 @@ ALL_RULES: tuple[Rule, ...] = (
     GrowingShapeArgument(),
     WeakTypeFlip(),
     DataDependentShape(),
+    PythonObjectArgument(),
+    UnhashableStaticArgument(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

@@ -1,0 +1,453 @@
+"""Python objects handed to a jitted function: traced where they must be static (JF507), or
+static where they cannot be hashed (JF508).
+
+jit traces every argument it does not keep static, and only arrays, Python scalars and
+pytrees of them can be traced; a static argument is hashed to find its compiled variant. A
+function, a class, a plain object or a NamedTuple of functions passed in a traced position,
+or a dataclass instance (unhashable unless frozen) passed in a static one, raises at every
+call. What the callers pass comes from ``PassedValues``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+from jitfix.analysis.passed_values import Passed, PassedValues, argument_for
+from jitfix.analysis.scopes import Scopes
+from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.values import positional_names
+from jitfix.cst_text import cst, with_keywords
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
+from jitfix.rules.attributes import (
+    SET_UP_METHODS,
+    _certainly_no_pytree,
+    _changed_attributes,
+    _hashable_instances,
+)
+from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
+from jitfix.rules.static_arguments import static_argnames_edit
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class JittedCallable:
+    """A name callers use to call a jitted function: a decorated def's own name, or ``g`` of
+    ``g = jax.jit(f)`` / ``g = jax.jit(obj.method)`` (then ``skipped`` is 1: a call does not
+    pass ``self``)."""
+
+    function: FunctionNode
+    name: str
+    home: ast.AST  # the scope whose binding of `name` the calls read
+    static: frozenset[str]
+    skipped: int = 0
+    traced: TracedFunction | None = None  # None for a bound method the analysis did not trace
+
+    def calls(self, scopes: Scopes) -> Iterator[tuple[ast.Call, ast.AST]]:
+        for call, scope in scopes.calls_to(self.name):
+            if isinstance(call.func, ast.Name) and scopes.binding_scope(scope, self.name) is self.home:
+                yield call, scope
+
+    def parameters(self) -> list[str]:
+        function = self.function
+        return [*positional_names(function)[self.skipped:], *(arg.arg for arg in function.args.kwonlyargs)]
+
+
+JITTED = CacheKey[list[JittedCallable]]("jitted callables with their callers' names")
+
+
+def jitted_callables(module: ModuleContext) -> list[JittedCallable]:
+    return module.cached(JITTED, lambda: list(_find_jitted(module)))
+
+
+def _find_jitted(module: ModuleContext) -> Iterator[JittedCallable]:
+    program = module.traced.program
+    if program is None:
+        return
+    scopes: Scopes = program.scopes
+    site_scopes = {id(call): scope for scope, call in scopes.calls}
+    for traced in module.traced.values():
+        function = traced.node
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or traced.bound_jit_sites:
+            continue
+        for site in traced.jit_sites:
+            if site in function.decorator_list and not _other_jax_decorators(module, function, site):
+                yield JittedCallable(function, function.name, scopes.parent.get(function, scopes.tree),
+                                     traced.static_params, traced=traced)
+            elif id(site) in scopes.assigned_to and not scopes.assigned_to[id(site)][1] and id(site) in site_scopes:
+                yield JittedCallable(function, scopes.assigned_to[id(site)][0], site_scopes[id(site)],
+                                     traced.static_params, traced=traced)
+    for scope, call in scopes.calls:
+        bound = _bound_method_jit(module, scopes, scope, call)
+        if bound is not None:
+            yield bound
+
+
+def _other_jax_decorators(module: ModuleContext, function: FunctionNode, jit: ast.expr) -> bool:
+    """Whether another decorator from jax wraps the def too (`@jax.jit @jax.vmap`): what the
+    jit's arguments meet is then that transform, which a static argument does not get past."""
+    return any(decorator is not jit and (module.imports.resolve(decorator.func if isinstance(decorator, ast.Call)
+                                                                else decorator) or "").startswith("jax.")
+               for decorator in function.decorator_list)
+
+
+def _bound_method_jit(module: ModuleContext, scopes: Scopes, scope: ast.AST, call: ast.Call) -> JittedCallable | None:
+    """``g = jax.jit(obj.method, static_argnums=...)`` with ``obj`` an instance of the module's
+    class (``scopes.instance_class``): the method, with its static parameters as the bound
+    method's positions count them."""
+    if module.imports.resolve(call.func) != "jax.jit" or len(call.args) != 1 \
+            or not isinstance(call.args[0], ast.Attribute) or id(call) not in scopes.assigned_to \
+            or scopes.assigned_to[id(call)][1]:
+        return None
+    target = call.args[0]
+    klass = scopes.instance_class(scope, target.value, call.lineno)
+    method = next((node for node in klass.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                   and node.name == target.attr), None) if klass is not None else None
+    if method is None or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
+        return None
+    bound = positional_names(method)[1:]
+    static: set[str] = set()
+    for keyword in call.keywords:
+        value = _literal(keyword.value)
+        items = value if isinstance(value, tuple | list) else (value,)
+        if keyword.arg == "static_argnames":
+            static.update(item for item in items if isinstance(item, str))
+        elif keyword.arg == "static_argnums":
+            static.update(bound[item] for item in items if isinstance(item, int) and -len(bound) <= item < len(bound))
+        elif keyword.arg is None:
+            return None
+    return JittedCallable(method, scopes.assigned_to[id(call)][0], scope, frozenset(static), skipped=1)
+
+
+def _literal(node: ast.AST) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Argument:
+    """One call's argument for a parameter, and the objects it holds (None: unknown)."""
+
+    call: ast.Call
+    expr: ast.expr
+    objects: list[Passed] | None
+
+
+def _arguments(module: ModuleContext, jitted: JittedCallable, parameter: str,
+               values: PassedValues) -> list[_Argument] | None:
+    """What each call of ``jitted`` passes for ``parameter`` (calls that leave it out are
+    skipped); None when a call may pass it through ``*args``/``**kwargs``."""
+    found: list[_Argument] = []
+    for call, scope in jitted.calls(values.scopes):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        argument = argument_for(call, jitted.function, parameter, jitted.skipped)
+        if argument is not None:
+            found.append(_Argument(call, argument, values.of(argument, scope)))
+    return found
+
+
+def _passed_values(module: ModuleContext) -> PassedValues | None:
+    program = module.traced.program
+    return module.cached(PASSED_VALUES, lambda: PassedValues(program.scopes)) if program is not None else None
+
+
+PASSED_VALUES = CacheKey[PassedValues]("what calls pass")
+
+
+class PythonObjectArgument(Rule):
+    code = "JF507"
+    name = "python-object-argument"
+    summary = "a function, class or plain object passed to a jitted function must be static; add it to static_argnames"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds calls of a jitted function of the module that pass, for a parameter jit traces, "
+        "an object that is no array: a function (a def or a lambda), a class, an instance of a class "
+        "of the module that is no pytree, or a NamedTuple whose fields are annotated `Callable`. What a "
+        "call passes is followed through names bound once and through the calls of the function whose "
+        "parameter it is. The parameter becomes static at every jit of the function.",
+        why="jit traces every argument it does not keep static, and only arrays, Python scalars and "
+        "pytrees of them can be traced: each such call raises `TypeError: ... is not a valid JAX type`. "
+        "A static argument is hashed instead (a function or plain object by identity), and jit "
+        "compiles once for each one.",
+        example="@jax.jit\ndef step(f, t, x, dt):\n    return x + f(t, x) * dt\n\n\n"
+        "def decay(t, x):\n    return -x\n\n\ndef solve(x):\n    return step(decay, 0.0, x, 0.1)\n",
+        fixed="from functools import partial\n\n\n"
+        "@partial(jax.jit, static_argnames=(\"f\",))\ndef step(f, t, x, dt):\n    return x + f(t, x) * dt\n\n\n"
+        "def decay(t, x):\n    return -x\n\n\ndef solve(x):\n    return step(decay, 0.0, x, 0.1)\n",
+        safety="Safe where fixed: every such call raised before, and every call of the module gives "
+        "that parameter a hashable object of this kind (a def, a class, a NamedTuple of functions, or "
+        "an object whose attributes nothing changes after set-up, which a static argument would freeze "
+        "at its trace). An object made anew on each call of a function compiles again for each new one. "
+        "Reported without a fix where a call passes something else there (perhaps an array), an "
+        "object's attributes change, or the jit's static arguments are not literals.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        values = _passed_values(module)
+        if values is None:
+            return
+        reported: set[tuple[int, str]] = set()  # (argument, parameter): a def redefined is jitted twice
+        for jitted in jitted_callables(module):
+            traced = jitted.traced
+            if traced is None:
+                continue
+            receiver = positional_names(jitted.function)[:1]
+            for parameter in jitted.parameters():
+                if parameter in jitted.static or parameter in receiver and _is_method(values.scopes, jitted.function):
+                    continue  # a traced `self` is JF303's
+                arguments = _arguments(module, jitted, parameter, values)
+                if not arguments:
+                    continue
+                offending = [a for a in arguments if a.objects is not None
+                             and any(_not_a_jax_type(module, passed) for passed in a.objects)]
+                if offending and (id(offending[0].expr), parameter) not in reported:
+                    reported.add((id(offending[0].expr), parameter))
+                    yield self._finding(module, jitted, traced, parameter, arguments, offending[0])
+
+    def _finding(self, module: ModuleContext, jitted: JittedCallable, traced: TracedFunction, parameter: str,
+                 arguments: list[_Argument], first: _Argument) -> Finding:
+        passed = next(p for p in first.objects or [] if _not_a_jax_type(module, p))
+        where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
+                 "which is no array: every call raises `TypeError` (not a valid JAX type)")
+        why_not = self._why_not_static(module, jitted, traced, arguments)
+        if why_not is not None:
+            return self.finding(module, first.expr, f"{where}; not auto-fixable: {why_not}", function=traced)
+        edits = [static_argnames_edit(module, site, [parameter], jitted.function) for site in traced.jit_sites]
+        if not edits or any(edit is None for edit in edits):
+            return self.finding(module, first.expr, f"{where}; not auto-fixable: the jit's static arguments are "
+                                "not literals", function=traced)
+        fix = Fix(Safety.SAFE, f"add `{parameter}` to static_argnames", edits)  # type: ignore[arg-type]
+        return self.finding(module, first.expr, f"{where}; make `{parameter}` static (hashed, and compiled once "
+                            "for each object)", fix, function=traced)
+
+    @staticmethod
+    def _why_not_static(module: ModuleContext, jitted: JittedCallable, traced: TracedFunction,
+                        arguments: list[_Argument]) -> str | None:
+        for argument in arguments:
+            if argument.objects is None:
+                return (f"the call at line {argument.call.lineno} passes `{module.segment(argument.expr)}`, "
+                        "which may be an array (a static argument must be hashable)")
+            for passed in argument.objects:
+                why = _why_not_hashable_and_fixed(module, passed, jitted.function)
+                if why is not None:
+                    return why
+        return None
+
+
+def _is_method(scopes: Scopes, function: FunctionNode) -> bool:
+    return isinstance(scopes.parent.get(function), ast.ClassDef) and not any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
+def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
+    """Whether jit cannot trace the object: a function, a class, an instance of a class that
+    is certainly no pytree, or a NamedTuple holding functions."""
+    if passed.function is not None or not passed.instance:
+        return True
+    assert passed.klass is not None
+    fields = _namedtuple_fields(module, passed.klass)
+    if fields is not None:
+        return any(_callable_annotation(module, annotation) for annotation in fields.values())
+    return _certainly_no_pytree(passed.klass, module)
+
+
+def _why_not_hashable_and_fixed(module: ModuleContext, passed: Passed, reader: FunctionNode) -> str | None:
+    """Why the object would not do as a static argument: unhashable, an array among a
+    NamedTuple's fields, or attributes that change (a static object is read once, at its trace)."""
+    if passed.function is not None:
+        return None
+    klass = passed.klass
+    assert klass is not None
+    if not passed.instance:  # a class: its own attributes are what a trace reads
+        store = _attribute_store_outside(module, klass)
+        return None if store is None else (f"line {store.lineno} sets `.{store.attr}`, which a static "
+                                           f"`{klass.name}` would not see after its trace")
+    fields = _namedtuple_fields(module, klass)
+    if fields is not None:
+        mixed = [name for name, annotation in fields.items() if not _callable_annotation(module, annotation)]
+        return f"`{klass.name}.{mixed[0]}` may hold an array, which is unhashable" if mixed else None
+    if not _certainly_no_pytree(klass, module):
+        return f"`{klass.name}` may be a pytree"
+    if not _hashable_instances(klass):
+        return f"instances of `{klass.name}` compare by value and are unhashable"
+    changed = _changed_attributes(module.tree, klass, reader)
+    if changed:
+        attribute, how = next(iter(changed.items()))
+        return f"`{attribute}` of a `{klass.name}` is {how}, which a static argument would freeze at its trace"
+    store = _attribute_store_outside(module, klass)
+    if store is not None:
+        return (f"line {store.lineno} sets `.{store.attr}`, which a static `{klass.name}` would not see after "
+                "its trace")
+    return None
+
+
+def _attribute_store_outside(module: ModuleContext, klass: ast.ClassDef) -> ast.Attribute | None:
+    """A store to an attribute named like one the class's instances have (``obj.by = 2.0``),
+    anywhere but in the class's set-up methods: it may change an instance after a trace read it."""
+    attributes = {target.attr for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                  for target in ast.walk(method) if isinstance(target, ast.Attribute)
+                  and isinstance(target.ctx, ast.Store)}
+    attributes |= {target.id for node in klass.body if isinstance(node, ast.Assign | ast.AnnAssign)
+                   for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                   if isinstance(target, ast.Name)}
+    set_up = [method for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+              and method.name in SET_UP_METHODS]
+    inside = {id(node) for method in set_up for node in ast.walk(method)}
+    return next((node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute)
+                 and isinstance(node.ctx, ast.Store) and node.attr in attributes and id(node) not in inside), None)
+
+
+def _namedtuple_fields(module: ModuleContext, klass: ast.ClassDef) -> dict[str, ast.expr] | None:
+    """The annotated fields of a ``typing.NamedTuple`` class (None for another class)."""
+    if not any(module.imports.resolve(base) in ("typing.NamedTuple", "typing_extensions.NamedTuple")
+               for base in klass.bases):
+        return None
+    return {node.target.id: node.annotation for node in klass.body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+
+
+def _callable_annotation(module: ModuleContext, annotation: ast.expr) -> bool:
+    """``Callable`` or ``Callable[...]`` (typing's or collections.abc's)."""
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    return module.imports.resolve(annotation) in ("typing.Callable", "collections.abc.Callable")
+
+
+class UnhashableStaticArgument(Rule):
+    code = "JF508"
+    name = "unhashable-static-argument"
+    summary = "a static argument must be hashable: a dataclass instance is not unless frozen; freeze the class"
+    fixable = "sometimes"
+    doc = RuleDoc(
+        what="Finds calls of a jitted function of the module that pass, for a static parameter "
+        "(`static_argnums`/`static_argnames`), an instance of a dataclass of the module that is not "
+        "frozen (nor `unsafe_hash=True`, nor with its own `__hash__`), and makes the class "
+        "`frozen=True`.",
+        why="jit finds the compiled variant for a static argument by its hash. A dataclass compares "
+        "by value (`eq=True`), so Python sets its `__hash__` to None unless it is frozen: every call "
+        "raises `ValueError: Non-hashable static arguments are not supported`.",
+        example="import dataclasses\nfrom functools import partial\n\n\n@dataclasses.dataclass\nclass Config:\n    width: int\n    scale: float = 1.0\n\n\n"
+        "@partial(jax.jit, static_argnums=1)\ndef head(x, config):\n    return x[:, : config.width] * config.scale\n\n\n"
+        "def run(x):\n    return head(x, Config(2))\n",
+        fixed="import dataclasses\nfrom functools import partial\n\n\n@dataclasses.dataclass(frozen=True)\nclass Config:\n    width: int\n    scale: float = 1.0\n\n\n"
+        "@partial(jax.jit, static_argnums=1)\ndef head(x, config):\n    return x[:, : config.width] * config.scale\n\n\n"
+        "def run(x):\n    return head(x, Config(2))\n",
+        safety="Safe where fixed: every such call raised before. A frozen dataclass hashes and compares "
+        "by its fields, so equal configurations share one compiled variant. Made only where nothing in "
+        "the module sets an attribute of any object to one of the class's field names (a frozen "
+        "instance raises on it), the class has no base, no subclass in the module, no `__init__` or "
+        "`__post_init__` of its own, and every field is annotated with a hashable type (`int`, "
+        "`float`, `bool`, `str`, `None`, tuples and `Optional`/`Literal` of those); reported without "
+        "a fix otherwise.",
+    )
+
+    def check(self, module: ModuleContext) -> Iterator[Finding]:
+        values = _passed_values(module)
+        if values is None:
+            return
+        reported: set[tuple[int, str]] = set()
+        for jitted in jitted_callables(module):
+            for parameter in sorted(jitted.static):
+                for argument in _arguments(module, jitted, parameter, values) or []:
+                    unhashable = [p.klass for p in argument.objects or [] if p.instance and p.klass is not None
+                                  and _dataclass_decorator(module, p.klass) is not None
+                                  and not _hashable_instances(p.klass)]
+                    if unhashable and (id(argument.expr), parameter) not in reported:
+                        reported.add((id(argument.expr), parameter))
+                        yield self._finding(module, jitted, parameter, argument, unhashable[0])
+                        break
+
+    def _finding(self, module: ModuleContext, jitted: JittedCallable, parameter: str, argument: _Argument,
+                 klass: ast.ClassDef) -> Finding:
+        where = (f"`{jitted.name}` is jitted with `{parameter}` static, but this call gives it a `{klass.name}`, "
+                 "a dataclass that is not frozen and so unhashable: every call raises `ValueError` (non-hashable "
+                 "static arguments are not supported)")
+        function = jitted.traced
+        why_not = _why_not_frozen(module, klass)
+        if why_not is not None:
+            return self.finding(module, argument.expr, f"{where}; not auto-fixable: {why_not}; give `{klass.name}` "
+                                "a `__hash__`, or make it a pytree and the parameter traced", function=function)
+        decorator = _dataclass_decorator(module, klass)
+        assert decorator is not None
+        fix = Fix(Safety.SAFE, f"freeze `{klass.name}`", [_frozen_edit(module, decorator)])
+        return self.finding(module, argument.expr, f"{where}; make `{klass.name}` a frozen dataclass (hashed by "
+                            "its fields)", fix, function=function)
+
+
+def _dataclass_decorator(module: ModuleContext, klass: ast.ClassDef) -> ast.expr | None:
+    for decorator in klass.decorator_list:
+        if module.imports.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator) \
+                == "dataclasses.dataclass":
+            return decorator
+    return None
+
+
+_HASHABLE_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "None", "tuple", "Tuple",
+                             "Optional", "Literal", "Union", "typing.Optional", "typing.Literal", "typing.Union",
+                             "typing.Tuple", "frozenset"})
+
+
+def _why_not_frozen(module: ModuleContext, klass: ast.ClassDef) -> str | None:
+    """Why ``frozen=True`` could break the class or its users (None: it cannot)."""
+    if klass.bases or klass.keywords:
+        return f"`{klass.name}` has a base class"
+    own = {node.name for node in klass.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if own & {"__init__", "__post_init__", "__setattr__"}:
+        return f"`{klass.name}` sets its own attributes up (`{sorted(own & {'__init__', '__post_init__'})[0]}`)"
+    fields: dict[str, ast.expr] = {node.target.id: node.annotation for node in klass.body
+                                   if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    for name, annotation in fields.items():
+        if not _hashable_annotation(module, annotation):
+            return f"the field `{name}: {module.segment(annotation)}` may hold an unhashable value"
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ClassDef) and any(isinstance(base, ast.Name) and base.id == klass.name
+                                                  for base in node.bases):
+            return f"`{node.name}` derives from `{klass.name}`"
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+        for target in targets:
+            for item in ast.walk(target):
+                if isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store) and item.attr in fields:
+                    return f"line {item.lineno} sets `.{item.attr}`, which a frozen `{klass.name}` refuses"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            return f"line {node.lineno} calls `setattr`, which a frozen `{klass.name}` may refuse"
+    return None
+
+
+def _hashable_annotation(module: ModuleContext, annotation: ast.expr) -> bool:
+    """Whether the annotation names only hashable types (``int``, ``Optional[str]``,
+    ``tuple[int, ...]``, ``Literal["a"]``, ``float | None``)."""
+    if isinstance(annotation, ast.Constant):
+        return annotation.value is None or annotation.value is Ellipsis or isinstance(annotation.value, str | int)
+    if isinstance(annotation, ast.Name | ast.Attribute):
+        name = module.imports.resolve(annotation) or (annotation.id if isinstance(annotation, ast.Name) else None)
+        return name in _HASHABLE_TYPES
+    if isinstance(annotation, ast.Subscript):
+        return _hashable_annotation(module, annotation.value) and _hashable_annotation(module, annotation.slice)
+    if isinstance(annotation, ast.Tuple):
+        return all(_hashable_annotation(module, element) for element in annotation.elts)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _hashable_annotation(module, annotation.left) and _hashable_annotation(module, annotation.right)
+    return False
+
+
+def _frozen_edit(module: ModuleContext, decorator: ast.expr) -> Edit:
+    """``@dataclass`` -> ``@dataclass(frozen=True)``; ``@dataclass(order=True)`` gets the keyword."""
+    start, end = module.span_of(decorator)
+    node_type = cst.Call if isinstance(decorator, ast.Call) else cst.Name if isinstance(decorator, ast.Name) \
+        else cst.Attribute
+
+    def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        frozen = [("frozen", cst.Name("True"))]
+        if isinstance(node, cst.Call):
+            return with_keywords(node, frozen)
+        assert isinstance(node, cst.BaseExpression)
+        return with_keywords(cst.Call(func=node), frozen)
+
+    return Edit(start, node_type, replace, end=end)
+
