@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 from jitfix.analysis.blocks import declared_names, walk_body
 from jitfix.analysis.catalogue import (ARGUMENT_BUILTINS, ARGUMENT_MODULES, ARRAY, ARRAY_ATTRIBUTES, HOST, LAYERS, call_category,
                                        NUMPY_METADATA, ONE_ARRAY, PYTREE, RESULT_PARTS, STATIC, STATIC_ATTRIBUTES,
-                                       STATIC_BUILTINS, TRANSFORM, function_category, jnp_member)
+                                       STATIC_BUILTINS, TRANSFORM, function_category, is_elementwise, jnp_member,
+                                       shape_arguments)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.python_arithmetic import PythonSpelling, python_spelling
 
@@ -1182,6 +1183,85 @@ class SizeEvidence:
             if not any(isinstance(element, ast.List | ast.Tuple | ast.Starred) for element in call.args[0].elts):
                 return len(call.args[0].elts)
         return None
+
+
+    def least_rank(self, expr: ast.AST, assumed: Mapping[str, int] | None = None) -> int:
+        """How many dimensions ``expr`` has at least, where the code spells them out (0 when
+        nothing says more): `jnp.array([z])`, a draw of `shape=(1,)`, `x[i:i + 1]` and what
+        elementwise arithmetic makes of them. A test of one element and one dimension is no
+        scalar: Python takes its truth, `lax.cond` and `lax.while_loop` want a scalar."""
+        assumed = assumed or {}
+        if isinstance(expr, ast.BinOp):
+            return max(self.least_rank(expr.left, assumed), self.least_rank(expr.right, assumed))
+        if isinstance(expr, ast.Compare):
+            return max(self.least_rank(part, assumed) for part in (expr.left, *expr.comparators))
+        if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
+            return self.least_rank(expr.operand, assumed)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript_rank(expr, assumed)
+        if isinstance(expr, ast.Call):
+            return self._call_rank(expr, assumed)
+        if isinstance(expr, ast.Name):
+            return self._name_rank(expr.id, assumed)
+        return 0
+
+    def _subscript_rank(self, expr: ast.Subscript, assumed: Mapping[str, int]) -> int:
+        parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+        if any(not isinstance(part, ast.Slice) and not _is_none(part) for part in parts):
+            return 0  # an index drops a dimension, an array index may add several
+        slices = sum(isinstance(part, ast.Slice) for part in parts)
+        return max(self.least_rank(expr.value, assumed), slices) + len(parts) - slices
+
+    def _call_rank(self, call: ast.Call, assumed: Mapping[str, int]) -> int:
+        name = self.imports.resolve(call.func) or ""
+        function = name.rpartition(".")[2] if jnp_member(name) is not None else None
+        if function in {"array", "asarray"} and call.args:
+            depth, value = 0, call.args[0]
+            while isinstance(value, ast.List | ast.Tuple) and value.elts:
+                depth, value = depth + 1, value.elts[0]
+            return depth
+        if function in SHAPED_CONSTRUCTORS and call.args:
+            shape = call.args[0]
+            return len(shape.elts) if isinstance(shape, ast.Tuple | ast.List) else 1 \
+                if _literal_size(shape) is not None else 0
+        if function in {"arange", "linspace"}:
+            return 1
+        if name.startswith("jax.random."):
+            shapes = [value for parameter, value in shape_arguments(call, name) if parameter == "shape"]
+            return len(shapes[0].elts) if shapes and isinstance(shapes[0], ast.Tuple | ast.List) else 0
+        if is_elementwise(name) or function in {"where", "clip"}:
+            return max((self.least_rank(argument, assumed) for argument in call.args), default=0)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in {"astype", "conj", "clip", "round"} \
+                and function is None:
+            return self.least_rank(call.func.value, assumed)
+        return 0
+
+    def _name_rank(self, name: str, assumed: Mapping[str, int]) -> int:
+        """The least rank over every binding of ``name``, found as a fixed point: a loop's
+        `z = z * z + c` keeps the rank `z` started with."""
+        if name in assumed:
+            return assumed[name]
+        if name in self.arrays.params:
+            return 0
+        values = self.arrays.bindings.get(name, [])
+        if not values or any(value is None for value in values):
+            return 0
+        guess = _NO_BOUND
+        for _ in range(4):
+            found = min(self.least_rank(value, {**assumed, name: guess}) for value in values  # type: ignore[misc]
+                        if value is not None)
+            if found == guess:
+                return found
+            guess = found
+        return 0
+
+
+# What a name is assumed to hold while its own bindings are read: no bound yet.
+_NO_BOUND = 1 << 16
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _broadcast(first: int | None, second: int | None) -> int | None:

@@ -131,6 +131,11 @@ class IfPlanner:
         self._plan_assign(node, cases, blocks, bound, loops, values)
         return False
 
+    def _vector_tests(self, ifs: list[ast.If]) -> frozenset[int]:
+        """The tests (by id) that have a dimension or more: Python takes the truth of one
+        element, `lax.cond` wants a scalar, so the rewrite squeezes them."""
+        return frozenset(id(node.test) for node in ifs if self.context.sizes.least_rank(node.test) >= 1)
+
     def _branches(self, node: ast.If, cases: list[ast.If], blocks: list[list[ast.stmt]],
                   falls: list[bool]) -> list[Branch]:
         """A branch per block, named for its test (``with_rest``: the block takes the rest)."""
@@ -198,7 +203,8 @@ class IfPlanner:
                                             "`lax.cond` can only choose between arrays")
         operands = context.ordered(needed, node)
         branches = self._branches(node, cases, blocks, [False] * len(blocks))
-        plan = IfPlan(node, IfForm.ASSIGN, branches, operands, outputs, cases=cases, copies=copies)
+        plan = IfPlan(node, IfForm.ASSIGN, branches, operands, outputs, cases=cases, copies=copies,
+                      vector_tests=self._vector_tests(cases or [node]))
         self._plan_casts_assign(plan, values)
         context.plans[node] = plan
         self._walk_branches(branches, operands, tail=False, loops=loops, values=values)
@@ -236,7 +242,8 @@ class IfPlanner:
             needed |= self.context.reads_of(copies) & assigned_names(statements) & bound
         operands = context.ordered(needed, node)
         branches = self._branches(node, [], arms, [fall and bool(rest) for fall in falls])
-        plan = IfPlan(node, IfForm.RETURN, branches, operands, [], copies=copies)
+        plan = IfPlan(node, IfForm.RETURN, branches, operands, [], copies=copies,
+                      vector_tests=self._vector_tests([node]))
         self._plan_casts_return(plan, values)
         differing = self._uncast_return_types(plan, values)
         if differing:
@@ -793,9 +800,12 @@ class IfRenderer:
                 f"{dtype_name} = {self.context.name('jax.numpy')}.result_type({', '.join(sources)})\n"))
         functions: list[str] = []
         tests: list[str] = []
+        ast_tests = iter([case.test for case in plan.cases] if plan.cases else [plan.node.test])
         for branch, arm in zip(plan.branches, _arms(plan, statement)):
             if arm.test is not None:
-                tests.append(code(arm.test))
+                squeezed = id(next(ast_tests)) in plan.vector_tests
+                tests.append(f"{self.context.name('jax.numpy')}.squeeze({code(arm.test)})" if squeezed
+                             else code(arm.test))
             statements = [*arm.statements, *(rest_statements if branch.with_rest else [])]
             if not statements and _is_identity(plan, branch):  # a break/continue guard's if
                 functions.append(self._identity_lambda(plan, branch))

@@ -267,7 +267,8 @@ class LoopPlanner:
                 return context.report(node, "the body changes nothing the loop test reads")
             name = branch_name(node.test, False, context.taken).replace("_if_", "_while_", 1)
             plan = LoopPlan(node, LoopKind.WHILE, unique_name(name + "_body", context.taken), carry, body,
-                            cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports))
+                            cond_name=name, boolean_test=is_boolean_valued(node.test, context.imports),
+                            vector_test=context.sizes.least_rank(node.test) >= 1)
         plan.guards, plan.flag, plan.synthetic_ifs = guards, flag, synthetic_ifs
         plan.copies, plan.starts = copies, starts
         if "_" in (target, *carry):
@@ -867,6 +868,8 @@ class LoopRenderer:
 
     def _render_while(self, plan: LoopPlan, statement: cst.While, depth: int) -> list[cst.BaseStatement]:
         test = self._test_source(plan, statement)
+        if plan.vector_test:  # Python took the truth of its one element; while_loop wants a scalar
+            test = f"{self.context.name('jax.numpy')}.squeeze({test})"
         start: list[cst.BaseStatement] = []
         if plan.flag:  # a break ends the loop through the flag
             jnp = self.context.name("jax.numpy")

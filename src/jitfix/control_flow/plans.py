@@ -62,6 +62,9 @@ class IfPlan:
     # to first, to cast its items (`result = _after_if(c)`, `return result[0], ...`), and
     # how many items it has.
     return_results: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # The tests (ids of their nodes) with a dimension or more, `jnp.array([z])` > 2: squeezed
+    # to the scalar `lax.cond` wants (Python took the truth of their one element).
+    vector_tests: frozenset[int] = frozenset()
 
     @property
     def true(self) -> Branch:
@@ -77,7 +80,8 @@ class IfPlan:
 
     @property
     def needs_numpy(self) -> bool:
-        return bool(self.dtypes or self.cases)  # (a switch's index is `jnp.select` of the cases' tests)
+        # (a switch's index is `jnp.select` of the cases' tests; a test of a dimension is squeezed)
+        return bool(self.dtypes or self.cases or self.vector_tests)
 
 
 @dataclass(eq=False)
@@ -106,6 +110,7 @@ class LoopPlan:
     # while: the name of the condition function, and whether the test is already a boolean
     cond_name: str | None = None
     boolean_test: bool = True
+    vector_test: bool = False  # the test has a dimension or more (`jnp.abs(z) < 2`, `z = jnp.array([c])`)
     # break/continue: the guards, and the carried flag a break sets
     guards: list[Guard] = field(default_factory=list)
     flag: str | None = None
@@ -137,7 +142,7 @@ class LoopPlan:
 
     @property
     def needs_numpy(self) -> bool:
-        return self.truncate_upper or self.flag is not None or self.casts_carries
+        return self.truncate_upper or self.flag is not None or self.casts_carries or self.vector_test
 
     @property
     def absorbs_rest(self) -> bool:
