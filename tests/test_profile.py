@@ -77,6 +77,18 @@ def test_a_program_that_compiles_each_function_once_exits_0(tmp_path: Path) -> N
     assert row.split()[2:4] == ["5", "1"]  # calls, compiles
 
 
+def test_calls_count_when_the_program_is_a_module_imported_by_the_command(tmp_path: Path) -> None:
+    """`python -c "import train; train.main()"`: the module's `from jax import jit` runs while
+    the command's own import is under way, and its jit must already be the counting one."""
+    (tmp_path / "train.py").write_text(
+        "import jax.numpy as jnp\nfrom jax import jit\n\n\n@jit\ndef step(x):\n    return x + 1\n\n\n"
+        "def main():\n    x = jnp.zeros(3)\n    for _ in range(4):\n        x = step(x)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "jitfix", "profile", "--", sys.executable, "-c",
+                           "import train; train.main()"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    row = next(line for line in done.stdout.splitlines() if line.startswith("step"))
+    assert row.split()[2:4] == ["4", "1"], done.stdout + done.stderr  # calls, compiles
+
+
 def test_a_log_with_jax_wording_it_does_not_know_keeps_jax_words(tmp_path: Path) -> None:
     log = tmp_path / "profile.jsonl"
     miss = ("TRACING CACHE MISS at m.py:9 (<module>):\n  for f defined at m.py:3\n  all previously seen cache keys "

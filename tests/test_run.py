@@ -428,3 +428,47 @@ def test_prints_that_print_otherwise_under_jit_are_rewritten_when_the_rerun_then
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert "output differs" not in result.stderr
     assert result.exit_code == 0
+
+
+# NumPy on an attribute of an object the jitted function builds (a property reading it): no
+# analysis of the source can call it traced; the run sees NumPy convert a tracer on that line.
+OBJECT_MODEL = '''import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class Point:
+    def __init__(self, coordinates, index):
+        self.coordinates = coordinates
+        self.index = index
+
+    @property
+    def xyz(self):
+        return self.coordinates[self.index]
+
+    def distance(self, other):
+        return np.sqrt(np.sum((self.xyz - other.xyz) ** 2))
+
+
+@jax.jit
+def spread(coordinates, scale):
+    stretched = coordinates * scale
+    return jnp.stack([Point(stretched, 0).distance(Point(stretched, i)) for i in range(1, 3)])
+'''
+OBJECT_MAIN = '''import jax.numpy as jnp
+
+import model
+
+print(model.spread(jnp.arange(9.0).reshape(3, 3), 2.0))
+'''
+
+
+def test_numpy_on_values_only_the_run_saw_traced_becomes_jnp_on_that_line(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(OBJECT_MODEL)
+    (tmp_path / "main.py").write_text(OBJECT_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "        return jnp.sqrt(jnp.sum((self.xyz - other.xyz) ** 2))\n" in (tmp_path / "model.py").read_text(), \
+        result.output
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert result.exit_code == 0

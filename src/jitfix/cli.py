@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Annotated, Optional, cast
 import typer
 
 from jitfix import __version__, api, report
-from jitfix.cli_options import CodeList, Paths, Shared, Validation, resolve_settings, with_options
+from jitfix.cli_options import (
+    PLATFORM_OPTION,
+    CodeList,
+    Paths,
+    Shared,
+    Validation,
+    resolve_settings,
+    use_platform,
+    with_options,
+)
 from jitfix.config import DEFAULT_VALIDATE_TIMEOUT, Settings
 from jitfix.pyproject import ConfigError, load_settings
 from jitfix.engine import FileResult, Options, default_jobs, unified_diff
@@ -131,6 +140,7 @@ class Run:
         if timeout is not None and not 1 <= timeout < float("inf"):
             self.fail("--validate-timeout must be a number of seconds, at least 1")
         self.record = options.record or settings.validate_record
+        use_platform(options.platform)
         from jitfix.validate.runner import ValidationOptions
 
         self.validation = ValidationOptions(
@@ -611,6 +621,7 @@ def validate_command(
                                                               help="Time limit for the module.")] = None,
     pass_env: Annotated[CodeList, typer.Option("--pass-env", metavar="NAME",
                                                help="Pass this environment variable on (repeatable).")] = None,
+    platform: Annotated[Optional[str], PLATFORM_OPTION] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only failures.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print the evidence of each function.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
@@ -623,7 +634,7 @@ def validate_command(
     shared = Shared(quiet=quiet, verbose=verbose, no_color=no_color, config=config)
     run = _prepare([str(old)], shared)
     run.ask_validation(Validation(examples=examples, record=record, validate_timeout=validate_timeout,
-                                  pass_env=pass_env), force=True)
+                                  pass_env=pass_env, platform=platform), force=True)
     texts = []
     for path in (old, new):
         try:
@@ -673,6 +684,7 @@ def run(
                                                       "and only its files change.")] = Path("."),
     pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME",
                                                           help="An environment variable the command needs.")] = None,
+    platform: Annotated[Optional[str], PLATFORM_OPTION] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
 ) -> None:
     """Run a command (`jitfix run -- python train.py`) or a notebook's cells (`jitfix run
@@ -682,6 +694,7 @@ def run(
     from jitfix.run import notebook_command, run_and_fix
 
     out, err = _consoles(no_color)
+    use_platform(platform)
     command = list(ctx.args)
     if not command:
         err.print("jitfix: give the command after --, e.g. jitfix run -- python train.py")
@@ -744,7 +757,8 @@ def _print_run_validation(result, err: Console) -> None:
     """For each rewritten function: the failures its rewrite removed, and its validation."""
     if not result.validation and not result.held and not result.unvalidated:
         return
-    err.print("validation (the arguments of an eager run as inputs):")
+    on = f" on {result.backends}" if result.backends else ""
+    err.print(f"validation{on} (the arguments of an eager run as inputs):")
     for relative, functions in sorted(result.validation.items()):
         for function in functions:
             removed = ", ".join(result.removed_by(relative, function.function))
@@ -780,6 +794,7 @@ def profile(
                                                     "padded to a power-of-two length) to a copy, run the command "
                                                     "again there, and show the compiles before and after.")] = False,
     write: Annotated[bool, typer.Option("--write", help="With --fix: write the fixes to the files.")] = False,
+    platform: Annotated[Optional[str], PLATFORM_OPTION] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
 ) -> None:
     """Run a command (`jitfix profile -- python train.py`) and show, per jitted function, its
@@ -790,6 +805,7 @@ def profile(
     from jitfix.profile import markdown_report, profile_and_fix, profile_command, svg_chart, text_report
 
     out, err = _consoles(no_color)
+    use_platform(platform)
     command = list(ctx.args)
     if not command:
         err.print("jitfix: give the command after --, e.g. jitfix profile -- python train.py")
@@ -1005,3 +1021,7 @@ def main() -> None:
 
         sys.stderr.write(f"jitfix: internal error: {describe_exception(error)}. Please report this.\n")
         sys.exit(EXIT_INTERNAL)
+    finally:  # interrupted or terminated: no run of the user's code outlives jitfix (or holds a device)
+        from jitfix.validate.process import stop_all
+
+        stop_all()

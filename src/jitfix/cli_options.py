@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Callable, Optional
@@ -71,6 +72,18 @@ class Shared:
                                              help="Print the files a run would process; then exit.")] = False
 
 
+PLATFORM_OPTION = typer.Option(
+    "--platform", metavar="NAME", help="The JAX platform your code runs on under jitfix: cpu, gpu or tpu (sets "
+    "JAX_PLATFORMS for it). By default yours: JAX_PLATFORMS as you set it, else what the machine has.")
+
+
+def use_platform(platform: str | None) -> None:
+    """Run the user's code on ``platform``: children take ``JAX_PLATFORMS`` from jitfix's
+    own environment (``validate.process.environment``)."""
+    if platform:
+        os.environ["JAX_PLATFORMS"] = platform.strip().lower()
+
+
 @dataclass
 class Validation:
     """The options that import and run the user's code (and the report of what was done)."""
@@ -91,6 +104,7 @@ class Validation:
     pass_env: Annotated[CodeList, typer.Option(
         "--pass-env", metavar="NAME", help="Pass this environment variable on to your code under --validate and "
         "--record (repeatable). Only what Python and JAX need is passed otherwise: secrets stay out.")] = None
+    platform: Annotated[Optional[str], PLATFORM_OPTION] = None
     allow_unvalidated: Annotated[bool, typer.Option(
         "--allow-unvalidated", help="With --validate: also write rewrites whose validation was skipped or could "
         "not run (by default fix writes only what passed).")] = False

@@ -369,7 +369,7 @@ def validation_summary(validation) -> str:
     text = f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
     if errors:
         text += f", {plural(errors, 'module')} could not be run"
-    return text + f" in {validation.seconds:.1f} s"
+    return text + f" in {validation.seconds:.1f} s" + (f" on {validation.platforms}" if validation.platforms else "")
 
 
 def migration_report(files, left: list[Finding], validation=None, applied: bool = True) -> str:

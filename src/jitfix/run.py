@@ -80,6 +80,7 @@ class RunResult:
     refused: str | None = None
     # relative path -> each rewritten function's validation with the run's recorded arguments.
     validation: dict[str, list[FunctionResult]] = field(default_factory=dict)
+    backends: str = ""  # the platforms the validation children ran on (`cpu`, `tpu`)
     # relative path -> why its fixes must not be written (a validation failed).
     held: dict[str, str] = field(default_factory=dict)
     # relative path -> why its validation could not run (a script whose import is the program
@@ -262,7 +263,7 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
     whose validation fails is held back."""
     from jitfix.api import analyse
     from jitfix.validate.record import record_calls
-    from jitfix.validate.runner import validate_modules
+    from jitfix.validate.runner import platforms_of, validate_modules
     from jitfix.validate.session import recording_targets
 
     jobs: dict[str, ModuleJob] = {}
@@ -277,7 +278,9 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
                  scratch.pass_env, cwd=str(scratch.project),
                  extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
     options = ValidationOptions(recorded=str(recorded / "calls"), timeout=scratch.timeout, pass_env=scratch.pass_env)
-    for relative, module in zip(jobs, validate_modules(list(jobs.values()), options)):
+    modules = validate_modules(list(jobs.values()), options)
+    result.backends = platforms_of(modules)
+    for relative, module in zip(jobs, modules):
         result.validation[relative] = module.functions
         if module.error:
             result.unvalidated[relative] = module.error.splitlines()[0]

@@ -339,20 +339,21 @@ class _LogHandler(logging.Handler):
 
 
 def _patched_once_jax_is_imported(patch):
-    """Run ``patch(jax)`` as soon as jax's own imports are done (its classes are final then)."""
+    """Run ``patch(jax)`` as soon as jax's own imports are done (its classes are final then):
+    when an import returns and jax's package has finished running -- inside the import of the
+    user's module too (`python -c "import main"`), whose `from jax import jit` must already
+    get the patched jit."""
     import builtins
 
     original_import = builtins.__import__
-    depth = [0]
+    patched: list = []  # (imports under way when it happens return through here too)
 
     def watching_import(name, *args, **kwargs):
-        depth[0] += 1
-        try:
-            module = original_import(name, *args, **kwargs)
-        finally:
-            depth[0] -= 1
+        module = original_import(name, *args, **kwargs)
         jax = sys.modules.get("jax")
-        if jax is not None and "jax.errors" in sys.modules and depth[0] == 0:
+        if not patched and jax is not None and "jax.errors" in sys.modules \
+                and not getattr(getattr(jax, "__spec__", None), "_initializing", False):
+            patched.append(jax)
             builtins.__import__ = original_import  # patched once: stop watching
             patch(jax)
         return module

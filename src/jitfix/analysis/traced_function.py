@@ -80,6 +80,16 @@ class RunEvidence:
     # Parameters to make static at the jit: a value that failed under jit depends only on
     # them, and each call gave them a Python value.
     static: dict[str, Observation] = field(default_factory=dict)
+    # The error raised at each line that failed (`{31: "TracerArrayConversionError"}`): proof
+    # that a value there was traced, where the analysis could not tell (an attribute of an
+    # object made in the trace, a property).
+    failures: dict[int, str] = field(default_factory=dict)
+
+    def failed_with(self, node: ast.AST, error: str) -> bool:
+        """Whether the run saw ``error`` raised on one of ``node``'s lines."""
+        first: int = getattr(node, "lineno", 0)
+        last: int = getattr(node, "end_lineno", None) or first
+        return any(first <= line <= last and seen == error for line, seen in self.failures.items())
 
 
 @dataclass

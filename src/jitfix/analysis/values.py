@@ -1248,7 +1248,7 @@ class SizeEvidence:
             return 0
         guess = _NO_BOUND
         for _ in range(4):
-            found = min(self.least_rank(value, {**assumed, name: guess}) for value in values  # type: ignore[misc]
+            found = min(self.least_rank(value, {**assumed, name: guess}) for value in values
                         if value is not None)
             if found == guess:
                 return found

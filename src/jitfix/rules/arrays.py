@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     from jitfix.analysis.traced_function import TracedFunction
     from jitfix.findings import Replaced
 
+# Keywords NumPy functions take that their jax.numpy namesakes refuse unless None (`kind=` of
+# `argsort`: `stable=` says it there; `out=`: arrays are immutable).
+NUMPY_ONLY_KEYWORDS = frozenset({"kind", "out", "casting", "subok"})
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
 JNP_FUNCTIONS = frozenset(
     """abs absolute add all allclose amax amin any append arange arccos arccosh arcsin arcsinh arctan arctan2
@@ -289,6 +298,10 @@ class NumpyOnTracer(Rule):
         "(use `jax.random` with an explicit key for randomness). A list or tuple of tracers "
         "is rewritten only for the jnp functions that take one (`stack`, `concatenate`, "
         "`array`, ...); for the others (`np.mean([a, b])`) it is reported: jnp takes arrays only. "
+        "A call with a keyword jnp refuses (`kind=`, `out=`, `casting=`, `subok=`: "
+        "`np.argsort(x, kind=\"stable\")`) is reported too. Where `jitfix run` saw NumPy convert a "
+        "tracer on a line, the NumPy calls there whose arguments are not certainly static count as "
+        "taking tracers (an attribute of an object made in the trace, a property). "
         "A NumPy array indexed with a tracer is rewritten where it is certainly one array: a NumPy "
         "function's result (not one of those that return several), an ndarray method's or "
         "arithmetic's of one, a name bound once to one in the function or at module level, or a "
@@ -333,6 +346,11 @@ class NumpyOnTracer(Rule):
                 # dict it takes as one object (`np.sum(metrics, -1)` returns the dict).
                 converted = [verdict for verdict in map(values.verdict, arguments)
                              if verdict.traced and verdict.container != "dict"]
+                if not converted and entry.traced.seen.failed_with(node, "TracerArrayConversionError"):
+                    # The run saw NumPy convert a tracer on this line: what the analysis cannot
+                    # prove static there (an object's attribute, a property) was traced.
+                    converted = [verdict for argument, verdict in zip(arguments, map(values.verdict, arguments))
+                                 if not values.is_static(argument) and verdict.container != "dict"]
                 if not converted:
                     continue
                 function = name[len("numpy."):]
@@ -341,13 +359,15 @@ class NumpyOnTracer(Rule):
                 where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}`"
                 listed = any(verdict.container is not None for verdict in converted) \
                     and function not in SEQUENCE_TAKING
-                if (function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS) and not listed:
+                refused = [k.arg for k in node.keywords if k.arg in NUMPY_ONLY_KEYWORDS and not _is_none(k.value)]
+                if (function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS) and not listed and not refused:
                     fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
                     yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
                                        function=entry.traced)
                 else:
                     why = f"`jnp.{function}` takes arrays, not a list or tuple of them: stack them first " \
-                          "(`jnp.stack`)" if listed else "no jax.numpy function of that name is known to behave the same"
+                          "(`jnp.stack`)" if listed else f"`jnp.{function}` refuses `{refused[0]}=`" if refused \
+                        else "no jax.numpy function of that name is known to behave the same"
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: {why}",
                                        function=entry.traced)
 

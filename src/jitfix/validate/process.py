@@ -2,10 +2,13 @@
 take jitfix down with it.
 
 Each command runs in a session (process group) of its own, so a timeout kills everything it
-started, grandchildren included, and whatever it leaves running at its end is killed too;
-its output is read through a bounded buffer; its address space can be capped; and its
-environment holds what Python and JAX need, not the caller's secrets, plus the variables
-the user names with ``--pass-env``.
+started, grandchildren included, and whatever it leaves running at its end is killed too, as
+is every command still running when jitfix is interrupted or terminated (``stop_all``); its
+output is read through a bounded buffer; its address space can be capped (not where an
+accelerator's runtime is in reach: those reserve far more address space than they use); and
+its environment holds what Python, JAX and the accelerator runtimes need, not the caller's
+secrets, plus the variables the user names with ``--pass-env``. The platform is the user's:
+``JAX_PLATFORMS`` passes through as it is (``--platform`` sets it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ KEPT_VARIABLES = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE
                             "SHELL", "TERM", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX",
                             "LD_LIBRARY_PATH", "SYSTEMROOT", "COMSPEC", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
                             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES"})
-KEPT_PREFIXES = ("LC_", "JAX_", "XLA_", "PYTEST_", "JITFIX_")
+KEPT_PREFIXES = ("LC_", "JAX_", "XLA_", "PYTEST_", "JITFIX_",
+                 # the accelerator runtimes': without its TPU_* settings libtpu waits for a metadata server
+                 "TPU_", "LIBTPU_", "PJRT_", "CUDA_", "NVIDIA_", "NCCL_", "ROCR_", "HIP_")
+# Device files of an accelerator runtime JAX may load (TPU, NVIDIA, AMD).
+ACCELERATOR_DEVICES = ("/dev/accel", "/dev/vfio", "/dev/nvidia", "/dev/kfd")
 
 
 def default_memory_limit() -> int | None:
@@ -33,10 +40,23 @@ def default_memory_limit() -> int | None:
         return None
 
 
+def accelerator_in_reach() -> bool:
+    """Whether the user's code may run on an accelerator: ``JAX_PLATFORMS`` names one, or it
+    is not set and the machine has an accelerator's device files. Such a child may hold the
+    device (one at a time) and needs its address space uncapped."""
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
+    if platforms:
+        return any(name.strip() not in ("cpu", "") for name in platforms.split(","))
+    try:
+        entries = os.listdir("/dev")
+    except OSError:
+        return False
+    return any(f"/dev/{entry}".startswith(ACCELERATOR_DEVICES) for entry in entries)
+
+
 def environment(extra: dict[str, str], pass_env: tuple[str, ...] = ()) -> dict[str, str]:
     kept = {name: value for name, value in os.environ.items()
             if name in KEPT_VARIABLES or name.startswith(KEPT_PREFIXES) or name in pass_env}
-    kept.setdefault("JAX_PLATFORMS", "cpu")
     kept["PYTHONDONTWRITEBYTECODE"] = "1"  # the user's code writes nothing, .pyc files included
     kept.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     kept.update(extra)
@@ -80,9 +100,13 @@ def run(command: list[str] | str, *, timeout: float, env: dict[str, str], memory
 
     if not shell and isinstance(command, list):
         command = _program_found(command, cwd)
-    process = subprocess.Popen(command, shell=shell, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                               preexec_fn=limit_memory if memory_limit and os.name == "posix" else None)
+    if accelerator_in_reach():
+        memory_limit = None
+    with _LIVE_LOCK:  # (so that `stop_all` sees every command it must stop)
+        process = subprocess.Popen(command, shell=shell, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                   preexec_fn=limit_memory if memory_limit and os.name == "posix" else None)
+        _LIVE.add(process)
     readers = [_Bounded(process.stdout), _Bounded(process.stderr)]
     for reader in readers:
         reader.start()
@@ -90,10 +114,28 @@ def run(command: list[str] | str, *, timeout: float, env: dict[str, str], memory
         returncode: int | None = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         returncode = None
-    _kill_group(process)
+    finally:  # a timeout, the end, or jitfix interrupted: nothing it started lives on
+        _kill_group(process)
+        with _LIVE_LOCK:
+            _LIVE.discard(process)
     for reader in readers:
         reader.join(timeout=5)
     return Outcome(returncode, readers[0].text(), readers[1].text())
+
+
+# The commands running now, each the leader of its own process group.
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """Kill every command still running, with all it started: jitfix was interrupted or
+    terminated while validation children or runs of the user's program were going (they are
+    in sessions of their own, so the terminal's Ctrl-C never reached them)."""
+    with _LIVE_LOCK:
+        running = list(_LIVE)
+    for process in running:
+        _kill_group(process)
 
 
 def _program_found(command: list[str], cwd: str | None) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jitfix.config import DEFAULT_VALIDATE_TIMEOUT
-from jitfix.validate.process import default_memory_limit, environment, run
+from jitfix.validate.process import accelerator_in_reach, default_memory_limit, environment, run
 from jitfix.validate.targets import Target, module_identity, plan_targets
 
 
@@ -86,13 +86,14 @@ class ModuleResult:
     error: str | None = None  # the module could not be validated at all
     seconds: float = 0.0
     output: str = ""  # what the user's code printed (shown under --verbose)
+    backend: str = ""  # the platform the child ran on (`cpu`, `gpu`, `tpu`)
 
     @property
     def failed(self) -> list[FunctionResult]:
         return [f for f in self.functions if f.status == "failed"]
 
     def to_json(self) -> dict:
-        return {"path": self.path, "error": self.error, "seconds": round(self.seconds, 3),
+        return {"path": self.path, "error": self.error, "seconds": round(self.seconds, 3), "backend": self.backend,
                 "functions": [f.to_json() for f in self.functions]}
 
 
@@ -168,9 +169,15 @@ def validate_module(job: ModuleJob, options: ValidationOptions) -> ModuleResult:
         result.error = document["error"]
         result.output += document.get("traceback", "")
         return result
+    result.backend = document.get("backend", "")
     by_name = {record["function"]: FunctionResult.from_child(record) for record in document["functions"]}
     result.functions = sorted(skipped + list(by_name.values()), key=lambda f: f.line)
     return result
+
+
+def platforms_of(modules: list[ModuleResult]) -> str:
+    """`cpu` (or `tpu`, `cpu and tpu`): the platforms the validation children ran on."""
+    return " and ".join(sorted({module.backend for module in modules if module.backend}))
 
 
 def _jitfix_path() -> dict[str, str]:
@@ -183,8 +190,10 @@ def _jitfix_path() -> dict[str, str]:
 
 
 def validate_modules(jobs: list[ModuleJob], options: ValidationOptions) -> list[ModuleResult]:
-    """Each module in its own process, ``options.jobs`` at a time; results in the jobs' order."""
+    """Each module in its own process, ``options.jobs`` at a time (one at a time where an
+    accelerator is in reach: each child would hold it); results in the jobs' order."""
     if not jobs:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(options.jobs, len(jobs)))) as pool:
+    workers = 1 if accelerator_in_reach() else max(1, min(options.jobs, len(jobs)))  # one holds the device
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda job: validate_module(job, options), jobs))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from jitfix.config import Settings
 from jitfix.engine import FileResult, Options, process_source
 from jitfix.validate.record import Recording, record_calls
-from jitfix.validate.runner import ModuleJob, ModuleResult, ValidationOptions, validate_modules
+from jitfix.validate.runner import ModuleJob, ModuleResult, ValidationOptions, platforms_of, validate_modules
 from jitfix.validate.targets import changed_functions
 
 
@@ -24,6 +24,10 @@ class ValidationRun:
     held: dict[str, list[str]] = field(default_factory=dict)
     # path -> why no rewrite of the file was written (its validation could not run)
     held_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def platforms(self) -> str:
+        return platforms_of(self.modules)
 
     @property
     def failed(self) -> int:
