@@ -472,3 +472,22 @@ def test_numpy_on_values_only_the_run_saw_traced_becomes_jnp_on_that_line(tmp_pa
         result.output
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert result.exit_code == 0
+
+
+def test_the_summary_counts_the_files_it_writes_not_those_validation_held_back(tmp_path: Path, monkeypatch) -> None:
+    from jitfix.validate import runner
+
+    def failing(jobs, options):
+        return [runner.ModuleResult(job.path, [runner.FunctionResult("schedule", 7, "failed", failure={
+            "input": "", "source": "recorded", "reason": "values differ", "expected": ""})]) for job in jobs]
+
+    monkeypatch.setattr(runner, "validate_modules", failing)
+    (tmp_path / "model.py").write_text("import jax\n\n\n@jax.jit\ndef schedule(x, t):\n    if t > 0.5:\n"
+                                       "        return x * t\n    return x - t\n")
+    (tmp_path / "main.py").write_text("import jax.numpy as jnp\n\nimport model\n\n"
+                                      "print(model.schedule(jnp.arange(3.0), 0.7))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "0 file(s) fixed (1 more held back by validation: not written)" in result.stderr, result.output
+    assert "@jax.jit\n" in (tmp_path / "model.py").read_text()  # nothing written
+    assert result.exit_code == 1

@@ -730,7 +730,8 @@ def run(
     verdict = ("exits as with jit disabled" if result.final == result.reference else
                "now succeeds (the original fails with jit disabled too)" if result.agrees else
                "still exits differently from the reference")
-    err.print(f"{len(result.changed)} file(s) fixed; the command {verdict} "
+    held = f" ({len(result.held)} more held back by validation: not written)" if result.held else ""
+    err.print(f"{len(result.writable)} file(s) fixed{held}; the command {verdict} "
               f"({_exit_status(result.final, timeout)}).")
     printed = result.stdout_difference()
     if printed:
