@@ -1207,7 +1207,7 @@ class SizeEvidence:
 
     def _subscript_rank(self, expr: ast.Subscript, assumed: Mapping[str, int]) -> int:
         parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
-        if any(not isinstance(part, ast.Slice) and not _is_none(part) for part in parts):
+        if any(not isinstance(part, ast.Slice) and not is_none(part) for part in parts):
             return 0  # an index drops a dimension, an array index may add several
         slices = sum(isinstance(part, ast.Slice) for part in parts)
         return max(self.least_rank(expr.value, assumed), slices) + len(parts) - slices
@@ -1260,7 +1260,8 @@ class SizeEvidence:
 _NO_BOUND = 1 << 16
 
 
-def _is_none(node: ast.AST) -> bool:
+def is_none(node: ast.AST) -> bool:
+    """The literal ``None``."""
     return isinstance(node, ast.Constant) and node.value is None
 
 

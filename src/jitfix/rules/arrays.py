@@ -18,7 +18,7 @@ from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
-from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, parameter_names, positional_names
+from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, is_none, parameter_names, positional_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 # Keywords NumPy functions take that their jax.numpy namesakes refuse unless None (`kind=` of
 # `argsort`: `stable=` says it there; `out=`: arrays are immutable).
 NUMPY_ONLY_KEYWORDS = frozenset({"kind", "out", "casting", "subok"})
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 # NumPy functions jax.numpy provides under the same name, with the same meaning on arrays.
@@ -359,7 +355,7 @@ class NumpyOnTracer(Rule):
                 where = f"`{module.segment(node.func)}(...)` on a traced value in `{entry.traced.qualname}`"
                 listed = any(verdict.container is not None for verdict in converted) \
                     and function not in SEQUENCE_TAKING
-                refused = [k.arg for k in node.keywords if k.arg in NUMPY_ONLY_KEYWORDS and not _is_none(k.value)]
+                refused = [k.arg for k in node.keywords if k.arg in NUMPY_ONLY_KEYWORDS and not is_none(k.value)]
                 if (function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS) and not listed and not refused:
                     fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
                     yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
