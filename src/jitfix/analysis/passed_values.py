@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from jitfix.analysis.scopes import Scopes
 from jitfix.analysis.values import parameter_defaults, positional_names
@@ -34,8 +34,11 @@ class Passed:
     function: FunctionNode | ast.Lambda | None = None
     klass: ast.ClassDef | None = None
     instance: bool = False
+    library: str | None = None  # a function of JAX's (`jax.nn.relu`), as the code spells it
 
     def describe(self) -> str:
+        if self.library is not None:
+            return f"the function `{self.library}`"
         if self.function is not None:
             return "a lambda" if isinstance(self.function, ast.Lambda) else f"the function `{self.function.name}`"
         assert self.klass is not None
@@ -45,8 +48,10 @@ class Passed:
 class PassedValues:
     """Resolves arguments of a module's calls to the objects they hold (see ``of``)."""
 
-    def __init__(self, scopes: Scopes):
+    def __init__(self, scopes: Scopes, library_function: Callable[[ast.AST], bool] = lambda node: False):
         self.scopes = scopes
+        # Whether a name or attribute is a function of a library the module imports (`jnp.tanh`).
+        self.library_function = library_function
         self._called_only: dict[str, bool] = {}
 
     def of(self, expr: ast.AST, scope: ast.AST, depth: int = 0) -> list[Passed] | None:
@@ -57,7 +62,11 @@ class PassedValues:
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             klass = self._class_named(scope, expr.func.id)
             return [Passed(expr, scope, klass=klass, instance=True)] if klass is not None else None
+        if isinstance(expr, ast.Attribute) and self.library_function(expr):
+            return [Passed(expr, self.scopes.tree, library=ast.unparse(expr))]
         if isinstance(expr, ast.Name):
+            if self.scopes.binding_scope(scope, expr.id) is None and self.library_function(expr):
+                return [Passed(expr, self.scopes.tree, library=expr.id)]  # `from jax.nn import relu`
             return self._name(expr.id, scope, expr.lineno, depth)
         return None
 

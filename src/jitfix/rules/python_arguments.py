@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator
 
+from jitfix.analysis.catalogue import function_category
 from jitfix.analysis.passed_values import Passed, PassedValues, argument_for
 from jitfix.analysis.scopes import Scopes
 from jitfix.analysis.traced_function import TracedFunction
@@ -153,7 +154,10 @@ def _arguments(module: ModuleContext, jitted: JittedCallable, parameter: str,
 
 def _passed_values(module: ModuleContext) -> PassedValues | None:
     program = module.traced.program
-    return module.cached(PASSED_VALUES, lambda: PassedValues(program.scopes)) if program is not None else None
+    if program is None:
+        return None
+    return module.cached(PASSED_VALUES, lambda: PassedValues(
+        program.scopes, lambda node: function_category(module.imports.resolve(node)) is not None))
 
 
 PASSED_VALUES = CacheKey[PassedValues]("what calls pass")
@@ -166,8 +170,8 @@ class PythonObjectArgument(Rule):
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds calls of a jitted function of the module that pass, for a parameter jit traces, "
-        "an object that is no array: a function (a def or a lambda), a class, an instance of a class "
-        "of the module that is no pytree, or a NamedTuple whose fields are annotated `Callable`. What a "
+        "an object that is no array: a function (a def, a lambda, or one of JAX's: `jax.nn.relu`, "
+        "`jnp.tanh`), a class, an instance of a class of the module that is no pytree, or a NamedTuple whose fields are annotated `Callable`. What a "
         "call passes is followed through names bound once and through the calls of the function whose "
         "parameter it is. The parameter becomes static at every jit of the function.",
         why="jit traces every argument it does not keep static, and only arrays, Python scalars and "
@@ -247,7 +251,7 @@ def _is_method(scopes: Scopes, function: FunctionNode) -> bool:
 def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
     """Whether jit cannot trace the object: a function, a class, an instance of a class that
     is certainly no pytree, or a NamedTuple holding functions."""
-    if passed.function is not None or not passed.instance:
+    if passed.function is not None or passed.library is not None or not passed.instance:
         return True
     assert passed.klass is not None
     fields = _namedtuple_fields(module, passed.klass)
@@ -259,7 +263,7 @@ def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
 def _why_not_hashable_and_fixed(module: ModuleContext, passed: Passed, reader: FunctionNode) -> str | None:
     """Why the object would not do as a static argument: unhashable, an array among a
     NamedTuple's fields, or attributes that change (a static object is read once, at its trace)."""
-    if passed.function is not None:
+    if passed.function is not None or passed.library is not None:
         return None
     klass = passed.klass
     assert klass is not None
