@@ -159,12 +159,13 @@ def boolop_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int) -> E
 
 
 def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool,
-                 rewritten: Callable[[ast.IfExp], bool] = lambda arm: False) -> Edit:
+                 rewritten: Callable[[ast.IfExp], bool] = lambda arm: False, squeezed: bool = False) -> Edit:
     """``a if c else b`` -> ``lax.cond(c, lambda: a, lambda: b)``; arms of different result
     types (``x if c else 0``) are cast to ``jnp.result_type(a, b)``. An arm that is itself a
     conditional expression the rewrite takes (``rewritten``: `a if c else b if d else e`) may
     be any of its own arms: the type is theirs, read from the source (not from the `lax.cond`
-    it becomes, which the dtype would then compute again)."""
+    it becomes, which the dtype would then compute again). A ``squeezed`` test has a dimension
+    (one element): `lax.cond` gets `jnp.squeeze(c)`, the scalar Python took the truth of."""
     start, end = module.span_of(node)
     arms = [_leaves(node.body, rewritten), _leaves(node.orelse, rewritten)]
     to_cast = arms_to_cast(arms, Callees(module.imports.resolve)) if cast_arms else []
@@ -174,12 +175,15 @@ def ternary_edit(module: ModuleContext, node: ast.IfExp, cast_arms: bool,
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.IfExp)
-        source = _cond_source(context, updated.test, updated.body, updated.orelse, to_cast, sources)
+        test = updated.test
+        if squeezed:
+            test = cst.parse_expression(f"{context.name('jax.numpy')}.squeeze({_argument(test)})")
+        source = _cond_source(context, test, updated.body, updated.orelse, to_cast, sources)
         if "\n" in source and not updated.lpar:  # a call split over lines needs its own brackets
             return cst.parse_expression(source)
         return _with_parens(updated, source)
 
-    imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
+    imports = ("jax.lax", "jax.numpy") if to_cast or squeezed else ("jax.lax",)
     return Edit(start, cst.IfExp, replace, imports=imports, end=end)
 
 

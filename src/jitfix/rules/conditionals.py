@@ -171,7 +171,8 @@ class TracedConditionalExpression(Rule):
             rewritten = {id(node) for node, _ in entry.ternaries}
             for node, _statement in entry.ternaries:
                 cast = is_cheap(node.body, module.imports) and is_cheap(node.orelse, module.imports)
-                edits = [ternary_edit(module, node, cast, lambda arm: id(arm) in rewritten),
+                squeezed = entry.planned.sizes.least_rank(node.test) >= 1  # `x[i:i + 1] > 0`: one element
+                edits = [ternary_edit(module, node, cast, lambda arm: id(arm) in rewritten, squeezed),
                          *entry.edits_in(module, node)]
                 fix = Fix(Safety.SAFE, "rewrite with lax.cond", edits)
                 message = (f"conditional expression on traced `{source_excerpt(module, node.test)}` in "
