@@ -491,3 +491,45 @@ def test_the_summary_counts_the_files_it_writes_not_those_validation_held_back(t
     assert "0 file(s) fixed (1 more held back by validation: not written)" in result.stderr, result.output
     assert "@jax.jit\n" in (tmp_path / "model.py").read_text()  # nothing written
     assert result.exit_code == 1
+
+
+COUNTER_MODEL = '''import jax
+
+
+def count(a, b):
+    total = 0.0
+    i = 0
+    while i < a + 1:
+        total += i * b
+        i += 1
+    return total
+
+
+jit_count = jax.jit(count)
+'''
+
+
+def test_a_parameter_the_run_makes_static_is_validated_with_python_values(tmp_path: Path) -> None:
+    """`a` has a Python int on every call, so the run makes it static at `jax.jit(count)`;
+    validation must give it Python values too (an array is unhashable as a static argument)."""
+    (tmp_path / "model.py").write_text(COUNTER_MODEL)
+    (tmp_path / "main.py").write_text("import model\n\nprint([float(model.jit_count(a, 2.0)) for a in (-1, 0, 3)])\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "model.py: count passed" in result.stderr, result.output
+    assert 'jit_count = jax.jit(count, static_argnames=("a",))' in (tmp_path / "model.py").read_text()
+    assert result.exit_code == 0
+
+
+def test_a_call_from_inside_a_jitted_function_is_no_evidence_of_a_python_value(tmp_path: Path) -> None:
+    """`f` gets Python ints from the eager run's calls, but `apply_layer` calls it too: under jit
+    that argument is a tracer, so `idx` must not become static."""
+    (tmp_path / "model.py").write_text("import jax.numpy as jnp\nfrom jax import jit\n\n\n@jit\ndef f(idx, table):\n"
+                                       "    return table[idx]\n\n\n@jit\ndef apply_layer(idx, table, x):\n"
+                                       "    return jnp.tanh(f(idx, table) @ x)\n")
+    (tmp_path / "main.py").write_text("import jax.numpy as jnp\n\nimport model\n\ntable = [jnp.eye(2), 2 * jnp.eye(2)]\n"
+                                      "print(model.f(0, table), model.apply_layer(1, table, jnp.ones(2)))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert "static_argnames" not in (tmp_path / "model.py").read_text(), result.output
+    assert "0 file(s) fixed" in result.stderr

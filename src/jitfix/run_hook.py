@@ -170,6 +170,10 @@ class _Profiler:
                         "seconds": round(tally.seconds, 6), "arguments": tally.arguments})
 
 
+# The kind of an argument given in a call made inside another jitted function's call.
+NESTED = "from a jitted function"
+
+
 class _Tally:
     """What the calls of one function's jitted versions came to."""
 
@@ -181,7 +185,7 @@ class _Tally:
         self.signatures = []  # of each jitted version (a partial binds some parameters)
         self.arguments = {}  # parameter -> the distinct kinds it was given
 
-    def note(self, version, args, kwargs):
+    def note(self, version, args, kwargs, nested=False):
         try:
             signature = self.signatures[version]
             if signature is None:
@@ -189,7 +193,7 @@ class _Tally:
             for name, value in signature.bind(*args, **kwargs).arguments.items():
                 kinds = self.arguments.setdefault(name, [])
                 if kinds[-1:] != ["..."]:
-                    kind = _kind(value)
+                    kind = NESTED if nested else _kind(value)
                     if kind not in kinds:
                         kinds.append(kind if len(kinds) < self.KINDS_KEPT else "...")  # "...": more kinds
         except Exception:
@@ -305,12 +309,18 @@ class _Counted:
         self._version = version
         functools.update_wrapper(self, jitted, updated=())
 
+    # How many calls of jitted functions are under way: a call made inside another is traced
+    # there under jit, whatever Python value the run with jit disabled gave it.
+    _active = [0]
+
     def __call__(self, *args, **kwargs):
-        self._tally.note(self._version, args, kwargs)
+        self._tally.note(self._version, args, kwargs, nested=self._active[0] > 0)
         start = time.perf_counter()
+        self._active[0] += 1
         try:
             return self._jitted(*args, **kwargs)
         finally:
+            self._active[0] -= 1
             self._tally.calls += 1
             self._tally.seconds += time.perf_counter() - start
 

@@ -139,7 +139,9 @@ def value_pool(parameter: dict, constants: list[float], static: bool) -> list:
 
 def synthesized(target: dict, seed: int = 0):
     """Candidate inputs, most varied first: the pools walked side by side, then random picks."""
-    static = set(target["before_static"])
+    # Static in either version: a rewrite that makes a parameter static (`a` given a Python int
+    # on every call of the run) hashes it, so it is given Python values, as its callers give it.
+    static = set(target["before_static"]) | set(target.get("after_static", ()))
     parameters = target["parameters"]
     pools = [value_pool(p, target["constants"], p["name"] in static) for p in parameters]
     if not parameters:

@@ -409,10 +409,11 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
         target.entry = None if jitted else _assigned_jit(old_tree, old_entry)
         target.mode = "as_is" if jitted or target.entry or old_entry is None else "wrap"
         target.parameters = _parameters(old, old_entry, old_imports)
-        if target.mode == "wrap":
-            new_entry = new_by_name.get(name)
-            target.before_static = _static_names(old, old_entry)
-            target.after_static = _static_names(new, new_entry) if new_entry else target.before_static
+        # Which parameters each version keeps static: the wrapper jits with them, and inputs
+        # give a parameter static in either version Python values (an array is unhashable).
+        new_entry = new_by_name.get(name)
+        target.before_static = _static_names(old, old_entry)
+        target.after_static = _static_names(new, new_entry) if new_entry else target.before_static
         target.constants = _constants(old)
         reads = _reads(old) & module_names
         target.globals = sorted(changing_globals(old_tree, reads, old_traced.changes_of(reads))) if reads else []
