@@ -142,6 +142,16 @@ def _static_params(function: FunctionNode | ast.Lambda, transform: _Transform,
     return frozenset(static)
 
 
+def jit_static_parameters(function: FunctionNode, call: ast.Call, bound: Bound | None = None) -> frozenset[str] | None:
+    """The parameters ``jax.jit(..., static_argnums=..., static_argnames=...)`` (``call``)
+    makes static in ``function`` (reached through ``bound``: a bound method's `self` is not
+    passed); None where its keywords are not literals the analysis can read."""
+    keywords = tuple(call.keywords)
+    if not _readable_static_arguments(keywords):
+        return None
+    return _static_params(function, _Transform("jax.jit", keywords), bound)
+
+
 def _is_literal_of(node: ast.AST, types: tuple[type, ...]) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, types)

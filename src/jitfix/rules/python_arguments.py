@@ -16,7 +16,8 @@ from typing import Iterator
 
 from jitfix.analysis.catalogue import function_category
 from jitfix.analysis.passed_values import Passed, PassedValues, argument_for
-from jitfix.analysis.scopes import Scopes
+from jitfix.analysis.scopes import Bound, Scopes
+from jitfix.analysis.traced import jit_static_parameters
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import cst, with_keywords
@@ -108,25 +109,10 @@ def _bound_method_jit(module: ModuleContext, scopes: Scopes, scope: ast.AST, cal
                    and node.name == target.attr), None) if klass is not None else None
     if method is None or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
         return None
-    bound = positional_names(method)[1:]
-    static: set[str] = set()
-    for keyword in call.keywords:
-        value = _literal(keyword.value)
-        items = value if isinstance(value, tuple | list) else (value,)
-        if keyword.arg == "static_argnames":
-            static.update(item for item in items if isinstance(item, str))
-        elif keyword.arg == "static_argnums":
-            static.update(bound[item] for item in items if isinstance(item, int) and -len(bound) <= item < len(bound))
-        elif keyword.arg is None:
-            return None
-    return JittedCallable(method, scopes.assigned_to[id(call)][0], scope, frozenset(static), skipped=1)
-
-
-def _literal(node: ast.AST) -> object:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    static = jit_static_parameters(method, call, Bound(method, 1))
+    if static is None:
         return None
+    return JittedCallable(method, scopes.assigned_to[id(call)][0], scope, static, skipped=1)
 
 
 @dataclass(frozen=True)
