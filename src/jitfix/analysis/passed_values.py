@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from jitfix.analysis.blocks import own_nodes
 from jitfix.analysis.scopes import Scopes
 from jitfix.analysis.values import parameter_defaults, positional_names
 
@@ -161,13 +162,13 @@ def _bindings(scope: ast.AST, name: str) -> Iterator[list[ast.expr]]:
     values it may bind: ``[v]`` for ``name = v``, the elements of a literal for ``for name in
     (a, b)``, and ``[]`` (unknown) for any other binding."""
     body = scope.body if isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) else []
-    for node in _own_nodes(body):
+    for node in own_nodes(body):  # (a comprehension's variables are its own: not bindings)
         if isinstance(node, ast.Assign):
             if any(isinstance(target, ast.Name) and target.id == name for target in node.targets):
                 yield [node.value]
             elif any(_stores(target, name) for target in node.targets):
                 yield []
-        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and _stores(node.target, name):
+        elif isinstance(node, ast.For | ast.AsyncFor) and _stores(node.target, name):
             if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Tuple | ast.List) \
                     and not any(isinstance(element, ast.Starred) for element in node.iter.elts):
                 yield list(node.iter.elts)
@@ -199,15 +200,4 @@ def _names_bound_by(node: ast.AST) -> set[str]:
     assert isinstance(node, ast.With | ast.AsyncWith)
     return {n.id for item in node.items if item.optional_vars is not None for n in ast.walk(item.optional_vars)
             if isinstance(n, ast.Name)}
-
-
-def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of the statements, not entering defs, lambdas or classes."""
-    stack: list[ast.AST] = list(reversed(statements))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
