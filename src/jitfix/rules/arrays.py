@@ -25,6 +25,7 @@ from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import FunctionContext, function_contexts
 
 if TYPE_CHECKING:
+    from jitfix.analysis.imports import ImportTable
     from jitfix.analysis.traced_function import TracedFunction
     from jitfix.findings import Replaced
 
@@ -92,7 +93,9 @@ class Concretization(Rule):
         "float32. Unsafe for `sqrt`, `exp`, `log` and the rest of `math`: they raise where jnp "
         "gives nan or inf. Not fixed: a conversion of a traced value feeding a "
         "shape, `range`, or string formatting (a Python value is really needed there; see JF5xx "
-        "and JF401), and `.tolist()` (a list is not an array).",
+        "and JF401), a conversion passed to a callable that is not JAX's (a class or a helper asked for a "
+        "Python number: what it does with it, a dict key or a shape, is not seen there), and `.tolist()` "
+        "(a list is not an array).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -112,14 +115,14 @@ class Concretization(Rule):
                     continue
                 parents = parents or _parents(function)
                 where = f"`{module.segment(node)}` on a traced value in `{entry.traced.qualname}`"
-                needs_python = _needs_python_value(node, parents, function)
-                if needs_python:
-                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
-                                                     f"{needs_python}", function=entry.traced)
-                    continue
                 if _is_tolist(node):
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: a Python "
                                                      "list is not an array; keep the array", function=entry.traced)
+                    continue
+                needs_python = _needs_python_value(node, parents, function, callees=module.imports)
+                if needs_python:
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
+                                                     f"{needs_python}", function=entry.traced)
                     continue
                 fix = Fix(Safety.SAFE, "convert with jax.numpy", [_conversion_edit(module, node)])
                 yield self.finding(module, node, f"{where} raises under jit; convert with `jnp`", fix,
@@ -211,14 +214,19 @@ def _converted(node: ast.Call) -> ast.expr | None:
 
 
 def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: ast.AST,
-                        followed: frozenset[str] = frozenset(), subject: str = "it") -> str | None:
+                        followed: frozenset[str] = frozenset(), subject: str = "it",
+                        callees: ImportTable | None = None) -> str | None:
     """Why the value of ``node`` must stay a Python value (a jnp array would raise there), if it
     must: where it is used, or where the name it is bound to is (``lo = max(0, i - w)``, then
     ``x[lo:]``), through arithmetic. None when nothing shows it must. ``subject`` names the
-    value in the reason (the last name followed)."""
+    value in the reason (the last name followed). With ``callees``, a value passed to a callable
+    that is not JAX's counts as needing a Python value too: a conversion (``int(handle)``) says
+    the callee wants a Python number, and what it does with one (a dict key, a shape) is not seen
+    here."""
     expression = node
     while True:
-        why = _python_value_position(expression, parents, subject)
+        why = _python_value_position(expression, parents, subject) \
+            or (_passed_to_unknown_callable(expression, parents, subject, callees) if callees else None)
         if why is not None:
             return why
         parent = parents.get(id(expression))
@@ -232,7 +240,7 @@ def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: as
     name = statement.targets[0].id
     for use in ast.walk(function):
         if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
-            why = _needs_python_value(use, parents, function, followed | {name}, f"`{name}`")
+            why = _needs_python_value(use, parents, function, followed | {name}, f"`{name}`", callees)
             if why is not None:
                 return why
     return None
@@ -250,6 +258,19 @@ def _python_value_position(node: ast.AST, parents: dict[int, ast.AST], subject: 
     if isinstance(parent, ast.Slice):
         return f"{subject} is a slice bound"
     return None
+
+
+def _passed_to_unknown_callable(node: ast.AST, parents: dict[int, ast.AST], subject: str,
+                                imports: ImportTable) -> str | None:
+    call = parents.get(id(node))
+    if isinstance(call, ast.keyword):
+        call = parents.get(id(call))
+    if not isinstance(call, ast.Call) or call.func is node:
+        return None
+    callee = imports.resolve(call.func)
+    if callee is not None and callee.split(".")[0] == "jax":
+        return None
+    return f"{subject} is passed to `{ast.unparse(call.func)}`, which may need a Python number (a dict key, a shape)"
 
 
 def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
