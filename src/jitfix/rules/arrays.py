@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from jitfix.analysis.blocks import own_expressions, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
+from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
 from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, is_none, parameter_names, positional_names
 from jitfix.cst_text import code, cst, small_statement
@@ -107,7 +108,7 @@ class Concretization(Rule):
                 if operand is None or not isinstance(node, ast.Call):
                     continue
                 values = entry.values_at(statement)
-                if not values.is_traced(operand):
+                if not values.is_traced(operand) or _tests_a_check(node, statement):
                     continue
                 spelling = values.python_spelling(operand) if not _is_tolist(node) else None
                 if spelling is not None:
@@ -258,6 +259,13 @@ def _python_value_position(node: ast.AST, parents: dict[int, ast.AST], subject: 
     if isinstance(parent, ast.Slice):
         return f"{subject} is a slice bound"
     return None
+
+
+def _tests_a_check(node: ast.Call, statement: ast.stmt) -> bool:
+    """``if bool(bad): raise ...`` / ``assert bool(ok)``: the check's rule (JF101, JF105) owns
+    the truth of its test, and drops the ``bool``."""
+    check = RuntimeCheck.of(statement)
+    return check is not None and node is check.statement.test
 
 
 def _passed_to_unknown_callable(node: ast.AST, parents: dict[int, ast.AST], subject: str,

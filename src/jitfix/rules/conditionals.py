@@ -18,18 +18,27 @@ walks it).
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_nodes, walk_body
+from jitfix.analysis.runtime_checks import RuntimeCheck, inside_loop, threaded_name, trace_time_text
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.control_flow.boolean_expressions import (
     ternary_edit,
 )
 from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
-from jitfix.findings import Finding, Fix, Safety
+from jitfix.cst_text import code, cst
+from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.function_context import function_contexts, function_edit, is_cheap, source_excerpt
+from jitfix.rules.function_context import (
+    FunctionContext,
+    function_contexts,
+    function_edit,
+    is_cheap,
+    source_excerpt,
+)
 from jitfix.rules.lowering import (
     FIRST,
     caller_dicts_note,
@@ -57,6 +66,21 @@ def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvid
 
 
 # -- the rules -------------------------------------------------------------------------------
+
+
+STAGED_CHECK_SAFETY = (
+    "Fixed where the file imports equinox: `assert ok, msg` and `if bad: raise E(msg)` (the lines "
+    "before the `raise` that build its message kept) become `x = eqx.error_if(x, bad, msg)`, `x` the "
+    "first traced name of the test that the function reads after the check (the check is part of "
+    "what the function computes through it; a staged check whose result is unused is compiled away). "
+    "Valid inputs give the same results; invalid ones raise when the compiled function runs, with the "
+    "same message, as equinox's runtime error instead of `E`: unsafe where a handler in the file "
+    "catches `E` (or a base of it). `and`/`or`/`not` in the test become `jnp.logical_*`, a `bool()` "
+    "around it goes. Reported, not fixed: a file without equinox (`checkify.check` needs the "
+    "caller to wrap the function in `checkify.checkify`, and checking before the jitted call keeps it "
+    "Python: the author's choice), a message that formats a traced value, a check in a loop, a check "
+    "of values nothing after it uses."
+)
 
 
 class TracedIf(Rule):
@@ -97,7 +121,9 @@ class TracedIf(Rule):
         "(both branches are traced, so its output would appear whichever way the test goes), breaks "
         "out of a loop, or returns from inside a loop. A condition that is not certainly traced "
         "(shapes, `is None`, static arguments, what follows a `try` whose `except TypeError` returns "
-        "once `int(k)` fails on a tracer) is never touched.",
+        "once `int(k)` fails on a tracer) is never touched. A check, `if bad: raise E(msg)` with "
+        "nothing else in its branch but the lines that build `msg`, is staged as JF105 stages an "
+        "`assert` (see there): " + STAGED_CHECK_SAFETY,
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -115,8 +141,11 @@ class TracedIf(Rule):
                            f"({function.how}): raises under jit; rewrite with `{primitive}`"
                            f"{caller_dicts_note(function, node)}")
                 yield self.finding(module, node, message, fix, function=function, end=node.test)
+            checks = {id(check.statement): check for check in _traced_checks(entry)}
+            for check in checks.values():
+                yield from self._check_finding(module, entry, check, planned)
             for problem in planned.problems:
-                if not isinstance(problem.statement, ast.If):
+                if not isinstance(problem.statement, ast.If) or id(problem.statement) in checks:
                     continue
                 lowering = problem.lowering
                 if lowering is Lowering.CONTINUATION and continued_once_dicts_are_new(function, problem.statement):
@@ -146,6 +175,23 @@ class TracedIf(Rule):
                 message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
                            f"`{function.qualname}`: raises under jit; not auto-fixable: {problem.reason}{where}")
                 yield self.finding(module, problem.statement, message, function=function, end=problem.statement.test)
+
+    def _check_finding(self, module: ModuleContext, entry: FunctionContext, check: RuntimeCheck,
+                       planned) -> Iterator[Finding]:
+        """``if bad: raise E(msg)`` on a traced ``bad``: staged with ``eqx.error_if`` where it can
+        be, else reported with what stands in the way."""
+        statement = check.statement
+        assert isinstance(statement, ast.If)
+        function = entry.traced
+        where = (f"`if {source_excerpt(module, statement.test)}: raise` checks a traced value in "
+                 f"`{function.qualname}` ({function.how}): raises under jit for every input")
+        staged = staged_check(module, entry, check)
+        if staged is not None:
+            fix, how = staged
+            yield self.finding(module, statement, f"{where}; {how}", fix, function=function, end=statement.test)
+            return
+        yield self.finding(module, statement, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
+                           function=function, end=statement.test)
 
 
 class TracedConditionalExpression(Rule):
@@ -260,7 +306,7 @@ class TracedAssert(Rule):
     code = "JF105"
     name = "traced-assert"
     summary = "`assert` on a traced value raises under jit"
-    fixable = "never"
+    fixable = "sometimes"
     doc = RuleDoc(
         what="Finds `assert` statements in traced functions whose test is a traced value "
         "(`assert (x > 0).all()`). An assert on what is static under jit (`assert x.ndim == 2`, "
@@ -272,10 +318,7 @@ class TracedAssert(Rule):
         "    return jnp.log(x)\n",
         fixed="@jax.jit\ndef safe_log(x):\n    x = eqx.error_if(x, (x <= 0).any(), \"log of a non-positive value\")\n"
         "    return jnp.log(x)\n",
-        safety="No fix: the alternatives differ in what they do. `equinox.error_if` raises at run time "
-        "from compiled code; `jax.experimental.checkify.check` needs the caller to wrap the function "
-        "in `checkify.checkify`; checking the inputs before calling the jitted function keeps it "
-        "Python; or the assert goes.",
+        safety=STAGED_CHECK_SAFETY,
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -286,10 +329,127 @@ class TracedAssert(Rule):
                 values = entry.values_at(node)
                 if not (values.is_traced(node.test) and entry.arrays.certain_truth(node.test, values)):
                     continue
-                message = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
-                           f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit; not auto-fixable: "
-                           "check it with `equinox.error_if` or `checkify.check`, or before the jitted call")
-                yield self.finding(module, node, message, function=entry.traced, end=node.test)
+                where = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
+                         f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit")
+                check = RuntimeCheck.of(node)
+                assert check is not None
+                staged = staged_check(module, entry, check)
+                if staged is not None:
+                    fix, how = staged
+                    yield self.finding(module, node, f"{where} for every input; {how}", fix, function=entry.traced,
+                                       end=node.test)
+                    continue
+                yield self.finding(module, node, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
+                                   function=entry.traced, end=node.test)
+
+
+# -- checks staged with equinox.error_if ------------------------------------------------------
+
+
+def _traced_checks(entry: FunctionContext) -> Iterator[RuntimeCheck]:
+    """The function's ``if bad: raise ...`` checks whose test (less a ``bool()``) is traced (an
+    ``elif`` is not one: it cannot become statements)."""
+    body = walk_body(entry.traced.node)
+    elifs = {id(node.orelse[0]) for node in body if isinstance(node, ast.If) and len(node.orelse) == 1}
+    for node in body:
+        check = RuntimeCheck.of(node) if isinstance(node, ast.If) and id(node) not in elifs else None
+        if check is None:
+            continue
+        values = entry.values_at(check.statement)
+        if values.is_traced(check.test) and entry.arrays.certain_truth(check.test, values):
+            yield check
+
+
+def why_not_staged(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> str:
+    """Why a check on a traced value is not rewritten with ``equinox.error_if`` (or how to
+    do it where nothing stands in the way but equinox itself)."""
+    values = entry.values_at(check.statement)
+    function = entry.traced.node
+    if module.imports.local_name("equinox") is None:
+        return ("stage it with `equinox.error_if` (this file does not import equinox) or "
+                "`checkify.check`, or check before the jitted call")
+    if inside_loop(function, check.statement):
+        return "the check is in a loop: thread the value it checks through `eqx.error_if` by hand"
+    bindings = {line.targets[0].id: line.value for line in check.prelude}  # type: ignore[attr-defined]
+    if check.message is not None and not trace_time_text(check.message, values.is_traced, bindings):
+        return ("its message formats a traced value, which `eqx.error_if` cannot show: "
+                "give it a message of static text")
+    return ("no traced value of its test is used after it: `eqx.error_if` stages a check in the value it "
+            "returns, and one whose value is unused is compiled away")
+
+
+def staged_check(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> tuple[Fix, str] | None:
+    """``if bad: raise E(msg)`` -> ``x = eqx.error_if(x, bad, msg)``, where the file imports
+    equinox, the check is not in a loop, its message is known at trace time, and a traced name
+    of its test is used after it (``x``: threaded through the check, which keeps it in what the
+    function computes). The fix and what it says; None where one of those is missing."""
+    equinox = module.imports.local_name("equinox")
+    function = entry.traced.node
+    values = entry.values_at(check.statement)
+    bindings = {line.targets[0].id: line.value for line in check.prelude}  # type: ignore[attr-defined]
+    if equinox is None or inside_loop(function, check.statement) or (
+            check.message is not None and not trace_time_text(check.message, values.is_traced, bindings)):
+        return None
+    threaded = threaded_name(check, function, values.is_traced)
+    if threaded is None:
+        return None
+    caught = check.caught_in(module.tree)
+    how = (f"stage it with `{equinox}.error_if` on `{threaded}`, which raises when the compiled function "
+           f"runs (equinox's runtime error with the message, not `{check.exception}`)")
+    if caught:
+        how += f"; unsafe: a handler in this file catches `{check.exception}`, which the staged check no longer raises"
+    safety = Safety.UNSAFE if caught else Safety.SAFE
+    return Fix(safety, f"stage with {equinox}.error_if", [_error_if_edit(module, check, threaded)]), how
+
+
+def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) -> Edit:
+    if check.message is not None:
+        message = module.segment(check.message)
+    elif isinstance(check.statement, ast.Assert):
+        message = repr(f"assert {module.segment(check.statement.test)}")
+    else:
+        message = repr(check.exception)
+    uses_jnp = "{jnp}" in _failing_text(module, check, "{jnp}")
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+        failing = _failing_text(module, check, context.name("jax.numpy") if uses_jnp else "")
+        after_target = dataclasses.replace(context, column=context.column + len(f"{threaded} = "))
+        call = after_target.call_source(f"{context.name('equinox')}.error_if", [threaded, failing, message])
+        staged = cst.parse_statement(f"{threaded} = {call}\n")
+        if isinstance(updated, cst.Assert):
+            assert isinstance(staged, cst.SimpleStatementLine)
+            return staged.body[0]
+        assert isinstance(updated, cst.If) and isinstance(updated.body, cst.IndentedBlock)
+        lines = [*updated.body.body[:-1], staged]  # (the assignments that build the message, kept)
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        return cst.FlattenSentinel(lines)
+
+    node_type = cst.Assert if isinstance(check.statement, ast.Assert) else cst.If
+    needed = ("equinox", "jax.numpy") if uses_jnp else ("equinox",)
+    return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
+
+
+def _failing_text(module: ModuleContext, check: RuntimeCheck, jnp: str) -> str:
+    """The condition under which the check fails, as an array expression: Python's
+    ``and``/``or``/``not`` written with ``jnp.logical_*`` (they take a tracer's truth)."""
+
+    def text(node: ast.expr) -> str:
+        if isinstance(node, ast.BoolOp):
+            function = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+            result = text(node.values[0])
+            for operand in node.values[1:]:
+                result = f"{jnp}.{function}({result}, {text(operand)})"
+            return result
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return f"{jnp}.logical_not({text(node.operand)})"
+        return module.segment(node)
+
+    test = check.test
+    if check.fails_when_true:
+        return text(test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return text(test.operand)
+    return f"{jnp}.logical_not({text(test)})"
 
 
 def _describe_site(node: ast.AST) -> str:
