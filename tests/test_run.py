@@ -533,3 +533,44 @@ def test_a_call_from_inside_a_jitted_function_is_no_evidence_of_a_python_value(t
                                       sys.executable, "main.py"])
     assert "static_argnames" not in (tmp_path / "model.py").read_text(), result.output
     assert "0 file(s) fixed" in result.stderr
+
+
+CHECKED = '''import equinox as eqx
+import jax.numpy as jnp
+
+
+def errorif(cond, err=ValueError, msg=""):
+    if cond:
+        raise err(msg)
+
+
+def prepare(x):
+    x = jnp.asarray(x, dtype=float)
+    errorif(x.ndim != 1, ValueError, "x must be a vector")
+    errorif(jnp.any(jnp.diff(x) <= 0), ValueError, "x must increase")
+    return x
+
+
+class Knots(eqx.Module):
+    x: jnp.ndarray
+
+    def __init__(self, x):
+        self.x = prepare(x)
+'''
+
+
+def test_a_check_called_from_code_the_run_saw_on_the_failures_path_is_staged_at_the_call(tmp_path: Path) -> None:
+    # `jax.jit(Knots)` traces `prepare` through a class the analysis does not follow: the run
+    # saw the failure in `errorif`, and `prepare` on its path holding the tracer `x`.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "knots.py").write_text(CHECKED)
+    (root / "main.py").write_text("import jax\nimport jax.numpy as jnp\n\nimport knots\n\n"
+                                  "print(jax.jit(knots.Knots)(jnp.array([0.0, 1.0, 3.0])).x)\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    fixed = (root / "knots.py").read_text()
+    assert '    x = eqx.error_if(x, jnp.any(jnp.diff(x) <= 0), "x must increase")\n' in fixed
+    assert '    errorif(x.ndim != 1, ValueError, "x must be a vector")\n' in fixed  # static: kept

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jitfix.analysis.observations import JITTED, STATIC, Observation
+from jitfix.analysis.observations import JITTED, ON_PATH, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
 from jitfix.files import SKIPPED, InputError, read_source
@@ -182,10 +182,11 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             jitted = [seen for seen in _jitted(scratch.profile_log, scratch.project) if seen not in evidence]
             static = [seen for seen in _static_evidence(scratch.log, scratch.project, python_valued)
                       if seen not in evidence]
+            callers = [seen for seen in _read_log(scratch.log, scratch.project, "path") if seen not in evidence]
             if not failures and not jitted and number > 1:
                 break  # nothing more to learn (the exit status is judged against the reference)
-            evidence += failures + jitted + static
-            paths = {seen.path for seen in failures + jitted + static} | (touched if number == 1 else set())
+            evidence += failures + jitted + static + callers
+            paths = {seen.path for seen in failures + jitted + static + callers} | (touched if number == 1 else set())
             current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
                                        Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
             current.reasons = {seen: _reason(seen, left.get(seen.path, [])) for seen in failures
@@ -395,15 +396,17 @@ def _static_evidence(log: Path, scratch: Path, python_valued: dict[tuple[str, in
     return found
 
 
-def _read_log(log: Path, scratch: Path) -> list[Observation]:
-    """The failures a run recorded, each once, in the order they happened."""
+def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observation]:
+    """The failures a run recorded (with ``kind="path"``: the frames on their paths), each
+    once, in the order they happened."""
     seen: list[Observation] = []
     for entry in _log_entries(log):
-        if entry.get("kind") == "modules":
+        if entry.get("kind") != kind:
             continue
         try:
+            error = ON_PATH if kind == "path" else entry["error"]
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
-                                      int(entry["line"]), entry["error"], tuple(entry["traced"]),
+                                      int(entry["line"]), error, tuple(entry["traced"]),
                                       tuple(sorted(entry.get("types", {}).items())),
                                       host=tuple(sorted(entry.get("host", {}).items())))
         except (ValueError, KeyError, TypeError):

@@ -60,10 +60,28 @@ class _Recorder:
                              if _host_kind(value) is not None}
             if isinstance(value, jax.core.Tracer):
                 entry.update(_origin(value))
+            lines = [entry, *self._callers(frame.f_back, jax.core.Tracer)]
             with open(self.log, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry) + "\n")
+                handle.write("".join(json.dumps(line) + "\n" for line in lines))
         except Exception:  # recording is best effort
             pass
+
+    def _callers(self, frame, tracer_class, most=8):
+        """The project's frames that led to the failing one while tracing (their locals hold
+        tracers; a frame holding none is outside the trace, or tells nothing): where the code
+        that failed was called, and which of their names were traced then."""
+        found: list = []
+        while frame is not None and len(found) < most:
+            path = os.path.realpath(frame.f_code.co_filename)
+            if path.startswith(self.root) and "site-packages" not in path:
+                tracers = {name: value for name, value in frame.f_locals.items() if isinstance(value, tracer_class)}
+                if tracers:
+                    found.append({"kind": "path", "path": path, "line": frame.f_lineno,
+                                  "function": frame.f_code.co_name, "first_line": frame.f_code.co_firstlineno,
+                                  "traced": sorted(tracers),
+                                  "types": {name: _abstract_type(value) for name, value in tracers.items()}})
+            frame = frame.f_back
+        return found
 
     def patch_setitem(self, tracer_class):
         """``x[i] = v`` on a tracer raises TypeError (JAX arrays are immutable): recorded too."""

@@ -15,7 +15,8 @@ class Observation:
     or (``error`` is ``STATIC``) that the value that failed at ``line`` depends only on
     ``static``, parameters of this jitted function that every call gave a Python value -- or
     (``error`` is ``CALLED``, found by the analysis of another module of the run) that traced
-    code there calls it with tracers in ``traced``."""
+    code there calls it with tracers in ``traced`` -- or (``error`` is ``ON_PATH``) that it
+    called, at ``line``, the code where a failure was raised, with tracers in ``traced``."""
 
     path: str  # real path of the module
     function: str
@@ -35,6 +36,12 @@ class Observation:
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
 
     @property
+    def is_failure(self) -> bool:
+        """A JAX error of a traced value was raised at ``line`` (not a frame on its path, a jit
+        or a static value)."""
+        return self.error not in (JITTED, STATIC, CALLED, ON_PATH)
+
+    @property
     def holds_arrays(self) -> bool:
         """The traced names held one array each (a tracer was seen in them); a jitted
         function's parameters may be any pytree of arrays."""
@@ -46,6 +53,8 @@ class Observation:
             return f"jitted in the run of `jitfix run` (line {self.line})"
         if self.error == CALLED:
             return f"called with traced arguments from {self.via}"
+        if self.error == ON_PATH:
+            return f"seen traced by `jitfix run` (its call at line {self.line} led to a failure under jit)"
         if self.error == STATIC:
             given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
             return f"a Python value on every call in the run with jit disabled ({given})"
@@ -55,3 +64,4 @@ class Observation:
 JITTED = "jitted"
 STATIC = "static"
 CALLED = "called"
+ON_PATH = "on the path"  # a frame between a jitted call and a failure (its locals held tracers)

@@ -664,7 +664,8 @@ class TracedFinder:
             entry = self.traced[function]
             entry.staged = True
             if seen.holds_arrays:
-                entry.seen.failures[seen.line] = seen.error
+                if seen.is_failure:
+                    entry.seen.failures[seen.line] = seen.error
                 entry.seen.arrays = entry.seen.arrays | held
                 at_line = entry.seen.types.setdefault(seen.line, {})
                 at_line.update(seen.types)

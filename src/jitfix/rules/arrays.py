@@ -265,7 +265,7 @@ def _tests_a_check(node: ast.Call, statement: ast.stmt) -> bool:
     """``if bool(bad): raise ...`` / ``assert bool(ok)``: the check's rule (JF101, JF105) owns
     the truth of its test, and drops the ``bool``."""
     check = RuntimeCheck.of(statement)
-    return check is not None and node is check.statement.test
+    return check is not None and isinstance(check.statement, ast.If | ast.Assert) and node is check.statement.test
 
 
 def _passed_to_unknown_callable(node: ast.AST, parents: dict[int, ast.AST], subject: str,

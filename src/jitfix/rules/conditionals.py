@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from dataclasses import dataclass
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_nodes, walk_body
-from jitfix.analysis.runtime_checks import RuntimeCheck, inside_loop, threaded_name, trace_time_text
+from jitfix.analysis.runtime_checks import CheckHelper, RuntimeCheck, inside_loop, threaded_name, trace_time_text
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence
 from jitfix.control_flow.boolean_expressions import (
@@ -185,14 +186,18 @@ class TracedIf(Rule):
         function = entry.traced
         where = (f"`if {source_excerpt(module, statement.test)}: raise` checks a traced value in "
                  f"`{function.qualname}` ({function.how}): raises under jit for every input")
+        if CheckHelper.of(function.node) is not None:
+            yield self.finding(module, statement, f"{where}; not auto-fixable here: `{function.node.name}` is a "
+                               "check its callers make; each call with a traced test is staged where it is made "
+                               "(JF105)", function=function, end=statement.test)
+            return
         staged = staged_check(module, entry, check)
         if staged is not None:
-            fix, how = staged
-            yield self.finding(module, statement, f"{where}; {how}", fix, function=function, end=statement.test)
+            yield self.finding(module, statement, f"{where}; {staged.how()}", staged.fix, function=function,
+                               end=statement.test)
             return
         yield self.finding(module, statement, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
                            function=function, end=statement.test)
-
 
 class TracedConditionalExpression(Rule):
     code = "JF102"
@@ -305,12 +310,15 @@ class NonScalarCondition(Rule):
 class TracedAssert(Rule):
     code = "JF105"
     name = "traced-assert"
-    summary = "`assert` on a traced value raises under jit"
+    summary = "`assert` (or a call of a check helper) on a traced value raises under jit"
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds `assert` statements in traced functions whose test is a traced value "
-        "(`assert (x > 0).all()`). An assert on what is static under jit (`assert x.ndim == 2`, "
-        "`assert n > 0` for a static `n`) is left alone: it runs once, at trace time, as meant.",
+        "(`assert (x > 0).all()`), and calls of a check helper with a traced test (a function of the "
+        "module that is one check of its parameters, `def errorif(cond, err, msg): if cond: raise "
+        "err(msg)`, called as `errorif(jnp.any(dx <= 0), ValueError, \"...\")`). An assert on what is "
+        "static under jit (`assert x.ndim == 2`, `assert n > 0` for a static `n`) is left alone: it "
+        "runs once, at trace time, as meant.",
         why="`assert` asks Python for the truth of its test; of a tracer that raises "
         "`TracerBoolConversionError`. A compiled function cannot stop Python with an exception: "
         "the check has to become a value JAX computes.",
@@ -322,25 +330,26 @@ class TracedAssert(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        helpers = _check_helpers(module)
         for entry in function_contexts(module):
             for node in walk_body(entry.traced.node):
-                if not isinstance(node, ast.Assert):
+                check = RuntimeCheck.of(node) if isinstance(node, ast.Assert) else \
+                    _helper_call(node, helpers)
+                if check is None:
                     continue
-                values = entry.values_at(node)
-                if not (values.is_traced(node.test) and entry.arrays.certain_truth(node.test, values)):
+                values = entry.values_at(check.statement)
+                if not (values.is_traced(check.test) and entry.arrays.certain_truth(check.test, values)):
                     continue
-                where = (f"`assert {source_excerpt(module, node.test)}` tests a traced value in "
-                         f"`{entry.traced.qualname}` ({entry.traced.how}): raises under jit")
-                check = RuntimeCheck.of(node)
-                assert check is not None
+                what = f"`assert {source_excerpt(module, check.test)}` tests" if isinstance(node, ast.Assert) \
+                    else f"`{source_excerpt(module, node)}` checks"
+                where = f"{what} a traced value in `{entry.traced.qualname}` ({entry.traced.how}): raises under jit"
                 staged = staged_check(module, entry, check)
                 if staged is not None:
-                    fix, how = staged
-                    yield self.finding(module, node, f"{where} for every input; {how}", fix, function=entry.traced,
-                                       end=node.test)
+                    yield self.finding(module, node, f"{where} for every input; {staged.how()}", staged.fix,
+                                       function=entry.traced, end=check.test)
                     continue
                 yield self.finding(module, node, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
-                                   function=entry.traced, end=node.test)
+                                   function=entry.traced, end=check.test)
 
 
 # -- checks staged with equinox.error_if ------------------------------------------------------
@@ -378,11 +387,32 @@ def why_not_staged(module: ModuleContext, entry: FunctionContext, check: Runtime
             "returns, and one whose value is unused is compiled away")
 
 
-def staged_check(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> tuple[Fix, str] | None:
+@dataclass(frozen=True)
+class StagedCheck:
+    """A check rewritten as ``x = eqx.error_if(x, bad, msg)``: its fix, the value threaded,
+    and whether a handler of the file catches what it raised (then the fix is unsafe)."""
+
+    fix: Fix
+    threaded: str
+    exception: str
+    caught: bool
+    equinox: str
+
+    def how(self, on_value: bool = True) -> str:
+        on = f" on `{self.threaded}`" if on_value else ""
+        how = (f"stage it with `{self.equinox}.error_if`{on}, which raises when the compiled function runs "
+               f"(equinox's runtime error with the message, not `{self.exception}`)")
+        if self.caught:
+            how += (f"; unsafe: a handler in this file catches `{self.exception}`, which the staged check no "
+                    "longer raises")
+        return how
+
+
+def staged_check(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> StagedCheck | None:
     """``if bad: raise E(msg)`` -> ``x = eqx.error_if(x, bad, msg)``, where the file imports
     equinox, the check is not in a loop, its message is known at trace time, and a traced name
     of its test is used after it (``x``: threaded through the check, which keeps it in what the
-    function computes). The fix and what it says; None where one of those is missing."""
+    function computes). None where one of those is missing."""
     equinox = module.imports.local_name("equinox")
     function = entry.traced.node
     values = entry.values_at(check.statement)
@@ -394,12 +424,26 @@ def staged_check(module: ModuleContext, entry: FunctionContext, check: RuntimeCh
     if threaded is None:
         return None
     caught = check.caught_in(module.tree)
-    how = (f"stage it with `{equinox}.error_if` on `{threaded}`, which raises when the compiled function "
-           f"runs (equinox's runtime error with the message, not `{check.exception}`)")
-    if caught:
-        how += f"; unsafe: a handler in this file catches `{check.exception}`, which the staged check no longer raises"
-    safety = Safety.UNSAFE if caught else Safety.SAFE
-    return Fix(safety, f"stage with {equinox}.error_if", [_error_if_edit(module, check, threaded)]), how
+    fix = Fix(Safety.UNSAFE if caught else Safety.SAFE, f"stage with {equinox}.error_if",
+              [_error_if_edit(module, check, threaded)])
+    return StagedCheck(fix, threaded, check.exception, caught, equinox)
+
+
+def _check_helpers(module: ModuleContext) -> dict[str, CheckHelper]:
+    """The module's functions that are one check of their parameters, by name."""
+    found = {}
+    for statement in module.tree.body:
+        if isinstance(statement, ast.FunctionDef) and (helper := CheckHelper.of(statement)) is not None:
+            found[statement.name] = helper
+    return found
+
+
+def _helper_call(node: ast.AST, helpers: dict[str, CheckHelper]) -> RuntimeCheck | None:
+    """The check a statement calling a check helper makes (``errorif(jnp.any(dx <= 0), ...)``)."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+            and node.value.func.id in helpers:
+        return helpers[node.value.func.id].check_at(node)
+    return None
 
 
 def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) -> Edit:
@@ -416,7 +460,7 @@ def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) ->
         after_target = dataclasses.replace(context, column=context.column + len(f"{threaded} = "))
         call = after_target.call_source(f"{context.name('equinox')}.error_if", [threaded, failing, message])
         staged = cst.parse_statement(f"{threaded} = {call}\n")
-        if isinstance(updated, cst.Assert):
+        if isinstance(updated, cst.Assert | cst.Expr):
             assert isinstance(staged, cst.SimpleStatementLine)
             return staged.body[0]
         assert isinstance(updated, cst.If) and isinstance(updated.body, cst.IndentedBlock)
@@ -424,7 +468,8 @@ def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) ->
         lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
         return cst.FlattenSentinel(lines)
 
-    node_type = cst.Assert if isinstance(check.statement, ast.Assert) else cst.If
+    node_type: type[cst.CSTNode] = cst.Assert if isinstance(check.statement, ast.Assert) \
+        else cst.Expr if isinstance(check.statement, ast.Expr) else cst.If
     needed = ("equinox", "jax.numpy") if uses_jnp else ("equinox",)
     return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
 
