@@ -574,3 +574,39 @@ def test_a_check_called_from_code_the_run_saw_on_the_failures_path_is_staged_at_
     fixed = (root / "knots.py").read_text()
     assert '    x = eqx.error_if(x, jnp.any(jnp.diff(x) <= 0), "x must increase")\n' in fixed
     assert '    errorif(x.ndim != 1, ValueError, "x must be a vector")\n' in fixed  # static: kept
+
+
+CENTROIDS = '''import jax
+import jax.numpy as jnp
+
+
+def kmeans_step(X, centroids, n_clusters=3):
+    labels = jnp.argmin(jnp.sum((X[:, None, :] - centroids[None]) ** 2, axis=-1), axis=1)
+    for j in range(n_clusters):
+        centroids = centroids.at[j].set(X[labels == j].mean(axis=0))
+    spread = jnp.sum(X[labels == 0])
+    return centroids, spread
+
+
+step = jax.jit(kmeans_step, static_argnames="n_clusters")
+'''
+
+
+def test_a_mask_the_run_saw_select_rows_is_reduced_with_where_broadcast_over_them(tmp_path: Path) -> None:
+    # The run saw `labels == j` of shape (6,) select rows of X (6, 2): the mean over the selected
+    # rows is the mean over axis 0 where the mask, broadcast over the columns, holds. Validation
+    # calls `kmeans_step` with the arguments the eager run gave `step`, the jit assigned to a name.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "kmeans.py").write_text(CENTROIDS)
+    (root / "main.py").write_text(
+        "import jax.numpy as jnp\n\nimport kmeans\n\n"
+        "X = jnp.array([[0.0, 0.0], [0.5, 0.0], [5.0, 5.0], [5.5, 5.0], [0.0, 6.0], [0.5, 6.0]])\n"
+        "print(kmeans.step(X, X[jnp.array([0, 2, 4])]))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "kmeans.py: kmeans_step passed (1 input)" in result.stderr
+    fixed = (root / "kmeans.py").read_text()
+    assert "centroids.at[j].set(X.mean(axis=0, where=(labels == j)[:, None]))" in fixed
+    assert "spread = jnp.sum(X, where=(labels == 0)[:, None])" in fixed

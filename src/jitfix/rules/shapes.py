@@ -582,7 +582,12 @@ class DataDependentShape(Rule):
         "the shapes and dtypes at that line (the mask's names broadcast to `x`'s shape; `v` a Python "
         "number, a scalar of `x`'s dtype, or `y[mask]` with `y` of `x`'s shape and dtype, which selects "
         "`y`). A mask of fewer dimensions selects whole rows, and a float would make an int array "
-        "float: those stay reported. Item assignment through a mask (`x[mask] = 0`) is JF603's.",
+        "float: those stay reported. Where `jitfix run` saw the mask of the shape of the array's leading "
+        "dimensions (`labels == j` of shape (60,) on `X` of (60, 2)), the selection holds whole rows: a "
+        "reduction of it with no axis or an `axis=` of the selection (`X[labels == j].mean(axis=0)`) is the "
+        "reduction of the array over the mask's dimensions with `where=` the mask broadcast over the rest "
+        "(`X.mean(axis=0, where=(labels == j)[:, None])`; an empty selection gives the same NaN mean). "
+        "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -594,6 +599,10 @@ class DataDependentShape(Rule):
             reductions = {id(selection): call for call, _ in expressions if isinstance(call, ast.Call)
                           and (selection := _reduced_selection(call, module)) is not None
                           and _selects_elementwise(selection, entry, traced, module)}
+            # `X[labels == j].mean(axis=0)`, where a run saw the mask select X's rows
+            rows = {id(row.selection): row for call, _ in expressions if isinstance(call, ast.Call)
+                    and id(call) not in reductions.values()
+                    and (row := RowReduction.of(call, module, seen_at(traced, call))) is not None}
             # `x[jnp.nonzero(m)]` selects what `x[m]` does: reduced, it is fixed as a mask is
             nonzero_reduced = {id(node.slice): node for node, _ in expressions if isinstance(node, ast.Subscript)
                                and id(node) in reductions and _nonzero_mask(node.slice, module) is not None}
@@ -610,6 +619,9 @@ class DataDependentShape(Rule):
                         selection = nonzero_reduced[id(node)]
                         yield self._mask_finding(module, selection, traced, reductions[id(selection)],
                                                  entry.arrays.bindings)
+                elif isinstance(node, ast.Subscript) and id(node) in rows \
+                        and entry.values_at(statement).is_traced(node.slice):
+                    yield self._row_finding(module, rows[id(node)], traced)
                 elif isinstance(node, ast.Subscript) and id(node) not in stores \
                         and (mask := _mask_in_index(node, module, entry)) is not None \
                         and entry.values_at(statement).is_traced(mask):
@@ -651,6 +663,14 @@ class DataDependentShape(Rule):
         return self.finding(module, node, message + "; reduce the whole array with `where=` the mask", fix,
                             function=traced)
 
+
+    def _row_finding(self, module: ModuleContext, row: RowReduction, traced: TracedFunction) -> Finding:
+        message = (f"`{module.segment(row.selection)}` in `{traced.qualname}` indexes with a traced boolean mask "
+                   f"of its rows (a run saw `{module.segment(row.selection.slice)}` of shape {row.mask_shape} and "
+                   f"`{row.array}` of shape {row.array_shape}): how many rows it selects is not known while tracing, "
+                   "so it raises under jit; reduce the whole array with `where=` the mask, broadcast over the rows")
+        fix = Fix(Safety.SAFE, "reduce with where=", [row.edit(module)])
+        return self.finding(module, row.selection, message, fix, function=traced)
 
     def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionContext,
                        seen: dict[str, SeenArray], statement: ast.stmt) -> Finding:
@@ -816,6 +836,108 @@ def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript |
     if isinstance(selection, ast.Subscript) and isinstance(selection.value, ast.Name):
         return selection
     return None
+
+
+def seen_at(traced: TracedFunction, node: ast.AST) -> dict[str, SeenArray]:
+    """What a run saw the traced names (and the Python numbers beside them) hold at ``node``'s
+    lines (empty without a run)."""
+    found: dict[str, SeenArray] = {}
+    first: int = getattr(node, "lineno", 0)
+    for line in range(first, (getattr(node, "end_lineno", None) or first) + 1):
+        for name, text in traced.seen.types.get(line, {}).items():
+            array = SeenArray.parse(text)
+            if array is not None:
+                found[name] = array
+    return found
+
+
+def mask_broadcast(mask: str, extra: int, simple: bool) -> str:
+    """A mask of a prefix of an array's dimensions, given ``extra`` trailing axes of length one
+    so that it broadcasts against the whole array (``m[:, None]``); ``simple``: ``mask`` needs
+    no parentheses to be indexed."""
+    if extra == 0:
+        return mask
+    held = mask if simple else f"({mask})"
+    return f"{held}[:{', None' * extra}]" if extra == 1 else f"{held}[...{', None' * extra}]"
+
+
+def is_simple(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
+
+
+@dataclass(frozen=True)
+class RowReduction:
+    """``x[m].R(axis=a)`` / ``jnp.R(x[m], axis=a)`` (R takes ``where=``) where a run saw ``m``
+    of the shape of ``x``'s leading dimensions: the selection keeps, for each row ``m`` picks,
+    the rest of ``x``, so the reduction is ``R`` of ``x`` over the mask's dimensions (for the
+    selection's axis 0) with ``where=`` the mask broadcast over the rest."""
+
+    call: ast.Call
+    selection: ast.Subscript
+    array: str
+    mask_shape: tuple[int, ...]
+    array_shape: tuple[int, ...]
+    axis: int | None  # the selection's axis reduced; None: all of them
+
+    @staticmethod
+    def of(call: ast.Call, module: ModuleContext, seen: dict[str, SeenArray]) -> RowReduction | None:
+        if not seen:
+            return None
+        keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+        if set(keywords) - {"axis"}:
+            return None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _WHERE_REDUCTIONS and not call.args:
+            selection = call.func.value
+        elif len(call.args) == 1 and module.imports.resolve(call.func) in _WHERE_FUNCTIONS:
+            selection = call.args[0]
+        else:
+            return None
+        if not (isinstance(selection, ast.Subscript) and isinstance(selection.value, ast.Name)
+                and selection.value.id in seen and is_boolean_mask(selection.slice, module.imports)):
+            return None
+        axis_node = keywords.get("axis")
+        axis = None if axis_node is None else _literal_int(axis_node)
+        if axis_node is not None and (axis is None or axis < 0):
+            return None
+        array_shape = seen[selection.value.id].shape
+        mask_shape = seen_shape(selection.slice, seen, module.imports)
+        if mask_shape is None or not 0 < len(mask_shape) <= len(array_shape) \
+                or array_shape[:len(mask_shape)] != mask_shape \
+                or axis is not None and axis > len(array_shape) - len(mask_shape):
+            return None
+        return RowReduction(call, selection, selection.value.id, mask_shape, array_shape, axis)
+
+    def edit(self, module: ModuleContext) -> Edit:
+        start, end = module.span_of(self.call)
+        rank = len(self.mask_shape)
+        extra = len(self.array_shape) - rank
+        if self.axis is None:
+            axis = None
+        elif self.axis == 0:
+            axis = "0" if rank == 1 else f"({', '.join(str(dimension) for dimension in range(rank))})"
+        else:
+            axis = str(self.axis + rank - 1)
+        where = mask_broadcast(module.segment(self.selection.slice), extra, is_simple(self.selection.slice))
+        keywords = ([f"axis={axis}"] if axis is not None else []) + [f"where={where}"]
+        method = isinstance(self.call.func, ast.Attribute) and self.call.func.value is self.selection
+
+        def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            if method:  # x[m].mean(axis=0) -> x.mean(axis=0, where=m[:, None])
+                assert isinstance(updated.func, cst.Attribute)
+                source = f"{self.array}.{updated.func.attr.value}({', '.join(keywords)})"
+            else:  # jnp.mean(x[m], axis=0) -> jnp.mean(x, axis=0, where=m[:, None])
+                source = f"{code(updated.func)}({', '.join([self.array, *keywords])})"
+            return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+        return Edit(start, cst.Call, replace, end=end)
+
+
+def _literal_int(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return -inner if inner is not None else None
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def _selects_elementwise(selection: ast.Subscript, entry: FunctionContext, traced: TracedFunction,

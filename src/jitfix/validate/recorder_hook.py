@@ -61,6 +61,24 @@ class _Recorder:
         os.replace(target + ".tmp", target)
 
 
+class _Recording:
+    """Calls of another object (a jitted function) recorded as calls of the target it wraps;
+    everything else about it (``.lower``, attributes) is the object's own."""
+
+    def __init__(self, recorder, path, name, target):
+        self._recorder, self._path, self._name, self._target = recorder, path, name, target
+
+    def __call__(self, *args, **kwargs):
+        try:
+            self._recorder.save(self._path, self._name, args, kwargs)
+        except Exception:  # recording is best effort; the call itself must not change
+            pass
+        return self._target(*args, **kwargs)
+
+    def __getattr__(self, attribute):
+        return getattr(self._target, attribute)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds nothing itself: asks the other finders, and wraps the loader of a target module."""
 
@@ -96,6 +114,13 @@ class _Loader(importlib.abc.Loader):
             function = module.__dict__.get(name)
             if callable(function):
                 module.__dict__[name] = self.recorder.wrap(self.path, name, function)
+        # `fit = jax.jit(kmeans)`: the module's other names for a target, made before it was
+        # wrapped (a jitted function keeps what it wraps as `__wrapped__`), record its calls too.
+        for name, value in list(module.__dict__.items()):
+            wrapped = getattr(value, "__wrapped__", None) if name not in self.names else None
+            if callable(value) and callable(wrapped) and getattr(wrapped, "__module__", None) == module.__name__ \
+                    and getattr(wrapped, "__name__", None) in self.names:
+                module.__dict__[name] = _Recording(self.recorder, self.path, wrapped.__name__, value)
 
     def __getattr__(self, name):
         return getattr(self.loader, name)
