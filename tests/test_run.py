@@ -610,3 +610,37 @@ def test_a_mask_the_run_saw_select_rows_is_reduced_with_where_broadcast_over_the
     fixed = (root / "kmeans.py").read_text()
     assert "centroids.at[j].set(X.mean(axis=0, where=(labels == j)[:, None]))" in fixed
     assert "spread = jnp.sum(X, where=(labels == 0)[:, None])" in fixed
+
+
+ROW_WRITES = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def zero_even_columns(x):
+    return x.at[:4, jnp.mod(x[0], 2) == 0].set(0)
+
+
+@jax.jit
+def sequence_mask(X, valid_len, value=0.0):
+    mask = jnp.arange(X.shape[1])[None, :] < valid_len[:, None]
+    return X.at[~mask].set(value)
+'''
+
+
+def test_writes_through_masks_the_run_saw_cover_some_axes_are_selected_with_where(tmp_path: Path) -> None:
+    # After slices, the mask covers the next axis (`x.at[:4, m]`); a mask of the leading axes
+    # selects whole rows (`X` (2, 3, 2), `mask` (2, 3)): each is broadcast over the axes after it.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "writes.py").write_text(ROW_WRITES)
+    (root / "main.py").write_text(
+        "import jax.numpy as jnp\n\nimport writes\n\n"
+        "print(writes.zero_even_columns(jnp.arange(36).reshape(6, 6)))\n"
+        "print(writes.sequence_mask(jnp.ones((2, 3, 2)), jnp.array([1, 2])))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 0, result.output
+    fixed = (root / "writes.py").read_text()
+    assert "return x.at[:4].set(jnp.where(jnp.mod(x[0], 2) == 0, 0, x[:4]))" in fixed
+    assert "return jnp.where((~mask)[..., None], value, X)" in fixed, fixed

@@ -225,4 +225,32 @@ def seen_shape(expr: ast.AST, seen: Mapping[str, SeenArray], imports: ImportTabl
         name = imports.resolve(expr.func)
         if name in PREDICATES or is_elementwise(name):
             return _broadcast([seen_shape(argument, seen, imports) for argument in expr.args])
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id in seen:
+        return _indexed_shape(seen[expr.value.id].shape, expr.slice)
     return None
+
+
+def _indexed_shape(shape: tuple[int, ...], index: ast.expr) -> tuple[int, ...] | None:
+    """The shape of an array of ``shape`` indexed by literal ints and slices (``x[0]``,
+    ``x[:, 1:3]``); None for any other index."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if len(parts) > len(shape):
+        return None
+    result: list[int] = []
+    for size, part in zip(shape, parts):
+        if isinstance(part, ast.Slice):
+            bounds = [None if bound is None else _literal_int(bound) for bound in (part.lower, part.upper, part.step)]
+            if any(bound is None and given is not None for bound, given in zip(bounds, (part.lower, part.upper,
+                                                                                       part.step))) or bounds[2] == 0:
+                return None
+            result.append(len(range(size)[slice(*bounds)]))
+        elif _literal_int(part) is None or not -size <= _literal_int(part) < size:  # type: ignore[operator]
+            return None
+    return (*result, *shape[len(parts):])
+
+
+def _literal_int(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return -inner if inner is not None else None
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None

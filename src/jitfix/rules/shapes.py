@@ -586,7 +586,10 @@ class DataDependentShape(Rule):
         "dimensions (`labels == j` of shape (60,) on `X` of (60, 2)), the selection holds whole rows: a "
         "reduction of it with no axis or an `axis=` of the selection (`X[labels == j].mean(axis=0)`) is the "
         "reduction of the array over the mask's dimensions with `where=` the mask broadcast over the rest "
-        "(`X.mean(axis=0, where=(labels == j)[:, None])`; an empty selection gives the same NaN mean). "
+        "(`X.mean(axis=0, where=(labels == j)[:, None])`; an empty selection gives the same NaN mean); a write "
+        "through such a mask is `jnp.where` with the mask broadcast so (`jnp.where((~mask)[..., None], v, X)`), "
+        "and one through a mask after slices (`x.at[:4, m].set(0)`, `m` seen of the shape of `x`'s next axes) "
+        "writes the sliced block (`x.at[:4].set(jnp.where(m, 0, x[:4]))`). "
         "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
@@ -680,7 +683,9 @@ class DataDependentShape(Rule):
         if new is None:
             return self.finding(module, write.selection, f"{message}; not auto-fixable: {why_not}",
                                 function=entry.traced)
-        fix = Fix(Safety.SAFE, "select with jnp.where", [_masked_write_edit(module, write)])
+        trailing = write.trailing_axes(seen, module.imports) or 0
+        rank = len(seen_shape(write.mask, seen, module.imports) or ()) if trailing else 0
+        fix = Fix(Safety.SAFE, "select with jnp.where", [_masked_write_edit(module, write, trailing, rank)])
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
                             "which keeps the shape", fix, function=entry.traced)
 
@@ -709,11 +714,12 @@ class MaskedWrite:
     """``x.at[mask].OP(v)``: ``x`` a name, one positional value, no keywords."""
 
     call: ast.Call
-    selection: ast.Subscript  # x.at[mask]
+    selection: ast.Subscript  # x.at[mask] (or x.at[:4, mask])
     array: ast.Name
     mask: ast.expr
     operation: str
     value: ast.expr
+    prefix: tuple[ast.Slice, ...] = ()  # the slices before the mask (`:4` of `x.at[:4, mask]`)
 
     @staticmethod
     def of(call: ast.Call) -> MaskedWrite | None:
@@ -724,9 +730,28 @@ class MaskedWrite:
         selection = method.value
         if not (isinstance(selection, ast.Subscript) and isinstance(selection.value, ast.Attribute)
                 and selection.value.attr == "at" and isinstance(selection.value.value, ast.Name)
-                and not isinstance(selection.slice, ast.Tuple | ast.Slice)):
+                and not isinstance(selection.slice, ast.Slice)):
             return None
-        return MaskedWrite(call, selection, selection.value.value, selection.slice, method.attr, call.args[0])
+        index = selection.slice
+        if isinstance(index, ast.Tuple):  # x.at[:4, mask]: slices, then the mask
+            *prefix, mask = index.elts
+            if not prefix or not all(isinstance(part, ast.Slice) for part in prefix) or isinstance(mask, ast.Slice):
+                return None
+            return MaskedWrite(call, selection, selection.value.value, mask, method.attr, call.args[0],
+                               tuple(prefix))  # type: ignore[arg-type]
+        return MaskedWrite(call, selection, selection.value.value, index, method.attr, call.args[0])
+
+    def trailing_axes(self, seen: dict[str, SeenArray], imports) -> int | None:
+        """How many axes of the array follow those the mask covers, where a run saw the mask
+        of the shape of the array's axes after the prefix (``m`` of (n,) on ``x`` of (n, d):
+        one, ``m[:, None]`` broadcasts); None where it did not."""
+        array = seen.get(self.array.id)
+        mask = seen_shape(self.mask, seen, imports)
+        if array is None or mask is None or not mask:
+            return None
+        start = len(self.prefix)
+        covered = array.shape[start:start + len(mask)]
+        return len(array.shape) - start - len(mask) if covered == mask else None
 
     def seen(self, traced: TracedFunction) -> dict[str, SeenArray]:
         """What a run saw the traced names hold at the write's lines (empty without a run)."""
@@ -765,7 +790,8 @@ class MaskedWrite:
             if seen[self.value.id].keeps_dtype_of(array):
                 return self.value, ""
         elif isinstance(self.value, ast.Subscript) and isinstance(self.value.value, ast.Name) \
-                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is not None \
+                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is not None and not self.prefix \
+                and self.trailing_axes(seen, module.imports) == 0 \
                 and self.operation == "set" and self.value.value.id in seen:
             source = seen[self.value.value.id]
             if source == array:
@@ -783,7 +809,9 @@ class MaskedWrite:
         of the array itself (`x.at[x < 5]`), or both are computed element by element from the
         same value (`out.at[jnp.abs(x) < 1]` with `out = 2 * x - 1`)."""
         if array is not None:
-            return seen_shape(self.mask, seen, module.imports) == array.shape
+            return self.trailing_axes(seen, module.imports) is not None
+        if self.prefix:
+            return False  # (which axes the mask covers needs the shapes a run saw)
         mask_roots = origin.roots(self.mask, statement)
         if mask_roots is not None and len(mask_roots) == 1 and origin.roots(self.array, statement) == mask_roots:
             return True
@@ -794,11 +822,15 @@ class MaskedWrite:
         return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound)
 
 
-def _masked_write_edit(module: ModuleContext, write: MaskedWrite) -> Edit:
-    """``x.at[mask].OP(v)`` -> ``jnp.where(mask, NEW, x)``, NEW the updated element."""
+def _masked_write_edit(module: ModuleContext, write: MaskedWrite, trailing: int = 0, rank: int = 0) -> Edit:
+    """``x.at[mask].OP(v)`` -> ``jnp.where(mask, NEW, x)``, NEW the updated element; the mask
+    broadcast over ``trailing`` axes after those it covers (``m[:, None]``); after slices,
+    ``x.at[:4, m].set(v)`` -> ``x.at[:4].set(jnp.where(m, v, x[:4]))``."""
     start, end = module.span_of(write.call)
     template = _MASKED_UPDATES[write.operation]
     selects_source = isinstance(write.value, ast.Subscript)
+    mask = mask_broadcast(module.segment(write.mask), rank, trailing, is_simple(write.mask))
+    prefix = ", ".join(module.segment(part) for part in write.prefix)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
@@ -806,13 +838,13 @@ def _masked_write_edit(module: ModuleContext, write: MaskedWrite) -> Edit:
         selection = updated.func.value
         assert isinstance(selection, cst.Subscript) and isinstance(selection.value, cst.Attribute)
         array = code(selection.value.value)
-        mask = code(selection.slice[0].slice.value)  # type: ignore[attr-defined]
         value = updated.args[0].value
         if selects_source:  # x.at[m].set(y[m]) -> jnp.where(m, y, x)
             assert isinstance(value, cst.Subscript)
             value = value.value
-        new = template.format(jnp=jnp, x=array, v=code(value))
-        source = f"{jnp}.where({mask}, {new}, {array})"
+        old = f"{array}[{prefix}]" if prefix else array
+        chosen = f"{jnp}.where({mask}, {template.format(jnp=jnp, x=old, v=code(value))}, {old})"
+        source = f"{array}.at[{prefix}].set({chosen})" if prefix else chosen
         return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
     return Edit(start, cst.Call, replace, imports=("jax.numpy",), end=end)
@@ -851,14 +883,14 @@ def seen_at(traced: TracedFunction, node: ast.AST) -> dict[str, SeenArray]:
     return found
 
 
-def mask_broadcast(mask: str, extra: int, simple: bool) -> str:
-    """A mask of a prefix of an array's dimensions, given ``extra`` trailing axes of length one
-    so that it broadcasts against the whole array (``m[:, None]``); ``simple``: ``mask`` needs
-    no parentheses to be indexed."""
+def mask_broadcast(mask: str, rank: int, extra: int, simple: bool) -> str:
+    """A mask (of ``rank`` axes) of a prefix of an array's axes, given ``extra`` trailing axes
+    of length one so that it broadcasts against the whole array (``m[:, None]``, ``m[...,
+    None]``); ``simple``: ``mask`` needs no parentheses to be indexed."""
     if extra == 0:
         return mask
     held = mask if simple else f"({mask})"
-    return f"{held}[:{', None' * extra}]" if extra == 1 else f"{held}[...{', None' * extra}]"
+    return f"{held}[:{', None' * extra}]" if rank == 1 else f"{held}[...{', None' * extra}]"
 
 
 def is_simple(expr: ast.AST) -> bool:
@@ -917,7 +949,7 @@ class RowReduction:
             axis = "0" if rank == 1 else f"({', '.join(str(dimension) for dimension in range(rank))})"
         else:
             axis = str(self.axis + rank - 1)
-        where = mask_broadcast(module.segment(self.selection.slice), extra, is_simple(self.selection.slice))
+        where = mask_broadcast(module.segment(self.selection.slice), rank, extra, is_simple(self.selection.slice))
         keywords = ([f"axis={axis}"] if axis is not None else []) + [f"where={where}"]
         method = isinstance(self.call.func, ast.Attribute) and self.call.func.value is self.selection
 
