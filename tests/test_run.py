@@ -348,10 +348,11 @@ def test_a_write_through_a_mask_the_run_saw_is_selected_with_where(tmp_path: Pat
         result.output
     fixed = (tmp_path / "model.py").read_text()
     assert "    return jnp.where(idx, value, x)\n" in fixed
-    # A row mask of a matrix selects whole rows: `jnp.where` would need it broadcast, so no fix.
+    # A row mask of a matrix selects whole rows (`jnp.where` broadcasts it, `mask[:, None]`), but
+    # an int array written into a float one is cast by `.at[]`, promoted by `jnp.where`: no fix.
     assert "    return x.at[mask].set(fill)\n" in fixed
     assert "widen (fill: int32[], mask: bool[2], x: float32[2,3]) -> no fix: JF506" in result.stderr
-    assert "the mask may not have `x`'s shape" in result.stderr
+    assert "`fill` may not be a scalar of `x`'s dtype" in result.stderr
     assert result.exit_code == 1
 
 
@@ -644,3 +645,44 @@ def test_writes_through_masks_the_run_saw_cover_some_axes_are_selected_with_wher
     fixed = (root / "writes.py").read_text()
     assert "return x.at[:4].set(jnp.where(jnp.mod(x[0], 2) == 0, 0, x[:4]))" in fixed
     assert "return jnp.where((~mask)[..., None], value, X)" in fixed, fixed
+
+
+FLAGGED_SOLVE = '''import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import lu_factor, lu_solve
+
+
+class LU:
+    def compute(self, state, vector):
+        lu_and_piv, transpose = state
+        trans = 1 if transpose else 0
+        return lu_solve(lu_and_piv, vector, trans=trans)
+
+
+solver = LU()
+
+
+@jax.jit
+def solve(state, vector):
+    return solver.compute(state, vector)
+'''
+
+
+def test_a_rewrite_that_only_moves_the_failure_is_taken_back(tmp_path: Path) -> None:
+    # The run saw `transpose` (unpacked from a pytree) traced at the ternary: `lax.cond` makes
+    # `trans` a tracer, which `lu_solve` needs static; the program then fails otherwise, in the
+    # function rewritten. That rewrite is taken back and said, and nothing is written.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "solver.py").write_text(FLAGGED_SOLVE)
+    (root / "main.py").write_text(
+        "import jax.numpy as jnp\nfrom jax.scipy.linalg import lu_factor\n\nimport solver\n\n"
+        "m = jnp.array([[4.0, 1.0], [2.0, 3.0]])\n"
+        "print(solver.solve((lu_factor(m), False), jnp.array([1.0, 2.0])))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 1, result.output
+    assert "solver.py: the rewrite of `compute` (JF102) only moved the failure: the program then raised" \
+        in result.stderr
+    assert "0 file(s) fixed" in result.stderr
+    assert (root / "solver.py").read_text() == FLAGGED_SOLVE

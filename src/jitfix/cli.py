@@ -736,6 +736,8 @@ def run(
     printed = result.stdout_difference()
     if printed:
         err.print(f"its output differs from the run with jit disabled, first at {printed}", markup=False)
+    for moved in result.moved:
+        err.print(moved, markup=False)
     if result.unfixed:
         err.print(f"{len(result.unfixed)} failure(s) seen have no fix (see above)")
     if result.compiled:

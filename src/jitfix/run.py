@@ -27,6 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -58,6 +59,9 @@ class Round:
     returncode: int | None  # None: the command ran past --timeout
     failures: list[Observation]
     fixed: dict[str, list[str]] = field(default_factory=dict)  # relative path -> codes of what was fixed
+    # relative path -> the functions (qualified names) the round rewrote, and the file's text before.
+    rewrote: dict[str, set[str]] = field(default_factory=dict)
+    before: dict[str, str] = field(default_factory=dict)
     # Where each failure is in the project's file as it was (earlier rounds moved lines):
     # its line, or a notebook's ``cell N:LINE``.
     places: dict[Observation, str] = field(default_factory=dict)
@@ -88,6 +92,9 @@ class RunResult:
     unvalidated: dict[str, str] = field(default_factory=dict)
     # Lines of the output that differ between two runs with jit disabled (a timing, a date).
     unstable: frozenset[int] = frozenset()
+    # Rewrites taken back: each only moved the failure (the program then failed otherwise, in
+    # the code rewritten), with what it failed with.
+    moved: list[str] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
@@ -188,7 +195,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             evidence += failures + jitted + static + callers
             paths = {seen.path for seen in failures + jitted + static + callers} | (touched if number == 1 else set())
             current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
-                                       Options(apply_fixes=True, unsafe_fixes=unsafe_fixes))
+                                       Options(apply_fixes=True, unsafe_fixes=unsafe_fixes), current)
             current.reasons = {seen: _reason(seen, left.get(seen.path, [])) for seen in failures
                                if str(Path(seen.path).relative_to(scratch.project.resolve())) not in current.fixed}
             if not current.fixed:
@@ -197,6 +204,12 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 and first_line_difference(eager.stdout, outcome.stdout, "", frozenset()) is not None:
             paths = touched | {seen.path for seen in evidence}
             outcome = _prints_proven(scratch, settings, evidence, paths, originals, rounds, eager.stdout) or outcome
+        moved: list[str] = []
+        if outcome is not None and outcome.returncode not in (eager.returncode, 0) and rounds[-1].failures == []:
+            taken_back = _take_back_moved(scratch.project, rounds, outcome.stderr)
+            if taken_back is not None:
+                moved.append(taken_back)
+                outcome = scratch.run(disable_jit=False)
         changed = {}
         for relative, original in originals.items():
             text = (scratch.project / relative).read_text(encoding="utf-8")
@@ -205,6 +218,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         result = RunResult(eager.returncode, rounds, changed, outcome.returncode if outcome else None,
                            (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
                            outcome.stdout if outcome else "", read_profile(scratch.profile_log, scratch.project)[0])
+        result.moved = moved
         if result.stdout_difference() is not None:
             result.unstable = _unstable_lines(scratch, result)
         if validate and changed:
@@ -417,9 +431,11 @@ def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observa
 
 
 def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: set[str],
-         originals: dict[str, str], options: Options) -> tuple[dict[str, list[str]], dict[str, list[Finding]]]:
+         originals: dict[str, str], options: Options,
+         current: Round | None = None) -> tuple[dict[str, list[str]], dict[str, list[Finding]]]:
     """Fix the modules the failures were in, with all the evidence so far: the codes fixed in
-    each changed file (relative path), and the findings left in each file (real path)."""
+    each changed file (relative path), and the findings left in each file (real path); in
+    ``current``, the functions each file's rewrite changed and its text before."""
     fixed: dict[str, list[str]] = {}
     left: dict[str, list[Finding]] = {}
     with_evidence = replace(settings, observed=tuple(evidence))
@@ -435,7 +451,41 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
             originals.setdefault(relative, source.text)
             Path(path).write_text(result.new_text, encoding="utf-8")
             fixed[relative] = [finding.code for finding in result.fixed]
+            if current is not None:
+                current.before[relative] = source.text
+                current.rewrote[relative] = {finding.function for finding in result.fixed if finding.function}
     return fixed, left
+
+
+# `  File "/path/to/module.py", line 23, in compute` and the exception's own last line.
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
+_RAISED = re.compile(r"^(?P<error>[A-Za-z_][\w.]*(Error|Exception))(: (?P<message>.*))?$")
+
+
+def _take_back_moved(project: Path, rounds: list[Round], stderr: str) -> str | None:
+    """A rewrite that only moved the failure: the last run failed with an error no round saw
+    (a library refusing a tracer where it needs a Python value: `trans=` of `lu_solve`), in a
+    function a round rewrote. That round's rewrite of the file is taken back, and what it
+    failed with is returned to be said; None when the failure is elsewhere."""
+    frames = [match for line in stderr.splitlines() if (match := _FRAME.match(line))
+              and Path(os.path.realpath(match["path"])).is_relative_to(project.resolve())]
+    raised = [match for line in stderr.splitlines() if (match := _RAISED.match(line.strip()))]
+    if not frames or not raised:
+        return None
+    frame, error = frames[-1], raised[-1]
+    relative = str(Path(os.path.realpath(frame["path"])).relative_to(project.resolve()))
+    for current in rounds:
+        rewritten = current.rewrote.get(relative, set())
+        if any(name.rsplit(".", 1)[-1] == frame["function"] for name in rewritten):
+            codes = ", ".join(sorted(set(current.fixed.get(relative, []))))
+            (project / relative).write_text(current.before[relative], encoding="utf-8")
+            for later in rounds[rounds.index(current):]:
+                later.fixed.pop(relative, None)
+            message = (error["message"] or "")[:160]
+            return (f"{relative}: the rewrite of `{frame['function']}` ({codes}) only moved the failure: the "
+                    f"program then raised {error['error']} at line {frame['line']}"
+                    f"{': ' + message if message else ''}; taken back")
+    return None
 
 
 def _reason(seen: Observation, findings: list[Finding]) -> str:

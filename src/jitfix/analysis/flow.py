@@ -175,14 +175,21 @@ def _used_as_an_array(target: ast.AST, iterable: ast.AST, uses: Sequence[ast.AST
     return "a number" if target.id in numeric_operands(nodes) and not looked_up else None
 
 
+_COMPOUND = (ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+
+
 class FlowAnalysis:
     """Verdicts of names before each statement of one function."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable,
                  params: State, outer: State | None = None, *, staged: bool = True,
-                 program: Program | None = None, known_arrays: frozenset[str] = frozenset()):
+                 program: Program | None = None, known_arrays: frozenset[str] = frozenset(),
+                 seen_traced: Mapping[int, frozenset[str]] | None = None):
         self.function = function
         self.known_arrays = known_arrays  # parameters a run or a call showed hold one array
+        # Local names a run saw holding a tracer at a line (`jitfix run`): traced there, whatever
+        # the code shows (a value unpacked from a pytree, a property, a library's result).
+        self.seen_traced = seen_traced or {}
         self.imports = imports
         self.program = program
         self.before: dict[int, State] = {}
@@ -361,9 +368,26 @@ class FlowAnalysis:
 
     def _block(self, body: list[ast.stmt], state: State) -> State:
         for statement in body:
+            if self.seen_traced:
+                state = self._with_seen(statement, state)
             self.before[id(statement)] = dict(state)
             state = self._statement(statement, state)
         return state
+
+    def _with_seen(self, statement: ast.stmt, state: State) -> State:
+        """``state`` with the names a run saw hold one tracer each on the statement's own lines
+        (a compound statement's: its test or iterable, not its body) made traced arrays."""
+        head = statement.test if isinstance(statement, ast.If | ast.While) else \
+            statement.iter if isinstance(statement, ast.For | ast.AsyncFor) else None
+        if head is None and isinstance(statement, _COMPOUND):
+            return state
+        last = (head.end_lineno if head is not None else statement.end_lineno) or statement.lineno
+        names = frozenset().union(*(self.seen_traced.get(line, frozenset())
+                                    for line in range(statement.lineno, last + 1)))
+        if not names:
+            return state
+        seen = Verdict(TRACED_KIND, "seen holding a tracer there by `jitfix run`", array=True)
+        return {**state, **dict.fromkeys(names, seen)}
 
     def _loop(self, body: list[ast.stmt], state: State, bind_target: Callable[[State], None] | None = None) -> State:
         """State at the loop head after any number of iterations (zero included)."""

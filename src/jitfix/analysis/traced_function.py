@@ -85,11 +85,22 @@ class RunEvidence:
     # object made in the trace, a property).
     failures: dict[int, str] = field(default_factory=dict)
 
+    def traced_names(self) -> dict[int, frozenset[str]]:
+        """The names seen holding a tracer at each line (not the host values beside them)."""
+        return {line: frozenset(name for name, kind in kinds.items() if _is_tracer_type(kind))
+                for line, kinds in self.types.items()}
+
     def failed_with(self, node: ast.AST, error: str) -> bool:
         """Whether the run saw ``error`` raised on one of ``node``'s lines."""
         first: int = getattr(node, "lineno", 0)
         last: int = getattr(node, "end_lineno", None) or first
         return any(first <= line <= last and seen == error for line, seen in self.failures.items())
+
+
+def _is_tracer_type(kind: str) -> bool:
+    """``float32[3]``, ``bool[]`` (an abstract value); not ``int``/``float``/``numpy.ndarray``
+    (host values recorded beside the tracers)."""
+    return kind.endswith("]") and "[" in kind and not kind.startswith("numpy")
 
 
 @dataclass
@@ -154,7 +165,8 @@ class TracedFunction:
             if enclosing is not None:
                 outer.update(enclosing.merged_kinds())
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
-                                      program=self.program, known_arrays=self.known_arrays)
+                                      program=self.program, known_arrays=self.known_arrays,
+                                      seen_traced=self.seen.traced_names())
             self._enclosing_flow = enclosing
         return self._flow
 
