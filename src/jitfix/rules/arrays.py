@@ -94,8 +94,10 @@ class Concretization(Rule):
         "float32. Unsafe for `sqrt`, `exp`, `log` and the rest of `math`: they raise where jnp "
         "gives nan or inf. Not fixed: a conversion of a traced value feeding a "
         "shape, `range`, or string formatting (a Python value is really needed there; see JF5xx "
-        "and JF401), a conversion passed to a callable that is not JAX's (a class or a helper asked for a "
-        "Python number: what it does with it, a dict key or a shape, is not seen there), and `.tolist()` "
+        "and JF401), an `int()`, `bool()` or `.item()` passed to a callable that is neither JAX's nor a "
+        "container (a NamedTuple, a dataclass without an `__init__` of its own) and that the module "
+        "does not define, or that uses it as a key of a module-level dict or list, formats it or "
+        "hands it to `range`/`len` (a float is a number wherever it goes), and `.tolist()` "
         "(a list is not an array).",
     )
 
@@ -120,7 +122,11 @@ class Concretization(Rule):
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: a Python "
                                                      "list is not an array; keep the array", function=entry.traced)
                     continue
-                needs_python = _needs_python_value(node, parents, function, callees=module.imports)
+                # An int (or a bool, or what `.item()` gives) may be a key, an index, a shape in a
+                # callee; a float is a number wherever it goes.
+                float_like = isinstance(node.func, ast.Name) and node.func.id in ("float", "complex")
+                needs_python = _needs_python_value(node, parents, function,
+                                                   callees=None if float_like else module)
                 if needs_python:
                     yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: "
                                                      f"{needs_python}", function=entry.traced)
@@ -216,7 +222,7 @@ def _converted(node: ast.Call) -> ast.expr | None:
 
 def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: ast.AST,
                         followed: frozenset[str] = frozenset(), subject: str = "it",
-                        callees: ImportTable | None = None) -> str | None:
+                        callees: ModuleContext | None = None) -> str | None:
     """Why the value of ``node`` must stay a Python value (a jnp array would raise there), if it
     must: where it is used, or where the name it is bound to is (``lo = max(0, i - w)``, then
     ``x[lo:]``), through arithmetic. None when nothing shows it must. ``subject`` names the
@@ -269,16 +275,105 @@ def _tests_a_check(node: ast.Call, statement: ast.stmt) -> bool:
 
 
 def _passed_to_unknown_callable(node: ast.AST, parents: dict[int, ast.AST], subject: str,
-                                imports: ImportTable) -> str | None:
+                                module: ModuleContext) -> str | None:
+    """Why a value passed to a call may need to be a Python number: the callee is neither
+    JAX's nor a container that only holds it (a NamedTuple, a dataclass without an
+    ``__init__`` of its own, ``tuple``/``list``/``dict``)."""
     call = parents.get(id(node))
     if isinstance(call, ast.keyword):
         call = parents.get(id(call))
     if not isinstance(call, ast.Call) or call.func is node:
         return None
-    callee = imports.resolve(call.func)
-    if callee is not None and callee.split(".")[0] == "jax":
+    callee = module.imports.resolve(call.func)
+    if callee is not None and callee.split(".")[0] == "jax" or _is_container(call.func, module):
         return None
-    return f"{subject} is passed to `{ast.unparse(call.func)}`, which may need a Python number (a dict key, a shape)"
+    shown = ast.unparse(call.func)
+    definition = _module_callee(call.func, module)
+    if definition is None:
+        return f"{subject} is passed to `{shown}`, which may need a Python number (a dict key, a shape)"
+    function, skipped = definition
+    parameter = _parameter_for(call, node, function, skipped)
+    use = _python_use(function, parameter, module) if parameter is not None else "it is passed through `*args`"
+    return f"{subject} is passed to `{shown}`, where {use}" if use else None
+
+
+def _module_callee(func: ast.expr, module: ModuleContext) -> tuple[ast.FunctionDef, int] | None:
+    """The def a call of the module's own reaches, and how many of its parameters the call
+    does not pass (``self``): a function, a class's ``__init__``, or ``self.method`` of the one
+    class of the module that defines ``method``."""
+    classes = [statement for statement in module.tree.body if isinstance(statement, ast.ClassDef)]
+    if isinstance(func, ast.Name):
+        for statement in module.tree.body:
+            if isinstance(statement, ast.FunctionDef) and statement.name == func.id:
+                return statement, 0
+            if isinstance(statement, ast.ClassDef) and statement.name == func.id:
+                init = _method(statement, "__init__")
+                return (init, 1) if init is not None else None
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        defining = [method for klass in classes if (method := _method(klass, func.attr)) is not None]
+        return (defining[0], 1) if len(defining) == 1 else None
+    return None
+
+
+def _method(klass: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((statement for statement in klass.body
+                 if isinstance(statement, ast.FunctionDef) and statement.name == name), None)
+
+
+def _parameter_for(call: ast.Call, argument: ast.AST, function: ast.FunctionDef, skipped: int) -> str | None:
+    positional = [parameter.arg for parameter in (*function.args.posonlyargs, *function.args.args)][skipped:]
+    for index, given in enumerate(call.args):
+        if given is argument:
+            return positional[index] if index < len(positional) and not any(
+                isinstance(before, ast.Starred) for before in call.args[:index + 1]) else None
+    return next((keyword.arg for keyword in call.keywords if keyword.value is argument), None)
+
+
+def _python_use(function: ast.FunctionDef, parameter: str, module: ModuleContext) -> str | None:
+    """Where ``function`` uses ``parameter`` as only a Python value can be used: a key (``d[p]``
+    of a module-level dict or list, ``{p: ...}``), formatted as text, or given to a built-in
+    that needs one (``range``, ``len``, ...). None when it does not (it stores it, computes with
+    it, hands it on)."""
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    containers = {target.id for statement in module.tree.body if isinstance(statement, ast.Assign)
+                  and isinstance(statement.value, ast.Dict | ast.List | ast.Set | ast.Tuple)
+                  for target in statement.targets if isinstance(target, ast.Name)}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == parameter and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.slice is node and isinstance(parent.value, ast.Name) \
+                and parent.value.id in containers:
+            return f"`{parameter}` is a key of `{ast.unparse(parent.value)}` (line {node.lineno})"
+        if isinstance(parent, ast.Dict) and any(key is node for key in parent.keys):
+            return f"`{parameter}` is a dict key (line {node.lineno})"
+        why = _python_value_position(node, parents, f"`{parameter}`")
+        if why is not None:
+            return f"{why} (line {node.lineno})"
+    return None
+
+
+_CONTAINER_BUILTINS = frozenset({"tuple", "list", "dict"})
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass"})
+
+
+def _is_container(func: ast.expr, module: ModuleContext) -> bool:
+    if isinstance(func, ast.Name) and func.id in _CONTAINER_BUILTINS and func.id not in module.imports.aliases:
+        return not any(isinstance(statement, ast.FunctionDef | ast.ClassDef) and statement.name == func.id
+                       for statement in module.tree.body)
+    if not isinstance(func, ast.Name):
+        return False
+    klass = next((statement for statement in module.tree.body
+                  if isinstance(statement, ast.ClassDef) and statement.name == func.id), None)
+    if klass is None:
+        return False
+    if any(module.imports.resolve(base) == "typing.NamedTuple" for base in klass.bases):
+        return True
+    decorated = any(module.imports.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator)
+                    in _DATACLASS_DECORATORS for decorator in klass.decorator_list)
+    own = {statement.name for statement in klass.body if isinstance(statement, ast.FunctionDef)}
+    return decorated and not own & {"__init__", "__post_init__"}
 
 
 def _conversion_edit(module: ModuleContext, node: ast.Call) -> Edit:
