@@ -536,6 +536,17 @@ def test_a_call_from_inside_a_jitted_function_is_no_evidence_of_a_python_value(t
     assert "0 file(s) fixed" in result.stderr
 
 
+def run_project(tmp_path: Path, files: dict[str, str]):
+    """`jitfix run --write` of `python main.py` in a project made of ``files``: the result and root."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    return result, root
+
+
 CHECKED = '''import equinox as eqx
 import jax.numpy as jnp
 
@@ -563,13 +574,11 @@ class Knots(eqx.Module):
 def test_a_check_called_from_code_the_run_saw_on_the_failures_path_is_staged_at_the_call(tmp_path: Path) -> None:
     # `jax.jit(Knots)` traces `prepare` through a class the analysis does not follow: the run
     # saw the failure in `errorif`, and `prepare` on its path holding the tracer `x`.
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "knots.py").write_text(CHECKED)
-    (root / "main.py").write_text("import jax\nimport jax.numpy as jnp\n\nimport knots\n\n"
-                                  "print(jax.jit(knots.Knots)(jnp.array([0.0, 1.0, 3.0])).x)\n")
-    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
-                                      "main.py"])
+    main = (
+        "import jax\nimport jax.numpy as jnp\n\nimport knots\n\n"
+        "print(jax.jit(knots.Knots)(jnp.array([0.0, 1.0, 3.0])).x)\n"
+    )
+    result, root = run_project(tmp_path, {"knots.py": CHECKED, "main.py": main})
     assert result.exit_code == 0, result.output
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     fixed = (root / "knots.py").read_text()
@@ -597,15 +606,12 @@ def test_a_mask_the_run_saw_select_rows_is_reduced_with_where_broadcast_over_the
     # The run saw `labels == j` of shape (6,) select rows of X (6, 2): the mean over the selected
     # rows is the mean over axis 0 where the mask, broadcast over the columns, holds. Validation
     # calls `kmeans_step` with the arguments the eager run gave `step`, the jit assigned to a name.
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "kmeans.py").write_text(CENTROIDS)
-    (root / "main.py").write_text(
+    main = (
         "import jax.numpy as jnp\n\nimport kmeans\n\n"
         "X = jnp.array([[0.0, 0.0], [0.5, 0.0], [5.0, 5.0], [5.5, 5.0], [0.0, 6.0], [0.5, 6.0]])\n"
-        "print(kmeans.step(X, X[jnp.array([0, 2, 4])]))\n")
-    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
-                                      "main.py"])
+        "print(kmeans.step(X, X[jnp.array([0, 2, 4])]))\n"
+    )
+    result, root = run_project(tmp_path, {"kmeans.py": CENTROIDS, "main.py": main})
     assert result.exit_code == 0, result.output
     assert "kmeans.py: kmeans_step passed (1 input)" in result.stderr
     fixed = (root / "kmeans.py").read_text()
@@ -632,15 +638,12 @@ def sequence_mask(X, valid_len, value=0.0):
 def test_writes_through_masks_the_run_saw_cover_some_axes_are_selected_with_where(tmp_path: Path) -> None:
     # After slices, the mask covers the next axis (`x.at[:4, m]`); a mask of the leading axes
     # selects whole rows (`X` (2, 3, 2), `mask` (2, 3)): each is broadcast over the axes after it.
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "writes.py").write_text(ROW_WRITES)
-    (root / "main.py").write_text(
+    main = (
         "import jax.numpy as jnp\n\nimport writes\n\n"
         "print(writes.zero_even_columns(jnp.arange(36).reshape(6, 6)))\n"
-        "print(writes.sequence_mask(jnp.ones((2, 3, 2)), jnp.array([1, 2])))\n")
-    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
-                                      "main.py"])
+        "print(writes.sequence_mask(jnp.ones((2, 3, 2)), jnp.array([1, 2])))\n"
+    )
+    result, root = run_project(tmp_path, {"writes.py": ROW_WRITES, "main.py": main})
     assert result.exit_code == 0, result.output
     fixed = (root / "writes.py").read_text()
     assert "return x.at[:4].set(jnp.where(jnp.mod(x[0], 2) == 0, 0, x[:4]))" in fixed
@@ -672,15 +675,12 @@ def test_a_rewrite_that_only_moves_the_failure_is_taken_back(tmp_path: Path) -> 
     # The run saw `transpose` (unpacked from a pytree) traced at the ternary: `lax.cond` makes
     # `trans` a tracer, which `lu_solve` needs static; the program then fails otherwise, in the
     # function rewritten. That rewrite is taken back and said, and nothing is written.
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "solver.py").write_text(FLAGGED_SOLVE)
-    (root / "main.py").write_text(
+    main = (
         "import jax.numpy as jnp\nfrom jax.scipy.linalg import lu_factor\n\nimport solver\n\n"
         "m = jnp.array([[4.0, 1.0], [2.0, 3.0]])\n"
-        "print(solver.solve((lu_factor(m), False), jnp.array([1.0, 2.0])))\n")
-    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(root), "--", sys.executable,
-                                      "main.py"])
+        "print(solver.solve((lu_factor(m), False), jnp.array([1.0, 2.0])))\n"
+    )
+    result, root = run_project(tmp_path, {"solver.py": FLAGGED_SOLVE, "main.py": main})
     assert result.exit_code == 1, result.output
     assert "solver.py: the rewrite of `compute` (JF102) only moved the failure: the program then raised" \
         in result.stderr
