@@ -322,9 +322,10 @@ class TracedAssert(Rule):
         why="`assert` asks Python for the truth of its test; of a tracer that raises "
         "`TracerBoolConversionError`. A compiled function cannot stop Python with an exception: "
         "the check has to become a value JAX computes.",
-        example="@jax.jit\ndef safe_log(x):\n    assert (x > 0).all(), \"log of a non-positive value\"\n"
-        "    return jnp.log(x)\n",
-        fixed="@jax.jit\ndef safe_log(x):\n    x = eqx.error_if(x, (x <= 0).any(), \"log of a non-positive value\")\n"
+        example="import equinox as eqx\n\n\n@jax.jit\ndef safe_log(x):\n"
+        "    assert (x > 0).all(), \"log of a non-positive value\"\n    return jnp.log(x)\n",
+        fixed="import equinox as eqx\n\n\n@jax.jit\ndef safe_log(x):\n"
+        "    x = eqx.error_if(x, jnp.logical_not((x > 0).all()), \"log of a non-positive value\")\n"
         "    return jnp.log(x)\n",
         safety=STAGED_CHECK_SAFETY,
     )
