@@ -686,3 +686,45 @@ def test_a_rewrite_that_only_moves_the_failure_is_taken_back(tmp_path: Path) -> 
         in result.stderr
     assert "0 file(s) fixed" in result.stderr
     assert (root / "solver.py").read_text() == FLAGGED_SOLVE
+
+
+HALF_FIXED = '''from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class State(NamedTuple):
+    error: jax.Array
+    failed: jax.Array
+
+
+class Solver:
+    def __init__(self, strict):
+        self.strict = strict
+
+    def keep_going(self, inputs):
+        _, state = inputs
+        going = state.error > 1e-3
+        return going and (not self.strict or not state.failed)
+
+
+solver = Solver(True)
+
+
+@jax.jit
+def step(x, state):
+    return jnp.where(solver.keep_going((x, state)), x / 2, x)
+'''
+
+
+def test_a_rewrite_that_leaves_its_function_failing_is_taken_back(tmp_path: Path) -> None:
+    # `going and (...)` becomes a `lax.cond`, but the `not failed` inside its lambda still takes
+    # a tracer's truth: the next run fails in the code the rewrite wrote, which no rule fixes.
+    main = ("import jax.numpy as jnp\n\nimport solver\n\n"
+            "print(solver.step(jnp.array(0.5), solver.State(jnp.array(0.5), jnp.array(False))))\n")
+    result, root = run_project(tmp_path, {"solver.py": HALF_FIXED, "main.py": main})
+    assert result.exit_code == 1, result.output
+    assert "solver.py: the rewrite of `keep_going` (JF103) " in result.stderr, result.output
+    assert "; taken back" in result.stderr
+    assert (root / "solver.py").read_text() == HALF_FIXED

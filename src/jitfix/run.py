@@ -24,6 +24,7 @@ changes; the caller decides what to write.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 import os
@@ -205,8 +206,10 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             paths = touched | {seen.path for seen in evidence}
             outcome = _prints_proven(scratch, settings, evidence, paths, originals, rounds, eager.stdout) or outcome
         moved: list[str] = []
-        if outcome is not None and outcome.returncode not in (eager.returncode, 0) and rounds[-1].failures == []:
-            taken_back = _take_back_moved(scratch.project, rounds, outcome.stderr)
+        if outcome is not None and outcome.returncode not in (eager.returncode, 0):
+            last = rounds[-1]
+            taken_back = _take_back_moved(scratch.project, rounds, outcome.stderr) if not last.failures else \
+                _take_back_unfinished(scratch.project, rounds) if not last.fixed else None
             if taken_back is not None:
                 moved.append(taken_back)
                 outcome = scratch.run(disable_jit=False)
@@ -460,6 +463,32 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
 # `  File "/path/to/module.py", line 23, in compute` and the exception's own last line.
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
 _RAISED = re.compile(r"^(?P<error>[A-Za-z_][\w.]*(Error|Exception))(: (?P<message>.*))?$")
+
+
+def _take_back_unfinished(project: Path, rounds: list[Round]) -> str | None:
+    """A rewrite whose function still fails: the last run's failure, which no rule fixes, is
+    inside a function an earlier round rewrote (in code that rewrite wrote, a lambda of its
+    `lax.cond`, or in what it left). That round's rewrite of the file is taken back, and what
+    failed is returned to be said; None when the failures are elsewhere."""
+    for seen in rounds[-1].failures:
+        relative = str(Path(seen.path).relative_to(project.resolve()))
+        try:
+            tree = ast.parse((project / relative).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        holding = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                   and node.lineno <= seen.line <= (node.end_lineno or node.lineno)}
+        for current in rounds[:-1]:
+            rewritten = {name.rsplit(".", 1)[-1] for name in current.rewrote.get(relative, set())}
+            if rewritten & holding:
+                function = sorted(rewritten & holding)[0]
+                codes = ", ".join(sorted(set(current.fixed.get(relative, []))))
+                (project / relative).write_text(current.before[relative], encoding="utf-8")
+                for later in rounds[rounds.index(current):]:
+                    later.fixed.pop(relative, None)
+                return (f"{relative}: the rewrite of `{function}` ({codes}) left it failing: the program then raised "
+                        f"{seen.error} at line {seen.line} of the rewritten code, which no rule fixes; taken back")
+    return None
 
 
 def _take_back_moved(project: Path, rounds: list[Round], stderr: str) -> str | None:
