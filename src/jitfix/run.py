@@ -465,6 +465,16 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fun
 _RAISED = re.compile(r"^(?P<error>[A-Za-z_][\w.]*(Error|Exception))(: (?P<message>.*))?$")
 
 
+def _take_back(project: Path, rounds: list[Round], current: Round, relative: str) -> str:
+    """Put ``relative`` back as it was before ``current`` rewrote it (and forget that round's
+    and later rounds' fixes of it); the codes of what that round fixed there."""
+    codes = ", ".join(sorted(set(current.fixed.get(relative, []))))
+    (project / relative).write_text(current.before[relative], encoding="utf-8")
+    for later in rounds[rounds.index(current):]:
+        later.fixed.pop(relative, None)
+    return codes
+
+
 def _take_back_unfinished(project: Path, rounds: list[Round]) -> str | None:
     """A rewrite whose function still fails: the last run's failure, which no rule fixes, is
     inside a function an earlier round rewrote (in code that rewrite wrote, a lambda of its
@@ -482,10 +492,7 @@ def _take_back_unfinished(project: Path, rounds: list[Round]) -> str | None:
             rewritten = {name.rsplit(".", 1)[-1] for name in current.rewrote.get(relative, set())}
             if rewritten & holding:
                 function = sorted(rewritten & holding)[0]
-                codes = ", ".join(sorted(set(current.fixed.get(relative, []))))
-                (project / relative).write_text(current.before[relative], encoding="utf-8")
-                for later in rounds[rounds.index(current):]:
-                    later.fixed.pop(relative, None)
+                codes = _take_back(project, rounds, current, relative)
                 return (f"{relative}: the rewrite of `{function}` ({codes}) left it failing: the program then raised "
                         f"{seen.error} at line {seen.line} of the rewritten code, which no rule fixes; taken back")
     return None
@@ -506,10 +513,7 @@ def _take_back_moved(project: Path, rounds: list[Round], stderr: str) -> str | N
     for current in rounds:
         rewritten = current.rewrote.get(relative, set())
         if any(name.rsplit(".", 1)[-1] == frame["function"] for name in rewritten):
-            codes = ", ".join(sorted(set(current.fixed.get(relative, []))))
-            (project / relative).write_text(current.before[relative], encoding="utf-8")
-            for later in rounds[rounds.index(current):]:
-                later.fixed.pop(relative, None)
+            codes = _take_back(project, rounds, current, relative)
             message = (error["message"] or "")[:160]
             return (f"{relative}: the rewrite of `{frame['function']}` ({codes}) only moved the failure: the "
                     f"program then raised {error['error']} at line {frame['line']}"
