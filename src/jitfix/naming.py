@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from typing import AbstractSet, Iterable, Protocol
 
 MODULE_WORDS = frozenset({"jnp", "np", "jax", "lax", "numpy", "onp", "self", "linalg", "math"})
 MAX_WORDS = 8
@@ -114,7 +115,31 @@ def describe(test: ast.AST, negate: bool = False) -> list[str]:
     return ["not", *words] if negate else words
 
 
-def branch_name(test: ast.AST, negate: bool, taken: set[str]) -> str:
+class NameSet(Protocol):
+    """The names a new name must not be (a ``set[str]``, or ``TakenNames``); it is added."""
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def add(self, name: str) -> None: ...
+
+
+class TakenNames:
+    """The names taken in a function: its own and those it adds, over the module's, which
+    are shared by every function and never copied (a copy per function grows with the square
+    of a module's length)."""
+
+    def __init__(self, module: AbstractSet[str], own: Iterable[str]):
+        self.module = module
+        self.own = set(own)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.own or name in self.module
+
+    def add(self, name: str) -> None:
+        self.own.add(name)
+
+
+def branch_name(test: ast.AST, negate: bool, taken: NameSet) -> str:
     """``_if_<predicate>``, unique among ``taken`` (which it is added to)."""
     words = [word for word in describe(test, negate) if word]
     if not words or len(words) > MAX_WORDS:
@@ -122,12 +147,12 @@ def branch_name(test: ast.AST, negate: bool, taken: set[str]) -> str:
     return unique_name("_if_" + "_".join(words), taken)
 
 
-def case_name(selector: ast.expr, value: ast.expr, taken: set[str]) -> str:
+def case_name(selector: ast.expr, value: ast.expr, taken: NameSet) -> str:
     """A switch's branch for ``selector == value``: ``_if_kind_eq_0``."""
     return unique_name("_if_" + "_".join([*_selector_words(selector), "eq", *_words(value)]), taken)
 
 
-def default_name(selector: ast.expr, taken: set[str]) -> str:
+def default_name(selector: ast.expr, taken: NameSet) -> str:
     """A switch's default branch, after its cases: ``_if_kind_other``."""
     return unique_name("_if_" + "_".join([*_selector_words(selector), "other"]), taken)
 
@@ -138,7 +163,7 @@ def _selector_words(selector: ast.expr) -> list[str]:
     return words if 0 < len(words) < MAX_WORDS else ["case"]
 
 
-def unique_name(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: NameSet) -> str:
     """A valid identifier like ``name`` (leading underscore kept) not in ``taken``; added to it."""
     lead = "_" if name.startswith("_") else ""
     name = lead + re.sub(r"_{2,}", "_", re.sub(r"\W+", "_", name)).strip("_")

@@ -29,6 +29,7 @@ from jitfix.analysis.blocks import (
     assigned_names,
     child_nodes,
     is_range_call,
+    kept_on_node,
     target_names,
     walk_body,
 )
@@ -102,6 +103,16 @@ def _join(first: State, second: State) -> State:
         if marker in joined and marker not in second:
             del joined[marker]
     return joined
+
+
+def _read_from(outer: Mapping[str, Verdict], function: ast.FunctionDef | ast.AsyncFunctionDef) -> State:
+    """The verdicts of the names from around a function that it, or a function in it, reads."""
+    read = kept_on_node(function, "names_read", lambda: frozenset(
+        node.id for node in ast.walk(function) if type(node) is ast.Name))
+    state = {name: outer[name] for name in read if name in outer}
+    if UNSTAGED in outer:
+        state[UNSTAGED] = outer[UNSTAGED]
+    return state
 
 
 def _same_kinds(first: State, second: State) -> bool:
@@ -182,9 +193,9 @@ class FlowAnalysis:
     """Verdicts of names before each statement of one function."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable,
-                 params: State, outer: State | None = None, *, staged: bool = True,
+                 params: State, outer: Mapping[str, Verdict] | None = None, *, staged: bool = True,
                  program: Program | None = None, known_arrays: frozenset[str] = frozenset(),
-                 seen_traced: Mapping[int, frozenset[str]] | None = None):
+                 seen_traced: Mapping[int, frozenset[str]] | None = None, module_level: bool = False):
         self.function = function
         self.known_arrays = known_arrays  # parameters a run or a call showed hold one array
         # Local names a run saw holding a tracer at a line (`jitfix run`): traced there, whatever
@@ -200,7 +211,10 @@ class FlowAnalysis:
         self._has_walrus = ast.NamedExpr in kinds
         self._comprehensions = ComprehensionScopes(function, self._bind_iteration) \
             if not kinds.isdisjoint(COMPREHENSIONS) else None
-        state: State = dict(outer or {})
+        # A module-level function's code, and the closures in it, read only names its own
+        # text spells: the rest of what is around it is left out of every state (a module's
+        # constants copied into each statement's state grew with the square of its length).
+        state: State = _read_from(outer, function) if outer and module_level else dict(outer or {})
         state.pop(UNCERTAIN, None)
         state.update(params)
         if any(verdict.traced for verdict in params.values()):

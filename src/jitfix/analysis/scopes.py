@@ -8,7 +8,7 @@ import ast
 import bisect
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from jitfix.analysis.blocks import FunctionNode, method_changes, non_leaf_children
 from jitfix.analysis.catalogue import MUTATING_METHODS, RECEIVERS, TRACING_CALL_NAMES, may_trace
@@ -177,6 +177,10 @@ class Scopes:
         # Every statement (handlers and match cases count), with its scope, in source order.
         self._statements: list[tuple[ast.AST, ast.AST]] = []
         self._calls_to: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
+        # For the searches of statements by line: each statement's place in source order,
+        # and each block's first lines (by the block's ``id``).
+        self._order: dict[int, int] | None = None
+        self._block_starts: dict[int, list[int | None]] = {}
         self._scope_names: dict[ast.AST, set[str]] | None = None
         # The calls of a mutating method (`.append(`): every search for in-place changes reads them.
         self._mutating_calls: list[tuple[ast.Call, ast.AST]] | None = None
@@ -276,9 +280,43 @@ class Scopes:
         if not names:
             return
         lines = self._lines.spelling(names)
-        for statement, scope in self._statements:
-            if _spans_a_line(statement, lines):
-                yield statement, scope
+        if lines is None:
+            yield from self._statements
+            return
+        order = self._statement_order()
+        found: set[int] = set()
+        for line in lines:
+            self._spanning(self.tree.body, line, order, found)
+        for index in sorted(found):
+            yield self._statements[index]
+
+    def _statement_order(self) -> dict[int, int]:
+        """Each statement's place in source order (by ``id``), made on first use."""
+        if self._order is None:
+            self._order = {id(statement): index for index, (statement, _) in enumerate(self._statements)}
+        return self._order
+
+    def _spanning(self, block: Sequence[ast.AST], line: int, order: dict[int, int], found: set[int]) -> None:
+        """Add to ``found`` the places of the statements of ``block``, and of the blocks
+        inside them, whose lines span ``line``: a bisection per level, so a search costs the
+        depth of the code, not its length (siblings' lines overlap at most at their ends)."""
+        starts = self._block_starts.get(id(block))
+        if starts is None:
+            starts = self._block_starts[id(block)] = [getattr(node, "lineno", None) for node in block]
+        if None in starts:  # match cases carry no position: look at each
+            candidates: Iterable[ast.AST] = block
+        else:
+            at = bisect.bisect_right(starts, line)  # type: ignore[type-var]
+            candidates = []
+            while at > 0 and (block[at - 1].end_lineno or starts[at - 1]) >= line:  # type: ignore[attr-defined, operator]
+                at -= 1
+                candidates.append(block[at])
+        for statement in candidates:
+            if not _spans_a_line(statement, [line]):
+                continue
+            found.add(order[id(statement)])
+            for name in _STATEMENT_BLOCKS.get(type(statement), ()):
+                self._spanning(getattr(statement, name), line, order, found)
 
     def calls_to(self, name: str) -> list[tuple[ast.Call, ast.AST]]:
         """Every call of ``name`` in the module, ``name(...)`` and ``obj.name(...)``, with the

@@ -307,7 +307,8 @@ class ModuleProgram(Program):
             return Verdict(UNKNOWN_KIND, f"`{callee.name}` is a generator")
         if not returns:
             return Verdict(STATIC_KIND, f"`{callee.name}` returns None")
-        flow = FlowAnalysis(callee, self.imports, params, self.module_static, staged=staged, program=self)
+        flow = FlowAnalysis(callee, self.imports, params, self.module_static, staged=staged, program=self,
+                            module_level=self.scopes.parent.get(callee) is self.tree)
         results = [flow.at(ret).verdict(ret.value) if ret.value is not None else RETURNS_NONE for ret in returns]
         strongest = max(results, key=lambda result: result.kind)
         elements = None

@@ -976,13 +976,16 @@ class TracedFinder:
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
                                          dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
         for function, entry in self.traced.items():
-            enclosing = self._traced_at(self.lambda_scopes.get(function) or self.scopes.parent.get(function))
+            scope = self.lambda_scopes.get(function) or self.scopes.parent.get(function)
+            enclosing = self._traced_at(scope)
             classes = self._param_classes(function)
+            module_level = scope is self.tree or isinstance(scope, ast.ClassDef) and self.scopes.parent.get(scope) is self.tree
             if entry.enclosing is not enclosing or entry.program is not self.program \
                     or entry.imports is not self.imports or entry.module_static != module_static \
-                    or entry.param_classes != classes:  # what the analysis read changed: redo it
+                    or entry.param_classes != classes or entry.module_level != module_level:
+                # what the analysis read changed: redo it
                 entry.module_static, entry.enclosing, entry.program = module_static, enclosing, self.program
-                entry.imports, entry.param_classes = self.imports, classes
+                entry.imports, entry.param_classes, entry.module_level = self.imports, classes, module_level
                 entry.forget_analysis()
 
     def _traced_at(self, node: ast.AST | None) -> TracedFunction | None:

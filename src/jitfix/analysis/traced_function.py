@@ -4,6 +4,7 @@ module (``TracedFunctions``); ``analysis/traced.py`` finds them."""
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections import ChainMap
 from dataclasses import dataclass, field
@@ -40,6 +41,12 @@ class EntryKind(Enum):
     CALLED = "called from a traced def"
     CALLED_FROM_LAMBDA = "called from a lambda a transform traces"
     OBSERVED = "seen traced by a run, or called with tracers from another module of the run"
+
+
+@functools.lru_cache(maxsize=4)
+def module_constants(names: frozenset[str]) -> State:
+    """The verdicts of a module's constants, made once for the module's functions."""
+    return dict.fromkeys(names, MODULE_CONSTANT)
 
 
 @dataclass
@@ -119,6 +126,8 @@ class TracedFunction:
     # What the body sees from outside: module constants, and an enclosing traced function's names.
     module_static: frozenset[str] = frozenset()
     enclosing: TracedFunction | None = None
+    # Defined at module level (or in a class there): no closure around it that its code calls.
+    module_level: bool = False
     # Where jit is applied to this function in the module: a decorator expression or a
     # `jax.jit(f, ...)` call, where static arguments can be added.
     jit_sites: list[ast.AST] = field(default_factory=list)
@@ -161,12 +170,12 @@ class TracedFunction:
         assert imports is not None
         enclosing = self.enclosing.flow(imports) if self.enclosing is not None else None
         if self._flow is None or self._enclosing_flow is not enclosing:
-            outer: State = dict.fromkeys(self.module_static, MODULE_CONSTANT)
-            if enclosing is not None:
-                outer.update(enclosing.merged_kinds())
+            constants = module_constants(self.module_static)
+            outer = ChainMap(enclosing.merged_kinds(), constants) if enclosing is not None else constants
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
                                       program=self.program, known_arrays=self.known_arrays,
-                                      seen_traced=self.seen.traced_names())
+                                      seen_traced=self.seen.traced_names(),
+                                      module_level=self.module_level)
             self._enclosing_flow = enclosing
         return self._flow
 
@@ -360,8 +369,9 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
         if function is None:
             return False
         if self._unentered is None:
-            self._unentered = {entry.qualname: entry.unentered_lines() for entry in self.values()}
-        return any((function == qualname or function.startswith(qualname + ".")) and first <= line <= last
-                   for qualname, spans in self._unentered.items() for first, last in spans)
+            self._unentered = {entry.qualname: spans for entry in self.values() if (spans := entry.unentered_lines())}
+        parts = function.split(".")
+        enclosing = (".".join(parts[:count]) for count in range(1, len(parts) + 1))  # `f`, `f.g`, ...
+        return any(first <= line <= last for qualname in enclosing for first, last in self._unentered.get(qualname, ()))
 
 

@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 
 _WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _LINE_END = re.compile(r"\r\n?|\n")
+_WORD = re.compile("[" + "".join(sorted(_WORD_CHARACTERS)) + "]+")
 
 
 # The last text read and how Python reads it: one module's text is read several times (the
@@ -66,12 +67,21 @@ def spells_a_word(text: str, names: Iterable[str]) -> bool:
 
 
 class LineIndex:
-    """The lines of a module's text that spell a name."""
+    """The lines of a module's text that spell a name.
+
+    A search reads the whole text; a module asked about each of its functions (where is
+    each one called?) would be read once per function, a cost that grows with the square of
+    its length. So after a few searches the text's words are indexed once, and each later
+    search costs what it finds (so does a search for many names at once)."""
+
+    SEARCHES_BEFORE_INDEXING = 8
 
     def __init__(self, text: str | None):
         self.text = None if text is None else _as_python_reads_it(text)
         # Only old Mac files end lines with a lone `\r`: they count lines the slow way.
         self._lone_returns = self.text is not None and self.text.count("\r") > self.text.count("\r\n")
+        self._searches = 0
+        self._words: dict[str, list[int]] | None = None  # word -> the lines spelling it, in order
 
     def spelling(self, names: Iterable[str]) -> list[int] | None:
         """Sorted line numbers (1-based; lines end at ``\\n``, ``\\r\\n`` or ``\\r``) on which
@@ -79,15 +89,44 @@ class LineIndex:
         text = self.text
         if text is None:
             return None
-        starts = sorted(_word_starts(text, names))
-        if self._lone_returns:
-            ends = [match.end() for match in _LINE_END.finditer(text)]
-            return sorted({bisect.bisect_right(ends, at) + 1 for at in starts})
+        names = set(names)
+        self._searches += 1
+        if self._words is None and max(self._searches, len(names)) > self.SEARCHES_BEFORE_INDEXING:
+            self._words = self._index_words(text)
+        if self._words is not None:
+            found: set[int] = set()
+            for name in names:
+                found.update(self._words.get(name, ()))
+            return sorted(found)
+        return self._lines_of(text, sorted(_word_starts(text, names)))
+
+    def _lines_of(self, text: str, starts: list[int]) -> list[int]:
+        """The distinct line numbers of sorted offsets into the text."""
         lines: list[int] = []
-        line, position = 1, 0
-        for at in starts:  # one pass over the text, counting line breaks between matches
-            line += text.count("\n", position, at)
-            position = at
+        for line in self._lines_of_each(text, starts):
             if not lines or lines[-1] != line:
                 lines.append(line)
         return lines
+
+    def _index_words(self, text: str) -> dict[str, list[int]]:
+        """Every word of the text (a run of the characters a name is made of, as
+        ``_word_starts`` widens a find) with the lines that spell it, in one pass."""
+        matches = list(_WORD.finditer(text))
+        words: dict[str, list[int]] = {}
+        for match, line in zip(matches, self._lines_of_each(text, [match.start() for match in matches])):
+            lines = words.setdefault(match[0], [])
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        return words
+
+    def _lines_of_each(self, text: str, starts: list[int]) -> list[int]:
+        """The line number of each of sorted offsets into the text."""
+        if self._lone_returns:
+            ends = [match.end() for match in _LINE_END.finditer(text)]
+            return [bisect.bisect_right(ends, at) + 1 for at in starts]
+        numbers, line, position = [], 1, 0
+        for at in starts:  # one pass over the text, counting line breaks between offsets
+            line += text.count("\n", position, at)
+            position = at
+            numbers.append(line)
+        return numbers

@@ -29,6 +29,7 @@ from jitfix.control_flow.boolean_expressions import boolean_names
 from jitfix.control_flow.hoisted_appends import appended_to, hoisted_lists
 from jitfix.control_flow.plans import Lowering, Plan, PlanningOptions, Problem, ProblemKind
 from jitfix.control_flow.result_types import Callees, Helper, Known, bound_values, helper_of
+from jitfix.naming import NameSet
 
 # Walks a block of statements: (statements, names bound before it, whether the block ends
 # the function, how many Python loops enclose it).
@@ -61,7 +62,7 @@ class PlanContext:
     text: str
     arrays: ArrayEvidence
     options: PlanningOptions
-    taken_names: Callable[[], set[str]]  # names generated helpers must not shadow, on demand
+    taken_names: Callable[[], NameSet]  # names generated helpers must not shadow, on demand
     # -- what the walk decides
     plans: dict[ast.stmt, Plan] = field(default_factory=dict)
     # id of a `return` -> its casts (see IfPlan.return_casts), planned by the outermost if over it
@@ -82,7 +83,7 @@ class PlanContext:
     # and where in that stack the body of each loop being rewritten starts.
     rests: list[list[ast.stmt]] = field(default_factory=list)
     rewritten_loop_levels: list[tuple[int, int]] = field(default_factory=list)  # (level in rests, loop depth)
-    _taken: set[str] | None = None
+    _taken: NameSet | None = None
     _loads: list[ast.Name] | None = None
     _private_dicts: frozenset[str] | None = None
     _closures: dict[str, tuple[ast.AST, frozenset[str]]] | None = None
@@ -95,7 +96,7 @@ class PlanContext:
         self.sizes = SizeEvidence(self.arrays, self.imports)
 
     @property
-    def taken(self) -> set[str]:
+    def taken(self) -> NameSet:
         """Names in use, computed when the first helper is named (most functions need none)."""
         if self._taken is None:
             self._taken = self.taken_names()

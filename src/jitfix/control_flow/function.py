@@ -24,6 +24,7 @@ from jitfix.control_flow.result_types import Known
 from jitfix.control_flow.scans import ScanPlanner, ScanRenderer
 from jitfix.cst_text import code, cst, leading_lines, pair_statements
 from jitfix.findings import EditContext, EditError
+from jitfix.naming import NameSet
 
 
 class FunctionPlanner:
@@ -31,7 +32,7 @@ class FunctionPlanner:
     of ``context`` (``plans``, ``problems``, ...)."""
 
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, flow: FlowAnalysis,
-                 imports: ImportTable, text: str, taken_names: Callable[[], set[str]], arrays: ArrayEvidence,
+                 imports: ImportTable, text: str, taken_names: Callable[[], NameSet], arrays: ArrayEvidence,
                  options: PlanningOptions | None = None):
         self.context = PlanContext(function, flow, imports, text, arrays, options or PlanningOptions(), taken_names)
         self.loops = LoopPlanner(self.context, self.block)

@@ -24,6 +24,7 @@ from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
 from jitfix.control_flow.plans import LoopPlan, Plan, PlanningOptions
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, Position
+from jitfix.naming import TakenNames
 from jitfix.rules.base import CacheKey, ModuleContext
 
 FUNCTION_CONTEXTS: CacheKey[list[FunctionContext]] = CacheKey("function contexts")
@@ -152,10 +153,10 @@ class FunctionContext:
         function = traced.node
         flow = traced.flow(module.imports)
 
-        def taken() -> set[str]:  # every name a generated helper must not shadow
-            return _global_names(module) | {
-                node.id for node in ast.walk(function) if isinstance(node, ast.Name)
-            } | {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+        def taken() -> TakenNames:  # every name a generated helper must not shadow
+            return TakenNames(_global_names(module), (
+                node.id if isinstance(node, ast.Name) else node.arg
+                for node in ast.walk(function) if isinstance(node, ast.Name | ast.arg)))
 
         arrays = self.arrays = array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
         options = PlanningOptions(

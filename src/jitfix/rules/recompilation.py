@@ -20,9 +20,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from jitfix.analysis.blocks import (
     assigned_names,
@@ -37,6 +38,7 @@ from jitfix.analysis.elementwise import row_wise, traceable
 from jitfix.analysis.catalogue import GRAD_TRANSFORMS, PARTIAL, TRACING_TRANSFORMS, is_range
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
+from jitfix.analysis.words import LineIndex
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
@@ -230,28 +232,28 @@ def _bound_before(module: ModuleContext, names: set[str], function: ast.Function
 
 
 LINE_STARTS: CacheKey[list[int]] = CacheKey("where each line of the text starts")
+WORD_LINES: CacheKey[LineIndex] = CacheKey("the lines of the text that spell a word")
 MODULE_BINDINGS: CacheKey[dict[str, list[int]]] = CacheKey("module-level bindings")
 JITTED_CALLABLES: CacheKey[dict[str, TracedFunction]] = CacheKey("jitted callables")
 BUCKETED_HELPERS: CacheKey[dict[str, str]] = CacheKey("bucketed helper names")
 TAKEN_NAMES: CacheKey[set[str]] = CacheKey("names the module uses")
 
 
-def _loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[ast.For | ast.While]:
-    """The module's loops whose source spells one of ``words`` (``_scoped_loops``)."""
-    return (loop for loop, _ in _scoped_loops(module, words))
+def _loops(module: ModuleContext, lines: list[int]) -> Iterator[ast.For | ast.While]:
+    """The module's loops spanning one of ``lines`` (``_scoped_loops``)."""
+    return (loop for loop, _ in _scoped_loops(module, lines))
 
 
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _scoped_loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[tuple[ast.For | ast.While, Scope]]:
-    """(loop, the function or module it runs in) for the module's loops whose source spells
-    one of ``words`` (a cheap test on the text first: most loops call no jitted function),
-    found by walking statements only. A loop in a function that jit stages runs while it is
+def _scoped_loops(module: ModuleContext, lines: list[int]) -> Iterator[tuple[ast.For | ast.While, Scope]]:
+    """(loop, the function or module it runs in) for the module's loops spanning one of
+    ``lines`` (sorted; those that spell what is looked for, a cheap test on the text first:
+    most loops call no jitted function), found by walking statements only. A loop in a function that jit stages runs while it is
     traced, once per compilation of it, not on every call: what the loop compiles, it
     compiles into that one compilation."""
-    spelling = _lines_spelling(module, words)
-    if not spelling:
+    if not lines:
         return
     stack: list[tuple[ast.AST, Scope]] = [(statement, module.tree) for statement in module.tree.body]
     while stack:
@@ -260,7 +262,7 @@ def _scoped_loops(module: ModuleContext, words: tuple[str, ...]) -> Iterator[tup
             traced = module.traced.get(statement)
             if traced is not None and traced.staged:
                 continue
-        if isinstance(statement, _LOOPS) and _spans_one_of(statement, spelling):
+        if isinstance(statement, _LOOPS) and _spans_one_of(statement, lines):
             yield statement, scope
         inner = statement if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) else scope
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -276,7 +278,8 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
     calls in a loop and that is not itself traced (inside a traced function an inner jit is
     traced once with it; a function called once, a `main`, compiles once)."""
     repeated: set[str] | None = None
-    for loop, scope in _scoped_loops(module, ("jit", "pmap")):
+    spelling = _lines_spelling(module, ("jit", "pmap"))
+    for loop, scope in _scoped_loops(module, spelling):
         for found in _rebuilt_in(module, loop, loop.body):
             # In a module-level function called more than once, a callable that captures none
             # of the function's names is the same on every call too: made once at module level.
@@ -286,7 +289,6 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
                 if scope.name in repeated:
                     found = _Rebuilt(scope, found.call, found.made, found.assignment, loop)
             yield found
-    spelling = _lines_spelling(module, ("jit", "pmap"))
     if not spelling:
         return
     functions = [statement for statement in module.tree.body if isinstance(statement, ast.FunctionDef)
@@ -321,6 +323,11 @@ def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
+def _lines_naming(module: ModuleContext, names: Iterable[str]) -> list[int]:
+    """The (sorted) numbers of the lines that spell one of ``names`` as a word."""
+    return module.cached(WORD_LINES, lambda: LineIndex(module.text)).spelling(names) or []
+
+
 def _spans_one_of(statement: ast.stmt, lines: list[int]) -> bool:
     at = bisect.bisect_left(lines, statement.lineno)
     return at < len(lines) and lines[at] <= (statement.end_lineno or statement.lineno)
@@ -334,10 +341,11 @@ def _called_in_loops(module: ModuleContext, names: set[str]) -> set[str]:
     called: set[str] = set()
     if not names:
         return called
-    for loop in _loops(module, tuple(names)):
+    lines = _lines_naming(module, names)
+    for loop in _loops(module, lines):
         called |= {node.func.id for node in walk_tree(loop) if isinstance(node, ast.Call)
                    and isinstance(node.func, ast.Name) and node.func.id in names}
-    for node in _nodes_spanning(module.tree, _lines_spelling(module, tuple(names))):
+    for node in _nodes_spanning(module.tree, lines):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             called |= {call.func.id for call in walk_tree(node) if isinstance(call, ast.Call)
                        and isinstance(call.func, ast.Name) and call.func.id in names}
@@ -607,7 +615,7 @@ class StaticArgumentPerPass(Rule):
             return
         reported: set[tuple[int, str]] = set()
         constants: dict[int, dict[str, int]] = {}
-        for loop, scope in _scoped_loops(module, tuple(jitted)):
+        for loop, scope in _scoped_loops(module, _lines_naming(module, jitted)):
             if id(scope) not in constants:
                 constants[id(scope)] = _constant_ints(scope)
             changed = _counters(loop, constants[id(scope)])
@@ -799,7 +807,7 @@ class GrowingShapeArgument(Rule):
         jitted = _jitted_callables(module)
         if not jitted:
             return
-        for loop in _loops(module, tuple(jitted)):
+        for loop in _loops(module, _lines_naming(module, jitted)):
             counters = _moving_with(_counters(loop), loop)
             for call in _own_nodes(loop.body):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
@@ -989,7 +997,7 @@ class WeakTypeFlip(Rule):
         spelled = [(match[1], match.start()) for match in
                    re.finditer(r"(?<![\w.])(" + "|".join(map(re.escape, jitted)) + r")\s*\(", module.text)]
         names = [name for name, _ in spelled]
-        twice = {name for name in names if names.count(name) > 1}
+        twice = {name for name, count in Counter(names).items() if count > 1}
         if not twice:
             return
         lines = sorted({module.text.count("\n", 0, at) + 1 for name, at in spelled if name in twice})
