@@ -180,7 +180,7 @@ class Scopes:
         # For the searches of statements by line: each statement's place in source order,
         # and each block's first lines (by the block's ``id``).
         self._order: dict[int, int] | None = None
-        self._block_starts: dict[int, list[int | None]] = {}
+        self._block_starts: dict[int, list[int] | None] = {}
         self._scope_names: dict[ast.AST, set[str]] | None = None
         # The calls of a mutating method (`.append(`): every search for in-place changes reads them.
         self._mutating_calls: list[tuple[ast.Call, ast.AST]] | None = None
@@ -300,15 +300,16 @@ class Scopes:
         """Add to ``found`` the places of the statements of ``block``, and of the blocks
         inside them, whose lines span ``line``: a bisection per level, so a search costs the
         depth of the code, not its length (siblings' lines overlap at most at their ends)."""
-        starts = self._block_starts.get(id(block))
-        if starts is None:
-            starts = self._block_starts[id(block)] = [getattr(node, "lineno", None) for node in block]
-        if None in starts:  # match cases carry no position: look at each
-            candidates: Iterable[ast.AST] = block
-        else:
-            at = bisect.bisect_right(starts, line)  # type: ignore[type-var]
+        if id(block) not in self._block_starts:
+            positions: list[int] = [getattr(node, "lineno", -1) for node in block]
+            # Match cases carry no position: each is looked at.
+            self._block_starts[id(block)] = None if -1 in positions else positions
+        starts = self._block_starts[id(block)]
+        candidates: Iterable[ast.AST] = block
+        if starts is not None:
+            at = bisect.bisect_right(starts, line)
             candidates = []
-            while at > 0 and (block[at - 1].end_lineno or starts[at - 1]) >= line:  # type: ignore[attr-defined, operator]
+            while at > 0 and (getattr(block[at - 1], "end_lineno", None) or starts[at - 1]) >= line:
                 at -= 1
                 candidates.append(block[at])
         for statement in candidates:

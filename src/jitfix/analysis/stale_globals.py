@@ -6,6 +6,7 @@ are registries. JF301 (``rules/globals.py``) reports and fixes what this finds."
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -220,21 +221,43 @@ def called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function: 
     Where nothing leads to the function once the module has run (a later notebook cell's
     ``def step_fn`` is another function, and so is a caller defined anew), or in a notebook
     (which nothing imports), a stale read needs a use after the rebinding."""
-    start = next((index for index, statement in enumerate(tree.body)
-                  if any(node is function for node in ast.walk(statement))), -1)
-    timeline = _reach_over_time(tree.body, imports, function, start)
-    uses, binds = [], []
-    for index, statement in enumerate(tree.body):
-        if name in assigned_names([statement]) and not isinstance(statement, ast.FunctionDef | ast.ClassDef):
-            binds.append(index)
-        if index > start and _traces(statement, *timeline[index], imports):
-            uses.append(index)
+    timeline, uses = kept_on_node(function, "module_uses", lambda: _module_uses(tree, imports, function))
+    binds = [index for index, statement in enumerate(tree.body)
+             if not isinstance(statement, ast.FunctionDef | ast.ClassDef)
+             and name in kept_on_node(statement, "assigned_names", lambda: assigned_names([statement]))]
     if set(uses) & set(binds[1:]):
         return True
     reachable_after = bool(timeline[-1][0])
     if not (importable and reachable_after):  # a stale read needs a use after the rebinding
         return any(binds[0] < use < rebind < later for use in uses for rebind in binds[1:] for later in uses)
     return any(binds[0] < use < rebind for use in uses for rebind in binds[1:])
+
+
+def _module_uses(tree: ast.Module, imports: ImportTable,
+                 function: ast.AST) -> tuple[list[tuple[set[str], set[str]]], list[int]]:
+    """What leads to the function before each top-level statement (``_reach_over_time``), and
+    the statements after the one that makes it that may trace it: the same for each global
+    the function reads."""
+    start = _top_level_index(tree, function)
+    timeline = _reach_over_time(tree.body, imports, function, start)
+    uses = [index for index, statement in enumerate(tree.body)
+            if index > start and _traces(statement, *timeline[index], imports)]
+    return timeline, uses
+
+
+def _top_level_index(tree: ast.Module, node: ast.AST) -> int:
+    """The index of the top-level statement holding ``node`` (-1: none), found by its lines."""
+    line = getattr(node, "lineno", None)
+    if line is not None:
+        at = bisect.bisect_right([statement.lineno for statement in tree.body], line) - 1
+        for index in range(at, -1, -1):  # a decorated def starts after its decorators' lines
+            statement = tree.body[index]
+            if (statement.end_lineno or statement.lineno) < line:
+                break
+            if any(inner is node for inner in ast.walk(statement)):
+                return index
+    return next((index for index, statement in enumerate(tree.body)
+                 if any(inner is node for inner in ast.walk(statement))), -1)
 
 
 def _reach_over_time(body: list[ast.stmt], imports: ImportTable, function: ast.AST,
@@ -283,6 +306,10 @@ def _top_level_bindings(statement: ast.stmt) -> set[str]:
     """The names a top-level statement surely binds anew: a def, a class, an assignment, an
     import, a loop's target. Names bound only inside a block (an ``if``, a ``try``) may keep
     what they held, and are not counted."""
+    return kept_on_node(statement, "top_level_bindings", lambda: _find_top_level_bindings(statement))
+
+
+def _find_top_level_bindings(statement: ast.stmt) -> set[str]:
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {statement.name}
     if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Import | ast.ImportFrom):
@@ -363,6 +390,10 @@ def _defined_before_read(statement: ast.stmt) -> set[str]:
     """Names a compound statement defines anew (``def step`` in a loop's body) before any of
     its reads of them: what it then calls by that name is its own definition, not the
     function the name held before."""
+    return kept_on_node(statement, "defined_before_read", lambda: _find_defined_before_read(statement))
+
+
+def _find_defined_before_read(statement: ast.stmt) -> set[str]:
     defined: dict[str, tuple[int, int]] = {}
     for node in ast.walk(statement):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node is not statement:
@@ -380,9 +411,11 @@ def _defined_before_read(statement: ast.stmt) -> set[str]:
 
 def _calls_what_it_makes(statement: ast.AST, factories: set[str]) -> bool:
     """``make_loss(data)(params)``: a factory's function made and called at once."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Call)
-               and isinstance(node.func.func, ast.Name) and node.func.func.id in factories
-               for node in ast.walk(statement))
+    if not factories:
+        return False
+    return not factories.isdisjoint(kept_on_node(statement, "made_and_called", lambda: frozenset(
+        node.func.func.id for node in ast.walk(statement) if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Call) and isinstance(node.func.func, ast.Name))))
 
 
 # Calls that return a function made from the one they are given.

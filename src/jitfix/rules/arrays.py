@@ -22,7 +22,7 @@ from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
 from jitfix.analysis.values import PYTHON_CONVERSIONS, ArrayEvidence, is_none, parameter_names, positional_names
 from jitfix.cst_text import code, cst, small_statement
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import FunctionContext, function_contexts
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 # Keywords NumPy functions take that their jax.numpy namesakes refuse unless None (`kind=` of
 # `argsort`: `stable=` says it there; `out=`: arrays are immutable).
+TOP_LEVEL_BINDINGS: CacheKey[dict[str, list[ast.expr | None]]] = CacheKey("what the top level binds each name to")
 NUMPY_ONLY_KEYWORDS = frozenset({"kind", "out", "casting", "subok"})
 
 
@@ -598,8 +599,8 @@ class NumpyArrays:
             return len(local) == 1 and local[0] is not None and self.holds(local[0], depth + 1)
         if self.entry.traced.enclosing is not None:
             return False  # a name of the function around it: not followed
-        bound = [value for value in _module_assignments(self.module, name)]
-        return len(bound) == 1 and bound[0] is not None and self.holds(bound[0], depth + 1)
+        bound = _bound_once_at_top_level(self.module, name)
+        return bound is not None and self.holds(bound, depth + 1)
 
 
     def _given_by_every_call(self, parameter: str, depth: int) -> bool:
@@ -645,24 +646,37 @@ def _is_number(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _module_assignments(module: ModuleContext, name: str) -> list[ast.expr | None]:
-    """What the module's top level binds ``name`` to, each binding (None: not an ``=`` of it alone)."""
-    found: list[ast.expr | None] = []
-    for statement in module.tree.body:
+def _bound_once_at_top_level(module: ModuleContext, name: str) -> ast.expr | None:
+    """The value of ``name = value`` when that is the one binding of ``name`` at the module's
+    top level (an imported name is bound by its import)."""
+    bindings = module.cached(TOP_LEVEL_BINDINGS, lambda: _top_level_bindings(module.tree))
+    values = bindings.get(name, [])
+    return values[0] if len(values) == 1 and name not in module.imports.aliases else None
+
+
+def _top_level_bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
+    """What each statement of the module's top level binds each name to, in one pass (None:
+    not an ``=`` of the name alone)."""
+    found: dict[str, list[ast.expr | None]] = {}
+    for statement in tree.body:
+        names: dict[str, ast.expr | None] = {}
         if isinstance(statement, ast.Assign):
-            if any(isinstance(target, ast.Name) and target.id == name for target in statement.targets):
-                found.append(statement.value if len(statement.targets) == 1 else None)
-            elif any(isinstance(n, ast.Name) and n.id == name for t in statement.targets for n in ast.walk(t)):
-                found.append(None)
-        elif isinstance(statement, ast.AugAssign | ast.AnnAssign) and isinstance(statement.target, ast.Name) \
-                and statement.target.id == name:
-            found.append(None)
-        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and statement.name == name:
-            found.append(None)
+            single = statement.value if len(statement.targets) == 1 else None
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = single
+                else:
+                    names.update((node.id, None) for node in ast.walk(target)
+                                 if isinstance(node, ast.Name) and node.id not in names)
+        elif isinstance(statement, ast.AugAssign | ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            names[statement.target.id] = None
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[statement.name] = None
         elif isinstance(statement, ast.Import | ast.ImportFrom | ast.For | ast.With | ast.If | ast.Try):
-            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                   for n in ast.walk(statement)) or name in module.imports.aliases:
-                found.append(None)
+            names.update((node.id, None) for node in ast.walk(statement)
+                         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+        for name, value in names.items():
+            found.setdefault(name, []).append(value)
     return found
 
 

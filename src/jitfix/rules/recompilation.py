@@ -313,14 +313,19 @@ def _called_more_than_once(module: ModuleContext) -> set[str]:
 def _lines_spelling(module: ModuleContext, words: tuple[str, ...]) -> list[int]:
     """The (sorted) numbers of the lines whose text holds one of ``words`` (found with
     ``str.find`` over the text: most modules are long and spell none of them)."""
-    starts = module.cached(LINE_STARTS, lambda: [0] + [match.end() for match in re.finditer("\n", module.text)])
     found: set[int] = set()
     for word in words:
         at = module.text.find(word)
         while at != -1:
-            found.add(bisect.bisect_right(starts, at))
+            found.add(_line_of(module, at))
             at = module.text.find(word, at + len(word))
     return sorted(found)
+
+
+def _line_of(module: ModuleContext, offset: int) -> int:
+    """The number of the line holding ``offset`` of the module's text."""
+    starts = module.cached(LINE_STARTS, lambda: [0] + [match.end() for match in re.finditer("\n", module.text)])
+    return bisect.bisect_right(starts, offset)
 
 
 def _lines_naming(module: ModuleContext, names: Iterable[str]) -> list[int]:
@@ -1000,7 +1005,7 @@ class WeakTypeFlip(Rule):
         twice = {name for name, count in Counter(names).items() if count > 1}
         if not twice:
             return
-        lines = sorted({module.text.count("\n", 0, at) + 1 for name, at in spelled if name in twice})
+        lines = sorted({_line_of(module, at) for name, at in spelled if name in twice})
         seen: dict[tuple[str, str], dict[str, ast.expr]] = {}  # (function, parameter) -> kind -> first literal
         for call in _calls_on_lines(module, lines):
             if not (isinstance(call.func, ast.Name) and call.func.id in twice):
