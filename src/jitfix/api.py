@@ -4,6 +4,7 @@ as values (:class:`InputError`, messages) for the caller to show its own way."""
 
 from __future__ import annotations
 
+import ast
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -13,7 +14,15 @@ from typing import TYPE_CHECKING
 from jitfix.analysis.project import Project
 from jitfix.cache import Cache
 from jitfix.config import Settings
-from jitfix.engine import FileResult, Options, analyse, process_bytes, process_source, run_paths
+from jitfix.engine import (
+    FileResult,
+    Options,
+    analyse,
+    attach_fix_diffs,
+    process_bytes,
+    process_source,
+    run_paths,
+)
 from jitfix.files import InputError, SourceFile, discover, read_source, remove_stale_temporaries, write_source
 from jitfix.findings import Finding, Safety
 from jitfix.suppress import add_ignores
@@ -208,10 +217,19 @@ def validate_versions(old_path: str, old_text: str, new_text: str, settings: Set
 
 
 def check_document(path: str, text: str, settings: Settings, project: Project | None = None) -> FileResult:
-    """One document's findings (an editor's view of a file it holds, saved or not), each
-    with its own fix as text replacements; calls into the other files of ``project`` are
-    followed."""
-    return process_source(_document(path, text), settings, Options(fix_diffs=True), project)
+    """One document's findings (an editor's view of a file it holds, saved or not); calls
+    into the other files of ``project`` are followed. A finding's fix is made as text only
+    when asked (``render_fixes``): making each one's text takes far longer than finding them."""
+    return process_source(_document(path, text), settings, Options(), project)
+
+
+def render_fixes(path: str, text: str, findings: list[Finding]) -> None:
+    """Give each of ``findings`` (of ``text``) that has a fix not yet made as text its diff
+    and line replacements; a fix that cannot be made is dropped and its finding says so."""
+    wanted = [finding for finding in findings
+              if finding.fix is not None and finding.fix.edits and finding.fix.diff is None]
+    if wanted:
+        attach_fix_diffs(path, text, ast.parse(text, filename=path), wanted)
 
 
 def fix_document(path: str, text: str, settings: Settings, unsafe_fixes: bool = False,

@@ -19,6 +19,7 @@ import signal
 import symtable
 import sys
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable, Iterable, Iterator
@@ -186,12 +187,28 @@ def _analysed(path: str, text: str, settings: Settings,
     module = ModuleContext(path, text, tree, imports, traced, settings, fixed=partial(_fixed_text, path, settings))
     findings: list[Finding] = []
     for rule in selected_rules(lambda code: settings.is_enabled(code, path)):
+        raise_if_superseded()
         findings.extend(rule.check(module))
     findings = [finding for finding in findings if not traced.unentered(finding.function, finding.line)]
     if findings:
         findings = filter_suppressed(findings, text, traced.functions)  # every def, from the finder's walk
     findings.sort(key=Finding.sort_key)
     return findings, tree
+
+
+class Superseded(Exception):
+    """The text being analysed is no longer the one wanted (an editor's newer version)."""
+
+
+# Asked between the rules of an analysis: whether its text has been superseded (an editor's
+# server sets it in the thread analysing a document; a command-line run never is).
+superseded: ContextVar[Callable[[], bool] | None] = ContextVar("superseded", default=None)
+
+
+def raise_if_superseded() -> None:
+    ask = superseded.get()
+    if ask is not None and ask():
+        raise Superseded
 
 
 def _held(finding: Finding, options: Options) -> bool:
@@ -318,7 +335,7 @@ def replacements(old: str, new: str) -> list[Replacement]:
     ]
 
 
-def _attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Finding]) -> None:
+def attach_fix_diffs(path: str, text: str, tree: ast.Module, findings: list[Finding]) -> None:
     """Each finding's own fix as a diff. A fix that cannot be rendered loses its fix (the
     finding stays, reported as not auto-fixable), never the file's other findings."""
     imports = ImportTable(tree)
@@ -375,7 +392,7 @@ def _process_text(path: str, text: str, settings: Settings, options: Options, pr
     findings, tree = analyse(path, text, settings, project)
     result.parsed = _mentions_jax(text)  # parsed, or at least syntax-checked
     if options.fix_diffs and tree is not None:
-        _attach_fix_diffs(path, text, tree, findings)
+        attach_fix_diffs(path, text, tree, findings)
     if not options.apply_fixes:
         result.findings = findings
         return result

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
+from jitfix.segments import source_segment
+
 if TYPE_CHECKING:
     from typing import TypeAlias
 
@@ -82,7 +84,7 @@ def _split_lambda(argument: str, column: int) -> str:
 
 
 def _segment(text: str, node: ast.AST) -> str:
-    found = ast.get_source_segment(text, node)
+    found = source_segment(text, node)
     assert found is not None
     return found
 

@@ -37,6 +37,18 @@ def kept_on_node(node: ast.AST, key: str, compute: Callable[[], T]) -> T:
         return value
 
 
+def nodes_of(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node``, itself first, in ``ast.walk``'s order: kept on the node, for
+    a function that a dozen rules each walk whole."""
+    return kept_on_node(node, "all_nodes", lambda: list(ast.walk(node)))
+
+
+def parents_in(node: ast.AST) -> dict[int, ast.AST]:
+    """The parent of each node under ``node`` (by ``id``), kept on the node."""
+    return kept_on_node(node, "parents", lambda: {
+        id(child): parent for parent in nodes_of(node) for child in ast.iter_child_nodes(parent)})
+
+
 def walk_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Sequence[ast.AST]:
     """Every node of a function's own body, in source order, not descending into nested defs
     and classes (those are checked as functions of their own when they are traced). Kept on
@@ -835,10 +847,10 @@ def private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: froz
 
 def _private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: frozenset[str]) -> frozenset[str]:
     params = _parameters(function)
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    parents = parents_in(function)
     made: set[str] = set(handed & _indexed_by_strings(function, handed) & _returned_names(function))
     other: set[str] = set(params) - made  # bound some other way, or declared global/nonlocal
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             (made if _is_new_dict(node.value) else other).add(node.targets[0].id)
         elif isinstance(node, ast.Global | ast.Nonlocal):
@@ -848,9 +860,9 @@ def _private_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef, handed: fro
             if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is node):
                 other.add(node.id)
     names = made - other
-    local_defs = {node.name: node for node in ast.walk(function)
+    local_defs = {node.name: node for node in nodes_of(function)
                   if isinstance(node, ast.FunctionDef) and node is not function}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) \
                 and not _reads_items_only(node, parents, local_defs):
             names.discard(node.id)
@@ -871,7 +883,7 @@ def _indexed_by_strings(function: ast.AST, names: frozenset[str]) -> set[str]:
     """Those of ``names`` the function indexes (reads or writes an item of) only by string
     constants, at least once."""
     keys: dict[str, list[bool]] = {}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names:
             keys.setdefault(node.value.id, []).append(
                 isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
@@ -910,7 +922,7 @@ def _only_items_read_by(function: ast.FunctionDef, position: int, parents: dict[
     if position >= len(names):
         return False
     param = names[position]
-    uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == param]
+    uses = [node for node in nodes_of(function) if isinstance(node, ast.Name) and node.id == param]
     return all(_reads_items_only(node, parents, local_defs, visiting) if isinstance(node.ctx, ast.Load)
                else _binds_a_new_dict(node, parents) for node in uses)
 

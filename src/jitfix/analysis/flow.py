@@ -30,6 +30,7 @@ from jitfix.analysis.blocks import (
     child_nodes,
     is_range_call,
     kept_on_node,
+    nodes_of,
     target_names,
     walk_body,
 )
@@ -108,7 +109,7 @@ def _join(first: State, second: State) -> State:
 def _read_from(outer: Mapping[str, Verdict], function: ast.FunctionDef | ast.AsyncFunctionDef) -> State:
     """The verdicts of the names from around a function that it, or a function in it, reads."""
     read = kept_on_node(function, "names_read", lambda: frozenset(
-        node.id for node in ast.walk(function) if type(node) is ast.Name))
+        node.id for node in nodes_of(function) if type(node) is ast.Name))
     state = {name: outer[name] for name in read if name in outer}
     if UNSTAGED in outer:
         state[UNSTAGED] = outer[UNSTAGED]
@@ -244,7 +245,7 @@ class FlowAnalysis:
             state = {**state, **{name: as_array(carried, name in state and state[name].array)
                                  for name in also_traced}}
         view = self._view(state)
-        for guarded in _guarded_expressions(statement):
+        for guarded in kept_on_node(statement, "guarded", lambda: list(_guarded_expressions(statement))):
             view.verdict(guarded)  # its parts get the verdicts of the branch they are in
         return view
 

@@ -19,6 +19,7 @@ from jitfix.analysis.blocks import (
     kept_on_node,
     local_names,
     method_changes,
+    nodes_of,
     walk_body,
     walk_tree,
 )
@@ -200,7 +201,7 @@ def _registry_use(read: ast.Name, parents: dict[int, ast.AST]) -> str | None:
 def changed_inside(function: ast.FunctionDef, names: list[str]) -> str | None:
     """A global the function (or a def in it) changes itself (``seen.append(x)``): passing a
     copy in would hide the change from everyone else."""
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         targets = [call.func.value for call in method_changes(node)]  # type: ignore[attr-defined]
         if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
             targets.append(node.value)

@@ -13,6 +13,7 @@ from jitfix.analysis.blocks import (
     declared_names,
     definitely_assigned,
     loaded_names,
+    nodes_of,
     private_dicts,
     rows_iterated,
     statement_holding,
@@ -108,7 +109,7 @@ class PlanContext:
         if self._loads is None:
             self._loads = [
                 node.target if isinstance(node, ast.AugAssign) else node  # type: ignore[misc]
-                for node in ast.walk(self.function)
+                for node in nodes_of(self.function)
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                 or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
             ]

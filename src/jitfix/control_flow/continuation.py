@@ -36,6 +36,7 @@ from jitfix.analysis.blocks import (
     definitely_assigned,
     free_names_when_called,
     loaded_names,
+    nodes_of,
     upward_exposed,
     walk_body,
 )
@@ -126,8 +127,8 @@ def _plan_at(function: ast.FunctionDef | ast.AsyncFunctionDef, path: list[Step],
     unbound = sorted(wanted - available)
     if unbound:
         return f"`{unbound[0]}` may have no value after the `if`, and the code after it reads it"
-    taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | parameters | {
-        child.name for child in ast.walk(function) if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)}
+    taken = {child.id for child in nodes_of(function) if isinstance(child, ast.Name)} | parameters | {
+        child.name for child in nodes_of(function) if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)}
     name = unique_name("_after_if", taken)
     order = _first_bound(function)
     return ContinuationPlan(path, name, sorted(wanted, key=lambda n: (order.get(n, (1 << 30, 0)), n)),

@@ -75,6 +75,7 @@ from jitfix.control_flow.result_types import (
 from jitfix.cst_text import code, cst, lay_out, suite_statements
 from jitfix.findings import EditError
 from jitfix.naming import branch_name, case_name, default_name, unique_name
+from jitfix.segments import source_segment
 
 # Statements of the rest of a function that may be copied into both branches.
 MAX_DUPLICATED_REST = 2
@@ -290,7 +291,7 @@ class IfPlanner:
             return {}, None
         keys: dict[str, tuple[ast.Constant, bool]] = {}
         for key, item in chain.from_iterable(update for update in updates if update is not None):
-            text = ast.get_source_segment(self.context.text, key) or (
+            text = source_segment(self.context.text, key) or (
                 f'"{key.value}"' if isinstance(key.value, str) else str(key.value))
             certain = keys.get(text, (key, False))[1] or self._one_value(item, values, plan.node)
             keys[text] = (key, certain)
@@ -320,7 +321,7 @@ class IfPlanner:
                 return {}
             given[id(candidate)] = {key.value: value for key, value in items}
             for key, _ in items:
-                written.setdefault(ast.get_source_segment(self.context.text, key) or ast.unparse(key), key)
+                written.setdefault(source_segment(self.context.text, key) or ast.unparse(key), key)
 
         def item(candidate: ast.expr | Signature, key: ast.Constant) -> ast.expr | Signature:
             return given.get(id(candidate), {}).get(key.value) or item_of(name, key)
@@ -510,7 +511,7 @@ class IfPlanner:
         sources: dict[str, str] = {}
         for candidate in chain.from_iterable(described):
             texts = dtype_sources(candidate) if isinstance(candidate, Signature) \
-                else [ast.get_source_segment(self.context.text, candidate) or ast.unparse(candidate)]
+                else [source_segment(self.context.text, candidate) or ast.unparse(candidate)]
             for text in texts:
                 tree_text = ast.unparse(ast.parse(text, mode="eval"))
                 if sources.get(tree_text, tree_text) == tree_text:

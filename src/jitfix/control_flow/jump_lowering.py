@@ -20,6 +20,7 @@ from typing import TypeGuard
 
 import libcst as cst
 
+from jitfix.analysis.blocks import nodes_of
 from jitfix.cst_text import code
 from jitfix.naming import unique_name
 
@@ -77,8 +78,8 @@ def _is_boolean(test: cst.BaseExpression) -> bool:
 
 class JumpLowering:
     def __init__(self, function: ast.AST, loop: cst.For | cst.While):
-        taken = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
-        taken |= {node.arg for node in ast.walk(function) if isinstance(node, ast.arg)}
+        taken = {node.id for node in nodes_of(function) if isinstance(node, ast.Name)}
+        taken |= {node.arg for node in nodes_of(function) if isinstance(node, ast.arg)}
         # With an `else:`, every break goes through the flag: after the loop it says whether
         # the loop broke (then it is set once, before the loop, not on every pass).
         self.has_else = loop.orelse is not None

@@ -77,7 +77,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import always_leaves, assigned_names, loaded_names, own_nodes
+from jitfix.analysis.blocks import always_leaves, assigned_names, loaded_names, nodes_of, own_nodes
 from jitfix.analysis.imports import ImportTable
 from jitfix.cst_text import code, cst
 from jitfix.findings import EditError
@@ -118,7 +118,7 @@ def plan_loop_returns(function: ast.FunctionDef | ast.AsyncFunctionDef, node: as
             return f"a bare `return` in the loop (line {found.lineno})"
         if nested:
             return f"the `return` at line {found.lineno} sits in a loop inside the loop"
-    taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
+    taken = {child.id for child in nodes_of(function) if isinstance(child, ast.Name)} | {
         arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
     rest = function.body[function.body.index(loop) + 1:] if loop in function.body else []
     after = rest[-1].value if rest and isinstance(rest[-1], ast.Return) else None

@@ -61,6 +61,7 @@ from jitfix.control_flow.result_types import (
 )
 from jitfix.cst_text import blank_line, code, cst, lay_out, pair_statements
 from jitfix.naming import branch_name, unique_name
+from jitfix.segments import source_segment
 
 Statement = TypeVar("Statement")
 
@@ -342,7 +343,7 @@ class LoopPlanner:
             start = starts.get(name, ast.Name(id=name, ctx=ast.Load()))
             for key, value in chain.from_iterable(update for update in updates if update is not None):
                 item = ast.unparse(item_of(name, key))
-                text = ast.get_source_segment(self.context.text, key) or ast.unparse(key)
+                text = source_segment(self.context.text, key) or ast.unparse(key)
                 if item not in found:
                     start_item = item_of(start.id, key) if isinstance(start, ast.Name) else None
                     if start_item is None:
@@ -468,7 +469,7 @@ class LoopPlanner:
             return None
         index = node.target.id
         context = self.context
-        segment = lambda part: ast.get_source_segment(context.text, part) or ast.unparse(part)  # noqa: E731
+        segment = lambda part: source_segment(context.text, part) or ast.unparse(part)  # noqa: E731
         for child in own_nodes(node.body):
             for place, expr in static_places(child, context.imports.resolve, segment):
                 if _reads(expr, index):

@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 from jitfix.cst_text import cst, separated
 from jitfix.findings import MAX_LINE_LENGTH, EditContext
+from jitfix.segments import source_segment
 
 INDENT_WIDTH = 4
 
@@ -34,14 +35,14 @@ class RenderContext:
     def source(self, node: ast.AST | None, default: str) -> str:
         if node is None:
             return default
-        return ast.get_source_segment(self.text, node) or ast.unparse(node)
+        return source_segment(self.text, node) or ast.unparse(node)
 
     def with_copies(self, definitions: list[ast.stmt], body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """``body`` after the helper definitions, as written, made again inside a new function
         (a blank line after a ``def``, as black writes it)."""
         made: list[cst.BaseStatement] = []
         for definition in definitions:
-            source = textwrap.dedent(ast.get_source_segment(self.text, definition, padded=True) or "")
+            source = textwrap.dedent(source_segment(self.text, definition, padded=True) or "")
             made.append(cst.parse_statement(source.rstrip("\n") + "\n"))
         return [*made, *separated(body, after=bool(made) and isinstance(made[-1], cst.FunctionDef))]
 

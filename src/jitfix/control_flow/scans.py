@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Sequence
 
-from jitfix.analysis.blocks import assigned_names, loaded_names, upward_exposed
+from jitfix.analysis.blocks import assigned_names, loaded_names, nodes_of, upward_exposed
 from jitfix.control_flow.context import PlanContext
 from jitfix.control_flow.loops import (
     LoopPlanner,
@@ -186,7 +186,7 @@ def _scan_shape(node: ast.For) -> ScanShape | None:
 
 
 def _blocks(function: ast.AST) -> Iterator[list[ast.stmt]]:
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         for field_name in ("body", "orelse", "finalbody"):
             block = getattr(node, field_name, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from jitfix.analysis.blocks import own_expressions, walk_body
+from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.runtime_checks import RuntimeCheck
@@ -66,7 +66,7 @@ STATIC_POSITIONS = frozenset({"range", "len", "str", "repr", "format", "print", 
 
 
 def _parents(function: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    return parents_in(function)
 
 
 class Concretization(Rule):
@@ -246,7 +246,7 @@ def _needs_python_value(node: ast.AST, parents: dict[int, ast.AST], function: as
             and isinstance(statement.targets[0], ast.Name)) or statement.targets[0].id in followed:
         return None
     name = statement.targets[0].id
-    for use in ast.walk(function):
+    for use in nodes_of(function):
         if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
             why = _needs_python_value(use, parents, function, followed | {name}, f"`{name}`", callees)
             if why is not None:
@@ -336,11 +336,11 @@ def _python_use(function: ast.FunctionDef, parameter: str, module: ModuleContext
     of a module-level dict or list, ``{p: ...}``), formatted as text, or given to a built-in
     that needs one (``range``, ``len``, ...). None when it does not (it stores it, computes with
     it, hands it on)."""
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    parents = parents_in(function)
     containers = {target.id for statement in module.tree.body if isinstance(statement, ast.Assign)
                   and isinstance(statement.value, ast.Dict | ast.List | ast.Set | ast.Tuple)
                   for target in statement.targets if isinstance(target, ast.Name)}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if not (isinstance(node, ast.Name) and node.id == parameter and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, TypeVar
 
@@ -13,6 +12,7 @@ from jitfix.config import Settings
 from jitfix.cst_text import cst
 from jitfix.files import source_lines
 from jitfix.findings import Finding, Fix, Position
+from jitfix.segments import source_segment
 
 if TYPE_CHECKING:
     from jitfix.engine import FileResult
@@ -60,7 +60,6 @@ class ModuleContext:
         self.traced = traced
         self._cached: dict[CacheKey[Any], Any] = {}
         self._lines: list[str] | None = None
-        self._source_lines: list[str] | None = None
 
     def cached(self, key: CacheKey[T], make: Callable[[], T]) -> T:
         """The analysis under ``key``, made once per module (several rules share it)."""
@@ -93,23 +92,8 @@ class ModuleContext:
         return self.start_of(node), Position(end_line, self.char_col(end_line, end_col))
 
     def segment(self, node: ast.AST) -> str:
-        """The node's source, as ``ast.get_source_segment`` gives it (which splits the whole
-        text on every call: slow in a long module)."""
-        if self._source_lines is None:  # lines as Python's parser counts them, ends kept
-            self._source_lines = io.StringIO(self.text, newline="").readlines()
-        try:
-            first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
-            start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
-        except AttributeError:
-            return ""
-        if end is None or last >= len(self._source_lines):
-            return ""
-        lines = self._source_lines
-        if first == last:
-            return lines[first].encode()[start:end].decode(errors="replace")
-        head = lines[first].encode()[start:].decode(errors="replace")
-        tail = lines[last].encode()[:end].decode(errors="replace")
-        return "".join([head, *lines[first + 1:last], tail])
+        """The node's source, as ``ast.get_source_segment`` gives it ("" where it has none)."""
+        return source_segment(self.text, node) or ""
 
 
 class Rule:

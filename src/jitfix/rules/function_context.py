@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jitfix.analysis.blocks import local_names, own_expressions
+from jitfix.analysis.blocks import local_names, nodes_of, own_expressions
 from jitfix.analysis.local_calls import array_evidence
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
@@ -156,7 +156,7 @@ class FunctionContext:
         def taken() -> TakenNames:  # every name a generated helper must not shadow
             return TakenNames(_global_names(module), (
                 node.id if isinstance(node, ast.Name) else node.arg
-                for node in ast.walk(function) if isinstance(node, ast.Name | ast.arg)))
+                for node in nodes_of(function) if isinstance(node, ast.Name | ast.arg)))
 
         arrays = self.arrays = array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
         options = PlanningOptions(

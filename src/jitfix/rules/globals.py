@@ -24,6 +24,7 @@ from jitfix.analysis.blocks import (
     assigned_names,
     free_names_when_called,
     local_names,
+    nodes_of,
     walk_body,
 )
 from jitfix.analysis.project import Project
@@ -176,7 +177,7 @@ class StaleGlobal(Rule):
             if changed_inside(traced.node, stale):
                 continue  # the function changes the global itself: JF402 says so
             problem = _why_not_fixable(traced, module.tree)
-            first_read = min((node for node in ast.walk(traced.node) if isinstance(node, ast.Name)
+            first_read = min((node for node in nodes_of(traced.node) if isinstance(node, ast.Name)
                               and isinstance(node.ctx, ast.Load) and node.id in stale),
                              key=lambda node: (node.lineno, node.col_offset))
             if problem:

@@ -19,7 +19,7 @@ import ast
 import textwrap
 from typing import TYPE_CHECKING, Callable
 
-from jitfix.analysis.blocks import private_dicts, walk_body
+from jitfix.analysis.blocks import nodes_of, private_dicts, walk_body
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.control_flow.lowering_checks import LoweringChecks, checking_lowered, lowering_checked_for, lowering_checks
 from jitfix.control_flow.plans import Lowering
@@ -307,7 +307,7 @@ def _by_index(function: ast.FunctionDef | ast.AsyncFunctionDef, node: cst.CSTNod
         index, target = target.elements[0].value, target.elements[1].value
         iterable = iterable.args[0].value
     else:
-        taken = {child.id for child in ast.walk(function) if isinstance(child, ast.Name)} | {
+        taken = {child.id for child in nodes_of(function) if isinstance(child, ast.Name)} | {
             arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
         index = cst.Name(unique_name("i", taken))
     row = cst.parse_statement(f"{code(target)} = {code(iterable)}[{code(index)}]")

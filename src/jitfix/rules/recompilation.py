@@ -29,6 +29,7 @@ from jitfix.analysis.blocks import (
     assigned_names,
     child_nodes,
     literal_int,
+    nodes_of,
     own_nodes,
     shape_growth,
     upward_exposed,
@@ -506,9 +507,9 @@ def _only_binding(module: ModuleContext, assignment: ast.Assign, function: ast.F
     else in the function, nor at module level, so the function's reads of it find it there."""
     target = assignment.targets[0]
     assert isinstance(target, ast.Name)
-    in_function = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == target.id
+    in_function = [node for node in nodes_of(function) if isinstance(node, ast.Name) and node.id == target.id
                    and isinstance(node.ctx, ast.Store | ast.Del)]
-    declared = any(isinstance(node, ast.Global | ast.Nonlocal) and target.id in node.names for node in ast.walk(function))
+    declared = any(isinstance(node, ast.Global | ast.Nonlocal) and target.id in node.names for node in nodes_of(function))
     parameters = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
     return len(in_function) == 1 and not declared and target.id not in parameters \
         and target.id not in assigned_names(module.tree.body)

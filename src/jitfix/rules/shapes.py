@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import own_expressions, reaching_assignment, walk_body
+from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, reaching_assignment, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
@@ -252,9 +252,9 @@ def _array_use(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, conv
     jitted one, whose results become arrays), but for the reads in ``converted`` (by id: the
     ``n`` of an ``n.astype(int)`` written ``int(n)``); None when every read is an operand of
     arithmetic or a comparison, an argument, an element, an index or a bound."""
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    parents = parents_in(function)
     own = {id(node) for node in walk_body(function)}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) \
                 or id(node) in converted:
             continue
@@ -387,7 +387,7 @@ def _truth_only_parameters(traced: TracedFunction) -> dict[str, tuple[ast.expr, 
                 candidates.discard(node.id)
             else:
                 tests.setdefault(node.id, (test, statement))
-    for node in ast.walk(traced.node):  # bound again, or read by a nested function: not only a flag
+    for node in nodes_of(traced.node):  # bound again, or read by a nested function: not only a flag
         if isinstance(node, ast.Name) and node.id in candidates:
             if isinstance(node.ctx, ast.Store | ast.Del):
                 candidates.discard(node.id)
@@ -537,7 +537,7 @@ def _range_variables(function: ast.AST) -> dict[str, list[ast.expr]]:
     range's arguments."""
     found: dict[str, list[ast.expr]] = {}
     seen: dict[str, int] = {}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
             seen[node.target.id] = seen.get(node.target.id, 0) + 1
             iterable = node.iter

@@ -29,7 +29,7 @@ import ast
 import copy
 from dataclasses import dataclass, replace
 
-from jitfix.analysis.blocks import always_leaves, assigned_names, definitely_assigned, walk_body
+from jitfix.analysis.blocks import always_leaves, assigned_names, definitely_assigned, nodes_of, walk_body
 from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ValueAnalysis
@@ -121,7 +121,7 @@ def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, att
 
 def names_in(function: ast.FunctionDef) -> set[str]:
     """The names a function uses and its parameters: a new parameter must be none of them."""
-    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name)} | {
+    return {node.id for node in nodes_of(function) if isinstance(node, ast.Name)} | {
         argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
 
 
@@ -360,7 +360,7 @@ def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_
                 and isinstance(node.func.value, ast.Attribute) and _on(node.func.value, self_name) \
                 and node.func.value.attr in attributes:
             return f"`{self_name}.{node.func.value.attr}.{node.func.attr}(...)` may change it in place"
-    for node in ast.walk(function):  # nested defs and lambdas see the object, not the local
+    for node in nodes_of(function):  # nested defs and lambdas see the object, not the local
         if isinstance(node, ast.FunctionDef | ast.Lambda) and node is not function \
                 and _reads_attributes(node, attributes):
             return "a nested function reads the state from the object"
@@ -368,14 +368,14 @@ def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_
 
 
 def _reads_attributes(function: ast.AST, attributes: list[str]) -> bool:
-    return any(isinstance(node, ast.Attribute) and node.attr in attributes for node in ast.walk(function))
+    return any(isinstance(node, ast.Attribute) and node.attr in attributes for node in nodes_of(function))
 
 
 def _globals_used_elsewhere(module: ModuleContext, function: ast.FunctionDef, names: list[str]) -> str | None:
     """Where code the function runs reads or writes a threaded global itself: a module-level
     def it calls, a nested def that declares it ``global``, or a write into its object."""
     defs = {node.name: node for node in module.tree.body if isinstance(node, ast.FunctionDef)}
-    for node in ast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, ast.Global) and node not in walk_body(function) and set(node.names) & set(names):
             return "a nested function declares the global too"
         if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
