@@ -27,17 +27,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 from lsp_client import LspClient  # noqa: E402  (the suite's client, over stdio)
 
 
-def module(functions: int, scale: int = 0) -> str:
-    """``functions`` jitted functions; function ``scale`` multiplies by 2 instead of 1."""
+def module(functions: int) -> str:
+    """``functions`` jitted functions, each with a traced `if` and a `print`."""
     parts = ["import jax\nimport jax.numpy as jnp\n"]
     for number in range(functions):
-        factor = 2 if number == scale else 1
         parts.append(f"""
 
 @jax.jit
 def step_{number}(x, y):
     # scale, then shift
-    z = x * {factor} + y
+    z = x * 1 + y
     w = jnp.tanh(z)
     if z.sum() > 0:
         z = z - 1
@@ -53,7 +52,7 @@ def measure(functions: int, edits: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "model.py"
         (Path(folder) / "pyproject.toml").write_text("[tool.jitfix]\n")
-        text = module(functions, scale=-1)
+        text = module(functions)
         path.write_text(text)
         uri = path.as_uri()
         client = LspClient(folder)
@@ -67,11 +66,19 @@ def measure(functions: int, edits: int) -> dict[str, list[float]]:
             published = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
             opened = time.perf_counter() - started
             diagnostics: list[float] = []
+            lines = text.splitlines(keepends=True)
             for version in range(2, edits + 2):
-                text = module(functions, scale=version * 7 % functions)
+                # `z = x * 1 + y` of one function becomes `z = x * 2 + y`, sent as an editor
+                # sends it: the range of the one line, and its new text.
+                edited = next(number for number, line in enumerate(lines)
+                              if line == f"def step_{version * 7 % functions}(x, y):\n") + 2
+                lines[edited] = lines[edited].replace("* 1 +", "* 2 +")
                 started = time.perf_counter()
-                client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                         "contentChanges": [{"text": text}]})
+                client.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": {"start": {"line": edited, "character": 0},
+                                                  "end": {"line": edited + 1, "character": 0}},
+                                        "text": lines[edited]}]})
                 published = client.wait_for("textDocument/publishDiagnostics",
                                             lambda p: p["uri"] == uri and p.get("version") == version)
                 diagnostics.append(time.perf_counter() - started)
@@ -87,7 +94,7 @@ def measure(functions: int, edits: int) -> dict[str, list[float]]:
             client.shutdown()
         finally:
             client.kill()
-    return {"open": [opened], "findings": [len(published["diagnostics"])], "lines": [len(text.splitlines())],
+    return {"open": [opened], "findings": [len(published["diagnostics"])], "lines": [len(lines)],
             "diagnostics": diagnostics, "code action": actions}
 
 

@@ -20,7 +20,7 @@ import gc
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -187,11 +187,24 @@ def _collect_if_idle() -> None:
 
 # -- what the editor shows ----------------------------------------------------------------------
 
+# The last text split into lines: pygls's ``TextDocument.lines`` splits the whole text on
+# every access, which its conversions of positions make (330 findings: 330 splits).
+_last_split: tuple[str, Sequence[str]] = ("", ())
+
+
+def _lines_of(document: TextDocument) -> Sequence[str]:
+    global _last_split
+    source = document.source
+    if _last_split[0] is not source:
+        _last_split = (source, document.lines)
+    return _last_split[1]
+
+
 def _range(document: TextDocument, line: int, col: int, end_line: int, end_col: int) -> types.Range:
     """A range from 1-based lines and columns in characters, in the client's units."""
     server = ServerTextRange(ServerTextPosition(max(line - 1, 0), max(col - 1, 0)),
                              ServerTextPosition(max(end_line - 1, 0), max(end_col - 1, 0)))
-    return document.range_to_client_units(server)
+    return document.position_codec.range_to_client_units(_lines_of(document), server)
 
 
 def finding_range(document: TextDocument, finding: Finding) -> types.Range:
@@ -226,12 +239,12 @@ def text_edits(document: TextDocument, replacements: list[Replacement]) -> list[
 
 
 def _line_start(document: TextDocument, line: int) -> types.Position:
-    lines = document.lines
+    lines = _lines_of(document)
     if line - 1 < len(lines):
         return types.Position(line=line - 1, character=0)
     if lines and not lines[-1].endswith(("\n", "\r")):  # no final newline: the end of the last line
         last = ServerTextPosition(len(lines) - 1, len(lines[-1]))
-        return document.position_to_client_units(last)
+        return document.position_codec.position_to_client_units(lines, last)
     return types.Position(line=len(lines), character=0)
 
 
@@ -326,7 +339,7 @@ def fix_all(ls: JitfixServer, document: TextDocument, uri: str) -> list[types.Co
     if not fixed.changed:
         return []
     assert fixed.new_text is not None  # it changed
-    edit = types.TextEdit(range=types.Range(types.Position(0, 0), _line_start(document, len(document.lines) + 1)),
+    edit = types.TextEdit(range=types.Range(types.Position(0, 0), _line_start(document, len(_lines_of(document)) + 1)),
                           new_text=fixed.new_text)
     return [types.CodeAction(title="Fix all jitfix problems", kind=FIX_ALL,
                              edit=types.WorkspaceEdit(changes={uri: [edit]}))]
