@@ -685,6 +685,8 @@ def run(
     pass_env: Annotated[Optional[list[str]], typer.Option("--pass-env", metavar="NAME",
                                                           help="An environment variable the command needs.")] = None,
     platform: Annotated[Optional[str], PLATFORM_OPTION] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also say where the time went: each run of "
+                                                                  "the command, fixing, validation.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Never colour output.")] = False,
 ) -> None:
     """Run a command (`jitfix run -- python train.py`) or a notebook's cells (`jitfix run
@@ -747,9 +749,21 @@ def run(
             err.print(f"  {function.name} ({function.where}): {function.calls} calls, {function.compiles} compiles"
                       + (f"; recompiled because {causes}" if causes else "")
                       + (f"; given {function.arguments_shown()}" if function.arguments else ""), markup=False)
+    if verbose:
+        _print_phases(result.phases, err)
     if result.writable and not diff and (write or _confirmed(f"Write the fixes to {len(result.writable)} file(s)?")):
         _write_run_fixes(root, result.writable, err)
     raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed and not result.held else EXIT_FINDINGS)
+
+
+def _print_phases(phases: list[tuple[str, float]], err: Console) -> None:
+    """Where the run's time went, phase by phase, and how much of it ran the command."""
+    total = sum(seconds for _, seconds in phases)
+    running = sum(seconds for what, seconds in phases if ": the command" in what)
+    err.print(f"time: {total:.1f} s, {running:.1f} s of it running the command "
+              f"({sum(': the command' in what for what, _ in phases)} runs)")
+    for what, seconds in phases:
+        err.print(f"  {seconds:6.2f} s  {what}", markup=False)
 
 
 def _exit_status(returncode: int | None, timeout: float) -> str:

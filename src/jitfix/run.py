@@ -25,6 +25,7 @@ changes; the caller decides what to write.
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import json
 import os
@@ -33,8 +34,10 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Iterator
 
 from jitfix.analysis.observations import JITTED, ON_PATH, STATIC, Observation
 from jitfix.config import Settings
@@ -96,6 +99,9 @@ class RunResult:
     # Rewrites taken back: each only moved the failure (the program then failed otherwise, in
     # the code rewritten), with what it failed with.
     moved: list[str] = field(default_factory=list)
+    # Where the time went, in order: each run of the command, each round's fixing, the
+    # recording of arguments and the validation (what it was, seconds).
+    phases: list[tuple[str, float]] = field(default_factory=list)
 
     @property
     def agrees(self) -> bool:
@@ -133,6 +139,16 @@ class _Scratch:
     command: list[str]
     timeout: float
     pass_env: tuple[str, ...]
+    phases: list[tuple[str, float]] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def phase(self, what: str) -> Iterator[None]:
+        """Time what is done inside as one phase of the run (``RunResult.phases``)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases.append((what, time.monotonic() - started))
 
     @property
     def log(self) -> Path:
@@ -147,12 +163,13 @@ class _Scratch:
         """The calls of the jitted functions in the run with jit disabled, with their arguments."""
         return self.folder / "eager-profile.jsonl"
 
-    def run(self, disable_jit: bool):
+    def run(self, disable_jit: bool, why: str):
         self.log.unlink(missing_ok=True)
         profile_log = self.eager_profile_log if disable_jit else self.profile_log
         profile_log.unlink(missing_ok=True)
-        return _run(self.command, self.project, self.folder / "hook", self.log, self.timeout, self.pass_env,
-                    disable_jit, profile_log)
+        with self.phase(f"{why}: the command, {'jit disabled' if disable_jit else 'jitted'}"):
+            return _run(self.command, self.project, self.folder / "hook", self.log, self.timeout, self.pass_env,
+                        disable_jit, profile_log)
 
 
 def notebook_command(notebook: str) -> list[str]:
@@ -170,7 +187,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         shutil.copytree(root_path, scratch.project, ignore=SKIPPED, symlinks=True)
         (scratch.folder / "hook").mkdir()
         shutil.copyfile(HOOK, scratch.folder / "hook" / "sitecustomize.py")
-        eager = scratch.run(disable_jit=True)
+        eager = scratch.run(disable_jit=True, why="reference")
         touched = _project_files(scratch.log, scratch.project, command)
         python_valued = _python_valued(scratch.eager_profile_log, scratch.project)
         evidence: list[Observation] = []
@@ -178,7 +195,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         rounds: list[Round] = []
         outcome = None
         for number in range(1, max_rounds + 1):
-            outcome = scratch.run(disable_jit=False)
+            outcome = scratch.run(disable_jit=False, why=f"round {number}")
             failures = [seen for seen in _read_log(scratch.log, scratch.project) if seen not in evidence]
             current = Round(number, outcome.returncode, failures,
                             places={seen: _place(scratch.project, seen, originals) for seen in failures})
@@ -186,7 +203,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             refused = _refusal(eager, failures) if number == 1 else None
             if refused:
                 return RunResult(eager.returncode, rounds, {}, outcome.returncode, outcome.stdout + outcome.stderr,
-                                 eager.stdout, outcome.stdout, refused=refused)
+                                 eager.stdout, outcome.stdout, refused=refused, phases=scratch.phases)
             jitted = [seen for seen in _jitted(scratch.profile_log, scratch.project) if seen not in evidence]
             static = [seen for seen in _static_evidence(scratch.log, scratch.project, python_valued)
                       if seen not in evidence]
@@ -195,8 +212,9 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 break  # nothing more to learn (the exit status is judged against the reference)
             evidence += failures + jitted + static + callers
             paths = {seen.path for seen in failures + jitted + static + callers} | (touched if number == 1 else set())
-            current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
-                                       Options(apply_fixes=True, unsafe_fixes=unsafe_fixes), current)
+            with scratch.phase(f"round {number}: fixing"):
+                current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
+                                           Options(apply_fixes=True, unsafe_fixes=unsafe_fixes), current)
             current.reasons = {seen: _reason(seen, left.get(seen.path, [])) for seen in failures
                                if str(Path(seen.path).relative_to(scratch.project.resolve())) not in current.fixed}
             if not current.fixed:
@@ -212,7 +230,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                 _take_back_unfinished(scratch.project, rounds) if not last.fixed else None
             if taken_back is not None:
                 moved.append(taken_back)
-                outcome = scratch.run(disable_jit=False)
+                outcome = scratch.run(disable_jit=False, why="after taking a rewrite back")
         changed = {}
         for relative, original in originals.items():
             text = (scratch.project / relative).read_text(encoding="utf-8")
@@ -226,6 +244,7 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             result.unstable = _unstable_lines(scratch, result)
         if validate and changed:
             _validate(scratch, result, settings)
+        result.phases = scratch.phases
         return result
 
 
@@ -242,7 +261,7 @@ def _prints_proven(scratch: _Scratch, settings: Settings, evidence: list[Observa
                     Options(apply_fixes=True, unsafe_fixes=True))
     if not fixed:
         return None
-    again = scratch.run(disable_jit=False)
+    again = scratch.run(disable_jit=False, why="prints rewritten")
     if again.returncode == rounds[-1].returncode \
             and first_line_difference(reference_stdout, again.stdout, "", frozenset()) is None:
         rounds.append(Round(len(rounds) + 1, again.returncode, [], fixed=fixed))
@@ -258,7 +277,7 @@ def _unstable_lines(scratch: _Scratch, result: RunResult) -> frozenset[int]:
     scratch copy."""
     for relative, (original, _) in result.changed.items():
         (scratch.project / relative).write_text(original, encoding="utf-8")
-    again = scratch.run(disable_jit=True)
+    again = scratch.run(disable_jit=True, why="lines that change between runs")
     return unstable_lines(result.reference_stdout, again.stdout)
 
 
@@ -292,11 +311,13 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
             findings, _ = analyse(str(path), original, settings)
             jobs[relative] = ModuleJob(str(path), original, fixed, {finding.line: finding.code for finding in findings})
     recorded = scratch.folder / "recorded"
-    record_calls(shlex.join(scratch.command), recording_targets(list(jobs.values())), str(recorded), scratch.timeout,
-                 scratch.pass_env, cwd=str(scratch.project),
-                 extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
+    with scratch.phase("recording the arguments: the command, jit disabled"):
+        record_calls(shlex.join(scratch.command), recording_targets(list(jobs.values())), str(recorded),
+                     scratch.timeout, scratch.pass_env, cwd=str(scratch.project),
+                     extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
     options = ValidationOptions(recorded=str(recorded / "calls"), timeout=scratch.timeout, pass_env=scratch.pass_env)
-    modules = validate_modules(list(jobs.values()), options)
+    with scratch.phase("validating the rewritten functions"):
+        modules = validate_modules(list(jobs.values()), options)
     result.backends = platforms_of(modules)
     for relative, module in zip(jobs, modules):
         result.validation[relative] = module.functions
