@@ -1,7 +1,7 @@
 """Benchmark jitfix on pinned corpora of real JAX libraries, against Python's own floors.
 
-    python benchmarks/run.py [--runs 3] [--corpus DIR] [--set tuned|unseen|both] [--no-libcst]
-                             [--no-correctness]
+    python benchmarks/run.py [--runs 3] [--corpus DIR] [--set tuned|unseen|both|none] [--no-libcst]
+                             [--no-correctness] [--folder DIR ...]
 
 Two corpora, each downloaded once from the package index as pinned wheels (pure Python)
 into ``benchmarks/.corpus/<set>/`` (never committed): ``tuned`` -- jax, flax, optax, equinox,
@@ -199,7 +199,8 @@ def measure(name: str, source: Path, runs: int, libcst: bool, check_correctness:
     files = python_files(source)
     lines = sum(file.read_bytes().count(b"\n") for file in files)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    print(f"\n## {name}: {', '.join(f'{n} {v}' for n, v in CORPORA[name])}: {len(files)} files, {lines:,} lines; "
+    what = ", ".join(f"{n} {v}" for n, v in CORPORA[name]) if name in CORPORA else str(source)
+    print(f"\n## {name}: {what}: {len(files)} files, {lines:,} lines; "
           f"{cores} cores; median of {runs} runs", flush=True)
     floor = median_seconds(lambda: floor_ast(files), runs)
     one = median_jitfix(runs, "check", "--no-cache", "--exit-zero", "-q", "-j", "1", str(source))
@@ -244,16 +245,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (the median is shown)")
     parser.add_argument("--corpus", type=Path, default=HERE / ".corpus", help="where the corpora are downloaded")
-    parser.add_argument("--set", choices=("tuned", "unseen", "both"), default="both", help="which corpus")
+    parser.add_argument("--set", choices=("tuned", "unseen", "both", "none"), default="both",
+                        help="which pinned corpus (none: only the --folder ones)")
     parser.add_argument("--no-libcst", action="store_true", help="skip the (slow) libcst floors")
     parser.add_argument("--no-correctness", action="store_true", help="skip the fix-the-corpus check")
+    parser.add_argument("--folder", type=Path, action="append", default=[],
+                        help="measure on this folder of Python files too (a project fetched by hand); repeatable")
     options = parser.parse_args()
-    names = ("tuned", "unseen") if options.set == "both" else (options.set,)
+    names = ("tuned", "unseen") if options.set == "both" else () if options.set == "none" else (options.set,)
     compile_jitfix()
     summaries = []
     for name in names:
         source = fetch_corpus(options.corpus / name, CORPORA[name])
         summaries.append(measure(name, source, options.runs, not options.no_libcst, not options.no_correctness))
+    for folder in options.folder:
+        summaries.append(measure(folder.name, folder, options.runs, not options.no_libcst, not options.no_correctness))
     print()
     for line in summaries:
         print(line)

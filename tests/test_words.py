@@ -34,7 +34,7 @@ def test_lines_are_counted_with_every_line_ending() -> None:
 
 
 def test_a_text_searched_many_times_answers_from_its_word_index_as_a_scan_does() -> None:
-    # After a few searches (or one for many names) the text's words are indexed once: a
+    # Once many names have been searched for, the text's words are indexed: a
     # module asked where each of its thousand functions is called is not read a thousand times.
     searches = [["map"], ["vmap"], ["jit", "pjit"], ["filter_jit"], ["f"], ["absent"], ["x", "y"], ["g", "h"]]
     for ending in ("\n", "\r\n", "\r"):
@@ -42,8 +42,8 @@ def test_a_text_searched_many_times_answers_from_its_word_index_as_a_scan_does()
                             "b = eqx.filter_jit(g)", "c = jitted(h)", "d = jax.jit(k)  # map"]) + ending
         expected = [LineIndex(text).spelling(names) for names in searches]  # each a scan of a fresh index
         index = LineIndex(text)
-        for _ in range(LineIndex.SEARCHES_BEFORE_INDEXING + 1):
+        for _ in range(LineIndex.NAMES_BEFORE_INDEXING + 1):
             index.spelling(["warm"])
         assert [index.spelling(names) for names in searches] == expected, repr(ending)
-        many = [f"name{number}" for number in range(20)] + ["jit"]
+        many = [f"name{number}" for number in range(LineIndex.NAMES_BEFORE_INDEXING)] + ["jit"]
         assert LineIndex(text).spelling(many) == [7]

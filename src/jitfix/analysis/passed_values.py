@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from jitfix.analysis.blocks import own_nodes
+from jitfix.analysis.blocks import kept_on_node, own_nodes
 from jitfix.analysis.scopes import Scopes
 from jitfix.analysis.values import parameter_defaults, positional_names
 
@@ -157,37 +157,47 @@ def argument_for(call: ast.Call, function: FunctionNode, name: str, skipped: int
     return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
 
 
-def _bindings(scope: ast.AST, name: str) -> Iterator[list[ast.expr]]:
+def _bindings(scope: ast.AST, name: str) -> list[list[ast.expr]]:
     """Each statement of ``scope`` (not of defs or classes in it) that binds ``name``, as the
     values it may bind: ``[v]`` for ``name = v``, the elements of a literal for ``for name in
-    (a, b)``, and ``[]`` (unknown) for any other binding."""
+    (a, b)``, and ``[]`` (unknown) for any other binding. Every name's are found in one pass
+    over the scope, kept on it: a module is asked about many names."""
+    return kept_on_node(scope, "bindings_by_name", lambda: _bindings_by_name(scope)).get(name, [])
+
+
+def _bindings_by_name(scope: ast.AST) -> dict[str, list[list[ast.expr]]]:
+    found: dict[str, list[list[ast.expr]]] = {}
+
+    def bind(names: Iterable[str], values: list[ast.expr]) -> None:
+        for name in dict.fromkeys(names):  # a statement binds a name once
+            found.setdefault(name, []).append(values)
+
     body = scope.body if isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) else []
     for node in own_nodes(body):  # (a comprehension's variables are its own: not bindings)
         if isinstance(node, ast.Assign):
-            if any(isinstance(target, ast.Name) and target.id == name for target in node.targets):
-                yield [node.value]
-            elif any(_stores(target, name) for target in node.targets):
-                yield []
-        elif isinstance(node, ast.For | ast.AsyncFor) and _stores(node.target, name):
+            plain = {target.id for target in node.targets if isinstance(target, ast.Name)}
+            bind(plain, [node.value])
+            bind((name for target in node.targets for name in _stored(target) if name not in plain), [])
+        elif isinstance(node, ast.For | ast.AsyncFor):
             if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Tuple | ast.List) \
                     and not any(isinstance(element, ast.Starred) for element in node.iter.elts):
-                yield list(node.iter.elts)
+                bind([node.target.id], list(node.iter.elts))
             else:
-                yield []
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr) and _stores(node.target, name):
-            yield [node.value] if isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None \
-                and isinstance(node.target, ast.Name) else []
-        elif isinstance(node, ast.Import | ast.ImportFrom) and any(
-                (alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
-            yield []
-        elif isinstance(node, ast.With | ast.AsyncWith | ast.ExceptHandler | ast.Global | ast.Nonlocal | ast.Delete) \
-                and name in _names_bound_by(node):
-            yield []
+                bind(_stored(node.target), [])
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
+            known = isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None \
+                and isinstance(node.target, ast.Name)
+            bind(_stored(node.target), [node.value] if known else [])  # type: ignore[list-item]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bind((alias.asname or alias.name.partition(".")[0] for alias in node.names), [])
+        elif isinstance(node, ast.With | ast.AsyncWith | ast.ExceptHandler | ast.Global | ast.Nonlocal | ast.Delete):
+            bind(_names_bound_by(node), [])
+    return found
 
 
-def _stores(target: ast.AST, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
-               for node in ast.walk(target))
+def _stored(target: ast.AST) -> list[str]:
+    """The names a target stores to (or deletes)."""
+    return [node.id for node in ast.walk(target) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)]
 
 
 def _names_bound_by(node: ast.AST) -> set[str]:

@@ -355,6 +355,7 @@ class TracedFunctions(dict[FunctionNode, TracedFunction]):
         self.changes_of: Callable[[Iterable[str]], list[Change]] = scopes.changes_of
         self.calls_to: Callable[[str], list[tuple[ast.Call, ast.AST]]] = scopes.calls_to  # (call, its scope)
         self.functions: list[FunctionNode] = scopes.functions  # every def of the module
+        self.classes: list[ast.ClassDef] = scopes.class_list  # every class of the module
         # The def or class each def and class is in (the scope a staged lambda is in, for the
         # function its body is checked as).
         self.parents: Mapping[ast.AST, ast.AST] = ChainMap(lambda_scopes, scopes.parent) if lambda_scopes \

@@ -71,16 +71,18 @@ class LineIndex:
 
     A search reads the whole text; a module asked about each of its functions (where is
     each one called?) would be read once per function, a cost that grows with the square of
-    its length. So after a few searches the text's words are indexed once, and each later
-    search costs what it finds (so does a search for many names at once)."""
+    its length. So once many names have been searched for, the text's words are indexed, and
+    each later search costs what it finds."""
 
-    SEARCHES_BEFORE_INDEXING = 8
+    # Names searched for (each a scan of the text, fast) before the words are indexed (a pass
+    # of Python over each word, slower: worth it only for many more searches).
+    NAMES_BEFORE_INDEXING = 64
 
     def __init__(self, text: str | None):
         self.text = None if text is None else _as_python_reads_it(text)
         # Only old Mac files end lines with a lone `\r`: they count lines the slow way.
         self._lone_returns = self.text is not None and self.text.count("\r") > self.text.count("\r\n")
-        self._searches = 0
+        self._searched = 0  # names searched for so far
         self._words: dict[str, list[int]] | None = None  # word -> the lines spelling it, in order
 
     def spelling(self, names: Iterable[str]) -> list[int] | None:
@@ -90,8 +92,8 @@ class LineIndex:
         if text is None:
             return None
         names = set(names)
-        self._searches += 1
-        if self._words is None and max(self._searches, len(names)) > self.SEARCHES_BEFORE_INDEXING:
+        self._searched += len(names)
+        if self._words is None and self._searched > self.NAMES_BEFORE_INDEXING:
             self._words = self._index_words(text)
         if self._words is not None:
             found: set[int] = set()

@@ -84,7 +84,7 @@ class StaleAttribute(Rule):
                      if (receiver := _fixed_receiver(traced)) is not None]
         if not receivers:
             return
-        classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
+        classes = {id(method): klass for klass in module.traced.classes
                    for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
         for traced, receiver in receivers:
             klass = classes.get(id(traced.node))
@@ -142,7 +142,7 @@ class TracedSelf(Rule):
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
-        classes = {id(method): klass for klass in ast.walk(module.tree) if isinstance(klass, ast.ClassDef)
+        classes = {id(method): klass for klass in module.traced.classes
                    for method in klass.body if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)}
         for traced in module.traced.values():
             klass = classes.get(id(traced.node))
