@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -76,7 +77,10 @@ class JitfixServer(LanguageServer):
         self.options = ClientOptions()
         self.analysed: dict[str, Analysed] = {}
         self.pending: dict[str, asyncio.Task] = {}
-        self._project_files: dict[str, frozenset[str]] = {}  # per settings root
+        # Per settings root: the workspace's modules, and what the analysis read of them (the
+        # programs of the modules a document calls into), kept until a file is saved.
+        self._projects: dict[str, Project] = {}
+        self._analysing = threading.Lock()  # one analysis at a time: they share the projects
 
     # -- settings and analysis -----------------------------------------------------------------
 
@@ -93,13 +97,18 @@ class JitfixServer(LanguageServer):
             return Settings()
 
     def project_for(self, settings: Settings) -> Project:
-        """The workspace's Python files, for following calls into the other modules (found
-        once per configuration root; a fresh project per analysis reads each as saved)."""
+        """The workspace's Python files, for following calls into the other modules, with
+        what was read of them: made once per configuration root, and anew once a file is
+        saved (the others are read as saved; the document itself as the editor holds it)."""
         root = settings.root
-        if root not in self._project_files:
+        if root not in self._projects:
             files, _ = api.files_to_process([root], settings)
-            self._project_files[root] = frozenset(files)
-        return Project(self._project_files[root], settings.max_file_bytes)
+            self._projects[root] = Project(files, settings.max_file_bytes)
+        return self._projects[root]
+
+    def forget_projects(self) -> None:
+        with self._analysing:
+            self._projects.clear()
 
     def analyse(self, document: TextDocument) -> Analysed:
         """The document's findings, their fixes not yet made as text (``quick_fixes`` makes
@@ -110,7 +119,12 @@ class JitfixServer(LanguageServer):
         uri, version = document.uri, document.version
         token = superseded.set(lambda: version is not None and self.version_of(uri) != version)
         try:
-            result = api.check_document(path, document.source, settings, self.project_for(settings))
+            with self._analysing:
+                project = self.project_for(settings)
+                try:
+                    result = api.check_document(path, document.source, settings, project)
+                finally:  # what a batch run passes on between files: the editor has no next file
+                    project.calls_out(), project.traced_here(), project.consulted()
         finally:
             superseded.reset(token)
         return Analysed(document.version, document.source, result)
@@ -286,7 +300,7 @@ def configuration_changed(ls: JitfixServer, params: types.DidChangeConfiguration
     if isinstance(params.settings, dict) and params.settings:
         ls.options = ClientOptions.read(params.settings)
     ls.analysed.clear()
-    ls._project_files.clear()
+    ls.forget_projects()
     for uri in list(ls.workspace.text_documents):
         ls.schedule(uri, 0)
 
@@ -303,7 +317,7 @@ async def did_change(ls: JitfixServer, params: types.DidChangeTextDocumentParams
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: JitfixServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls._project_files.clear()  # a new module may have been saved
+    ls.forget_projects()  # a module saved (or a new one) is read anew
     ls.schedule(params.text_document.uri, 0)
 
 
