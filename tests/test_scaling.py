@@ -7,13 +7,18 @@ level and in the caller (flax's `transforms_test.py`, 8,000 lines, once took ove
 from __future__ import annotations
 
 import ast
+import sys
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from jitfix.config import Settings
 from jitfix.engine import analyse
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from large_modules import jitted_functions  # noqa: E402  (the module the benchmark measures)
 
 
 def _module(cases: int) -> str:
@@ -56,19 +61,6 @@ def test_tree_walking_grows_linearly_with_the_module(monkeypatch: pytest.MonkeyP
     assert large < 6 * small, (small, large)  # 4x the code; a walk per call or per def would give 16x
 
 
-def _jitted_functions(count: int) -> str:
-    """A module of ``count`` jitted functions, each with a traced `if` and a `print`."""
-    return "import jax\n" + "".join(f"""
-@jax.jit
-def f{number}(x, y):
-    z = x * {number} + y
-    if z.sum() > 0:
-        z = z - 1
-    print(z)
-    return z
-""" for number in range(count))
-
-
 def _peak_memory(text: str) -> int:
     tracemalloc.start()
     try:
@@ -78,11 +70,11 @@ def _peak_memory(text: str) -> int:
         tracemalloc.stop()
 
 
-def test_memory_grows_linearly_with_a_module_of_jitted_functions() -> None:
+def test_memory_grows_linearly_with_a_module_ofjitted_functions() -> None:
     # Each statement's state of the flow analysis is a copy; with the module's names in it,
     # that copy grew with the module, and the module's memory with its square (4x the code
     # took 10x the memory; 5,000 such functions took 7 GB).
-    analyse("warm.py", _jitted_functions(5), Settings())  # the rules' own imports, once
-    small = _peak_memory(_jitted_functions(100))
-    large = _peak_memory(_jitted_functions(400))
+    analyse("warm.py", jitted_functions(5), Settings())  # the rules' own imports, once
+    small = _peak_memory(jitted_functions(100))
+    large = _peak_memory(jitted_functions(400))
     assert large < 6 * small, (small, large)
