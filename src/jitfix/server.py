@@ -2,8 +2,9 @@
 
 Diagnostics are published when a document opens, changes (debounced: after the typing
 stops) and is saved; each fix is a quick-fix code action (safe ones preferred, unsafe ones
-say so), "Fix all jitfix problems" is a ``source.fixAll`` action, and hovering a finding
-shows its rule's documentation. Settings are the [tool.jitfix] table of the document's
+say so), made as text only when the editor asks for the actions at its place (making every
+finding's fix took a minute on a long module), "Fix all jitfix problems" is a
+``source.fixAll`` action, and hovering a finding shows its rule's documentation. Settings are the [tool.jitfix] table of the document's
 nearest pyproject.toml, with the client's ``initializationOptions`` (or a
 ``workspace/didChangeConfiguration`` of ``{"jitfix": {...}}``) over it: the same keys, plus
 ``unsafe-fixes`` (offer unsafe fixes in "fix all") and ``debounce-ms``.
