@@ -108,7 +108,7 @@ def _join(first: State, second: State) -> State:
 
 def _read_from(outer: Mapping[str, Verdict], function: ast.FunctionDef | ast.AsyncFunctionDef) -> State:
     """The verdicts of the names from around a function that it, or a function in it, reads."""
-    read = kept_on_node(function, "names_read", lambda: frozenset(
+    read = kept_on_node(function, "names_spelled", lambda: frozenset(
         node.id for node in nodes_of(function) if type(node) is ast.Name))
     state = {name: outer[name] for name in read if name in outer}
     if UNSTAGED in outer:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
-from jitfix.analysis.blocks import FunctionNode, method_changes, non_leaf_children
+from jitfix.analysis.blocks import FunctionNode, method_changes, non_leaf_children, walk_tree
 from jitfix.analysis.catalogue import MUTATING_METHODS, RECEIVERS, TRACING_CALL_NAMES, may_trace
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import parameter_names, positional_names
@@ -429,7 +429,7 @@ class Scopes:
         delete of the name, or a parameter of that name): one walk, on demand."""
         if self._name_stores is None:
             counts: dict[str, int] = {}
-            for node in ast.walk(self.tree):
+            for node in walk_tree(self.tree):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                     counts[node.id] = counts.get(node.id, 0) + 1
                 elif isinstance(node, ast.arg):

@@ -225,7 +225,7 @@ def called_across_a_rebinding(tree: ast.Module, imports: ImportTable, function: 
     timeline, uses = kept_on_node(function, "module_uses", lambda: _module_uses(tree, imports, function))
     binds = [index for index, statement in enumerate(tree.body)
              if not isinstance(statement, ast.FunctionDef | ast.ClassDef)
-             and name in kept_on_node(statement, "assigned_names", lambda: assigned_names([statement]))]
+             and name in assigned_names([statement])]
     if set(uses) & set(binds[1:]):
         return True
     reachable_after = bool(timeline[-1][0])

@@ -22,6 +22,7 @@ from itertools import chain
 from jitfix.analysis.blocks import (
     always_leaves,
     definitely_assigned,
+    kept_on_node,
     own_nodes,
     reaching,
     returns_with_paths,
@@ -1110,7 +1111,8 @@ def known_reads(value: Known) -> set[str]:
     """The names what is known of a name depends on."""
     if isinstance(value, Signature):
         return {name for source in value.follows if source not in FIXED_TYPES for name in _reads(source)}
-    return {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
+    return set(kept_on_node(value, "names_read_in_value", lambda: frozenset(
+        node.id for node in ast.walk(value) if isinstance(node, ast.Name))))
 
 
 def dtype_sources(found: Signature) -> list[str]:
