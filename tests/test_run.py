@@ -728,3 +728,27 @@ def test_a_rewrite_that_leaves_its_function_failing_is_taken_back(tmp_path: Path
     assert "solver.py: the rewrite of `keep_going` (JF103) " in result.stderr, result.output
     assert "; taken back" in result.stderr
     assert (root / "solver.py").read_text() == HALF_FIXED
+
+
+def test_the_reference_run_saves_the_jitted_functions_arguments_for_validation(tmp_path: Path) -> None:
+    # Every rewritten function is one the program jits: the arguments the run with jit
+    # disabled gave them are its validation's inputs, and no run of its own records them.
+    root = project(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--verbose", "--no-color", "--root", str(root), "--", sys.executable,
+                                      "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "model.py: relu_or_leak passed (1 input)" in result.stderr
+    assert "running the command (4 runs)" in result.stderr, result.stderr  # the reference and three rounds
+    assert "reference: the command, jit disabled" in result.stderr
+    assert "recording the arguments" not in result.stderr
+
+
+def test_a_rewritten_helper_has_its_arguments_recorded_in_a_run_of_their_own(tmp_path: Path) -> None:
+    # `clipped` is called by the jitted step, not jitted itself: its calls are recorded apart.
+    example = (Path(__file__).resolve().parents[1] / "examples" / "train.py").read_text()
+    (tmp_path / "train.py").write_text(example)
+    result = CliRunner().invoke(app, ["run", "--verbose", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "train.py"])
+    assert result.exit_code == 0, result.output
+    assert "recording the arguments: the command, jit disabled" in result.stderr
+    assert "train.py: clipped passed" in result.stderr, result.stderr

@@ -51,6 +51,7 @@ from jitfix.validate.process import run as run_process
 from jitfix.validate.runner import FunctionResult, ModuleJob, ValidationOptions
 
 HOOK = Path(__file__).with_name("run_hook.py")
+RECORDER_HOOK = Path(__file__).with_name("validate") / "recorder_hook.py"
 # Arguments of these kinds on every call (as the hook writes them: `int 3`) may be made static
 # where a failure needs their values, if the calls gave no more distinct values than this.
 PYTHON_SCALARS = ("int ", "bool ", "float ", "str ", "NoneType ")
@@ -140,6 +141,13 @@ class _Scratch:
     timeout: float
     pass_env: tuple[str, ...]
     phases: list[tuple[str, float]] = field(default_factory=list)
+    # (file, function) of the jitted functions whose arguments the reference run saved.
+    recorded: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def calls(self) -> Path:
+        """Where the concrete arguments of calls are saved, for validation."""
+        return self.folder / "recorded" / "calls"
 
     @contextlib.contextmanager
     def phase(self, what: str) -> Iterator[None]:
@@ -163,13 +171,16 @@ class _Scratch:
         """The calls of the jitted functions in the run with jit disabled, with their arguments."""
         return self.folder / "eager-profile.jsonl"
 
-    def run(self, disable_jit: bool, why: str):
+    def run(self, disable_jit: bool, why: str, record: bool = False):
+        """Run the command (``record``: saving the arguments of the jitted functions' calls)."""
         self.log.unlink(missing_ok=True)
         profile_log = self.eager_profile_log if disable_jit else self.profile_log
         profile_log.unlink(missing_ok=True)
+        if record:
+            self.calls.mkdir(parents=True, exist_ok=True)
         with self.phase(f"{why}: the command, {'jit disabled' if disable_jit else 'jitted'}"):
             return _run(self.command, self.project, self.folder / "hook", self.log, self.timeout, self.pass_env,
-                        disable_jit, profile_log)
+                        disable_jit, profile_log, self.calls if record else None)
 
 
 def notebook_command(notebook: str) -> list[str]:
@@ -187,7 +198,10 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         shutil.copytree(root_path, scratch.project, ignore=SKIPPED, symlinks=True)
         (scratch.folder / "hook").mkdir()
         shutil.copyfile(HOOK, scratch.folder / "hook" / "sitecustomize.py")
-        eager = scratch.run(disable_jit=True, why="reference")
+        shutil.copyfile(RECORDER_HOOK, scratch.folder / "hook" / "jitfix_recorder.py")
+        eager = scratch.run(disable_jit=True, why="reference", record=validate)
+        scratch.recorded = {(entry["file"], entry["function"]) for entry in _log_entries(scratch.eager_profile_log)
+                            if entry.get("kind") == "recorded"}
         touched = _project_files(scratch.log, scratch.project, command)
         python_valued = _python_valued(scratch.eager_profile_log, scratch.project)
         evidence: list[Observation] = []
@@ -310,12 +324,15 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
         if path.suffix == ".py":  # notebooks are reviewed, not imported (as with `fix --validate`)
             findings, _ = analyse(str(path), original, settings)
             jobs[relative] = ModuleJob(str(path), original, fixed, {finding.line: finding.code for finding in findings})
-    recorded = scratch.folder / "recorded"
-    with scratch.phase("recording the arguments: the command, jit disabled"):
-        record_calls(shlex.join(scratch.command), recording_targets(list(jobs.values())), str(recorded),
-                     scratch.timeout, scratch.pass_env, cwd=str(scratch.project),
-                     extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
-    options = ValidationOptions(recorded=str(recorded / "calls"), timeout=scratch.timeout, pass_env=scratch.pass_env)
+    targets = recording_targets(list(jobs.values()))
+    if not all((os.path.realpath(path), name) in scratch.recorded for path, names in targets.items() for name in names):
+        # A rewritten function that is not itself jitted (a helper): its calls are recorded
+        # in a run of their own (with those the reference run saved, as the original made them).
+        with scratch.phase("recording the arguments: the command, jit disabled"):
+            record_calls(shlex.join(scratch.command), targets, str(scratch.calls.parent), scratch.timeout,
+                         scratch.pass_env, cwd=str(scratch.project),
+                         extra_env={"JAX_DISABLE_JIT": "1", "PYTHONPATH": str(scratch.project)})
+    options = ValidationOptions(recorded=str(scratch.calls), timeout=scratch.timeout, pass_env=scratch.pass_env)
     with scratch.phase("validating the rewritten functions"):
         modules = validate_modules(list(jobs.values()), options)
     result.backends = platforms_of(modules)
@@ -328,9 +345,11 @@ def _validate(scratch: _Scratch, result: RunResult, settings: Settings) -> None:
 
 
 def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, pass_env: tuple[str, ...],
-         disable_jit: bool, profile_log: Path | None = None):
+         disable_jit: bool, profile_log: Path | None = None, calls: Path | None = None):
     python_path = os.pathsep.join(filter(None, [str(hook), str(cwd), os.environ.get("PYTHONPATH")]))
     extra = {"JITFIX_RUN_LOG": str(log), "JITFIX_RUN_ROOT": str(cwd), "PYTHONPATH": python_path}
+    if calls is not None:  # the arguments of the jitted functions' calls, saved for validation
+        extra["JITFIX_RECORD_CALLS"] = str(calls)
     if disable_jit:  # no compiles to log: only the jitted functions' calls and their arguments
         extra.update(JAX_DISABLE_JIT="1", JITFIX_PROFILE_CALLS_ONLY="1")
     if profile_log is not None:  # how each jitted function compiled (see jitfix.profile)

@@ -123,11 +123,15 @@ class _Profiler:
     # compile, and how long each step took.
     LOGGERS = ("jax._src.interpreters.partial_eval", "jax._src.interpreters.pxla", "jax._src.dispatch")
 
-    def __init__(self, log, calls_only=False):
+    def __init__(self, log, calls_only=False, recorder=None):
         self.log = log
         self.calls_only = calls_only
         self.start = time.perf_counter()
         self.tallies = {}  # (file, line, name) -> _Tally
+        # `jitfix run`'s run with jit disabled: the concrete arguments of each module-level
+        # jitted function are saved as the validation's recording saves them, so that a
+        # rewrite of one needs no run of its own to record them (see validate/recorder_hook.py).
+        self.recorder = recorder
 
     def write(self, entry):
         try:
@@ -180,7 +184,17 @@ class _Profiler:
                     "static": _static_parameters(fun, parameters, options)})
         tally = self.tallies.setdefault(key, _Tally())
         tally.signatures.append(_signature(fun))
-        return _Counted(jitted, tally, len(tally.signatures) - 1)
+        record = None
+        if self.recorder is not None and code is not None and getattr(target, "__qualname__", None) == name:
+            record = functools.partial(self._record, os.path.realpath(code.co_filename), name)
+        return _Counted(jitted, tally, len(tally.signatures) - 1, record)
+
+    def _record(self, path, name, args, kwargs):
+        try:
+            if self.recorder.save(path, name, args, kwargs) and len(self.recorder.seen[(path, name)]) == 1:
+                self.write({"kind": "recorded", "file": path, "function": name})
+        except Exception:  # recording is best effort; the call itself must not change
+            pass
 
     def flush(self):
         for (file, line, name), tally in self.tallies.items():
@@ -321,10 +335,11 @@ def _unwrapped(fun):
 class _Counted:
     """A jitted function that counts its calls; everything else is the jitted function's."""
 
-    def __init__(self, jitted, tally, version):
+    def __init__(self, jitted, tally, version, record=None):
         self._jitted = jitted
         self._tally = tally
         self._version = version
+        self._record = record  # saves a call's arguments (the run with jit disabled of `jitfix run`)
         functools.update_wrapper(self, jitted, updated=())
 
     # How many calls of jitted functions are under way: a call made inside another is traced
@@ -333,6 +348,8 @@ class _Counted:
 
     def __call__(self, *args, **kwargs):
         self._tally.note(self._version, args, kwargs, nested=self._active[0] > 0)
+        if self._record is not None and not self._active[0]:
+            self._record(args, kwargs)
         start = time.perf_counter()
         self._active[0] += 1
         try:
@@ -343,7 +360,7 @@ class _Counted:
             self._tally.seconds += time.perf_counter() - start
 
     def __getattr__(self, name):
-        if name in ("_jitted", "_tally", "_version"):  # not set yet (a copy being made): no recursion
+        if name in ("_jitted", "_tally", "_version", "_record"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
         return getattr(self._jitted, name)
 
@@ -389,6 +406,19 @@ def _patched_once_jax_is_imported(patch):
     builtins.__import__ = watching_import
 
 
+def _call_recorder(folder):
+    """The validation's recorder (``jitfix_recorder.py``, beside this hook), saving calls in
+    ``folder``; None without a folder, or where it cannot be loaded."""
+    if not folder:
+        return None
+    try:
+        import jitfix_recorder
+
+        return jitfix_recorder._Recorder({"folder": folder, "targets": {}})
+    except Exception:
+        return None
+
+
 def _install():
     patches = []
     run_log, root = os.environ.get("JITFIX_RUN_LOG"), os.environ.get("JITFIX_RUN_ROOT")
@@ -398,7 +428,8 @@ def _install():
         atexit.register(_project_modules, root, run_log)
     profile_log = os.environ.get("JITFIX_PROFILE_LOG")
     if profile_log:
-        profiler = _Profiler(profile_log, calls_only=bool(os.environ.get("JITFIX_PROFILE_CALLS_ONLY")))
+        profiler = _Profiler(profile_log, calls_only=bool(os.environ.get("JITFIX_PROFILE_CALLS_ONLY")),
+                             recorder=_call_recorder(os.environ.get("JITFIX_RECORD_CALLS")))
         patches.append(profiler.install)
     if patches:
         _patched_once_jax_is_imported(lambda jax: [patch(jax) for patch in patches])

@@ -38,9 +38,12 @@ class _Recorder:
         return recorded
 
     def save(self, path, name, args, kwargs):
+        """Save the call, if it is a kind of call not saved yet; True when it was."""
         import jax
         import numpy as np
 
+        if len(self.seen.get((path, name), ())) >= MAX_PER_FUNCTION:
+            return  # enough kinds of call saved: the rest cost nothing more
         leaves = jax.tree.leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return  # called inside a trace: no concrete values
@@ -59,6 +62,7 @@ class _Recorder:
         with open(target + ".tmp", "wb") as handle:
             handle.write(data)
         os.replace(target + ".tmp", target)
+        return True
 
 
 class _Recording:
@@ -153,7 +157,8 @@ def _chain():
             return
 
 
-try:
-    _install()
-finally:
-    _chain()
+if __name__ == "sitecustomize":  # as the start-up hook; `jitfix run`'s own hook imports `_Recorder` only
+    try:
+        _install()
+    finally:
+        _chain()
