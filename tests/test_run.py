@@ -752,3 +752,22 @@ def test_a_rewritten_helper_has_its_arguments_recorded_in_a_run_of_their_own(tmp
     assert result.exit_code == 0, result.output
     assert "recording the arguments: the command, jit disabled" in result.stderr
     assert "train.py: clipped passed" in result.stderr, result.stderr
+
+
+def test_the_reference_run_does_not_save_arguments_too_large_to_keep(tmp_path: Path) -> None:
+    # A model's parameters, given to every jitted function of a long program, are not pickled
+    # by the run that only serves as the reference: a rewrite of such a function records them
+    # in a run of its own.
+    import numpy as np
+
+    from jitfix import run_hook
+    from jitfix.validate import recorder_hook
+
+    recorder = recorder_hook._Recorder({"folder": str(tmp_path), "targets": {}})
+    profiler = run_hook._Profiler(str(tmp_path / "profile.jsonl"), calls_only=True, recorder=recorder)
+    big = np.zeros(profiler.MOST_BYTES_SAVED // 8 + 1)
+    profiler._record("model.py", "step", (big,), {})
+    profiler._record("model.py", "small", (np.zeros(3),), {})
+    assert [path.name.endswith(".pkl") for path in tmp_path.glob("*.pkl")] == [True]
+    assert recorder.full("model.py", "step") is False and ("model.py", "small") in recorder.seen
+    assert '"function": "small"' in (tmp_path / "profile.jsonl").read_text()

@@ -189,8 +189,15 @@ class _Profiler:
             record = functools.partial(self._record, os.path.realpath(code.co_filename), name)
         return _Counted(jitted, tally, len(tally.signatures) - 1, record)
 
+    # Arguments larger than this are not saved by the reference run (a model's parameters,
+    # for every jitted function, whatever is rewritten): a rewrite of that function then has
+    # them recorded by a run of its own, as before.
+    MOST_BYTES_SAVED = 64 * 2 ** 20
+
     def _record(self, path, name, args, kwargs):
         try:
+            if self.recorder.full(path, name) or _bytes_of((args, kwargs)) > self.MOST_BYTES_SAVED:
+                return
             if self.recorder.save(path, name, args, kwargs) and len(self.recorder.seen[(path, name)]) == 1:
                 self.write({"kind": "recorded", "file": path, "function": name})
         except Exception:  # recording is best effort; the call itself must not change
@@ -323,6 +330,12 @@ def _project_modules(root, log):
                                                                   and path.endswith(".py")]}) + "\n")
     except Exception:
         pass
+
+
+def _bytes_of(tree):
+    import jax
+
+    return sum(getattr(leaf, "nbytes", 0) or 0 for leaf in jax.tree.leaves(tree))
 
 
 def _unwrapped(fun):

@@ -37,12 +37,16 @@ class _Recorder:
 
         return recorded
 
+    def full(self, path, name):
+        """Whether as many kinds of call of the function as are kept have been saved."""
+        return len(self.seen.get((path, name), ())) >= MAX_PER_FUNCTION
+
     def save(self, path, name, args, kwargs):
         """Save the call, if it is a kind of call not saved yet; True when it was."""
         import jax
         import numpy as np
 
-        if len(self.seen.get((path, name), ())) >= MAX_PER_FUNCTION:
+        if self.full(path, name):
             return  # enough kinds of call saved: the rest cost nothing more
         leaves = jax.tree.leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
