@@ -4,10 +4,11 @@ Diagnostics are published when a document opens, changes (debounced: after the t
 stops) and is saved; each fix is a quick-fix code action (safe ones preferred, unsafe ones
 say so), made as text only when the editor asks for the actions at its place (making every
 finding's fix took a minute on a long module), "Fix all jitfix problems" is a
-``source.fixAll`` action, and hovering a finding shows its rule's documentation. Settings are the [tool.jitfix] table of the document's
-nearest pyproject.toml, with the client's ``initializationOptions`` (or a
-``workspace/didChangeConfiguration`` of ``{"jitfix": {...}}``) over it: the same keys, plus
-``unsafe-fixes`` (offer unsafe fixes in "fix all") and ``debounce-ms``.
+``source.fixAll`` action, and hovering a finding shows its rule's documentation. Settings
+are the [tool.jitfix] table of the document's nearest pyproject.toml, with the client's
+``initializationOptions`` (or a ``workspace/didChangeConfiguration`` of ``{"jitfix":
+{...}}``) over it: the same keys, plus ``unsafe-fixes`` (offer unsafe fixes in "fix all")
+and ``debounce-ms``.
 
 Calls into the workspace's other modules are followed as on the command line; the document
 itself is analysed as the editor holds it, saved or not.
@@ -124,8 +125,8 @@ class JitfixServer(LanguageServer):
                 project = self.project_for(settings)
                 try:
                     result = api.check_document(path, document.source, settings, project)
-                finally:  # what a batch run passes on between files: the editor has no next file
-                    project.calls_out(), project.traced_here(), project.consulted()
+                finally:
+                    project.forget_notes()
         finally:
             superseded.reset(token)
         return Analysed(document.version, document.source, result)

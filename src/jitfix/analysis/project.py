@@ -154,6 +154,11 @@ class Project:
         found, self._calls_out = self._calls_out, []
         return found
 
+    def forget_notes(self) -> None:
+        """Forget what the last analysis noted for the run's next steps (its calls out, the
+        functions it traced, the modules it read): an editor's analysis has no next file."""
+        self.calls_out(), self.traced_here(), self.consulted()
+
     def consulted(self) -> dict[str, Stamp]:
         """The modules read since the last call, with their stamps (for the cache); forgets them."""
         found, self._consulted = self._consulted, {}
