@@ -35,6 +35,7 @@ from jitfix.analysis.blocks import (
     walk_body,
 )
 from jitfix.analysis.catalogue import is_range, numpy_member
+from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, candidate_sites
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.values import (
     ARRAY_ONLY_ATTRIBUTES,
@@ -196,12 +197,18 @@ class FlowAnalysis:
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable,
                  params: State, outer: Mapping[str, Verdict] | None = None, *, staged: bool = True,
                  program: Program | None = None, known_arrays: frozenset[str] = frozenset(),
-                 seen_traced: Mapping[int, frozenset[str]] | None = None, module_level: bool = False):
+                 seen_traced: Mapping[int, frozenset[str]] | None = None,
+                 seen_failures: Mapping[int, str] | None = None, module_level: bool = False):
         self.function = function
         self.known_arrays = known_arrays  # parameters a run or a call showed hold one array
         # Local names a run saw holding a tracer at a line (`jitfix run`): traced there, whatever
         # the code shows (a value unpacked from a pytree, a property, a library's result).
         self.seen_traced = seen_traced or {}
+        # The errors a run saw raised at a line (`{24: "TracerBoolConversionError"}`), and the
+        # expressions they prove traced (`observed`, by node: the test of that line's `while`).
+        self.seen_failures = {line: error for line, error in (seen_failures or {}).items()
+                              if error in EXPLAINED_ERRORS}
+        self.observed: dict[int, tuple[ast.AST, Verdict]] = {}
         self.imports = imports
         self.program = program
         self.before: dict[int, State] = {}
@@ -267,7 +274,8 @@ class FlowAnalysis:
         uncertain = state.get(UNCERTAIN)
         return ValueAnalysis(self.imports, state, staged=UNSTAGED not in state,
                              uncertain=uncertain.why if uncertain else None, program=self.program,
-                             scope=self.function, comprehensions=self._comprehensions, narrow=self._narrow)
+                             scope=self.function, comprehensions=self._comprehensions, narrow=self._narrow,
+                             observed=self.observed)
 
     @property
     def arrays(self) -> ArrayEvidence:
@@ -385,6 +393,8 @@ class FlowAnalysis:
         for statement in body:
             if self.seen_traced:
                 state = self._with_seen(statement, state)
+            if self.seen_failures:
+                self._observe_failure(statement, state)
             self.before[id(statement)] = dict(state)
             state = self._statement(statement, state)
         return state
@@ -403,6 +413,20 @@ class FlowAnalysis:
             return state
         seen = Verdict(TRACED_KIND, "seen holding a tracer there by `jitfix run`", array=True)
         return {**state, **dict.fromkeys(names, seen)}
+
+    def _observe_failure(self, statement: ast.stmt, state: State) -> None:
+        """The expression of ``statement`` a failure a run saw on its lines proves traced: of
+        those where Python did what the error says, the one the analysis cannot tell."""
+        first = statement.lineno
+        last = statement.end_lineno or first
+        for line, error in self.seen_failures.items():
+            if not first <= line <= last:
+                continue
+            unknown = [site for site in candidate_sites(statement, line, error)
+                       if not (found := self._verdict(site, state)).static and not found.traced]
+            if len(unknown) == 1 and id(unknown[0]) not in self.observed:
+                self.observed[id(unknown[0])] = (unknown[0], Verdict(
+                    TRACED_KIND, f"{error} raised there under jit (seen by `jitfix run`)", array=True))
 
     def _loop(self, body: list[ast.stmt], state: State, bind_target: Callable[[State], None] | None = None) -> State:
         """State at the loop head after any number of iterations (zero included)."""

@@ -174,7 +174,7 @@ class TracedFunction:
             outer = ChainMap(enclosing.merged_kinds(), constants) if enclosing is not None else constants
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
                                       program=self.program, known_arrays=self.known_arrays,
-                                      seen_traced=self.seen.traced_names(),
+                                      seen_traced=self.seen.traced_names(), seen_failures=self.seen.failures,
                                       module_level=self.module_level)
             self._enclosing_flow = enclosing
         return self._flow

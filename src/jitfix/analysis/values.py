@@ -290,7 +290,7 @@ class ValueAnalysis:
                  uncertain: str | None = None, program: "Program | None" = None, scope: ast.AST | None = None,
                  comprehensions: ComprehensionScopes | None = None,
                  comprehension_states: dict[int, dict[str, Verdict]] | None = None,
-                 narrow: Narrow | None = None):
+                 narrow: Narrow | None = None, observed: Mapping[int, tuple[ast.AST, Verdict]] | None = None):
         self.imports = imports
         self.state = state
         # Under jit every JAX operation is staged (a tracer even on constants); under vmap
@@ -309,6 +309,8 @@ class ValueAnalysis:
         # The names of each comprehension's scope where ``state`` holds around it.
         self._comprehension_states = {} if comprehension_states is None else comprehension_states
         self.narrow = narrow
+        # Expressions a failure seen by `jitfix run` proved traced, by node (``FlowAnalysis``).
+        self.observed = observed or {}
 
     # -- the questions rules ask -------------------------------------------------------------
 
@@ -340,6 +342,9 @@ class ValueAnalysis:
         if found is None:
             guarded = self._guarded.get(id(expr))
             found = (expr, guarded.verdict(expr) if guarded is not None else self._verdict(expr))
+            seen = self.observed.get(id(expr))
+            if seen is not None and seen[0] is expr and not found[1].traced:
+                found = seen
             self._memo[id(expr)] = found
         return found[1]
 
@@ -385,7 +390,7 @@ class ValueAnalysis:
             self._comprehension_states[id(comprehension)] = state
             inside = ValueAnalysis(self.imports, state, staged=self.staged, uncertain=self.uncertain,
                                    program=self.program, scope=self.scope, comprehensions=self.comprehensions,
-                                   comprehension_states=self._comprehension_states)
+                                   comprehension_states=self._comprehension_states, observed=self.observed)
             generators = comprehension.generators  # type: ignore[attr-defined]
             for at, generator in enumerate(generators):
                 uses = [*_results_of(comprehension), *generator.ifs,
@@ -529,7 +534,8 @@ class ValueAnalysis:
         return ValueAnalysis(self.imports, state, staged=self.staged,
                              uncertain=uncertain.why if uncertain is not None else self.uncertain,
                              program=self.program, scope=self.scope, comprehensions=self.comprehensions,
-                             comprehension_states=self._comprehension_states, narrow=self.narrow)
+                             comprehension_states=self._comprehension_states, narrow=self.narrow,
+                             observed=self.observed)
 
     def _within(self, view: ValueAnalysis, part: ast.AST) -> Verdict:
         """The verdict of a part of an expression evaluated by ``view`` (this analysis, or one
@@ -595,7 +601,8 @@ class ValueAnalysis:
         will see once their bindings are written in Python."""
         state = {**self.state, **{name: Verdict(STATIC_KIND, why, scalar=True) for name, why in names.items()}}
         return ValueAnalysis(self.imports, state, staged=self.staged, uncertain=self.uncertain, program=self.program,
-                             scope=self.scope, comprehensions=self.comprehensions, narrow=self.narrow)
+                             scope=self.scope, comprehensions=self.comprehensions, narrow=self.narrow,
+                             observed=self.observed)
 
     def is_builtin(self, name: str) -> bool:
         """Whether ``name`` is the built-in here (no local, import or definition rebinds it)."""

@@ -1,0 +1,98 @@
+"""Which expression a failure that `jitfix run` saw proves traced.
+
+A run reports the line where JAX raised and the error's class. Some errors name what Python
+did with a tracer: ``TracerBoolConversionError`` asked for its truth (an ``if``, a ``while``,
+``and``/``or``/``not``, a conditional expression, an ``assert``, ``bool()``);
+``TracerIntegerConversionError`` used it as an index (``range(n)``, ``items[i]``). On the
+failing line, the expressions where Python does that are the candidates; when exactly one
+of them is not already known (static or traced) to the analysis, the failure proves that one
+traced -- a solver's output, a property of a pytree, the result of a callable parameter, which
+the analysis alone could not tell.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jitfix.analysis.blocks import child_nodes
+
+TRUTH_ERROR = "TracerBoolConversionError"
+INDEX_ERROR = "TracerIntegerConversionError"
+EXPLAINED_ERRORS = frozenset({TRUTH_ERROR, INDEX_ERROR})
+
+# Statements whose own expressions are their head (the body's statements are visited alone).
+_HEADS = {ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.AsyncFor: ("iter",),
+          ast.With: ("items",), ast.AsyncWith: ("items",), ast.Try: (), ast.Match: ("subject",),
+          ast.FunctionDef: (), ast.AsyncFunctionDef: (), ast.ClassDef: ()}
+
+
+def candidate_sites(statement: ast.stmt, line: int, error: str) -> list[ast.expr]:
+    """The expressions of ``statement`` (its head, for a compound one) on ``line`` where
+    Python does what ``error`` says it did with a tracer."""
+    sites = _truth_sites(statement) if error == TRUTH_ERROR else _index_sites(statement) \
+        if error == INDEX_ERROR else iter(())
+    return [site for site in sites if site.lineno <= line <= (site.end_lineno or site.lineno)]
+
+
+def _own_expressions(statement: ast.stmt) -> Iterator[ast.AST]:
+    """Every expression node the statement evaluates itself (not those of nested statements,
+    nor of nested functions and lambdas, which run elsewhere)."""
+    fields = _HEADS.get(type(statement))
+    roots = [getattr(statement, name) for name in fields] if fields is not None else [statement]
+    stack: list[ast.AST] = []
+    for root in roots:
+        stack.extend(root if isinstance(root, list) else [root])
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Lambda | ast.stmt) and node not in roots:
+            continue
+        yield node
+        stack.extend(child_nodes(node))
+
+
+def _truth_sites(statement: ast.stmt) -> Iterator[ast.expr]:
+    """Where Python takes an expression's truth: each operand of a test (an ``and``/``or`` in
+    a test takes the truth of every operand, in a value of all but the last), a ``not``'s
+    operand, a conditional expression's test, a comprehension's ``if``, ``bool(x)``."""
+    if isinstance(statement, ast.If | ast.While | ast.Assert):
+        yield from _tested(statement.test)
+    for node in _own_expressions(statement):
+        if isinstance(node, ast.IfExp):
+            yield from _tested(node.test)
+        elif isinstance(node, ast.comprehension):
+            for test in node.ifs:
+                yield from _tested(test)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            yield from _tested(node.operand)
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values[:-1]:
+                yield from _tested(value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
+                and len(node.args) == 1 and not node.keywords:
+            yield from _tested(node.args[0])
+
+
+def _tested(test: ast.expr) -> Iterator[ast.expr]:
+    """The operands whose truth a test takes (``a and not b``: ``a`` and ``b``)."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _tested(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _tested(test.operand)
+    else:
+        yield test
+
+
+def _index_sites(statement: ast.stmt) -> Iterator[ast.expr]:
+    """Where Python needs an integer: ``range``'s arguments, a subscript's index (of a list or
+    tuple; an array's index takes tracers) and its slice bounds."""
+    for node in _own_expressions(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+            yield from (argument for argument in node.args if not isinstance(argument, ast.Starred))
+        elif isinstance(node, ast.Subscript):
+            index = node.slice
+            if isinstance(index, ast.Slice):
+                yield from (bound for bound in (index.lower, index.upper, index.step) if bound is not None)
+            elif not isinstance(index, ast.Tuple):
+                yield index
