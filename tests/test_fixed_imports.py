@@ -51,3 +51,32 @@ def test_an_import_joins_its_section_in_a_block_the_user_did_not_sort() -> None:
     source = "import jax\nimport math\n\n\n@jax.jit\ndef f(x):\n    return math.sqrt(x) + math.pi\n"
     fixed = process_text("f.py", source, Settings(), Options(apply_fixes=True)).new_text
     assert fixed.startswith("import jax\nimport jax.numpy as jnp\nimport math\n\n\n")
+
+
+def test_a_name_added_to_a_from_import_takes_its_place_in_isort_order() -> None:
+    source = ("import jax\nfrom jax import Array\n\n\n@jax.jit\ndef f(x: Array):\n"
+              "    for i in range(3):\n        if x.sum() > i:\n            x = x - 1\n    return x\n")
+    fixed = process_text("f.py", source, Settings(), Options(apply_fixes=True)).new_text
+    assert "from jax import Array, lax\n" in fixed  # CamelCase before lowercase, as isort and ruff sort
+
+
+def test_a_from_import_the_user_did_not_sort_keeps_their_order() -> None:
+    source = ("import jax\nfrom jax import numpy, Array\n\n\n@jax.jit\ndef f(x: Array):\n"
+              "    for i in range(3):\n        if x.sum() > i:\n            x = numpy.abs(x) - 1\n    return x\n")
+    fixed = process_text("f.py", source, Settings(), Options(apply_fixes=True)).new_text
+    assert "import lax, numpy, Array\n" in fixed
+
+
+def test_the_first_import_of_a_module_goes_after_its_docstring_not_to_its_end() -> None:
+    source = ('"""Helpers a jitted step calls."""\n\n\ndef count(x):\n    n = 0\n    while x.sum() > 1.0:\n'
+              "        x = x / 2\n        n += 1\n    return n\n")
+    observed = process_text("f.py", source, Settings(), Options(apply_fixes=True))  # nothing proven traced here
+    assert observed.new_text == source
+    from jitfix.edits import _in_isort_order
+
+    libcst_placed = source.replace('"""\n', '"""\nfrom jax import lax\n', 1)
+    assert _in_isort_order(source, libcst_placed).startswith(
+        '"""Helpers a jitted step calls."""\n\nfrom jax import lax\n\n\ndef count(x):\n')
+    bare = "def f(x):\n    return x\n"
+    assert _in_isort_order(bare, "from functools import partial\nfrom jax import lax\n\n" + bare) == \
+        "from functools import partial\n\nfrom jax import lax\n\n\n" + bare

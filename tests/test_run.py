@@ -771,3 +771,86 @@ def test_the_reference_run_does_not_save_arguments_too_large_to_keep(tmp_path: P
     assert [path.name.endswith(".pkl") for path in tmp_path.glob("*.pkl")] == [True]
     assert recorder.full("model.py", "step") is False and ("model.py", "small") in recorder.seen
     assert '"function": "small"' in (tmp_path / "profile.jsonl").read_text()
+
+
+# What only the failure proves traced: the result of a callable parameter, a method of an
+# object the analysis does not know. `both` takes the truth of two such results: its failure
+# does not say which was the tracer, so it is left as it is.
+OBSERVED_MODEL = '''def while_loop(cond_fun, body_fun, init_val):
+    val = init_val
+    while cond_fun(val):
+        val = body_fun(val)
+    return val
+
+
+def halve_until_small(x, limit):
+    return while_loop(lambda v: v.sum() > limit, lambda v: v / 2, x)
+
+
+def choose(x, rule):
+    y = x * 2 if rule.applies(x) else x
+    return y
+
+
+def both(x, first, second):
+    if first(x) and second(x):
+        return x + 1
+    return x
+'''
+OBSERVED_MAIN = '''import sys
+
+import jax
+import jax.numpy as jnp
+
+import model
+
+
+class Positive:
+    def applies(self, x):
+        return x.sum() > 0
+
+
+def above_one(x):
+    return x.sum() > 1
+
+
+x = jnp.array([1.0, 2.0, 3.0])
+print(model.while_loop(lambda n: n < 5, lambda n: n + 1, 0))  # Python values: a plain loop
+FUNCTIONS = {"halve": jax.jit(model.halve_until_small), "choose": jax.jit(model.choose, static_argnums=1),
+             "both": jax.jit(model.both, static_argnums=(1, 2))}
+if sys.argv[1] == "halve":
+    print(FUNCTIONS["halve"](x * 8, 1.0), FUNCTIONS["halve"](x / 100, 1.0))
+elif sys.argv[1] == "choose":
+    print(FUNCTIONS["choose"](x, Positive()), FUNCTIONS["choose"](-x, Positive()))
+else:
+    print(FUNCTIONS["both"](x, above_one, above_one))
+'''
+
+
+@pytest.mark.parametrize(("name", "seen", "rewritten"), [
+    ("halve", "model.py:3 TracerBoolConversionError in while_loop", "val = lax.while_loop("),
+    ("choose", "model.py:13 TracerBoolConversionError in choose", "y = lax.cond(rule.applies(x), lambda: x * 2, lambda: x)"),
+])
+def test_the_expression_a_failure_proves_traced_is_rewritten_as_a_traced_one(tmp_path: Path, name: str, seen: str,
+                                                                             rewritten: str) -> None:
+    (tmp_path / "model.py").write_text(OBSERVED_MODEL)
+    (tmp_path / "main.py").write_text(OBSERVED_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py", name])
+    assert seen in result.stderr and "-> JF" in result.stderr, result.output
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert result.exit_code == 0
+    fixed = (tmp_path / "model.py").read_text()
+    assert rewritten in fixed
+    assert fixed.startswith("from jax import lax\n\n\ndef while_loop(")
+    assert "if first(x) and second(x):" in fixed  # not seen failing: not touched
+
+
+def test_a_failure_that_does_not_say_which_of_two_tests_was_traced_is_not_rewritten(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(OBSERVED_MODEL)
+    (tmp_path / "main.py").write_text(OBSERVED_MAIN)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py", "both"])
+    assert "model.py:18 TracerBoolConversionError in both" in result.stderr and "-> no fix" in result.stderr, \
+        result.output
+    assert result.exit_code == 1

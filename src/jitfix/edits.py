@@ -274,8 +274,45 @@ def _in_isort_order(before: str, after: str) -> str:
         return after
     lines = _without_added_blank_lines(before.split("\n"), [line for line in lines if line not in added])
     for line in added:
-        lines = _with_import(lines, line)
+        lines = _with_import(lines, _names_in_isort_order(line, old))
     return "\n".join(lines)
+
+
+def _names_in_isort_order(line: str, old: set[str]) -> str:
+    """``from jax import lax, Array`` (libcst puts a name it adds to a ``from`` import first) as
+    isort writes it, ``from jax import Array, lax`` -- where the names the file had there were
+    in isort's order already (a user's own order is theirs)."""
+    try:
+        statement = ast.parse(line).body[0]
+    except SyntaxError:
+        return line
+    if not isinstance(statement, ast.ImportFrom) or statement.level or len(statement.names) < 2:
+        return line
+    had = next((before.names for text in old if text.startswith(f"from {statement.module} import ")
+                and isinstance(before := _parsed_import(text), ast.ImportFrom) and before.module == statement.module),
+               None)
+    names = [alias.name for alias in statement.names]
+    if had is None or [alias.name for alias in had] != sorted((alias.name for alias in had), key=_isort_name_key) \
+            or names == sorted(names, key=_isort_name_key):
+        return line
+    spelled = [f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+               for alias in sorted(statement.names, key=lambda alias: _isort_name_key(alias.name))]
+    return f"from {statement.module} import {', '.join(spelled)}"
+
+
+def _parsed_import(text: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return None
+    return body[0] if body else None
+
+
+def _isort_name_key(name: str) -> tuple[int, str]:
+    """isort's (and ruff's) order of the names of a ``from`` import, by type: CONSTANTS,
+    Classes, then the rest, each case-insensitively."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower()
 
 
 def _without_added_blank_lines(before: list[str], after: list[str]) -> list[str]:
@@ -309,11 +346,35 @@ def _with_import(lines: list[str], line: str) -> list[str]:
             at = statement.lineno - 1
             return lines[:at] + [line, ""] + lines[at:]
     if not statements:
-        return lines + [line]
+        return _as_first_import(lines, line)
     last = statements[-1]
     at = last.end_lineno or last.lineno
     block = [line] if _import_key(last)[0] == new[0] else ["", line]
     return lines[:at] + block + lines[at:]
+
+
+def _as_first_import(lines: list[str], line: str) -> list[str]:
+    """``lines``, which import nothing, with ``line`` where isort puts a module's imports:
+    after its docstring (and any comments above its first statement), a blank line above,
+    two below before a def or a class (one before anything else)."""
+    body = ast.parse("\n".join(lines)).body
+    docstring = body[0] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else None
+    rest = body[1:] if docstring is not None else body
+    if docstring is not None:
+        at = docstring.end_lineno or docstring.lineno
+    elif rest:
+        first = rest[0]
+        decorators = getattr(first, "decorator_list", [])
+        at = min([first.lineno, *(decorator.lineno for decorator in decorators)]) - 1
+    else:
+        at = len(lines)
+    head, tail = lines[:at], lines[at:]
+    while tail and not tail[0].strip():
+        tail = tail[1:]
+    above = [""] if head and head[-1].strip() and docstring is not None else []
+    below = [""] * (2 if rest and isinstance(rest[0], ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else 1)
+    return head + above + [line] + (below + tail if tail else [""])
 
 
 def _import_key(statement: ast.Import | ast.ImportFrom) -> tuple[int, int, str]:
