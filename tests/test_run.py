@@ -796,6 +796,10 @@ def both(x, first, second):
     if first(x) and second(x):
         return x + 1
     return x
+
+
+def total(*values):
+    return sum(float(v) for v in values)
 '''
 OBSERVED_MAIN = '''import sys
 
@@ -817,22 +821,28 @@ def above_one(x):
 x = jnp.array([1.0, 2.0, 3.0])
 print(model.while_loop(lambda n: n < 5, lambda n: n + 1, 0))  # Python values: a plain loop
 FUNCTIONS = {"halve": jax.jit(model.halve_until_small), "choose": jax.jit(model.choose, static_argnums=1),
-             "both": jax.jit(model.both, static_argnums=(1, 2))}
+             "both": jax.jit(model.both, static_argnums=(1, 2)), "total": jax.jit(lambda x: model.total(*x))}
 if sys.argv[1] == "halve":
     print(FUNCTIONS["halve"](x * 8, 1.0), FUNCTIONS["halve"](x / 100, 1.0))
 elif sys.argv[1] == "choose":
     print(FUNCTIONS["choose"](x, Positive()), FUNCTIONS["choose"](-x, Positive()))
+elif sys.argv[1] == "total":
+    print(FUNCTIONS["total"](x))
 else:
     print(FUNCTIONS["both"](x, above_one, above_one))
 '''
 
 
-@pytest.mark.parametrize(("name", "seen", "rewritten"), [
-    ("halve", "model.py:3 TracerBoolConversionError in while_loop", "val = lax.while_loop("),
-    ("choose", "model.py:13 TracerBoolConversionError in choose", "y = lax.cond(rule.applies(x), lambda: x * 2, lambda: x)"),
+@pytest.mark.parametrize(("name", "seen", "rewritten", "imported"), [
+    ("halve", "model.py:3 TracerBoolConversionError in while_loop", "val = lax.while_loop(", "from jax import lax"),
+    ("choose", "model.py:13 TracerBoolConversionError in choose",
+     "y = lax.cond(rule.applies(x), lambda: x * 2, lambda: x)", "from jax import lax"),
+    # (the failure is seen in the generator expression's own code object: it runs in `total`)
+    ("total", "model.py:24 ConcretizationTypeError in <genexpr>", "return sum(jnp.asarray(v, dtype=float) for v in values)",
+     "import jax.numpy as jnp"),
 ])
 def test_the_expression_a_failure_proves_traced_is_rewritten_as_a_traced_one(tmp_path: Path, name: str, seen: str,
-                                                                             rewritten: str) -> None:
+                                                                             rewritten: str, imported: str) -> None:
     (tmp_path / "model.py").write_text(OBSERVED_MODEL)
     (tmp_path / "main.py").write_text(OBSERVED_MAIN)
     result = CliRunner().invoke(app, ["run", "--no-color", "--write", "--root", str(tmp_path), "--",
@@ -842,7 +852,7 @@ def test_the_expression_a_failure_proves_traced_is_rewritten_as_a_traced_one(tmp
     assert result.exit_code == 0
     fixed = (tmp_path / "model.py").read_text()
     assert rewritten in fixed
-    assert fixed.startswith("from jax import lax\n\n\ndef while_loop(")
+    assert fixed.startswith(f"{imported}\n\n\ndef while_loop(")
     assert "if first(x) and second(x):" in fixed  # not seen failing: not touched
 
 

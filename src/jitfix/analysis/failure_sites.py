@@ -3,7 +3,9 @@
 A run reports the line where JAX raised and the error's class. Some errors name what Python
 did with a tracer: ``TracerBoolConversionError`` asked for its truth (an ``if``, a ``while``,
 ``and``/``or``/``not``, a conditional expression, an ``assert``, ``bool()``);
-``TracerIntegerConversionError`` used it as an index (``range(n)``, ``items[i]``). On the
+``TracerIntegerConversionError`` used it as an index (``range(n)``, ``items[i]``);
+``ConcretizationTypeError`` may have converted it to a Python number (``float(x)``,
+``int(x)``, ``x.item()``) -- or needed a shape, which no candidate here stands for. On the
 failing line, the expressions where Python does that are the candidates; when exactly one
 of them is not already known (static or traced) to the analysis, the failure proves that one
 traced -- a solver's output, a property of a pytree, the result of a callable parameter, which
@@ -19,7 +21,9 @@ from jitfix.analysis.blocks import child_nodes
 
 TRUTH_ERROR = "TracerBoolConversionError"
 INDEX_ERROR = "TracerIntegerConversionError"
-EXPLAINED_ERRORS = frozenset({TRUTH_ERROR, INDEX_ERROR})
+CONVERSION_ERROR = "ConcretizationTypeError"
+EXPLAINED_ERRORS = frozenset({TRUTH_ERROR, INDEX_ERROR, CONVERSION_ERROR})
+_CONVERSIONS = frozenset({"float", "int", "complex"})
 
 # Statements whose own expressions are their head (the body's statements are visited alone).
 _HEADS = {ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.AsyncFor: ("iter",),
@@ -30,8 +34,8 @@ _HEADS = {ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.Async
 def candidate_sites(statement: ast.stmt, line: int, error: str) -> list[ast.expr]:
     """The expressions of ``statement`` (its head, for a compound one) on ``line`` where
     Python does what ``error`` says it did with a tracer."""
-    sites = _truth_sites(statement) if error == TRUTH_ERROR else _index_sites(statement) \
-        if error == INDEX_ERROR else iter(())
+    finders = {TRUTH_ERROR: _truth_sites, INDEX_ERROR: _index_sites, CONVERSION_ERROR: _conversion_sites}
+    sites = finders[error](statement) if error in finders else iter(())
     return [site for site in sites if site.lineno <= line <= (site.end_lineno or site.lineno)]
 
 
@@ -96,3 +100,16 @@ def _index_sites(statement: ast.stmt) -> Iterator[ast.expr]:
                 yield from (bound for bound in (index.lower, index.upper, index.step) if bound is not None)
             elif not isinstance(index, ast.Tuple):
                 yield index
+
+
+def _conversion_sites(statement: ast.stmt) -> Iterator[ast.expr]:
+    """What Python converts to a number: ``float(x)``, ``int(x)``, ``complex(x)``'s argument,
+    ``x.item()``'s array."""
+    for node in _own_expressions(statement):
+        if not isinstance(node, ast.Call) or node.keywords:
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1 \
+                and not isinstance(node.args[0], ast.Starred):
+            yield node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
+            yield node.func.value

@@ -684,7 +684,12 @@ class TracedFinder:
                 self._mark_params(entry.node, frozenset(), new, seen.reason, EntryKind.OBSERVED, kept_defaults=None)
 
     def _observed_function(self, seen: Observation) -> FunctionNode | None:
-        """The def a run's observation is about: its name, at the code object's first line."""
+        """The def a run's observation is about: its name, at the code object's first line; for
+        a comprehension's own code object (``<genexpr>``), the innermost def holding it."""
+        if seen.function in COMPREHENSION_CODE:
+            holding = [function for function in self.scopes.functions
+                       if function.lineno <= seen.first_line <= (function.end_lineno or function.lineno)]
+            return max(holding, key=lambda function: function.lineno, default=None)
         for function in self.scopes.functions:
             lines = {function.lineno, *(decorator.lineno for decorator in function.decorator_list)}
             if function.name == seen.function and seen.first_line in lines:
@@ -1006,6 +1011,11 @@ class TracedFinder:
             if klass is not None:
                 classes[arg.arg] = klass
         return classes
+
+
+# The names of the code objects Python makes for comprehensions (3.12 inlines list, set and
+# dict comprehensions; a generator expression keeps its own): run in the function holding them.
+COMPREHENSION_CODE = frozenset({"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"})
 
 
 def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | None = None,
