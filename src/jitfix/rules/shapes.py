@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, reaching_assignment, walk_body
+from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, reaching_assignment, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
@@ -560,7 +560,9 @@ class DataDependentShape(Rule):
         "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`, `a[jnp.nonzero(a)].prod()`) becomes the "
         "reduction with `where=` (`where=a != 0` for the nonzero elements); a "
         "write through the mask (`x.at[x < 5].set(0)`, `.add`, `.multiply`, `.min`, `.max`) becomes "
-        "`jnp.where(mask, new, x)`.",
+        "`jnp.where(mask, new, x)`, and so does a write through the indices of its true elements "
+        "(`x.at[jnp.where(x < 0)]`, `x.at[jnp.nonzero(m)]`, or `rows, cols = jnp.where(m)` then "
+        "`x.at[rows, cols]`).",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
         "`ConcretizationTypeError`).",
@@ -590,6 +592,11 @@ class DataDependentShape(Rule):
         "through such a mask is `jnp.where` with the mask broadcast so (`jnp.where((~mask)[..., None], v, X)`), "
         "and one through a mask after slices (`x.at[:4, m].set(0)`, `m` seen of the shape of `x`'s next axes) "
         "writes the sliced block (`x.at[:4].set(jnp.where(m, 0, x[:4]))`). "
+        "The indices of a mask's true elements (`jnp.nonzero(m)`, one-argument `jnp.where(m)`) select "
+        "what the mask does, each once: a write through them is the write through `m`, judged as above; "
+        "where they were bound to names (`idx = jnp.nonzero(m)`, `i, j = jnp.where(m)`) that the write alone "
+        "reads, in a simple statement of the same block with nothing between rebinding what `m` reads, the "
+        "binding goes too (not where a comment on its line would go with it). "
         "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
@@ -610,13 +617,15 @@ class DataDependentShape(Rule):
             nonzero_reduced = {id(node.slice): node for node, _ in expressions if isinstance(node, ast.Subscript)
                                and id(node) in reductions and _nonzero_mask(node.slice, module) is not None}
             writes = {id(write.selection): write for call, _ in expressions if isinstance(call, ast.Call)
-                      and (write := MaskedWrite.of(call)) is not None}
+                      and (write := MaskedWrite.of(call, module, traced.node)) is not None}
+            reported = {id(node) for node, statement in expressions if isinstance(node, ast.Subscript)
+                        and id(node) in writes and self._traced_mask(writes[id(node)], entry, module, statement)}
+            # `jnp.where(m)` of `x.at[jnp.where(m)]` (or bound to the names it indexes with): found as the write
+            written_through = {id(writes[selection].indices) for selection in reported}
             for node, statement in expressions:
-                if isinstance(node, ast.Subscript) and id(node) in writes:
+                if isinstance(node, ast.Subscript) and id(node) in reported:
                     write = writes[id(node)]
-                    seen = write.seen(traced)
-                    if _is_mask(write.mask, entry, module, seen) and entry.values_at(statement).is_traced(write.mask):
-                        yield self._write_finding(module, write, entry, seen, statement)
+                    yield self._write_finding(module, write, entry, write.seen(traced), statement)
                 elif isinstance(node, ast.Call) and id(node) in nonzero_reduced:
                     if entry.values_at(statement).is_traced(node):
                         selection = nonzero_reduced[id(node)]
@@ -632,13 +641,19 @@ class DataDependentShape(Rule):
                                              else None, entry.arrays.bindings)
                 elif isinstance(node, ast.comprehension):
                     yield from self._filter_findings(module, node, entry, statement)
-                elif isinstance(node, ast.Call) and _sized_by_data(node, module) \
+                elif isinstance(node, ast.Call) and id(node) not in written_through and _sized_by_data(node, module) \
                         and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
                     short = module.segment(node.func)
                     yield self.finding(module, node, f"`{short}(...)` in `{traced.qualname}` returns as many "
                                        "elements as the data holds, which is not known while tracing, so it "
                                        f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
                                        "the result is padded with `fill_value=`)", function=traced)
+
+    @staticmethod
+    def _traced_mask(write: MaskedWrite, entry: FunctionContext, module: ModuleContext, statement: ast.stmt) -> bool:
+        """Whether the write's mask is a boolean mask and traced where the write is."""
+        return _is_mask(write.mask, entry, module, write.seen(entry.traced)) \
+            and entry.values_at(statement).is_traced(write.mask)
 
     def _filter_findings(self, module: ModuleContext, node: ast.comprehension, entry: FunctionContext,
                          statement: ast.stmt) -> Iterator[Finding]:
@@ -677,15 +692,20 @@ class DataDependentShape(Rule):
 
     def _write_finding(self, module: ModuleContext, write: MaskedWrite, entry: FunctionContext,
                        seen: dict[str, SeenArray], statement: ast.stmt) -> Finding:
-        message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through a traced boolean "
-                   "mask: how many elements it selects is not known while tracing, so it raises under jit")
+        through = "a traced boolean mask" if write.indices is None else \
+            f"the indices of the elements the traced mask `{module.segment(write.mask)}` holds true"
+        message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through {through}: how many "
+                   "elements it selects is not known while tracing, so it raises under jit")
         new, why_not = write.selected_value(module, entry, seen, statement)
         if new is None:
             return self.finding(module, write.selection, f"{message}; not auto-fixable: {why_not}",
                                 function=entry.traced)
         trailing = write.trailing_axes(seen, module.imports) or 0
         rank = len(seen_shape(write.mask, seen, module.imports) or ()) if trailing else 0
-        fix = Fix(Safety.SAFE, "select with jnp.where", [_masked_write_edit(module, write, trailing, rank)])
+        edits = [_masked_write_edit(module, write, trailing, rank)]
+        if write.binding is not None:  # the indices are the mask's now: their binding goes
+            edits.append(Edit(module.start_of(write.binding), cst.SimpleStatementLine, _removed))
+        fix = Fix(Safety.SAFE, "select with jnp.where", edits)
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
                             "which keeps the shape", fix, function=entry.traced)
 
@@ -720,9 +740,24 @@ class MaskedWrite:
     operation: str
     value: ast.expr
     prefix: tuple[ast.Slice, ...] = ()  # the slices before the mask (`:4` of `x.at[:4, mask]`)
+    # The index as written where it is not the mask itself: `jnp.where(m)` (or `jnp.nonzero(m)`)
+    # of `x.at[jnp.where(m)]`, the indices of the elements `m` holds true, which select what `m` does.
+    indices: ast.Call | None = None
+    # Where those indices were bound to names the write alone reads (`i, j = jnp.where(m)`
+    # before `x.at[i, j]`): the statement goes with the rewrite.
+    binding: ast.Assign | None = None
+
+    @property
+    def index(self) -> ast.expr:
+        """The index at the mask's place, as written: the mask, the call giving its indices, or
+        the names they were bound to."""
+        if self.binding is not None:
+            return self.selection.slice
+        return self.indices if self.indices is not None else self.mask
 
     @staticmethod
-    def of(call: ast.Call) -> MaskedWrite | None:
+    def of(call: ast.Call, module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef
+           ) -> MaskedWrite | None:
         method = call.func
         if not (isinstance(method, ast.Attribute) and method.attr in _MASKED_UPDATES and len(call.args) == 1
                 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
@@ -732,14 +767,23 @@ class MaskedWrite:
                 and selection.value.attr == "at" and isinstance(selection.value.value, ast.Name)
                 and not isinstance(selection.slice, ast.Slice)):
             return None
+        array, operation, value = selection.value.value, method.attr, call.args[0]
         index = selection.slice
+        binding = _indices_bound_for(index, call, module, function)
+        if binding is not None:  # idx = jnp.nonzero(m) ... x.at[idx]; i, j = jnp.where(m) ... x.at[i, j]
+            assert isinstance(binding.value, ast.Call)
+            return MaskedWrite(call, selection, array, binding.value.args[0], operation, value, indices=binding.value,
+                               binding=binding)
         if isinstance(index, ast.Tuple):  # x.at[:4, mask]: slices, then the mask
             *prefix, mask = index.elts
             if not prefix or not all(isinstance(part, ast.Slice) for part in prefix) or isinstance(mask, ast.Slice):
                 return None
-            return MaskedWrite(call, selection, selection.value.value, mask, method.attr, call.args[0],
-                               tuple(prefix))  # type: ignore[arg-type]
-        return MaskedWrite(call, selection, selection.value.value, index, method.attr, call.args[0])
+            return MaskedWrite(call, selection, array, mask, operation, value, tuple(prefix))  # type: ignore[arg-type]
+        nonzero = _nonzero_mask(index, module)
+        if nonzero is not None:  # x.at[jnp.where(m)]
+            assert isinstance(index, ast.Call)
+            return MaskedWrite(call, selection, array, nonzero, operation, value, indices=index)
+        return MaskedWrite(call, selection, array, index, operation, value)
 
     def trailing_axes(self, seen: dict[str, SeenArray], imports) -> int | None:
         """How many axes of the array follow those the mask covers, where a run saw the mask
@@ -790,14 +834,14 @@ class MaskedWrite:
             if seen[self.value.id].keeps_dtype_of(array):
                 return self.value, ""
         elif isinstance(self.value, ast.Subscript) and isinstance(self.value.value, ast.Name) \
-                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is not None and not self.prefix \
+                and ast.dump(self.value.slice) == ast.dump(self.index) and array is not None and not self.prefix \
                 and self.trailing_axes(seen, module.imports) == 0 \
                 and self.operation == "set" and self.value.value.id in seen:
             source = seen[self.value.value.id]
             if source == array:
                 return self.value.value, ""
         elif isinstance(self.value, ast.Subscript) and isinstance(self.value.value, ast.Name) \
-                and ast.dump(self.value.slice) == ast.dump(self.mask) and array is None and self.operation == "set" \
+                and ast.dump(self.value.slice) == ast.dump(self.index) and array is None and self.operation == "set" \
                 and origin.arithmetic_of(self.array, self.value.value.id, statement):
             return self.value.value, ""  # out.at[m].set(x[m]), out arithmetic of x: jnp.where(m, x, out)
         return None, (f"`{module.segment(self.value)}` may not be a scalar of `{self.array.id}`'s dtype "
@@ -820,6 +864,69 @@ class MaskedWrite:
                                                            else 1)
         tests = any(isinstance(node, ast.Compare) or isinstance(node, ast.Call) for node in ast.walk(self.mask))
         return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound)
+
+
+def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
+    return cst.RemovalSentinel.REMOVE
+
+
+def _indices_bound_for(index: ast.expr, write: ast.Call, module: ModuleContext,
+                       function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Assign | None:
+    """The statement ``idx = jnp.nonzero(m)`` (or ``i, j = jnp.where(m)``) that bound the names
+    the write ``x.at[idx]`` (``x.at[i, j]``) indexes with, where the write is all that reads
+    them and nothing between the two rebinds what ``m`` reads: the write then selects what
+    ``x.at[m]`` would, and the statement goes with it. It must be a line of its own with no
+    comment on it (a comment would go with it)."""
+    names = [index] if isinstance(index, ast.Name) else index.elts if isinstance(index, ast.Tuple) else []
+    if not names or not all(isinstance(name, ast.Name) for name in names):
+        return None
+    spelled = [name.id for name in names]  # type: ignore[attr-defined]
+    stores = [node for node in nodes_of(function) if isinstance(node, ast.Name) and node.id in spelled
+              and not isinstance(node.ctx, ast.Load)]
+    loads = [node for node in nodes_of(function) if isinstance(node, ast.Name) and node.id in spelled
+             and isinstance(node.ctx, ast.Load)]
+    if len(stores) != len(spelled) or len(loads) != len(spelled) or len(set(spelled)) != len(spelled):
+        return None
+    parents = parents_in(function)
+    binding = parents.get(id(stores[0]))
+    if isinstance(binding, ast.Tuple):
+        binding = parents.get(id(binding))
+    if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.value, ast.Call)
+            and _nonzero_mask(binding.value, module) is not None):
+        return None
+    target = binding.targets[0]
+    if [name.id for name in ([target] if isinstance(target, ast.Name) else getattr(target, "elts", []))
+            if isinstance(name, ast.Name)] != spelled or isinstance(index, ast.Name) != isinstance(target, ast.Name):
+        return None
+    return binding if _moves_to(binding, write, function, parents, module) else None
+
+
+def _moves_to(binding: ast.Assign, write: ast.Call, function: ast.AST, parents: Mapping[int, ast.AST],
+              module: ModuleContext) -> bool:
+    """Whether ``binding``'s value means the same where ``write`` is: both in one block, the
+    binding first, on a line of its own, the write in a simple statement of the block, and no
+    statement between them rebinds a name the value reads."""
+    block = next((body for node in nodes_of(function) for field in ("body", "orelse", "finalbody")
+                  if isinstance(body := getattr(node, field, None), list) and binding in body), None)
+    if block is None:
+        return False
+    holder: ast.AST | None = write
+    while holder is not None and holder not in block:
+        holder = parents.get(id(holder))
+    if not isinstance(holder, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr):
+        return False  # (in a loop or a branch it may run again, or after what rebinds the mask's names)
+    first, last = block.index(binding), block.index(holder)
+    if first >= last:
+        return False
+    before = block[first - 1] if first else None
+    if before is not None and (before.end_lineno or before.lineno) >= binding.lineno \
+            or (block[first + 1].lineno <= (binding.end_lineno or binding.lineno)):
+        return False  # (a `;` shares its line)
+    line = module.lines[(binding.end_lineno or binding.lineno) - 1]
+    if "#" in line[binding.end_col_offset or 0:]:
+        return False
+    read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}
+    return not read & assigned_names(block[first + 1:last])
 
 
 def _masked_write_edit(module: ModuleContext, write: MaskedWrite, trailing: int = 0, rank: int = 0) -> Edit:
