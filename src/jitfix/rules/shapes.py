@@ -562,7 +562,8 @@ class DataDependentShape(Rule):
         "write through the mask (`x.at[x < 5].set(0)`, `.add`, `.multiply`, `.min`, `.max`) becomes "
         "`jnp.where(mask, new, x)`, and so does a write through the indices of its true elements "
         "(`x.at[jnp.where(x < 0)]`, `x.at[jnp.nonzero(m)]`, or `rows, cols = jnp.where(m)` then "
-        "`x.at[rows, cols]`).",
+        "`x.at[rows, cols]`). A count of what a mask selects (`len(x[m])`, `x[m].shape[0]`, "
+        "`jnp.nonzero(m)[0].size`, `len(jnp.argwhere(m))`) becomes `jnp.count_nonzero(m)`.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
         "`ConcretizationTypeError`).",
@@ -597,6 +598,12 @@ class DataDependentShape(Rule):
         "where they were bound to names (`idx = jnp.nonzero(m)`, `i, j = jnp.where(m)`) that the write alone "
         "reads, in a simple statement of the same block with nothing between rebinding what `m` reads, the "
         "binding goes too (not where a comment on its line would go with it). "
+        "A count is the number of elements the mask holds true, which `jnp.count_nonzero(m)` gives "
+        "without selecting them: `len(x[m])` and `x[m].shape[0]` for any mask of `x`'s leading axes (the "
+        "selection has one row per true element), `x[m].size` only where `m` has `x`'s shape, the length of "
+        "one axis's indices from `jnp.nonzero`/one-argument `jnp.where`, of `jnp.flatnonzero`, and the rows "
+        "of `jnp.argwhere`. It is a traced integer instead of a Python `int`: the same number in arithmetic; "
+        "where a Python value is needed (a shape, `range`) it still fails, and is reported there. "
         "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
@@ -622,7 +629,16 @@ class DataDependentShape(Rule):
                         and id(node) in writes and self._traced_mask(writes[id(node)], entry, module, statement)}
             # `jnp.where(m)` of `x.at[jnp.where(m)]` (or bound to the names it indexes with): found as the write
             written_through = {id(writes[selection].indices) for selection in reported}
+            parents = parents_in(traced.node)
+            counted = set()  # the selections and calls inside a count found (`len(x[m])`)
             for node, statement in expressions:
+                if id(node) in counted:
+                    continue
+                count = _selection_count(node, parents, module, entry)
+                if count is not None and entry.values_at(statement).is_traced(count.mask):
+                    counted.update(id(inner) for inner in ast.walk(count.node))
+                    yield self._count_finding(module, count, traced)
+                    continue
                 if isinstance(node, ast.Subscript) and id(node) in reported:
                     write = writes[id(node)]
                     yield self._write_finding(module, write, entry, write.seen(traced), statement)
@@ -648,6 +664,13 @@ class DataDependentShape(Rule):
                                        "elements as the data holds, which is not known while tracing, so it "
                                        f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
                                        "the result is padded with `fill_value=`)", function=traced)
+
+    def _count_finding(self, module: ModuleContext, count: SelectionCount, traced: TracedFunction) -> Finding:
+        message = (f"`{module.segment(count.node)}` in `{traced.qualname}` counts what a traced mask selects: "
+                   "the selection's length is not known while tracing, so it raises under jit; count "
+                   f"them with `jnp.count_nonzero({module.segment(count.mask)})`, which is traced as it is")
+        fix = Fix(Safety.SAFE, "count with jnp.count_nonzero", [count.edit(module)])
+        return self.finding(module, count.node, message, fix, function=traced)
 
     @staticmethod
     def _traced_mask(write: MaskedWrite, entry: FunctionContext, module: ModuleContext, statement: ast.stmt) -> bool:
@@ -864,6 +887,76 @@ class MaskedWrite:
                                                            else 1)
         tests = any(isinstance(node, ast.Compare) or isinstance(node, ast.Call) for node in ast.walk(self.mask))
         return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound)
+
+
+# The functions whose result holds one index (or one row of indices) per nonzero element of
+# their argument: as long as the argument has nonzero elements.
+_INDICES_OF_NONZERO = frozenset({"jax.numpy.nonzero", "jax.numpy.where", "jax.numpy.argwhere",
+                                 "jax.numpy.flatnonzero"})
+
+
+@dataclass(frozen=True)
+class SelectionCount:
+    """``len(x[m])``, ``x[m].shape[0]``, ``jnp.nonzero(m)[0].size``, ``len(jnp.argwhere(m))``:
+    how many elements a mask selects, as ``jnp.count_nonzero(m)`` says with no selection."""
+
+    node: ast.expr  # the whole count, replaced
+    mask: ast.expr
+
+    def edit(self, module: ModuleContext) -> Edit:
+        start, end = module.span_of(self.node)
+        mask = module.segment(self.mask)
+        node_type = {ast.Call: cst.Call, ast.Subscript: cst.Subscript, ast.Attribute: cst.Attribute}[type(self.node)]
+
+        def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            source = f"{context.name('jax.numpy')}.count_nonzero({mask})"
+            return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)  # type: ignore[attr-defined]
+
+        return Edit(start, node_type, replace, imports=("jax.numpy",), end=end)
+
+
+def _selection_count(node: ast.AST, parents: Mapping[int, ast.AST], module: ModuleContext,
+                     entry: FunctionContext) -> SelectionCount | None:
+    """The count of the elements a traced selection holds, where ``node`` is what is counted:
+    ``x[m]`` (a boolean mask by its form) of ``len(x[m])`` or ``x[m].shape[0]`` -- and of
+    ``x[m].size`` where ``m`` has ``x``'s shape --, or the indices of a mask's nonzero elements
+    (``jnp.nonzero(m)[0]``, ``jnp.where(m)[1]``, ``jnp.flatnonzero(m)``, ``jnp.argwhere(m)``)
+    counted so."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Tuple) \
+            and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings):
+        whole = _selects_elementwise(node, entry, entry.traced, module)
+        counted = _counted(node, parents, whole_size=whole)
+        return SelectionCount(counted, node.slice) if counted is not None else None
+    if not (isinstance(node, ast.Call) and _sized_by_data(node, module) and len(node.args) == 1
+            and module.imports.resolve(node.func) in _INDICES_OF_NONZERO and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)):
+        return None
+    indices = node
+    if module.imports.resolve(node.func) in ("jax.numpy.nonzero", "jax.numpy.where"):
+        row = parents.get(id(node))  # one axis's indices: `jnp.nonzero(m)[0]`
+        if not (isinstance(row, ast.Subscript) and row.value is node and isinstance(row.slice, ast.Constant)
+                and type(row.slice.value) is int and row.slice.value >= 0):
+            return None
+        indices = row
+    counted = _counted(indices, parents, whole_size=module.imports.resolve(node.func) != "jax.numpy.argwhere")
+    return SelectionCount(counted, node.args[0]) if counted is not None else None
+
+
+def _counted(node: ast.expr, parents: Mapping[int, ast.AST], whole_size: bool) -> ast.expr | None:
+    """``len(node)``, ``node.shape[0]``, or (``whole_size``: its elements are one per selected
+    element) ``node.size``: the expression that counts ``node``'s rows."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len" \
+            and parent.args == [node] and not parent.keywords:
+        return parent
+    if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "size" and whole_size:
+        return parent
+    if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "shape":
+        above = parents.get(id(parent))
+        if isinstance(above, ast.Subscript) and above.value is parent and isinstance(above.slice, ast.Constant) \
+                and above.slice.value == 0 and type(above.slice.value) is int:
+            return above
+    return None
 
 
 def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
