@@ -630,7 +630,7 @@ class DataDependentShape(Rule):
             # `jnp.where(m)` of `x.at[jnp.where(m)]` (or bound to the names it indexes with): found as the write
             written_through = {id(writes[selection].indices) for selection in reported}
             parents = parents_in(traced.node)
-            counted = set()  # the selections and calls inside a count found (`len(x[m])`)
+            counted: set[int] = set()  # the selections and calls inside a count found (`len(x[m])`)
             for node, statement in expressions:
                 if id(node) in counted:
                     continue
@@ -906,7 +906,9 @@ class SelectionCount:
     def edit(self, module: ModuleContext) -> Edit:
         start, end = module.span_of(self.node)
         mask = module.segment(self.mask)
-        node_type = {ast.Call: cst.Call, ast.Subscript: cst.Subscript, ast.Attribute: cst.Attribute}[type(self.node)]
+        node_types: dict[type, type[cst.CSTNode]] = {ast.Call: cst.Call, ast.Subscript: cst.Subscript,
+                                                     ast.Attribute: cst.Attribute}
+        node_type = node_types[type(self.node)]
 
         def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
             source = f"{context.name('jax.numpy')}.count_nonzero({mask})"
@@ -931,7 +933,7 @@ def _selection_count(node: ast.AST, parents: Mapping[int, ast.AST], module: Modu
             and module.imports.resolve(node.func) in _INDICES_OF_NONZERO and not node.keywords
             and not isinstance(node.args[0], ast.Starred)):
         return None
-    indices = node
+    indices: ast.expr = node
     if module.imports.resolve(node.func) in ("jax.numpy.nonzero", "jax.numpy.where"):
         row = parents.get(id(node))  # one axis's indices: `jnp.nonzero(m)[0]`
         if not (isinstance(row, ast.Subscript) and row.value is node and isinstance(row.slice, ast.Constant)
