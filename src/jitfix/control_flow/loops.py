@@ -638,8 +638,15 @@ def _without_int(expr: ast.expr) -> ast.expr:
 
 
 def _grouped(text: str) -> str:
-    """``text`` safe to use as an operand of ``-`` and ``//``."""
-    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
+    """``text`` safe to use as an operand of ``-``, ``//`` or ``!=``: as it is when it binds
+    tighter than any of them (a name, a number, a call, an attribute, a subscript)."""
+    if text.isidentifier() or text.lstrip("-").isdigit():
+        return text
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, ast.Call | ast.Attribute | ast.Subscript) else f"({text})"
 
 
 def _difference(first: str, second: str) -> str:
