@@ -800,6 +800,10 @@ def both(x, first, second):
 
 def total(*values):
     return sum(float(v) for v in values)
+
+
+def pick(layers, i):
+    return layers[i]
 '''
 OBSERVED_MAIN = '''import sys
 
@@ -821,13 +825,16 @@ def above_one(x):
 x = jnp.array([1.0, 2.0, 3.0])
 print(model.while_loop(lambda n: n < 5, lambda n: n + 1, 0))  # Python values: a plain loop
 FUNCTIONS = {"halve": jax.jit(model.halve_until_small), "choose": jax.jit(model.choose, static_argnums=1),
-             "both": jax.jit(model.both, static_argnums=(1, 2)), "total": jax.jit(lambda x: model.total(*x))}
+             "both": jax.jit(model.both, static_argnums=(1, 2)), "total": jax.jit(lambda x: model.total(*x)),
+             "pick": jax.jit(model.pick)}
 if sys.argv[1] == "halve":
     print(FUNCTIONS["halve"](x * 8, 1.0), FUNCTIONS["halve"](x / 100, 1.0))
 elif sys.argv[1] == "choose":
     print(FUNCTIONS["choose"](x, Positive()), FUNCTIONS["choose"](-x, Positive()))
 elif sys.argv[1] == "total":
     print(FUNCTIONS["total"](x))
+elif sys.argv[1] == "pick":
+    print(FUNCTIONS["pick"]([x, 2 * x, 3 * x], 2))
 else:
     print(FUNCTIONS["both"](x, above_one, above_one))
 '''
@@ -839,6 +846,9 @@ else:
      "y = lax.cond(rule.applies(x), lambda: x * 2, lambda: x)", "from jax import lax"),
     # (the failure is seen in the generator expression's own code object: it runs in `total`)
     ("total", "model.py:24 ConcretizationTypeError in <genexpr>", "return sum(jnp.asarray(v, dtype=float) for v in values)",
+     "import jax.numpy as jnp"),
+    # (what the index reads is the run's: a list it saw the function given)
+    ("pick", "model.py:28 TracerIntegerConversionError in pick", "return jnp.asarray(layers)[i]",
      "import jax.numpy as jnp"),
 ])
 def test_the_expression_a_failure_proves_traced_is_rewritten_as_a_traced_one(tmp_path: Path, name: str, seen: str,

@@ -55,7 +55,7 @@ class _Recorder:
                      "first_line": frame.f_code.co_firstlineno, "error": error_name, "traced": sorted(tracers),
                      "types": {name: _abstract_type(value) for name, value in tracers.items()}}
             # The host values beside them: Python numbers (scalars a rewrite may mix with those
-            # arrays) and NumPy arrays (which a tracer cannot index).
+            # arrays), NumPy arrays and lists or tuples (which a tracer cannot index).
             entry["host"] = {name: _host_kind(value) for name, value in frame.f_locals.items()
                              if _host_kind(value) is not None}
             if isinstance(value, jax.core.Tracer):
@@ -303,9 +303,10 @@ def _matched(pattern, text):
 
 
 def _host_kind(value):
-    """``int``, ``float`` or ``numpy.ndarray`` for such a value (not a subclass); else None."""
+    """``int``, ``float``, ``list``, ``tuple`` or ``numpy.ndarray`` for such a value (not a
+    subclass: a NamedTuple is a pytree of its own); else None."""
     kind = type(value)
-    if kind in (int, float):
+    if kind in (int, float, list, tuple):
         return kind.__name__
     return "numpy.ndarray" if kind.__module__ == "numpy" and kind.__name__ == "ndarray" else None
 

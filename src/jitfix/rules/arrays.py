@@ -558,6 +558,59 @@ _NDARRAY_METHODS = frozenset({"reshape", "astype", "copy", "ravel", "flatten", "
                               "round"})
 
 
+class PythonSequences:
+    """Which expressions are certainly a list or tuple that ``jnp.asarray`` stacks whole: a
+    display of numbers (``[1.0, 2.0, 0.5]``), a name bound once to one (in the function, or at
+    the module's top level when the function binds it not) that nothing in the module changes
+    in place, or a name `jitfix run` saw holding a list or tuple at that line (its items the
+    run showed; a list of arrays of several shapes fails in the run that proves the fix)."""
+
+    def __init__(self, module: ModuleContext, entry: FunctionContext, at: ast.AST):
+        self.module, self.entry = module, entry
+        lines = range(at.lineno, (getattr(at, "end_lineno", None) or at.lineno) + 1)  # type: ignore[attr-defined]
+        self.seen = {name for line in lines for name, kind in entry.traced.seen.types.get(line, {}).items()
+                     if kind in ("list", "tuple")}
+
+    def holds(self, expr: ast.AST) -> bool:
+        if isinstance(expr, ast.List | ast.Tuple):
+            return bool(expr.elts) and all(_is_number(element) for element in expr.elts)
+        if not isinstance(expr, ast.Name):
+            return False
+        if expr.id in self.seen:
+            return True
+        local = self.entry.arrays.bindings.get(expr.id)
+        if local is not None:
+            bound = local[0] if len(local) == 1 else None
+            changed = _changed_in_place(self.entry.traced.node)
+        elif self.entry.traced.enclosing is None and expr.id not in parameter_names(self.entry.traced.node):
+            bound = _bound_once_at_top_level(self.module, expr.id)
+            changed = self.module.cached(CHANGED_IN_PLACE, lambda: _changed_in_place(self.module.tree))
+        else:
+            return False
+        return isinstance(bound, ast.List | ast.Tuple) and expr.id not in changed and self.holds(bound)
+
+
+CHANGED_IN_PLACE: CacheKey[frozenset[str]] = CacheKey("names whose value the module changes in place")
+# The methods that change a list in place.
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def _changed_in_place(tree: ast.AST) -> frozenset[str]:
+    """The names ``tree`` changes the value of in place (``xs.append(v)``, ``xs[i] = v``,
+    ``del xs[i]``, ``xs += [v]``)."""
+    changed: set[str] = set()
+    for node in nodes_of(tree) if isinstance(tree, ast.FunctionDef | ast.AsyncFunctionDef) else ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LIST_MUTATORS \
+                and isinstance(node.func.value, ast.Name):
+            changed.add(node.func.value.id)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and isinstance(node.value, ast.Name):
+            changed.add(node.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            changed.add(node.target.id)
+    return frozenset(changed)
+
+
 class NumpyArrays:
     """Which expressions are certainly one NumPy array where ``at`` is: a NumPy function's
     result (not one that returns several arrays), an ndarray method's or arithmetic's of one,
@@ -715,16 +768,19 @@ BUILTIN_REDUCTIONS = {"min": ("min", "minimum"), "max": ("max", "maximum"), "any
 class BuiltinOnTracer(Rule):
     code = "JF604"
     name = "builtin-on-tracer"
-    summary = "`min`, `max`, `any`, `all`, `sorted` take the truth of tracers; use jnp"
+    summary = "`min`, `max`, `any`, `all`, `sorted` take the truth of tracers, a list an `int` index; use jnp"
     fixable = "sometimes"
     doc = RuleDoc(
         what="Finds the built-ins `min`, `max`, `any`, `all` and `sorted` called on traced values, "
         "and writes the `jax.numpy` function: `min(a, b)` becomes `jnp.minimum(a, b)`, `max(x)` of "
-        "an array `jnp.max(x)`, `any(v > 0 for v in xs)` `jnp.any(jnp.stack([v > 0 for v in xs]))`.",
+        "an array `jnp.max(x)`, `any(v > 0 for v in xs)` `jnp.any(jnp.stack([v > 0 for v in xs]))`; and a Python list or tuple indexed by a traced "
+        "integer (`CLASS_WEIGHTS[label]`), which becomes the jnp array of it indexed so "
+        "(`jnp.asarray(CLASS_WEIGHTS)[label]`).",
         why="These built-ins compare their arguments (or take the truth of each element) in Python; "
         "a comparison of tracers is a traced boolean, and its truth raises "
         "`TracerBoolConversionError` under `jax.jit`. `abs`, `round`, `sum`, `pow` and `divmod` "
-        "call the array's own methods and work as written.",
+        "call the array's own methods and work as written. A list or tuple asks its index for an "
+        "`int`, which a tracer refuses (`TracerIntegerConversionError`).",
         example="@jax.jit\ndef clip(x, limit):\n    return min(x, limit)\n",
         fixed="@jax.jit\ndef clip(x, limit):\n    return jnp.where(limit < x, limit, x)\n",
         safety="`min(a, b)` and `max(a, b)` of two plain operands (names, constants, attributes, "
@@ -741,7 +797,13 @@ class BuiltinOnTracer(Rule):
         "rebinds, and a result that must be a Python value (a shape, `range`, formatting, a slice "
         "bound -- also through the name it is bound to: `lo = max(0, i - w)`, then `x[lo:]`). One "
         "argument that may be a dict of tracers (`sorted(params)`) is not reported: Python iterates "
-        "its keys, which are Python values.",
+        "its keys, which are Python values. A list or tuple indexed by a traced integer is rewritten where "
+        "it certainly holds numbers only (a display of numbers, or a name bound once to one -- in the "
+        "function, or at the module's top level -- that nothing in the module changes in place), or where "
+        "`jitfix run` saw the name hold a list or tuple at that line (the run that proves the fix shows its "
+        "items stack: arrays of one shape); every call that reached it failed before. The item comes back "
+        "as a 0-d array of JAX's default dtype rather than a Python number (a weak type): beside an array "
+        "of a narrower dtype (bfloat16, int8) the result is promoted to it.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -751,6 +813,12 @@ class BuiltinOnTracer(Rule):
             local = entry.arrays.params | set(entry.arrays.bindings)
             parents = None
             for node, statement in own_expressions(function):
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                    if entry.values_at(statement).is_traced(node.slice):
+                        found = self._sequence_indexed(module, entry, node)
+                        if found is not None:
+                            yield found
+                    continue
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                         and node.func.id in BUILTIN_REDUCTIONS) or node.func.id in rebound | local:
                     continue
@@ -782,6 +850,18 @@ class BuiltinOnTracer(Rule):
                 fix = Fix(safety, description, [_builtin_edit(module, node)])
                 yield self.finding(module, node, f"{where} raises under jit; use `{replacement}`", fix,
                                    function=entry.traced)
+
+    def _sequence_indexed(self, module: ModuleContext, entry: FunctionContext, node: ast.Subscript) -> Finding | None:
+        """``seq[i]`` of a Python list or tuple with a traced index: the list asks the tracer for
+        an ``int`` (``TracerIntegerConversionError``); the jnp array of a list of numbers, or of
+        arrays of one shape, takes it."""
+        if isinstance(node.slice, ast.Tuple | ast.Slice) or not PythonSequences(module, entry, node).holds(node.value):
+            return None
+        table = module.segment(node.value)
+        where = (f"`{module.segment(node)}` in `{entry.traced.qualname}` indexes the Python sequence `{table}` with a "
+                 "traced index: it needs an `int`, so it raises under jit")
+        fix = Fix(Safety.SAFE, "index the jnp array of it", [_jnp_table_edit(module, node)])
+        return self.finding(module, node, f"{where}; index `jnp.asarray({table})`", fix, function=entry.traced)
 
 
 _SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
