@@ -43,7 +43,7 @@ JNP_FUNCTIONS = frozenset(
     average bincount broadcast_to cbrt ceil clip concatenate conj convolve copy corrcoef cos cosh
     count_nonzero cov cross cumprod cumsum deg2rad delete diag diagonal diff divide dot einsum equal exp exp2
     expand_dims expm1 eye flip fliplr flipud float16 float32 float64 floor floor_divide fmax fmin fmod
-    full full_like greater greater_equal hstack hypot identity inner insert int16 int32 int64 int8 interp
+    full full_like greater greater_equal hstack hypot identity indices inner insert int16 int32 int64 int8 interp
     isclose isfinite isinf isnan kron less less_equal linspace log log10 log1p log2 logaddexp
     logical_and logical_not logical_or logical_xor matmul max maximum mean median meshgrid min minimum
     mod moveaxis multiply nan_to_num nanmax nanmean nanmin nansum negative nonzero not_equal ones
@@ -428,7 +428,9 @@ class NumpyOnTracer(Rule):
         "arithmetic's of one, a name bound once to one in the function or at module level, or a "
         "name `jitfix run` saw holding one at that line, or a parameter every call in the module gives "
         "one made at module level (a caller elsewhere may pass a jax array: its jnp array is the same); "
-        "every call that reached it failed before. The jnp array holds "
+        "every call that reached it failed before. A row of a NumPy function's result that a comprehension "
+        "iterates (`[x[i] for x in np.indices(shape)]`) is indexed as a jnp array by making the result with "
+        "the jnp function of that name (`jnp.indices(shape)`). The jnp array holds "
         "JAX's dtype (float32 for NumPy's float64 unless x64 is on). A SciPy function becomes "
         "`jax.scipy`'s of the same path where JAX has one and the call passes positional arguments only "
         "(JAX's keywords may be named otherwise: reported); float32 as for NumPy.",
@@ -501,6 +503,9 @@ class NumpyOnTracer(Rule):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if not any(values.is_traced(part) for part in parts if not isinstance(part, ast.Slice)):
             return None
+        row = self._numpy_row_indexed(module, entry, node)  # (its source made with jnp, before its row)
+        if row is not None:
+            return row
         if not NumpyArrays(module, entry, node).holds(node.value):
             return None
         table = module.segment(node.value)
@@ -513,6 +518,23 @@ class NumpyOnTracer(Rule):
             return self.finding(module, node, f"{where}; make it with `jnp.{function}`", fix, function=entry.traced)
         fix = Fix(Safety.SAFE, "index the jnp array of it", [_jnp_table_edit(module, node)])
         return self.finding(module, node, f"{where}; index `jnp.asarray({table})`", fix, function=entry.traced)
+
+    def _numpy_row_indexed(self, module: ModuleContext, entry: FunctionContext, node: ast.Subscript) -> Finding | None:
+        """``x[i]`` with a traced index, ``x`` a row of a NumPy function's result that a
+        comprehension iterates (``[x[i] for x in np.indices(shape)]``): made with the jnp
+        function of that name, its rows are jnp arrays, which take the index."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        made = _iterated_by_comprehension(node, node.value.id, parents_in(entry.traced.node))
+        if not isinstance(made, ast.Call) or not NumpyArrays(module, entry, made).holds(made):
+            return None
+        function = (module.imports.resolve(made.func) or "").removeprefix("numpy.")
+        if function not in JNP_FUNCTIONS:
+            return None
+        where = (f"`{module.segment(node)}` in `{entry.traced.qualname}` indexes `{node.value.id}`, a row of the NumPy "
+                 f"array `{module.segment(made)}`, with a traced index, which raises under jit")
+        fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, made.func, function)])
+        return self.finding(module, node, f"{where}; make it with `jnp.{function}`", fix, function=entry.traced)
 
     def _scipy_call(self, module: ModuleContext, entry: FunctionContext, node: ast.Call, statement: ast.stmt,
                     name: str) -> Finding | None:
@@ -691,6 +713,19 @@ def _binds_locally(scope: ast.AST, name: str) -> bool:
         return False
     return name in parameter_names(scope) or any(isinstance(node, ast.Name) and node.id == name
                                                  and not isinstance(node.ctx, ast.Load) for node in ast.walk(scope))
+
+
+def _iterated_by_comprehension(node: ast.AST, name: str, parents: Mapping[int, ast.AST]) -> ast.expr | None:
+    """What the comprehension around ``node`` that binds ``name`` (alone, as its target)
+    iterates, if one does."""
+    around = parents.get(id(node))
+    while around is not None and not isinstance(around, ast.stmt):
+        if isinstance(around, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            for generator in around.generators:
+                if isinstance(generator.target, ast.Name) and generator.target.id == name:
+                    return generator.iter
+        around = parents.get(id(around))
+    return None
 
 
 def _is_number(node: ast.AST) -> bool:
