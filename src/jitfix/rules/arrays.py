@@ -12,7 +12,7 @@ JF604 ``min``, ``max``, ``any``, ``all``, ``sorted`` of tracers (Python compares
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
 from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
