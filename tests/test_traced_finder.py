@@ -342,3 +342,46 @@ def test_a_test_of_parameters_left_at_their_defaults_is_decided_only_when_they_d
 
     known = {"flag": True, "mode": "sum", "axis": None, "scale": 2.0}
     assert decided_test(ast.parse(test, mode="eval").body, known) is decided
+
+
+def test_a_jitted_class_traces_its_init_with_the_arguments_after_self() -> None:
+    code = """
+    import jax
+
+    class Spline:
+        def __init__(self, x, y, check=True):
+            self.x = x
+
+    make_spline = jax.jit(Spline, static_argnames="check")
+    """
+    assert traced(code)["Spline.__init__"] == ({"check"}, {"x", "y"})
+
+
+def test_a_class_made_in_traced_code_with_tracers_checks_itself_with_a_traced_self() -> None:
+    code = """
+    import jax
+    import equinox as eqx
+
+    class Potential(eqx.Module):
+        a1: jax.Array
+        a2: jax.Array
+
+        def __check_init__(self):
+            if self.a2 > self.a1:
+                raise ValueError("a1 must be greater than a2")
+
+    class Fixed(eqx.Module):
+        n: int
+
+        def __check_init__(self):
+            if self.n < 0:
+                raise ValueError("n must not be negative")
+
+    @jax.jit
+    def potential_at(params, xyz):
+        fixed = Fixed(3)
+        return Potential(**params).a1 * xyz
+    """
+    found = traced(code)
+    assert found["Potential.__check_init__"] == (set(), {"self"})
+    assert "Fixed.__check_init__" not in found  # made of Python values only: checked as it is

@@ -234,6 +234,10 @@ class TracedFinder:
         self._properties: frozenset[str] | None = None
         # A property read (by id) -> it and the call of its getter it stands for.
         self._property_calls: dict[int, tuple[ast.Attribute, ast.Call]] = {}
+        # The check a dataclass or an equinox Module runs once it is made (`__check_init__`,
+        # `__post_init__`), as a call of it with the traced object: by the construction's id.
+        self._init_checks: dict[int, tuple[ast.Call, ast.Call]] = {}
+        self._made_checks: dict[int, tuple[ast.Call, Bound]] = {}
         self.lambda_scopes: dict[ast.AST, ast.AST] = {}  # a traced lambda's function -> the scope it is in
 
     # -- classification of decorators and wrapping calls -----------------------------------
@@ -433,7 +437,9 @@ class TracedFinder:
             found = self.scopes.lookup(scope, expr.id, line)
             if found is None:  # layer = Layer(2.0) at module level, called in a function
                 value = self.scopes.module_value(scope, expr.id)
-                return self._made_by(self.scopes.tree, value, depth) if isinstance(value, ast.Call) else None
+                if isinstance(value, ast.Call):
+                    return self._made_by(self.scopes.tree, value, depth)
+                return self._constructor(scope, expr.id) if value is None else None
             return Bound(found)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
             found = self.scopes.method(scope, expr.attr)
@@ -789,8 +795,12 @@ class TracedFinder:
                 staged: bool, differentiated: bool, from_elsewhere: bool = False) -> set[FunctionNode]:
         """Mark the functions ``calls`` run with the tracers they pass; those that changed."""
         changed: set[FunctionNode] = set()
+        calls = list(calls)
         for call in calls:
             site = id(call)  # (the call as written: the one followed may be made anew below)
+            check = self._init_check(scope, call, values)
+            if check is not None:
+                calls.append(check)
             if self.imports.resolve(call.func) in TREE_MAPS:
                 mapped = self._mapped_call(scope, call, values, staged)
                 if isinstance(mapped, _TracedLambda):  # followed in the next pass, with the function it is in
@@ -801,7 +811,10 @@ class TracedFinder:
                     continue
                 call = mapped
             read = self._property_calls.get(id(call.func))
-            if read is not None and read[1] is call:
+            made_check = self._made_checks.get(id(call))
+            if made_check is not None and made_check[0] is call:
+                resolved = made_check[1]
+            elif read is not None and read[1] is call:
                 resolved = self._property_getter(scope, call, values)
             else:
                 resolved = self._callee(scope, call) or self._called_instance(scope, call, values)
@@ -871,6 +884,36 @@ class TracedFinder:
         return _TracedLambda(scope, function, traced, f"mapped by {self.imports.resolve(call.func)} at line "
                                                       f"{call.lineno}", staged)
 
+    def _init_check(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> ast.Call | None:
+        """For ``Potential(**params)`` of a module's class that checks itself once made
+        (``__check_init__``, equinox's; ``__post_init__``, a dataclass's) with a traced
+        argument: a call of that check with a traced object, ``self`` -- its fields hold those
+        tracers. Made once per construction."""
+        known = self._init_checks.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
+        if id(call) in self._made_checks or not (isinstance(call.func, ast.Name) and self.scopes.lookup(scope, call.func.id) is None):
+            return None
+        klass = self.scopes.lookup_class(scope, call.func.id)
+        methods = self.scopes.defs.get(klass, {}) if klass is not None else {}
+        check = methods.get("__check_init__") or methods.get("__post_init__")
+        given = [argument.value if isinstance(argument, ast.Starred) else argument for argument in call.args]
+        traced = [argument for argument in [*given, *(keyword.value for keyword in call.keywords)]
+                  if values.is_traced(argument)]
+        if check is None or not traced:
+            return None
+        made = ast.copy_location(ast.Call(func=call.func, args=traced[:1], keywords=[]), call)
+        self._init_checks[id(call)] = (call, made)
+        self._made_checks[id(made)] = (made, Bound(check, 0))
+        return made
+
+    def _constructor(self, scope: ast.AST, name: str) -> Bound | None:
+        """The ``__init__`` that calling the module's class ``name`` runs (``jax.jit(Spline)``,
+        ``Layer(x)``): the arguments reach it after ``self``."""
+        klass = self.scopes.lookup_class(scope, name)
+        init = self.scopes.defs.get(klass, {}).get("__init__") if klass is not None else None
+        return Bound(init, 1) if init is not None else None
+
     def _callee(self, scope: ast.AST, call: ast.Call) -> Bound | None:
         """The def a call runs: ``f(x)``, ``self.f(x)``, and through a transform applied on
         the spot or bound to a name first (``jax.grad(f)(x)``, ``g = jax.vmap(f); g(x)``):
@@ -888,11 +931,9 @@ class TracedFinder:
                 func = func.args[0]
                 continue
             break
-        if isinstance(func, ast.Name) and self.scopes.lookup(scope, func.id) is None:
-            klass = self.scopes.lookup_class(scope, func.id)
-            if klass is not None:  # Layer(x): its __init__ runs, with x
-                init = self.scopes.defs.get(klass, {}).get("__init__")
-                return Bound(init, 1) if init is not None else None
+        if isinstance(func, ast.Name) and self.scopes.lookup(scope, func.id) is None \
+                and self.scopes.lookup_class(scope, func.id) is not None:
+            return self._constructor(scope, func.id)  # Layer(x): its __init__ runs, with x
         if isinstance(func, ast.Attribute) and func.attr in FLAX_APPLY_METHODS:
             return flax_apply(self, scope, func.value, call)
         return self.function_argument(scope, func, call.lineno)
