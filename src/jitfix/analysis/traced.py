@@ -812,6 +812,7 @@ class TracedFinder:
                 call = mapped
             read = self._property_calls.get(id(call.func))
             made_check = self._made_checks.get(id(call))
+            resolved: Bound | None
             if made_check is not None and made_check[0] is call:
                 resolved = made_check[1]
             elif read is not None and read[1] is call:

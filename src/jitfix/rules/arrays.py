@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
-from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, numpy_member, shape_arguments
+from jitfix.analysis.catalogue import NUMPY_METADATA, function_category, is_range, numpy_member, shape_arguments
 from jitfix.analysis.masks import is_boolean_mask
 from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT, PythonSpelling
@@ -715,6 +715,13 @@ def _binds_locally(scope: ast.AST, name: str) -> bool:
                                                  and not isinstance(node.ctx, ast.Load) for node in ast.walk(scope))
 
 
+def _range_loop_index(index: ast.expr, function: ast.AST) -> bool:
+    """Whether ``index`` is the variable of a ``for ... in range(...)`` loop of the function."""
+    return isinstance(index, ast.Name) and any(
+        isinstance(node, ast.For) and isinstance(node.target, ast.Name) and node.target.id == index.id
+        and is_range(node.iter) for node in nodes_of(function))
+
+
 def _iterated_by_comprehension(node: ast.AST, name: str, parents: Mapping[int, ast.AST]) -> ast.expr | None:
     """What the comprehension around ``node`` that binds ``name`` (alone, as its target)
     iterates, if one does."""
@@ -890,8 +897,9 @@ class BuiltinOnTracer(Rule):
         """``seq[i]`` of a Python list or tuple with a traced index: the list asks the tracer for
         an ``int`` (``TracerIntegerConversionError``); the jnp array of a list of numbers, or of
         arrays of one shape, takes it."""
-        if isinstance(node.slice, ast.Tuple | ast.Slice) or not PythonSequences(module, entry, node).holds(node.value):
-            return None
+        if isinstance(node.slice, ast.Tuple | ast.Slice) or _range_loop_index(node.slice, entry.traced.node) \
+                or not PythonSequences(module, entry, node).holds(node.value):
+            return None  # (a `range` loop's index: the loop's rule makes the bound static or the loop lax's)
         table = module.segment(node.value)
         where = (f"`{module.segment(node)}` in `{entry.traced.qualname}` indexes the Python sequence `{table}` with a "
                  "traced index: it needs an `int`, so it raises under jit")
