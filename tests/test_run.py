@@ -524,7 +524,8 @@ def test_a_parameter_the_run_makes_static_is_validated_with_python_values(tmp_pa
 
 def test_a_call_from_inside_a_jitted_function_is_no_evidence_of_a_python_value(tmp_path: Path) -> None:
     """`f` gets Python ints from the eager run's calls, but `apply_layer` calls it too: under jit
-    that argument is a tracer, so `idx` must not become static."""
+    that argument is a tracer, so `idx` must not become static: the list it indexes, which the
+    run saw, becomes an array a traced index can gather from."""
     (tmp_path / "model.py").write_text("import jax.numpy as jnp\nfrom jax import jit\n\n\n@jit\ndef f(idx, table):\n"
                                        "    return table[idx]\n\n\n@jit\ndef apply_layer(idx, table, x):\n"
                                        "    return jnp.tanh(f(idx, table) @ x)\n")
@@ -532,8 +533,10 @@ def test_a_call_from_inside_a_jitted_function_is_no_evidence_of_a_python_value(t
                                       "print(model.f(0, table), model.apply_layer(1, table, jnp.ones(2)))\n")
     result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
                                       sys.executable, "main.py"])
-    assert "static_argnames" not in (tmp_path / "model.py").read_text(), result.output
-    assert "0 file(s) fixed" in result.stderr
+    fixed = (tmp_path / "model.py").read_text()
+    assert "static_argnames" not in fixed, result.output
+    assert "    return jnp.asarray(table)[idx]\n" in fixed
+    assert "1 file(s) fixed" in result.stderr
 
 
 def run_project(tmp_path: Path, files: dict[str, str]):
