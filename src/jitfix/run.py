@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
+from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, WANTED, sites_on_line
 from jitfix.analysis.observations import JITTED, ON_PATH, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
@@ -567,4 +568,22 @@ def _reason(seen: Observation, findings: list[Finding]) -> str:
     on_line = [finding for finding in findings if finding.line == seen.line]
     if on_line:
         return f"{on_line[0].code} {on_line[0].message}"
+    sites = _failure_sites(seen)
+    if len(sites) > 1:
+        listed = ", ".join(f"`{text}`" for text in sites)
+        return (f"Python asked a tracer for {WANTED[seen.error]} in one of {listed}; the failure does not say "
+                "which, so none is rewritten")
     return "no rule rewrites what failed on this line"
+
+
+def _failure_sites(seen: Observation) -> list[str]:
+    """The source of each expression on the failing line where Python may have done what the
+    error says it did with a tracer (`analysis/failure_sites.py`)."""
+    if seen.error not in EXPLAINED_ERRORS:
+        return []
+    try:
+        text = Path(seen.path).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    return [ast.get_source_segment(text, site) or "" for site in sites_on_line(tree, seen.line, seen.error)]

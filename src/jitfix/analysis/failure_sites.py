@@ -36,7 +36,8 @@ def candidate_sites(statement: ast.stmt, line: int, error: str) -> list[ast.expr
     Python does what ``error`` says it did with a tracer."""
     finders = {TRUTH_ERROR: _truth_sites, INDEX_ERROR: _index_sites, CONVERSION_ERROR: _conversion_sites}
     sites = finders[error](statement) if error in finders else iter(())
-    return [site for site in sites if site.lineno <= line <= (site.end_lineno or site.lineno)]
+    on_line = {id(site): site for site in sites if site.lineno <= line <= (site.end_lineno or site.lineno)}
+    return list(on_line.values())  # (a test's operand is one of its `and`'s too: once)
 
 
 def _own_expressions(statement: ast.stmt) -> Iterator[ast.AST]:
@@ -113,3 +114,17 @@ def _conversion_sites(statement: ast.stmt) -> Iterator[ast.expr]:
             yield node.args[0]
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
             yield node.func.value
+
+
+# What each explained error says Python wanted of the tracer, for messages.
+WANTED = {TRUTH_ERROR: "its truth", INDEX_ERROR: "an `int`", CONVERSION_ERROR: "a Python number"}
+
+
+def sites_on_line(tree: ast.Module, line: int, error: str) -> list[ast.expr]:
+    """The candidate expressions of the innermost statement of ``tree`` holding ``line``."""
+    innermost: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and (innermost is None or node.lineno >= innermost.lineno):
+            innermost = node
+    return candidate_sites(innermost, line, error) if innermost is not None else []
