@@ -878,3 +878,17 @@ def test_a_failure_that_does_not_say_which_of_two_tests_was_traced_is_not_rewrit
     assert ("-> no fix: Python asked a tracer for its truth in one of `first(x)`, `second(x)`; the failure does not "
             "say which, so none is rewritten") in result.stderr
     assert result.exit_code == 1
+
+
+def test_a_list_index_the_run_makes_static_is_not_also_made_an_array(tmp_path: Path) -> None:
+    """`label` is a Python int on every call and the failure depends on it alone: the run makes
+    it static, so the list takes it as it is (one fix for one failure, not two)."""
+    (tmp_path / "train.py").write_text(
+        "import jax\n\nCLASS_WEIGHTS = [1.0, 2.0, 0.5]\n\n\n@jax.jit\ndef weighted(x, label):\n"
+        "    return x * CLASS_WEIGHTS[label]\n\n\nprint(weighted(1.0, 1), weighted(2.0, 2))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "train.py"])
+    fixed = (tmp_path / "train.py").read_text()
+    assert '@partial(jax.jit, static_argnames=("label",))' in fixed, result.output
+    assert "    return x * CLASS_WEIGHTS[label]\n" in fixed
+    assert result.exit_code == 0

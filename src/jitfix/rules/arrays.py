@@ -715,6 +715,13 @@ def _binds_locally(scope: ast.AST, name: str) -> bool:
                                                  and not isinstance(node.ctx, ast.Load) for node in ast.walk(scope))
 
 
+def _made_static_by_the_run(index: ast.expr, traced: TracedFunction) -> bool:
+    """Whether ``index`` reads only parameters `jitfix run` makes static (every call gave them a
+    Python value, and the failure depends on them alone, JF501): then it is a Python int."""
+    names = {node.id for node in ast.walk(index) if isinstance(node, ast.Name)}
+    return bool(names) and names <= traced.seen.static.keys()
+
+
 def _range_loop_index(index: ast.expr, function: ast.AST) -> bool:
     """Whether ``index`` is the variable of a ``for ... in range(...)`` loop of the function."""
     return isinstance(index, ast.Name) and any(
@@ -898,6 +905,7 @@ class BuiltinOnTracer(Rule):
         an ``int`` (``TracerIntegerConversionError``); the jnp array of a list of numbers, or of
         arrays of one shape, takes it."""
         if isinstance(node.slice, ast.Tuple | ast.Slice) or _range_loop_index(node.slice, entry.traced.node) \
+                or _made_static_by_the_run(node.slice, entry.traced) \
                 or not PythonSequences(module, entry, node).holds(node.value):
             return None  # (a `range` loop's index: the loop's rule makes the bound static or the loop lax's)
         table = module.segment(node.value)
