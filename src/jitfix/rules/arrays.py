@@ -26,7 +26,6 @@ from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import FunctionContext, function_contexts
 
 if TYPE_CHECKING:
-    from jitfix.analysis.imports import ImportTable
     from jitfix.analysis.traced_function import TracedFunction
     from jitfix.findings import Replaced
 

@@ -11,7 +11,7 @@ from jitfix.analysis.traced_function import TracedFunction, TracedFunctions, is_
 from jitfix.config import Settings
 from jitfix.cst_text import cst
 from jitfix.files import source_lines
-from jitfix.findings import Finding, Fix, Position
+from jitfix.findings import Edit, EditContext, Finding, Fix, Position
 from jitfix.segments import source_segment
 
 if TYPE_CHECKING:
@@ -169,3 +169,13 @@ def located(node: ast.AST) -> tuple[int, int, int, int]:
 
 def _indented(code: str) -> str:
     return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").splitlines())
+
+
+def removal_edit(module: ModuleContext, statement: ast.stmt) -> Edit:
+    """The edit that removes ``statement``, a line of its own (a binding a rewrite made unused,
+    a statement moved elsewhere)."""
+    return Edit(module.start_of(statement), cst.SimpleStatementLine, _removed)
+
+
+def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
+    return cst.RemovalSentinel.REMOVE

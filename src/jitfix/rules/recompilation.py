@@ -43,7 +43,7 @@ from jitfix.analysis.words import LineIndex
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
-from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
+from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc, removal_edit
 from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import static_removed_edit
 
@@ -484,12 +484,12 @@ def _hoist_edits(module: ModuleContext, found: _Rebuilt, taken: set[str]) -> lis
     if found.assignment is not None and found.in_loop:  # `g = jax.jit(...)` moves out as it is,
         moved = _comments_above(module, found.assignment) + module.segment(found.assignment)  # its comments too
         return [_insert_before(module, found.scope, moved),  # type: ignore[arg-type]
-                Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
+                removal_edit(module, found.assignment)]
     if found.assignment is not None and found.loop is not None \
             and _only_binding(module, found.assignment, found.scope):  # type: ignore[arg-type]
         moved = _comments_above(module, found.assignment) + module.segment(found.assignment)
         return [_insert_before_function(module, found.scope, moved),  # type: ignore[arg-type]
-                Edit(module.start_of(found.assignment), cst.SimpleStatementLine, _removed)]
+                removal_edit(module, found.assignment)]
     named = _name_for(module, found.made)
     if not found.in_loop and named == "jitted":  # at module level, named for the function it served
         named = f"{found.scope.name}_jitted"  # type: ignore[union-attr]
@@ -536,10 +536,6 @@ def _name_for(module: ModuleContext, made: ast.AST) -> str:
     if not isinstance(made, ast.Name | ast.Attribute):
         return "jitted"
     return "_".join([*parts, made.id if isinstance(made, ast.Name) else made.attr, "jit"])
-
-
-def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
-    return cst.RemovalSentinel.REMOVE
 
 
 def _insert_before(module: ModuleContext, loop: ast.For | ast.While, statement: str) -> Edit:

@@ -22,7 +22,7 @@ from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, ValueAnalysis, Ver
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, removal_edit
 from jitfix.rules.function_context import FunctionContext, function_contexts
 from jitfix.rules.static_arguments import static_argnames_edit
 
@@ -727,7 +727,7 @@ class DataDependentShape(Rule):
         rank = len(seen_shape(write.mask, seen, module.imports) or ()) if trailing else 0
         edits = [_masked_write_edit(module, write, trailing, rank)]
         if write.binding is not None:  # the indices are the mask's now: their binding goes
-            edits.append(Edit(module.start_of(write.binding), cst.SimpleStatementLine, _removed))
+            edits.append(removal_edit(module, write.binding))
         fix = Fix(Safety.SAFE, "select with jnp.where", edits)
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
                             "which keeps the shape", fix, function=entry.traced)
@@ -959,10 +959,6 @@ def _counted(node: ast.expr, parents: Mapping[int, ast.AST], whole_size: bool) -
                 and above.slice.value == 0 and type(above.slice.value) is int:
             return above
     return None
-
-
-def _removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
-    return cst.RemovalSentinel.REMOVE
 
 
 def _indices_bound_for(index: ast.expr, write: ast.Call, module: ModuleContext,
