@@ -602,34 +602,14 @@ class PythonSequences:
         local = self.entry.arrays.bindings.get(expr.id)
         if local is not None:
             bound = local[0] if len(local) == 1 else None
-            changed = _changed_in_place(self.entry.traced.node)
         elif self.entry.traced.enclosing is None and expr.id not in parameter_names(self.entry.traced.node):
             bound = _bound_once_at_top_level(self.module, expr.id)
-            changed = self.module.cached(CHANGED_IN_PLACE, lambda: _changed_in_place(self.module.tree))
         else:
             return False
-        return isinstance(bound, ast.List | ast.Tuple) and expr.id not in changed and self.holds(bound)
-
-
-CHANGED_IN_PLACE: CacheKey[frozenset[str]] = CacheKey("names whose value the module changes in place")
-# The methods that change a list in place.
-_LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
-
-
-def _changed_in_place(tree: ast.AST) -> frozenset[str]:
-    """The names ``tree`` changes the value of in place (``xs.append(v)``, ``xs[i] = v``,
-    ``del xs[i]``, ``xs += [v]``)."""
-    changed: set[str] = set()
-    for node in nodes_of(tree) if isinstance(tree, ast.FunctionDef | ast.AsyncFunctionDef) else ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LIST_MUTATORS \
-                and isinstance(node.func.value, ast.Name):
-            changed.add(node.func.value.id)
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del) \
-                and isinstance(node.value, ast.Name):
-            changed.add(node.value.id)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            changed.add(node.target.id)
-    return frozenset(changed)
+        # (where the module changes a list of that name in place -- `.append`, `[i] = v` -- it
+        # may not hold numbers only by the time the function runs)
+        return isinstance(bound, ast.List | ast.Tuple) and not self.module.traced.changes_of([expr.id]) \
+            and self.holds(bound)
 
 
 class NumpyArrays:
