@@ -892,3 +892,17 @@ def test_a_list_index_the_run_makes_static_is_not_also_made_an_array(tmp_path: P
     assert '@partial(jax.jit, static_argnames=("label",))' in fixed, result.output
     assert "    return x * CLASS_WEIGHTS[label]\n" in fixed
     assert result.exit_code == 0
+
+
+def test_a_fix_of_how_a_function_is_jitted_alone_says_the_rerun_is_its_proof(tmp_path: Path) -> None:
+    """JF501 changes the jit call, not a function's body: validation has nothing to run, and
+    the summary says so rather than print an empty list."""
+    (tmp_path / "model.py").write_text("import jax\nimport jax.numpy as jnp\n\n\ndef padded(x, length):\n"
+                                       "    return jnp.zeros(length).at[: x.shape[0]].set(x)\n\n\n"
+                                       "padded_jit = jax.jit(padded)\n")
+    (tmp_path / "main.py").write_text("import jax.numpy as jnp\n\nimport model\n\n"
+                                      "print(model.padded_jit(jnp.ones(2), 4))\n")
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "main.py"])
+    assert "validation (the arguments of an eager run as inputs):\n  model.py: no function body was rewritten (only " \
+           "how it is jitted); the rerun is its proof\n" in result.stderr, result.output
+    assert result.exit_code == 0

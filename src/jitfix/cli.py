@@ -740,6 +740,10 @@ def run(
         err.print(f"its output differs from the run with jit disabled, first at {printed}", markup=False)
     for moved in result.moved:
         err.print(moved, markup=False)
+    if result.silent:
+        err.print(f"{len(result.silent)} jitted function(s) compute otherwise under jit, with nothing raised:")
+        for difference in result.silent:
+            err.print(f"  {difference.describe()}", markup=False)
     if result.unfixed:
         err.print(f"{len(result.unfixed)} failure(s) seen have no fix (see above)")
     if result.compiled:
@@ -753,7 +757,8 @@ def run(
         _print_phases(result.phases, err)
     if result.writable and not diff and (write or _confirmed(f"Write the fixes to {len(result.writable)} file(s)?")):
         _write_run_fixes(root, result.writable, err)
-    raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed and not result.held else EXIT_FINDINGS)
+    raise typer.Exit(EXIT_CLEAN if result.agrees and not result.unfixed and not result.held and not result.silent
+                     else EXIT_FINDINGS)
 
 
 def _print_phases(phases: list[tuple[str, float]], err: Console) -> None:
@@ -777,6 +782,10 @@ def _print_run_validation(result, err: Console) -> None:
     on = f" on {result.backends}" if result.backends else ""
     err.print(f"validation{on} (the arguments of an eager run as inputs):")
     for relative, functions in sorted(result.validation.items()):
+        if not functions and relative not in result.unvalidated and relative not in result.held:
+            # JF501 and the like: the jit call changed, no function's body did.
+            err.print(f"  {relative}: no function body was rewritten (only how it is jitted); the rerun is its proof",
+                      markup=False)
         for function in functions:
             removed = ", ".join(result.removed_by(relative, function.function))
             err.print(f"  {relative}: {function.function} {function.summary()}"

@@ -46,6 +46,7 @@ from jitfix.engine import Options, process_source
 from jitfix.files import SKIPPED, InputError, read_source
 from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
+from jitfix.silent import SilentDifference, silent_differences, unstable
 from jitfix.validate.compare import first_line_difference, unstable_lines
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
@@ -101,6 +102,8 @@ class RunResult:
     # Rewrites taken back: each only moved the failure (the program then failed otherwise, in
     # the code rewritten), with what it failed with.
     moved: list[str] = field(default_factory=list)
+    # Jitted functions that returned otherwise under jit than with jit disabled, nothing raised.
+    silent: list[SilentDifference] = field(default_factory=list)
     # Where the time went, in order: each run of the command, each round's fixing, the
     # recording of arguments and the validation (what it was, seconds).
     phases: list[tuple[str, float]] = field(default_factory=list)
@@ -201,7 +204,8 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
         shutil.copyfile(HOOK, scratch.folder / "hook" / "sitecustomize.py")
         shutil.copyfile(RECORDER_HOOK, scratch.folder / "hook" / "jitfix_recorder.py")
         eager = scratch.run(disable_jit=True, why="reference", record=validate)
-        scratch.recorded = {(entry["file"], entry["function"]) for entry in _log_entries(scratch.eager_profile_log)
+        reference_log = _log_entries(scratch.eager_profile_log)
+        scratch.recorded = {(entry["file"], entry["function"]) for entry in reference_log
                             if entry.get("kind") == "recorded"}
         touched = _project_files(scratch.log, scratch.project, command)
         python_valued = _python_valued(scratch.eager_profile_log, scratch.project)
@@ -255,8 +259,14 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                            (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
                            outcome.stdout if outcome else "", read_profile(scratch.profile_log, scratch.project)[0])
         result.moved = moved
-        if result.stdout_difference() is not None:
-            result.unstable = _unstable_lines(scratch, result)
+        silent = silent_differences(reference_log, _log_entries(scratch.profile_log),
+                                    lambda path: _original_text(scratch.project, path, originals))
+        if result.stdout_difference() is not None or silent:
+            again = _second_reference(scratch, result)
+            result.unstable = unstable_lines(result.reference_stdout, again.stdout)
+            result.silent = [replace(difference, path=str(Path(difference.path).relative_to(scratch.project.resolve())))
+                             for difference in unstable(silent, reference_log, _log_entries(scratch.eager_profile_log))
+                             if Path(difference.path).is_relative_to(scratch.project.resolve())]
         if validate and changed:
             _validate(scratch, result, settings)
         result.phases = scratch.phases
@@ -286,14 +296,21 @@ def _prints_proven(scratch: _Scratch, settings: Settings, evidence: list[Observa
     return None
 
 
-def _unstable_lines(scratch: _Scratch, result: RunResult) -> frozenset[int]:
-    """The lines the original prints otherwise from one run to the next (with jit disabled,
-    run once more): a difference there is not the fixes' doing. Leaves the originals in the
-    scratch copy."""
+def _second_reference(scratch: _Scratch, result: RunResult):
+    """The original run once more with jit disabled: what it prints or returns otherwise from
+    one run to the next is not jit's doing. Leaves the originals in the scratch copy."""
     for relative, (original, _) in result.changed.items():
         (scratch.project / relative).write_text(original, encoding="utf-8")
-    again = scratch.run(disable_jit=True, why="lines that change between runs")
-    return unstable_lines(result.reference_stdout, again.stdout)
+    return scratch.run(disable_jit=True, why="what changes between runs")
+
+
+def _original_text(project: Path, path: str, originals: dict[str, str]) -> str | None:
+    """A project file's text as the user has it (before any round's rewrite)."""
+    try:
+        relative = str(Path(path).relative_to(project.resolve()))
+        return originals.get(relative) or (project / relative).read_text(encoding="utf-8")
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None
 
 
 def _refusal(eager, failures: list[Observation]) -> str | None:
@@ -353,8 +370,8 @@ def _run(command: list[str], cwd: Path, hook: Path, log: Path, timeout: float, p
         extra["JITFIX_RECORD_CALLS"] = str(calls)
     if disable_jit:  # no compiles to log: only the jitted functions' calls and their arguments
         extra.update(JAX_DISABLE_JIT="1", JITFIX_PROFILE_CALLS_ONLY="1")
-    if profile_log is not None:  # how each jitted function compiled (see jitfix.profile)
-        extra["JITFIX_PROFILE_LOG"] = str(profile_log)
+    if profile_log is not None:  # how each jitted function compiled (see jitfix.profile), what it returned
+        extra.update(JITFIX_PROFILE_LOG=str(profile_log), JITFIX_WATCH_RESULTS="1")
     return run_process(command, timeout=timeout, env=environment(extra, pass_env), cwd=str(cwd))
 
 

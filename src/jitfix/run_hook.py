@@ -132,6 +132,10 @@ class _Profiler:
         # jitted function are saved as the validation's recording saves them, so that a
         # rewrite of one needs no run of its own to record them (see validate/recorder_hook.py).
         self.recorder = recorder
+        # `jitfix run`: fingerprint each jitted function's results and what it reads besides
+        # its arguments, call by call, to compare the jitted run with the run with jit disabled.
+        self.watching = bool(os.environ.get("JITFIX_WATCH_RESULTS"))
+        self.watched_calls = {}  # (file, line, name) -> calls fingerprinted so far
 
     def write(self, entry):
         try:
@@ -187,7 +191,8 @@ class _Profiler:
         record = None
         if self.recorder is not None and code is not None and getattr(target, "__qualname__", None) == name:
             record = functools.partial(self._record, os.path.realpath(code.co_filename), name)
-        return _Counted(jitted, tally, len(tally.signatures) - 1, record)
+        watch = _Watch(self, key, fun, parameters, options) if self.watching else None
+        return _Counted(jitted, tally, len(tally.signatures) - 1, record, watch)
 
     # Arguments larger than this are not saved by the reference run (a model's parameters,
     # for every jitted function, whatever is rewritten): a rewrite of that function then has
@@ -349,11 +354,12 @@ def _unwrapped(fun):
 class _Counted:
     """A jitted function that counts its calls; everything else is the jitted function's."""
 
-    def __init__(self, jitted, tally, version, record=None):
+    def __init__(self, jitted, tally, version, record=None, watch=None):
         self._jitted = jitted
         self._tally = tally
         self._version = version
         self._record = record  # saves a call's arguments (the run with jit disabled of `jitfix run`)
+        self._watch = watch  # fingerprints a call's result and what it reads (`jitfix run`: _Watch)
         functools.update_wrapper(self, jitted, updated=())
 
     # How many calls of jitted functions are under way: a call made inside another is traced
@@ -364,22 +370,227 @@ class _Counted:
         self._tally.note(self._version, args, kwargs, nested=self._active[0] > 0)
         if self._record is not None and not self._active[0]:
             self._record(args, kwargs)
+        watched = self._watch.before(args, kwargs) if self._watch is not None and not self._active[0] else None
         start = time.perf_counter()
         self._active[0] += 1
         try:
-            return self._jitted(*args, **kwargs)
+            result = self._jitted(*args, **kwargs)
         finally:
             self._active[0] -= 1
             self._tally.calls += 1
             self._tally.seconds += time.perf_counter() - start
+        if watched is not None:
+            self._watch.after(watched, result)
+        return result
 
     def __getattr__(self, name):
-        if name in ("_jitted", "_tally", "_version", "_record"):  # not set yet (a copy being made): no recursion
+        if name in ("_jitted", "_tally", "_version", "_record", "_watch"):  # not set yet (a copy): no recursion
             raise AttributeError(name)
         return getattr(self._jitted, name)
 
     def __get__(self, instance, owner=None):  # a jitted method binds like a function
         return self if instance is None else functools.partial(self, instance)
+
+
+class _Watch:
+    """Fingerprints of what one jitted function returned on each top-level call and of what it
+    read then besides its arguments -- the module globals its code names, its closure's cells,
+    the attributes of the instance of a bound method or of a static argument jit keys by
+    identity -- for its first ``CALLS`` calls. ``jitfix run`` compares them between the run with
+    jit disabled and the jitted run (``jitfix/silent.py``): a result that differs, with nothing
+    raised, is a silent failure, and a read value that changed after the trace (or that differs
+    between the runs) is its cause."""
+
+    CALLS = 32
+
+    def __init__(self, profiler, key, fun, parameters, options):
+        self.profiler = profiler
+        self.key = key
+        self.fun = fun
+        self.static = _static_parameters(fun, parameters, options)
+        self.signature = _signature(fun)
+
+    def before(self, args, kwargs):
+        call = self.profiler.watched_calls.get(self.key, 0)
+        if call >= self.CALLS:
+            return None
+        self.profiler.watched_calls[self.key] = call + 1
+        try:
+            return call, _reads(self.fun, self._identity_keyed(args, kwargs))
+        except Exception:
+            return call, {}
+
+    def after(self, watched, result):
+        call, reads = watched
+        try:
+            import jax
+
+            leaves = jax.tree_util.tree_leaves(result)[:_MOST_LEAVES]
+            fingerprint = [_fingerprint(leaf) for leaf in leaves]
+        except Exception:
+            return
+        self.profiler.write({"kind": "result", "file": self.key[0], "line": self.key[1], "function": self.key[2],
+                             "call": call, "result": fingerprint, "reads": reads})
+
+    def _identity_keyed(self, args, kwargs):
+        """The static arguments jit keys by identity (an object without ``__eq__``): their
+        attributes can change with no new compile."""
+        if self.signature is None or not self.static:
+            return []
+        given = self.signature.bind_partial(*args, **kwargs).arguments
+        return [(name, given[name]) for name in self.static if name in given
+                and type(given[name]).__eq__ is object.__eq__ and not callable(given[name])]
+
+
+_MOST_LEAVES = 64  # of a result, fingerprinted
+_MOST_READS = 256  # values read by one call, fingerprinted
+_MOST_DEPTH = 8  # attributes and items followed from a read name
+_MOST_ELEMENTS = 100_000  # an array larger is fingerprinted by its shape and dtype alone
+
+
+def _reads(fun, identity_keyed):
+    """``path -> fingerprint`` of what a call of ``fun`` reads besides its arguments."""
+    reads: dict = {}
+    target = _unwrapped(fun)
+    function = getattr(target, "__func__", target)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return reads
+    namespace = getattr(function, "__globals__", {})
+    for name in sorted(_global_names(code, namespace)):
+        _walk(namespace[name], name, reads, 0)
+    for name, cell in zip(code.co_freevars, getattr(function, "__closure__", None) or ()):
+        try:
+            _walk(cell.cell_contents, name, reads, 0)
+        except ValueError:  # an empty cell
+            continue
+    owner = getattr(target, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):  # a bound method jitted
+        _walk(owner, code.co_varnames[0] if code.co_argcount else "self", reads, 0)
+    for name, value in identity_keyed:
+        _walk(value, name, reads, 0)
+    return reads
+
+
+_MOST_HELPERS = 32  # functions of the module followed from a jitted function
+
+
+def _global_names(code, namespace):
+    """The module globals the code names -- and the code of the module's functions it reaches
+    through them (called directly, or through a dict or list of functions) names: what a trace
+    of it reads from the module."""
+    names: set = set()
+    codes = [code]
+    seen: set = set()
+    while codes and len(seen) < _MOST_HELPERS:
+        current = codes.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        codes += [constant for constant in current.co_consts if isinstance(constant, types.CodeType)]
+        for name in current.co_names:
+            if name not in namespace:
+                continue
+            names.add(name)
+            value = namespace[name]
+            held = list(value.values()) if isinstance(value, dict) else list(value) \
+                if isinstance(value, (list, tuple)) else [value]
+            codes += [item.__code__ for item in held[:64]
+                      if isinstance(item, types.FunctionType) and item.__globals__ is namespace]
+    return names
+
+
+def _walk(value, path, reads, depth):
+    """Fingerprint ``value`` at ``path``, following the attributes and items of objects,
+    lists, tuples and dicts; modules, classes and functions are their names."""
+    try:
+        _walk_value(value, path, reads, depth)
+    except Exception:  # an object whose attributes cannot be read: what it holds is not watched
+        pass
+
+
+def _walk_value(value, path, reads, depth):
+    if len(reads) >= _MOST_READS or isinstance(value, types.ModuleType):
+        return
+    if isinstance(value, type):
+        return
+    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)) \
+            or callable(value) and hasattr(value, "__wrapped__"):  # a jitted function, a decorated one
+        reads[path] = ["function", _function_name(value)]
+        return
+    if _is_generator(value):  # a NumPy random generator: its state says whether it drew
+        reads[path] = ["random", f"state {hash(repr(_generator_state(value))) & 0xFFFFFF:06x}"]
+        return
+    if _is_leaf(value):
+        reads[path] = _fingerprint(value)
+        return
+    if depth >= _MOST_DEPTH:
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value[:16]):
+            _walk(item, f"{path}[{index}]", reads, depth + 1)
+    elif isinstance(value, dict):
+        for key in list(value)[:16]:
+            if isinstance(key, (str, int)):
+                _walk(value[key], f"{path}[{key!r}]", reads, depth + 1)
+    elif hasattr(value, "__dict__") and not isinstance(value, logging.Logger):
+        for name, attribute in list(vars(value).items())[:32]:
+            _walk(attribute, f"{path}.{name}", reads, depth + 1)
+
+
+def _function_name(value):
+    """``module.helper:12``: a function by its name and line (two lambdas differ by their line)."""
+    target = _unwrapped(value)
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    name = getattr(target, "__qualname__", type(value).__name__)
+    return f"{name}:{code.co_firstlineno}" if code is not None else name
+
+
+def _is_generator(value):
+    kind = type(value)
+    return kind.__module__.startswith("numpy.random") and kind.__name__ in ("Generator", "RandomState")
+
+
+def _generator_state(value):
+    return value.bit_generator.state if hasattr(value, "bit_generator") else value.get_state(legacy=False)
+
+
+def _is_leaf(value):
+    return value is None or isinstance(value, (bool, int, float, complex, str)) or \
+        hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def _fingerprint(value):
+    """A JSON summary of a value, compared with a tolerance by ``jitfix/silent.py``: a number;
+    a string; an array's shape, first elements and sums; a tracer; else its type."""
+    if value is None or isinstance(value, str):
+        return ["text", repr(value)[:80]]
+    if isinstance(value, (bool, int, float)):
+        return ["number", [], [float(value)], float(value), abs(float(value))]
+    if isinstance(value, complex):
+        return ["number", [], [abs(value)], abs(value), abs(value)]
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(value, jax.core.Tracer):
+        return ["tracer", _abstract_type(value)]
+    shape = [int(size) for size in getattr(value, "shape", ())]
+    if not hasattr(value, "dtype"):
+        return ["object", type(value).__name__]
+    size = 1
+    for extent in shape:
+        size *= extent
+    try:
+        import numpy
+
+        if size > _MOST_ELEMENTS:
+            raise ValueError(size)
+        flat = numpy.asarray(value).reshape(-1)
+        if flat.dtype.kind not in "biufc":
+            raise ValueError(flat.dtype)
+        flat = numpy.abs(flat) if flat.dtype.kind == "c" else flat
+        flat = flat.astype(numpy.float64)
+        return ["number", shape, flat[:8].tolist(), float(flat.sum()), float(numpy.abs(flat).sum())]
+    except Exception:  # too large, or not numbers (a PRNG key's data): its shape and dtype
+        return ["array", shape, str(value.dtype)]
 
 
 class _LogHandler(logging.Handler):
