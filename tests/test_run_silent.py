@@ -205,3 +205,22 @@ def test_a_function_whose_results_differ_between_two_eager_runs_is_not_reported(
     jitted = [entry(0, [number(0.5)], {})]
     found = silent_differences(eager, jitted, lambda path: None)
     assert len(found) == 1 and unstable(found, eager, again) == []
+
+
+def test_a_global_changed_from_another_module_is_passed_in_once_the_run_sees_it_go_stale(tmp_path: Path) -> None:
+    """`check` cannot see `main.py` change `model.SCALE`; the run sees `scaled` return the same
+    after the change, and the value that changed: JF301 then passes it in, and the rerun agrees."""
+    (tmp_path / "model.py").write_text("import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef scaled(x):\n    return x * SCALE\n")
+    (tmp_path / "main.py").write_text("import jax.numpy as jnp\n\nimport model\n\nx = jnp.ones(2)\n"
+                                      "print(model.scaled(x))\nmodel.SCALE = 2.0\nprint(model.scaled(x))\n")
+    assert CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path)]).exit_code == 0  # nothing provable
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "  model.py:6 `scaled` computed otherwise under jit (it read `SCALE` as it was when traced) -> JF301\n" \
+        in result.stderr
+    assert "model.py: scaled passed (1 input)" in result.stderr
+    assert "compute otherwise" not in result.stderr and "output differs" not in result.stderr
+    assert (tmp_path / "model.py").read_text() == (
+        "import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef _scaled(x, *, SCALE):\n    return x * SCALE\n\n\n"
+        "def scaled(x):\n    return _scaled(x, SCALE=SCALE)\n")

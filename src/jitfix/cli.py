@@ -723,6 +723,11 @@ def run(
             held = f" ({', '.join(f'{name}: {kind}' for name, kind in seen.types)})" if seen.types else ""
             err.print(f"  {where} {seen.error} in {seen.function}{held} -> {done}" + (f": {why}" if why else ""),
                       markup=False)
+        for difference in current.silent:
+            done = ", ".join(sorted(set(current.fixed.get(difference.path, []))))
+            err.print(f"  {difference.path}:{difference.line} `{difference.function}` computed otherwise under jit "
+                      f"(it read {', '.join(f'`{cause.path}`' for cause in difference.causes)} as it was when traced) -> {done}",
+                      markup=False)
     if result.refused:
         err.print(f"jitfix: {result.refused}; nothing fixed, nothing written", markup=False)
         raise typer.Exit(EXIT_ERROR)

@@ -37,16 +37,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, WANTED, sites_on_line
-from jitfix.analysis.observations import JITTED, ON_PATH, STATIC, Observation
+from jitfix.analysis.observations import CHANGED, JITTED, ON_PATH, STATIC, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
 from jitfix.files import SKIPPED, InputError, read_source
 from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
-from jitfix.silent import SilentDifference, silent_differences, unstable
+from jitfix.silent import STALE, SilentDifference, silent_differences, unstable
 from jitfix.validate.compare import first_line_difference, unstable_lines
 from jitfix.validate.process import environment
 from jitfix.validate.process import run as run_process
@@ -74,6 +74,8 @@ class Round:
     places: dict[Observation, str] = field(default_factory=dict)
     # Why a failure had no fix: the finding the analysis left on its line, with its reason.
     reasons: dict[Observation, str] = field(default_factory=dict)
+    # The silent failures this round's fixes removed (a stale global passed in).
+    silent: list[SilentDifference] = field(default_factory=list)
 
 
 @dataclass
@@ -250,6 +252,9 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             if taken_back is not None:
                 moved.append(taken_back)
                 outcome = scratch.run(disable_jit=False, why="after taking a rewrite back")
+        silent: list[SilentDifference] = []
+        if outcome is not None:
+            outcome, silent = _silent_failures(scratch, settings, evidence, originals, rounds, reference_log, outcome)
         changed = {}
         for relative, original in originals.items():
             text = (scratch.project / relative).read_text(encoding="utf-8")
@@ -259,14 +264,11 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
                            (outcome.stdout + outcome.stderr) if outcome else "", eager.stdout,
                            outcome.stdout if outcome else "", read_profile(scratch.profile_log, scratch.project)[0])
         result.moved = moved
-        silent = silent_differences(reference_log, _log_entries(scratch.profile_log),
-                                    lambda path: _original_text(scratch.project, path, originals))
         if result.stdout_difference() is not None or silent:
             again = _second_reference(scratch, result)
             result.unstable = unstable_lines(result.reference_stdout, again.stdout)
-            result.silent = [replace(difference, path=str(Path(difference.path).relative_to(scratch.project.resolve())))
-                             for difference in unstable(silent, reference_log, _log_entries(scratch.eager_profile_log))
-                             if Path(difference.path).is_relative_to(scratch.project.resolve())]
+            result.silent = _in_project(unstable(silent, reference_log, _log_entries(scratch.eager_profile_log)),
+                                        scratch.project)
         if validate and changed:
             _validate(scratch, result, settings)
         result.phases = scratch.phases
@@ -291,6 +293,61 @@ def _prints_proven(scratch: _Scratch, settings: Settings, evidence: list[Observa
             and first_line_difference(reference_stdout, again.stdout, "", frozenset()) is None:
         rounds.append(Round(len(rounds) + 1, again.returncode, [], fixed=fixed))
         return again
+    for path, text in before.items():
+        Path(path).write_text(text, encoding="utf-8")
+    return None
+
+
+def _silent_failures(scratch: _Scratch, settings: Settings, evidence: list[Observation], originals: dict[str, str],
+                     rounds: list[Round], reference_log: list[dict], outcome):
+    """The jitted functions of the last run that return otherwise than with jit disabled, and
+    the run after the ones a stale global explains are fixed (``_stale_globals_passed``)."""
+    def original_text(path: str) -> str | None:
+        return _original_text(scratch.project, path, originals)
+
+    def compared(jitted_log: list[dict]) -> list[SilentDifference]:
+        return silent_differences(reference_log, jitted_log, original_text)
+
+    silent = compared(_log_entries(scratch.profile_log))
+    passed = _stale_globals_passed(scratch, settings, evidence, originals, rounds, silent, outcome.returncode,
+                                   compared) if silent else None
+    return passed if passed is not None else (outcome, silent)
+
+
+def _in_project(found: list[SilentDifference], project: Path) -> list[SilentDifference]:
+    """``found`` with each path relative to the project (what the user's files are called)."""
+    root = project.resolve()
+    return [replace(difference, path=str(Path(difference.path).relative_to(root)))
+            for difference in found if Path(difference.path).is_relative_to(root)]
+
+
+def _stale_globals_passed(scratch: _Scratch, settings: Settings, evidence: list[Observation],
+                          originals: dict[str, str], rounds: list[Round], silent: list[SilentDifference],
+                          returncode: int | None, compared: Callable[[list[dict]], list[SilentDifference]]):
+    """Silent failures explained by a module global that changed after the trace: with the run's
+    observation that it changes (``CHANGED``), JF301 passes it in at each call -- also where the
+    change is made from another module, which the analysis alone cannot see. Kept when the next
+    run exits as the last did and those functions return what they return with jit disabled.
+    That run and the silent failures left (None: nothing to rewrite, or it did not help, and
+    the files are as they were)."""
+    explained = [difference for difference in silent
+                 if any(cause.kind == STALE and cause.module_global for cause in difference.causes)]
+    seen = [Observation(difference.path, difference.function, difference.line, cause.line, CHANGED, (cause.path,))
+            for difference in explained for cause in difference.causes if cause.kind == STALE and cause.module_global]
+    if not seen:
+        return None
+    before = {path: Path(path).read_text(encoding="utf-8") for path in {observation.path for observation in seen}}
+    fixed, _ = _fix(scratch.project, settings, evidence + seen, set(before), originals, Options(apply_fixes=True))
+    if not fixed:
+        return None
+    again = scratch.run(disable_jit=False, why="stale globals passed in")
+    left = compared(_log_entries(scratch.profile_log))
+    still = {(difference.path, difference.function) for difference in left}
+    if again.returncode == returncode and not still & {(each.path, each.function) for each in explained}:
+        rounds.append(Round(len(rounds) + 1, again.returncode, [], fixed=fixed,
+                            silent=_in_project(explained, scratch.project)))
+        evidence += seen
+        return again, left
     for path, text in before.items():
         Path(path).write_text(text, encoding="utf-8")
     return None

@@ -44,6 +44,7 @@ class Cause:
     first: str  # STALE: its value at the first call; LOST: its value with jit disabled
     then: str  # STALE: its value at the differing call; LOST: its value under jit
     random: bool = False  # a NumPy random generator, whose state changes as it draws
+    module_global: bool = False  # a name the module binds at its top level (JF301 can pass it in)
 
     def describe(self, call: int) -> str:
         through = f" (read through `{self.read_as}`)" if self.read_as != self.path else ""
@@ -52,9 +53,10 @@ class Cause:
                     "it draws once, when traced, and every call reuses those numbers -- draw with `jax.random` "
                     "and a key passed in (or draw outside the jitted function and pass the numbers in)")
         if self.kind == STALE:
+            owner = ", or make its owner a pytree" if self.path != self.path.split(".")[0].split("[")[0] else ""
             return (f"it reads `{self.path}`{through} at line {self.line}, which changed after jit traced it "
                     f"({self.first} at call 1, {self.then} at call {call + 1}) -- jit keeps the value it traced "
-                    "with: pass the value in as an argument, or make its owner a pytree")
+                    f"with: pass the value in as an argument{owner}")
         if self.then == "a tracer":
             return (f"`{self.path}`{through}, read at line {self.line}, holds a tracer before call {call + 1} under "
                     f"jit ({self.first} with jit disabled): traced code stores a traced value there, which leaks "
@@ -89,8 +91,8 @@ def silent_differences(reference: Iterable[dict], jitted: Iterable[dict],
     the causes the source bears out (``source_of``: a file's original text, or None)."""
     eager, under_jit = _calls(reference), _calls(jitted)
     found = []
-    for key in sorted(eager.keys() & under_jit.keys()):
-        first, second = eager[key], under_jit[key]
+    for key, renamed in sorted(_paired(eager, under_jit).items()):
+        first, second = eager[key], under_jit[renamed]
         for call in sorted(first.keys() & second.keys()):
             difference = _results_difference(first[call]["result"], second[call]["result"])
             if difference is None:
@@ -109,6 +111,20 @@ def unstable(found: list[SilentDifference], reference: Iterable[dict], again: It
     differing = {(difference.path, difference.function)
                  for difference in silent_differences(reference, again, lambda path: None)}
     return [difference for difference in found if (difference.path, difference.function) not in differing]
+
+
+def _paired(eager: dict[tuple[str, str], dict[int, dict]], jitted: dict[tuple[str, str], dict[int, dict]]
+            ) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each function of the run with jit disabled and its counterpart in the jitted run: itself,
+    or -- where a rewrite renamed the jitted def (JF301's `_scaled`, called by `scaled`) -- the
+    one function of that file only the jitted run has, with as many calls."""
+    pairs = {key: key for key in eager.keys() & jitted.keys()}
+    for key in eager.keys() - jitted.keys():
+        new = [other for other in jitted.keys() - eager.keys()
+               if other[0] == key[0] and len(jitted[other]) == len(eager[key])]
+        if len(new) == 1:
+            pairs[key] = new[0]
+    return pairs
 
 
 def _calls(entries: Iterable[dict]) -> dict[tuple[str, str], dict[int, dict]]:
@@ -205,7 +221,22 @@ class _Reader:
         if read is None:
             for scope in self._others(parts[0]):
                 read = read or _read_in(scope, parts, attribute_needed=len(parts) > 1)
-        return Cause(kind, path, read[0], read[1], first, then) if read is not None else None
+        if read is None:
+            return None
+        return Cause(kind, path, read[0], read[1], first, then, module_global=path in self._module_names()
+                     and path not in {name.id for name in ast.walk(self.function) if isinstance(name, ast.Name)
+                                      and isinstance(name.ctx, ast.Store)}
+                     and path not in {argument.arg for argument in ast.walk(self.function.args)
+                                      if isinstance(argument, ast.arg)})
+
+    def _module_names(self) -> set[str]:
+        """The names the module binds by assignment at its top level."""
+        names: set[str] = set()
+        for statement in self.tree.body if self.tree is not None else []:
+            targets = statement.targets if isinstance(statement, ast.Assign) else \
+                [statement.target] if isinstance(statement, ast.AnnAssign | ast.AugAssign) else []
+            names |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
+        return names
 
     def _others(self, root: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         """Where else the trace may read ``root``: the class's other methods for an attribute of

@@ -16,7 +16,9 @@ class Observation:
     ``static``, parameters of this jitted function that every call gave a Python value -- or
     (``error`` is ``CALLED``, found by the analysis of another module of the run) that traced
     code there calls it with tracers in ``traced`` -- or (``error`` is ``ON_PATH``) that it
-    called, at ``line``, the code where a failure was raised, with tracers in ``traced``."""
+    called, at ``line``, the code where a failure was raised, with tracers in ``traced`` -- or
+    (``error`` is ``CHANGED``) that the module globals in ``traced`` changed between its calls
+    in the jitted run and its results under jit did not follow them (``jitfix/silent.py``)."""
 
     path: str  # real path of the module
     function: str
@@ -39,13 +41,13 @@ class Observation:
     def is_failure(self) -> bool:
         """A JAX error of a traced value was raised at ``line`` (not a frame on its path, a jit
         or a static value)."""
-        return self.error not in (JITTED, STATIC, CALLED, ON_PATH)
+        return self.error not in (JITTED, STATIC, CALLED, ON_PATH, CHANGED)
 
     @property
     def holds_arrays(self) -> bool:
         """The traced names held one array each (a tracer was seen in them); a jitted
         function's parameters may be any pytree of arrays."""
-        return self.error not in (JITTED, STATIC, CALLED)
+        return self.error not in (JITTED, STATIC, CALLED, CHANGED)
 
     @property
     def reason(self) -> str:
@@ -55,6 +57,9 @@ class Observation:
             return f"called with traced arguments from {self.via}"
         if self.error == ON_PATH:
             return f"seen traced by `jitfix run` (its call at line {self.line} led to a failure under jit)"
+        if self.error == CHANGED:
+            names = ", ".join(f"`{name}`" for name in self.traced)
+            return f"{names} changed between its calls in the run of `jitfix run`, and its results under jit did not"
         if self.error == STATIC:
             given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
             return f"a Python value on every call in the run with jit disabled ({given})"
@@ -65,3 +70,4 @@ JITTED = "jitted"
 STATIC = "static"
 CALLED = "called"
 ON_PATH = "on the path"  # a frame between a jitted call and a failure (its locals held tracers)
+CHANGED = "changed"  # module globals that went stale in a jitted function (not traced values)

@@ -27,7 +27,7 @@ from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTER
                                        SWITCH, TRACING_TRANSFORMS, function_category, is_array_annotation)
 from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.observations import CALLED, STATIC, Observation
+from jitfix.analysis.observations import CALLED, CHANGED, STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.analysis.frameworks import flax_apply
 from jitfix.analysis.scopes import Bound, CalledAs, Scopes, scope_index
@@ -987,7 +987,7 @@ class TracedFinder:
 
     def run(self, observed: Iterable[Observation] = ()) -> dict[FunctionNode, TracedFunction]:
         observed = list(observed)
-        self._seed_observed([seen for seen in observed if seen.error != STATIC])
+        self._seed_observed([seen for seen in observed if seen.error not in (STATIC, CHANGED)])
         self._seed()
         self._seed_static([seen for seen in observed if seen.error == STATIC])
         self._link_scopes()

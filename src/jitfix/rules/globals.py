@@ -27,8 +27,9 @@ from jitfix.analysis.blocks import (
     nodes_of,
     walk_body,
 )
+from jitfix.analysis.observations import CHANGED
 from jitfix.analysis.project import Project
-from jitfix.analysis.stale_globals import (called_across_a_rebinding, changed_inside, changing_globals, free_reads,
+from jitfix.analysis.stale_globals import (GlobalChange, called_across_a_rebinding, changed_inside, changing_globals, free_reads,
                                            is_config, may_change, module_attribute_reads, module_level_names,
                                            outermost_function, passable, read_attributes, used_as_registry)
 from jitfix.analysis.summaries import ModuleProgram
@@ -36,6 +37,7 @@ from jitfix.analysis.traced_function import TracedFunction, is_lambda_body
 from jitfix.cst_text import code, cst, with_keywords
 from jitfix.findings import Edit, EditContext, Finding, Fix, Position, Safety
 from jitfix.naming import unique_name
+from jitfix.paths import real_path
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.function_context import name_position
 from jitfix.rules.static_arguments import names_source, static_argnames_edit
@@ -151,13 +153,17 @@ class StaleGlobal(Rule):
     def _own_globals(self, module: ModuleContext) -> Iterator[Finding]:
         module_names, rebound = module_level_names(module.tree)
         changes = module.traced.changes_of(module_names)
-        if not rebound and not changes:
+        seen_changing = _seen_changing(module) & module_names
+        if not rebound and not changes and not seen_changing:
             return  # no module-level name ever changes: no global can go stale
         parents = module.traced.parents
         reads = _reads_by_traced_function(module, parents)
         candidates = {name for names in reads.values() for name in names} - set(module.imports.aliases)
         attributes_read = read_attributes(list(reads), candidates) if candidates else {}
         changing = changing_globals(module.tree, candidates, changes, attributes_read) if candidates else {}
+        for name in sorted(seen_changing & candidates):  # changed where this module cannot see (another module)
+            changing.setdefault(name, GlobalChange("changed between calls in the run of `jitfix run`, and the "
+                                                   "jitted results did not follow it"))
         if not changing:
             return
         for traced in module.traced.values():
@@ -272,6 +278,16 @@ class StaleGlobal(Rule):
                   f"`{traced.node.name}`, passed at {'its call' if count == 1 else f'each of its {count} calls'}", edits)
         return self.finding(module, first_read, f"{where}; pass {'them' if len(stale) > 1 else 'it'} in", fix,
                             function=traced)
+
+
+def _seen_changing(module: ModuleContext) -> set[str]:
+    """The module's globals a run saw change between the calls of a jitted function whose results
+    under jit did not follow them (``Observation`` ``CHANGED``)."""
+    observed = module.settings.observed
+    if not observed:
+        return set()
+    path = real_path(module.path)
+    return {name for seen in observed if seen.error == CHANGED and seen.path == path for name in seen.traced}
 
 
 def _stale_closure(module: ModuleContext, traced: TracedFunction
