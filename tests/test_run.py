@@ -906,3 +906,21 @@ def test_a_fix_of_how_a_function_is_jitted_alone_says_the_rerun_is_its_proof(tmp
     assert "validation (the arguments of an eager run as inputs):\n  model.py: no function body was rewritten (only " \
            "how it is jitted); the rerun is its proof\n" in result.stderr, result.output
     assert result.exit_code == 0
+
+
+def test_an_optional_argument_or_its_default_keeps_the_none_test_in_python(tmp_path: Path) -> None:
+    """`scale or default` (jax#16430): the run proves `scale` a tracer where it is given; where a
+    call leaves it out it is None, static under jit, so the rewrite tests for None in Python and
+    chooses between the given scale and the default with lax.cond only when it is given."""
+    (tmp_path / "model.py").write_text("import jax.numpy as jnp\n\n\ndef logits(q, scale=None):\n"
+                                       "    scale = scale or 1.0 / jnp.sqrt(q.shape[-1])\n    return q * scale\n")
+    (tmp_path / "main.py").write_text("import jax\nimport jax.numpy as jnp\n\nimport model\n\n"
+                                      "JITTED = {'logits': jax.jit(model.logits)}\nq = jnp.ones(4)\n"
+                                      "print(JITTED['logits'](q), JITTED['logits'](q, 0.25), JITTED['logits'](q, 0.0))\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "model.py:5 TracerBoolConversionError in logits (q: float32[4], scale: float32[]) -> JF103" in result.stderr
+    assert "model.py: logits passed" in result.stderr
+    assert "    scale = 1.0 / jnp.sqrt(q.shape[-1]) if scale is None else lax.cond(\n" \
+        in (tmp_path / "model.py").read_text()

@@ -212,11 +212,13 @@ def _cond_source(context: EditContext, test: cst.BaseExpression, body: cst.BaseE
     return context.call_source(f"{context.name('jax.lax')}.cond", [_argument(test), *(f"lambda: {arm}" for arm in arms)])
 
 
-def chosen_operand_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int) -> Edit:
+def chosen_operand_edit(module: ModuleContext, node: ast.BoolOp, first_traced: int, optional: bool = False) -> Edit:
     """``a or b`` -> ``lax.cond(a, lambda: a, lambda: b)`` and ``a and b`` -> ``lax.cond(a,
     lambda: b, lambda: a)``, for the two operands from ``first_traced`` on (the static ones
     before keep Python's short-circuit): what Python returns, one of the operands, chosen by
-    the truth of the first. Operands of different result types are cast as a ternary's arms."""
+    the truth of the first. Operands of different result types are cast as a ternary's arms.
+    An ``optional`` first operand may also be None, which is static under jit and false: the
+    choice is Python's there (``scale or d`` -> ``d if scale is None else lax.cond(...)``)."""
     start, end = module.span_of(node)
     is_or = isinstance(node.op, ast.Or)
     tested, other = node.values[first_traced:]
@@ -237,6 +239,10 @@ def chosen_operand_edit(module: ModuleContext, node: ast.BoolOp, first_traced: i
         first, second = operands[first_traced:]
         chosen = _cond_source(context, first, first, second, to_cast) if is_or \
             else _cond_source(context, first, second, first, to_cast)
+        if optional:
+            when_none = _argument(second) if is_or else "None"
+            chosen = f"{when_none} if {_argument(first)} is None else {chosen}"
+            chosen = f"({chosen})" if kept else chosen
         return _with_parens(updated, f" {'or' if is_or else 'and'} ".join([*kept, chosen]))
 
     imports = ("jax.lax", "jax.numpy") if to_cast else ("jax.lax",)
@@ -281,3 +287,35 @@ def boolean_names(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Imp
                 known.discard(name)
                 changed = True
     return frozenset(known)
+
+
+def may_be_none(operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef, before: int) -> bool:
+    """``operand`` is a parameter of ``function`` that defaults to None (or is annotated
+    ``Optional``/``X | None``), not rebound before line ``before``: a call may leave it None."""
+    if not isinstance(operand, ast.Name):
+        return False
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    defaults = dict(zip([arg.arg for arg in positional[len(positional) - len(arguments.defaults):]],
+                        arguments.defaults))
+    defaults.update({arg.arg: default for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                     if default is not None})
+    parameter = next((arg for arg in positional + arguments.kwonlyargs if arg.arg == operand.id), None)
+    if parameter is None:
+        return False
+    default = defaults.get(operand.id)
+    optional = isinstance(default, ast.Constant) and default.value is None or _optional_annotation(parameter.annotation)
+    rebound = any(isinstance(node, ast.Name) and node.id == operand.id and isinstance(node.ctx, ast.Store)
+                  and node.lineno < before for node in walk_body(function) for node in ast.walk(node))
+    return optional and not rebound
+
+
+def _optional_annotation(annotation: ast.expr | None) -> bool:
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Subscript):
+        return isinstance(annotation.value, ast.Name | ast.Attribute) and \
+            (annotation.value.id if isinstance(annotation.value, ast.Name) else annotation.value.attr) == "Optional"
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return any(isinstance(side, ast.Constant) and side.value is None for side in (annotation.left, annotation.right))
+    return False

@@ -251,7 +251,9 @@ class TracedBooleanOperator(Rule):
         "are all booleans (comparisons, `not`, `jnp.isnan`, ...) `jnp.logical_*` gives the same; when "
         "not (`scale or 1.0`), the operand is chosen as Python chooses it, by the truth of the first, "
         "with `lax.cond(scale, lambda: scale, lambda: 1.0)` (`a and b`: `lax.cond(a, lambda: b, "
-        "lambda: a)`), operands of different types cast to a common one; reported where more than two "
+        "lambda: a)`), operands of different types cast to a common one; a parameter that defaults to "
+        "None (or is annotated `Optional`) is tested for None first, in Python, as None is static under "
+        "jit (`1.0 if scale is None else lax.cond(...)`); reported where more than two "
         "operands follow the first traced one, or where the first would be evaluated twice at a cost "
         "(a call of a function outside JAX). Tests of `while` loops and of `if` statements that "
         "cannot be rewritten are left to those findings.",
@@ -271,7 +273,7 @@ class TracedBooleanOperator(Rule):
                     continue
                 chosen = site.returns_an_operand(module.imports, entry.boolean_names)
                 how = "choose the operand with lax.cond" if chosen else "rewrite with jnp.logical_*"
-                fix = Fix(Safety.SAFE, how, [site.value_edit(module, entry.boolean_names)])
+                fix = Fix(Safety.SAFE, how, [site.value_edit(module, entry.boolean_names, entry.traced.node)])
                 use = "`lax.cond`: Python returns one of the operands" if chosen else "`jnp.logical_*`"
                 yield self.finding(module, site.node, f"{where}; use {use}", fix, function=entry.traced)
 

@@ -18,6 +18,7 @@ from jitfix.control_flow.boolean_expressions import (
     chain_edit,
     chosen_operand_edit,
     is_boolean_valued,
+    may_be_none,
     not_edit,
 )
 from jitfix.control_flow.function import FunctionPlanner, FunctionRewriter
@@ -68,11 +69,15 @@ class BooleanSite:
         assert isinstance(self.node, ast.Compare)
         return chain_edit(module, self.node)
 
-    def value_edit(self, module: ModuleContext, booleans: frozenset[str]) -> Edit:
+    def value_edit(self, module: ModuleContext, booleans: frozenset[str],
+                   function: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> Edit:
         """Where the site's value is used: for an `and`/`or` that returns an operand, not a
-        boolean, that operand, chosen with lax.cond as Python chooses it; else the jnp form."""
+        boolean, that operand, chosen with lax.cond as Python chooses it (an optional
+        parameter of ``function`` tested for None first); else the jnp form."""
         if isinstance(self.node, ast.BoolOp) and self.returns_an_operand(module.imports, booleans):
-            return chosen_operand_edit(module, self.node, self.first_traced())
+            first = self.first_traced()
+            optional = function is not None and may_be_none(self.node.values[first], function, self.node.lineno)
+            return chosen_operand_edit(module, self.node, first, optional)
         return self.edit(module)
 
     def returns_an_operand(self, imports, booleans: frozenset[str]) -> bool:
