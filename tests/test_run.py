@@ -924,3 +924,50 @@ def test_an_optional_argument_or_its_default_keeps_the_none_test_in_python(tmp_p
     assert "model.py: logits passed" in result.stderr
     assert "    scale = 1.0 / jnp.sqrt(q.shape[-1]) if scale is None else lax.cond(\n" \
         in (tmp_path / "model.py").read_text()
+
+
+SOLVER = '''import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class State(NamedTuple):
+    step: jnp.ndarray
+    error: jnp.ndarray
+    failed: jnp.ndarray
+
+
+@dataclasses.dataclass(eq=False)
+class Solver:
+    tol: float = 1e-3
+    stop_if_failed: bool = False
+
+    def _cond_fun(self, state):
+        keep_going = (state.step < 5) & (state.error > self.tol)
+        return keep_going and (not self.stop_if_failed or not state.failed)
+
+    def run(self, x):
+        state = State(jnp.asarray(0), jnp.asarray(1.0), jnp.asarray(False))
+        body = lambda s: State(s.step + 1, s.error * x, s.step >= 2)
+        return jax.lax.while_loop(self._cond_fun, body, state).step
+'''
+
+
+def test_the_name_that_held_the_failing_tracer_picks_the_candidate(tmp_path: Path) -> None:
+    """After `keep_going and ...` is rewritten, the truth of `state.failed` (a field of the loop
+    state) fails beside that of `self.stop_if_failed` (a Python bool): the run finds which of the
+    frame's names held the tracer, and that candidate is the one rewritten (jaxopt#350)."""
+    (tmp_path / "solver.py").write_text(SOLVER)
+    (tmp_path / "main.py").write_text("import jax\n\nfrom solver import Solver\n\n"
+                                      "print([int(jax.jit(Solver(stop_if_failed=flag).run)(0.5)) for flag in (True, False)])\n")
+    result = CliRunner().invoke(app, ["run", "--write", "--no-color", "--root", str(tmp_path), "--",
+                                      sys.executable, "main.py"])
+    assert result.exit_code == 0, result.output
+    assert "solver.py:21 TracerBoolConversionError in _cond_fun" in result.stderr
+    assert "round 2: exit 1\n  solver.py:21 TracerBoolConversionError in _cond_fun (keep_going: bool[]) -> JF103\n" \
+        in result.stderr  # the same line, another tracer: new evidence
+    assert ("        return jnp.logical_and(keep_going, jnp.logical_or(\n"
+            "            jnp.logical_not(self.stop_if_failed),\n            jnp.logical_not(state.failed),\n"
+            "        ))\n") in (tmp_path / "solver.py").read_text()

@@ -18,6 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jitfix.analysis.imports import ImportTable
+from jitfix.cst_text import code
 from jitfix.findings import Edit, EditContext, EditError, Position
 
 # How a missing import is added, for paths that read better imported by name.
@@ -48,17 +49,21 @@ def _combined(edits: list[Edit]) -> dict[tuple, Edit]:
 class _ApplyEdits(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, edits: list[Edit], context: EditContext, only_around_edits: bool = True):
+    def __init__(self, edits: list[Edit], context: EditContext, lines: list[str], only_around_edits: bool = True):
         super().__init__()
         self.pending = _combined(edits)
         self.only_around_edits = only_around_edits
         self.types = tuple({edit.node_type for edit in edits})
         self.context = context
+        self.lines = lines  # of the module being edited
+        self.statements: list[int] = []  # the column of each statement the visit is inside
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # Only the nodes around an edit are rebuilt: libcst remakes every node it visits,
         # which for a large function cost most of a fix's time.
         where = self.get_metadata(PositionProvider, node, None)
+        if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+            self.statements.append(where.start.column if where is not None else 0)
         if where is None or not self.only_around_edits:
             return True
         decorators = getattr(node, "decorators", ())  # a def's or class's range starts after them
@@ -72,6 +77,8 @@ class _ApplyEdits(cst.CSTTransformer):
         return self.get_metadata(PositionProvider, anchor)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if isinstance(original, cst.SimpleStatementLine | cst.BaseCompoundStatement) and self.statements:
+            self.statements.pop()
         if isinstance(original, self.types):
             where = self._anchor(original)
             start, end = where.start, where.end
@@ -79,8 +86,22 @@ class _ApplyEdits(cst.CSTTransformer):
             edit = self.pending.pop((*key, (end.line, end.column)), None) or self.pending.pop((*key, None), None)
             if edit is not None:
                 self.context.column = self.get_metadata(PositionProvider, original).start.column
-                return edit.replace(updated, self.context)
+                replaced = edit.replace(updated, self.context)
+                return self._indented_as_its_line(replaced, start.line)
         return updated
+
+    def _indented_as_its_line(self, replaced, line: int):
+        """An expression split over lines is laid out relative to its statement (libcst indents
+        continuation lines to the enclosing block); one that starts on a continuation line indented
+        deeper (an argument of a call already split) is shifted by as much, to sit under it."""
+        if not isinstance(replaced, cst.BaseExpression) or not self.statements or not 0 < line <= len(self.lines):
+            return replaced
+        source = code(replaced)
+        text = self.lines[line - 1]
+        extra = len(text) - len(text.lstrip()) - self.statements[-1]
+        if extra <= 0 or "\n" not in source or '"""' in source or "'''" in source or "\\\n" in source:
+            return replaced
+        return cst.parse_expression(source.replace("\n", "\n" + " " * extra))
 
 
 def replaces_statements(edit: Edit) -> bool:
@@ -216,7 +237,7 @@ def _applied(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Modul
 def _edited(module: cst.Module, edits: list[Edit], edit_context: EditContext,
             only_around_edits: bool = True) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    transformer = _ApplyEdits(edits, edit_context, only_around_edits)
+    transformer = _ApplyEdits(edits, edit_context, module.code.split("\n"), only_around_edits)
     try:
         edited = wrapper.visit(transformer)
     except EditError as error:

@@ -540,7 +540,8 @@ def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observa
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
                                       int(entry["line"]), error, tuple(entry["traced"]),
                                       tuple(sorted(entry.get("types", {}).items())),
-                                      host=tuple(sorted(entry.get("host", {}).items())))
+                                      host=tuple(sorted(entry.get("host", {}).items())),
+                                      failing=str(entry.get("failing", "")))
         except (ValueError, KeyError, TypeError):
             continue
         if observation not in seen and Path(observation.path).is_relative_to(scratch.resolve()):

@@ -60,6 +60,9 @@ class _Recorder:
                              if _host_kind(value) is not None}
             if isinstance(value, jax.core.Tracer):
                 entry.update(_origin(value))
+                held_by = _held_by(value, frame.f_locals)
+                if held_by:
+                    entry["failing"] = held_by
             lines = [entry, *self._callers(frame.f_back, jax.core.Tracer)]
             with open(self.log, "a", encoding="utf-8") as handle:
                 handle.write("".join(json.dumps(line) + "\n" for line in lines))
@@ -298,6 +301,29 @@ def _origin(tracer):
                 "depends_on": sorted(depends)}
     except Exception:  # a name this cannot read: nothing is known of where the value comes from
         return {}
+
+
+def _held_by(tracer, names, depth=3):
+    """The name -- or attribute, field or item of one (``state.failed``, ``carry[1]``) -- that
+    holds ``tracer`` itself: the expression whose truth (or value) Python asked for."""
+    level = [(name, value) for name, value in names.items() if not name.startswith(".")]
+    for _ in range(depth):
+        for path, value in level:
+            if value is tracer:
+                return path
+        deeper = []
+        for path, value in level:
+            if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by field
+                deeper += [(f"{path}.{field}", getattr(value, field, None)) for field in value._fields]
+            elif isinstance(value, (list, tuple)):
+                deeper += [(f"{path}[{index}]", item) for index, item in enumerate(value[:32])]
+            elif isinstance(value, dict):
+                deeper += [(f"{path}[{key!r}]", item) for key, item in list(value.items())[:32]
+                           if isinstance(key, (str, int))]
+            elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType)):
+                deeper += [(f"{path}.{name}", item) for name, item in list(vars(value).items())[:32]]
+        level = deeper
+    return None
 
 
 def _matched(pattern, text):

@@ -198,7 +198,8 @@ class FlowAnalysis:
                  params: State, outer: Mapping[str, Verdict] | None = None, *, staged: bool = True,
                  program: Program | None = None, known_arrays: frozenset[str] = frozenset(),
                  seen_traced: Mapping[int, frozenset[str]] | None = None,
-                 seen_failures: Mapping[int, str] | None = None, module_level: bool = False):
+                 seen_failures: Mapping[int, str] | None = None, seen_failing: Mapping[int, str] | None = None,
+                 module_level: bool = False):
         self.function = function
         self.known_arrays = known_arrays  # parameters a run or a call showed hold one array
         # Local names a run saw holding a tracer at a line (`jitfix run`): traced there, whatever
@@ -208,6 +209,7 @@ class FlowAnalysis:
         # expressions they prove traced (`observed`, by node: the test of that line's `while`).
         self.seen_failures = {line: error for line, error in (seen_failures or {}).items()
                               if error in EXPLAINED_ERRORS}
+        self.seen_failing = seen_failing or {}  # what held the failing tracer: `state.failed`
         self.observed: dict[int, tuple[ast.AST, Verdict]] = {}
         self.imports = imports
         self.program = program
@@ -424,6 +426,8 @@ class FlowAnalysis:
                 continue
             unknown = [site for site in candidate_sites(statement, line, error)
                        if not (found := self._verdict(site, state)).static and not found.traced]
+            if len(unknown) > 1 and line in self.seen_failing:  # the run saw which held the tracer
+                unknown = [site for site in unknown if ast.unparse(site) == self.seen_failing[line]]
             if len(unknown) == 1 and id(unknown[0]) not in self.observed:
                 self.observed[id(unknown[0])] = (unknown[0], Verdict(
                     TRACED_KIND, f"{error} raised there under jit (seen by `jitfix run`)", array=True))

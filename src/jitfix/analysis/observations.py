@@ -34,6 +34,10 @@ class Observation:
     # (``("table", "numpy.ndarray")``), which a tracer cannot index.
     host: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     static: tuple[str, ...] = ()
+    # A failure: the name (or attribute or item of one, `state.failed`) that held the tracer
+    # the error was raised on, where the run found it among the frame's names. A failure of
+    # another tracer on the same line (the next operand, once the first is rewritten) is new.
+    failing: str = ""
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
 

@@ -672,6 +672,8 @@ class TracedFinder:
             if seen.holds_arrays:
                 if seen.is_failure:
                     entry.seen.failures[seen.line] = seen.error
+                    if seen.failing:
+                        entry.seen.failing[seen.line] = seen.failing
                 entry.seen.arrays = entry.seen.arrays | held
                 at_line = entry.seen.types.setdefault(seen.line, {})
                 at_line.update(seen.types)

@@ -91,6 +91,9 @@ class RunEvidence:
     # that a value there was traced, where the analysis could not tell (an attribute of an
     # object made in the trace, a property).
     failures: dict[int, str] = field(default_factory=dict)
+    # What held the tracer whose failure was seen at each line, where the run found it among the
+    # frame's names (`{59: "state.failed_linesearch"}`): of several candidates, the one.
+    failing: dict[int, str] = field(default_factory=dict)
 
     def traced_names(self) -> dict[int, frozenset[str]]:
         """The names seen holding a tracer at each line (not the host values beside them)."""
@@ -175,6 +178,7 @@ class TracedFunction:
             self._flow = FlowAnalysis(self.node, imports, self.param_verdicts(), outer, staged=self.staged,
                                       program=self.program, known_arrays=self.known_arrays,
                                       seen_traced=self.seen.traced_names(), seen_failures=self.seen.failures,
+                                      seen_failing=self.seen.failing,
                                       module_level=self.module_level)
             self._enclosing_flow = enclosing
         return self._flow

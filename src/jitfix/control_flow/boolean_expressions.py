@@ -75,6 +75,12 @@ def is_boolean_valued(expr: ast.AST, imports: ImportTable, boolean_names: frozen
         return True
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):  # `~ok`: a boolean's negation
+        return is_boolean_valued(expr.operand, imports, boolean_names)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+        # `(i < n) & (err > tol)`: elementwise logic of booleans is a boolean.
+        return is_boolean_valued(expr.left, imports, boolean_names) and \
+            is_boolean_valued(expr.right, imports, boolean_names)
     if isinstance(expr, ast.BoolOp):
         return all(is_boolean_valued(value, imports, boolean_names) for value in expr.values)
     if isinstance(expr, ast.Constant):
