@@ -974,3 +974,12 @@ def test_the_name_that_held_the_failing_tracer_picks_the_candidate(tmp_path: Pat
     assert ("        return jnp.logical_and(keep_going, jnp.logical_or(\n"
             "            jnp.logical_not(self.stop_if_failed),\n            jnp.logical_not(state.failed),\n"
             "        ))\n") in (tmp_path / "solver.py").read_text()
+
+
+def test_without_write_the_summary_says_the_files_are_fixable_not_fixed(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--no-validate", "--no-color", "--root", str(root), "--",
+                                      sys.executable, "main.py"])
+    assert "1 file(s) fixable (the diff above; --write writes them); the command exits as with jit disabled" \
+        in result.stderr, result.output
+    assert (root / "model.py").read_text() == MODEL

@@ -738,7 +738,9 @@ def run(
                "now succeeds (the original fails with jit disabled too)" if result.agrees else
                "still exits differently from the reference")
     held = f" ({len(result.held)} more held back by validation: not written)" if result.held else ""
-    err.print(f"{len(result.writable)} file(s) fixed{held}; the command {verdict} "
+    # Only what is written is "fixed"; without --write the fixes are a diff until confirmed.
+    done = "fixed" if write and not diff or not result.writable else "fixable (the diff above; --write writes them)"
+    err.print(f"{len(result.writable)} file(s) {done}{held}; the command {verdict} "
               f"({_exit_status(result.final, timeout)}).")
     printed = result.stdout_difference()
     if printed:
