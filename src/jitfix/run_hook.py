@@ -311,19 +311,23 @@ def _held_by(tracer, names, depth=3):
         for path, value in level:
             if value is tracer:
                 return path
-        deeper = []
-        for path, value in level:
-            if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by field
-                deeper += [(f"{path}.{field}", getattr(value, field, None)) for field in value._fields]
-            elif isinstance(value, (list, tuple)):
-                deeper += [(f"{path}[{index}]", item) for index, item in enumerate(value[:32])]
-            elif isinstance(value, dict):
-                deeper += [(f"{path}[{key!r}]", item) for key, item in list(value.items())[:32]
-                           if isinstance(key, (str, int))]
-            elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType)):
-                deeper += [(f"{path}.{name}", item) for name, item in list(vars(value).items())[:32]]
-        level = deeper
+        level = [part for path, value in level for part in _parts(value, path)]
     return None
+
+
+def _parts(value, path, most=32):
+    """``(path, part)`` of what ``value`` holds, as the source would spell each: a NamedTuple's
+    fields (``state.failed``), a list's or tuple's items (``carry[1]``), a dict's (``d['k']``),
+    an object's attributes (``self.scale``); none of a class, a module or a logger."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [(f"{path}.{field}", getattr(value, field, None)) for field in value._fields[:most]]
+    if isinstance(value, (list, tuple)):
+        return [(f"{path}[{index}]", item) for index, item in enumerate(value[:most])]
+    if isinstance(value, dict):
+        return [(f"{path}[{key!r}]", item) for key, item in list(value.items())[:most] if isinstance(key, (str, int))]
+    if hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, logging.Logger)):
+        return [(f"{path}.{name}", item) for name, item in list(vars(value).items())[:most]]
+    return []
 
 
 def _matched(pattern, text):
@@ -550,18 +554,9 @@ def _walk_value(value, path, reads, depth):
     if _is_leaf(value):
         reads[path] = _fingerprint(value)
         return
-    if depth >= _MOST_DEPTH:
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value[:16]):
-            _walk(item, f"{path}[{index}]", reads, depth + 1)
-    elif isinstance(value, dict):
-        for key in list(value)[:16]:
-            if isinstance(key, (str, int)):
-                _walk(value[key], f"{path}[{key!r}]", reads, depth + 1)
-    elif hasattr(value, "__dict__") and not isinstance(value, logging.Logger):
-        for name, attribute in list(vars(value).items())[:32]:
-            _walk(attribute, f"{path}.{name}", reads, depth + 1)
+    if depth < _MOST_DEPTH:
+        for part_path, part in _parts(value, path):
+            _walk(part, part_path, reads, depth + 1)
 
 
 def _function_name(value):
