@@ -68,6 +68,9 @@ JITFIX_TIMEOUT = 600.0  # seconds for one jitfix command
 OUTCOMES = ("fixed", "declined", "no finding", "wrong rewrite", "crash")
 # Transforms whose call or decoration makes a function traced: the rewrite must keep every one.
 TRACING_TRANSFORMS = frozenset({"jit", "filter_jit", "pjit", "pmap", "vmap", "filter_vmap"})
+# Transforms whose result is the function they are given, changed: jitting it compiles that function.
+FUNCTION_TRANSFORMS = TRACING_TRANSFORMS | {"checkify", "grad", "value_and_grad", "jacfwd", "jacrev", "remat",
+                                            "checkpoint"}
 
 
 # -- the cases ---------------------------------------------------------------------------------
@@ -342,6 +345,9 @@ def jitted_names(path: Path, wrappers: bool = False) -> set[str]:
                     found.add(node.name)
             elif isinstance(node, ast.Call) and _dotted_end(node.func) in TRACING_TRANSFORMS:  # jax.jit(f)
                 for argument in node.args[:1]:
+                    while isinstance(argument, ast.Call) and _dotted_end(argument.func) in FUNCTION_TRANSFORMS \
+                            and argument.args:
+                        argument = argument.args[0]  # jax.jit(checkify.checkify(f)) compiles f
                     if isinstance(argument, ast.Name):
                         found.add(argument.id)
                     elif isinstance(argument, ast.Attribute):

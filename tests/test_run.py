@@ -983,3 +983,13 @@ def test_without_write_the_summary_says_the_files_are_fixable_not_fixed(tmp_path
     assert "1 file(s) fixable (the diff above; --write writes them); the command exits as with jit disabled" \
         in result.stderr, result.output
     assert (root / "model.py").read_text() == MODEL
+
+
+@pytest.mark.parametrize("command", ["run", "profile"])
+def test_an_option_jitfix_does_not_know_is_said_not_run(command, tmp_path):
+    """`jitfix run --ignore JF105 -- python x.py`: the command's own options pass through, so an
+    option jitfix lacks arrives first in the command; it is a typo, not a program to run."""
+    result = CliRunner().invoke(app, [command, "--no-color", "--ignore", "JF105", "--", sys.executable, "-c", "1"])
+    assert result.exit_code == 2
+    assert f"jitfix {command}: no such option: --ignore" in result.output
+    assert "internal error" not in result.output

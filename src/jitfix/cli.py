@@ -667,6 +667,21 @@ def validate_command(
 
 # -- run ----------------------------------------------------------------------------------------
 
+def _command_after_options(ctx: typer.Context, err, name: str) -> list[str]:
+    """The command given after ``--``. The command's own options pass through unread, so an
+    option jitfix does not know arrives first in it: no program is named ``-x``, so that is a
+    mistyped option of jitfix's, said as such (not run as a program)."""
+    command = list(ctx.args)
+    if not command:
+        err.print(f"jitfix: give the command after --, e.g. jitfix {name} -- python train.py")
+        raise typer.Exit(EXIT_ERROR)
+    if command[0].startswith("-"):
+        err.print(f"jitfix {name}: no such option: {command[0]} (see jitfix {name} --help; the command goes "
+                  "after --)", markup=False)
+        raise typer.Exit(EXIT_ERROR)
+    return command
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
              options_metavar="[OPTIONS] -- COMMAND [ARGS]... | NOTEBOOK.ipynb")
 def run(
@@ -697,10 +712,7 @@ def run(
 
     out, err = _consoles(no_color)
     use_platform(platform)
-    command = list(ctx.args)
-    if not command:
-        err.print("jitfix: give the command after --, e.g. jitfix run -- python train.py")
-        raise typer.Exit(EXIT_ERROR)
+    command = _command_after_options(ctx, err, "run")
     if len(command) == 1 and command[0].endswith(".ipynb"):
         command = notebook_command(command[0])
     if not root.is_dir():
@@ -839,10 +851,7 @@ def profile(
 
     out, err = _consoles(no_color)
     use_platform(platform)
-    command = list(ctx.args)
-    if not command:
-        err.print("jitfix: give the command after --, e.g. jitfix profile -- python train.py")
-        raise typer.Exit(EXIT_ERROR)
+    command = _command_after_options(ctx, err, "profile")
     fixed = None
     if fix:
         try:

@@ -25,6 +25,8 @@ from jitfix.findings import Edit, EditContext, EditError, Position
 PREFERRED_IMPORTS = {
     "jax.lax": ("jax", "lax"),
     "functools.partial": ("functools", "partial"),
+    "jax.experimental.checkify": ("jax.experimental", "checkify"),
+    "functools.wraps": ("functools", "wraps"),
 }
 # Modules imported under their conventional alias when the module lacks them.
 ALIASED_IMPORTS = {"jax.numpy": "jnp", "numpy": "np"}
@@ -290,13 +292,29 @@ def _in_isort_order(before: str, after: str) -> str:
     by module name; a section the file lacks gets a block of its own."""
     old = set(before.split("\n"))
     lines = after.split("\n")
-    added = [line for line in lines if line not in old and line.startswith(("import ", "from "))]
+    # A `from m import a` libcst gave another name stays where it is, names in isort's order.
+    widened = {line: _names_in_isort_order(line, old) for line in lines if line not in old
+               and _widens_an_import(line, old, set(lines))}
+    lines = [widened.get(line, line) for line in lines]
+    added = [line for line in lines if line not in old and line not in widened.values()
+             and line.startswith(("import ", "from "))]
     if not added:
-        return after
+        return "\n".join(lines)
     lines = _without_added_blank_lines(before.split("\n"), [line for line in lines if line not in added])
     for line in added:
         lines = _with_import(lines, _names_in_isort_order(line, old))
     return "\n".join(lines)
+
+
+def _widens_an_import(line: str, old: set[str], now: set[str]) -> bool:
+    """Whether ``line`` (``from m import a, b``) is the one ``from m import`` line of ``old``
+    that is gone from the text ``now``, with names added: the same statement, widened."""
+    statement = _parsed_import(line)
+    if not isinstance(statement, ast.ImportFrom) or statement.level:
+        return False
+    prefix = f"from {statement.module} import "
+    gone = [text for text in old if text.startswith(prefix) and text not in now]
+    return len(gone) == 1 and "(" not in gone[0]
 
 
 def _names_in_isort_order(line: str, old: set[str]) -> str:

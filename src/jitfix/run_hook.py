@@ -375,10 +375,24 @@ def _bytes_of(tree):
 
 
 def _unwrapped(fun):
-    """The Python function under ``partial(...)`` and decorators, to name it by its def."""
-    while isinstance(fun, functools.partial):
-        fun = fun.func
-    return fun if hasattr(fun, "__code__") else getattr(fun, "__wrapped__", fun)
+    """The Python function under ``partial(...)``, ``checkify.checkify`` and decorators, to
+    name it by its def."""
+    while True:
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif (checked := _checkified(fun)) is not None:
+            fun = checked
+        else:
+            return fun if hasattr(fun, "__code__") else getattr(fun, "__wrapped__", fun)
+
+
+def _checkified(fun):
+    """The function ``checkify.checkify`` made ``fun`` of (its closure holds it), else None."""
+    inner = getattr(fun, "__wrapped__", fun)
+    code = getattr(inner, "__code__", None)
+    if code is None or code.co_name != "checked_fun" or "f" not in code.co_freevars or not inner.__closure__:
+        return None
+    return inner.__closure__[code.co_freevars.index("f")].cell_contents
 
 
 class _Counted:

@@ -54,11 +54,12 @@ class RuntimeCheck:
         return RuntimeCheck(statement, _without_bool(statement.test), True, arguments[0] if arguments else None,
                             exception.id, tuple(prelude))  # type: ignore[arg-type]
 
-    def caught_in(self, module: ast.Module) -> bool:
+    def caught_in(self, module: ast.Module, staged_exception: str = "RuntimeError") -> bool:
         """Whether a handler in ``module`` catches what the check raises (by its class or a base
-        of it) but not what a staged check raises (equinox's error, a ``RuntimeError``): there
-        the exception is part of the program's flow, and the staged check would escape it."""
-        catching, staged = _catching_names(self.exception), _catching_names("RuntimeError")
+        of it) but not what the staged check raises (equinox's error is a ``RuntimeError``,
+        checkify's a ``ValueError``): there the exception is part of the program's flow, and the
+        staged check would escape it."""
+        catching, staged = _catching_names(self.exception), _catching_names(staged_exception)
         for node in ast.walk(module):
             if isinstance(node, ast.ExceptHandler) and node.type is not None:
                 types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]

@@ -4,7 +4,7 @@ JF101 ``if``/``elif``/``else`` on a traced value -> branch functions and ``lax.c
 JF102 ``a if c else b`` on a traced ``c`` -> ``lax.cond(c, lambda: a, lambda: b)``.
 JF103 ``and``/``or``/``not`` and chained comparisons on traced values -> ``jnp.logical_*``.
 JF104 a condition on an array of several elements (reported).
-JF105 ``assert`` on a traced value (reported).
+JF105 ``assert`` on a traced value -> ``eqx.error_if`` or ``checkify.check``.
 
 Only a condition that is certainly traced is touched; a static one (``x.ndim == 2``,
 ``y is None``, a static argument) is left byte-identical.
@@ -33,6 +33,7 @@ from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
+from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text
 from jitfix.rules.function_context import (
     FunctionContext,
     function_contexts,
@@ -74,13 +75,24 @@ STAGED_CHECK_SAFETY = (
     "before the `raise` that build its message kept) become `x = eqx.error_if(x, bad, msg)`, `x` the "
     "first traced name of the test that the function reads after the check (the check is part of "
     "what the function computes through it; a staged check whose result is unused is compiled away). "
+    "Elsewhere -- or where that cannot be done: a check in a loop, a message that formats a traced "
+    "value, nothing after the check that uses what it tests -- the check becomes `checkify.check(ok, "
+    "msg)` (the traced values an f-string message formats become its formatting arguments, `{}` in "
+    "the text), and each jit of the module whose trace reaches it (the function's own, or that of "
+    "the traced functions calling it, followed up to a jit: a decorator or a `jax.jit(f, ...)` call) "
+    "is checkified: `@checkify.checkify` below the jit decorator and `@_raise_failed_checks` above it "
+    "(or `_raise_failed_checks(jax.jit(checkify.checkify(f), ...))`), a helper added once to the "
+    "module that calls the checkified function and raises the error of a failed check, so every "
+    "caller still calls `f(...)` and gets its result. A jit that finds static arguments by name "
+    "or position checkifies through `_checkified`, which keeps the function's signature. "
     "Valid inputs give the same results; invalid ones raise when the compiled function runs, with the "
-    "same message, as equinox's runtime error instead of `E`: unsafe where a handler in the file "
-    "catches `E` (or a base of it). `and`/`or`/`not` in the test become `jnp.logical_*`, a `bool()` "
-    "around it goes. Reported, not fixed: a file without equinox (`checkify.check` needs the "
-    "caller to wrap the function in `checkify.checkify`, and checking before the jitted call keeps it "
-    "Python: the author's choice), a message that formats a traced value, a check in a loop, a check "
-    "of values nothing after it uses."
+    "same message, as equinox's runtime error (a `RuntimeError`) or checkify's `JaxRuntimeError` (a "
+    "`ValueError`) instead of `E`: unsafe where a handler in the file catches `E` (or a base of it) "
+    "and not that error. `and`/`or`/`not` in the test become `jnp.logical_*`, a `bool()` around it "
+    "goes. Reported, not fixed: a check whose function is traced through a jit this module does "
+    "not hold (or a jitted function that traced code also calls: its error could not be raised "
+    "there), and a message built with `%` or `.format` (or a name of a text that may hold braces, "
+    "which `checkify.check` would read as fields)."
 )
 
 
@@ -191,13 +203,13 @@ class TracedIf(Rule):
                                "check its callers make; each call with a traced test is staged where it is made "
                                "(JF105)", function=function, end=statement.test)
             return
-        staged = staged_check(module, entry, check)
-        if staged is not None:
-            yield self.finding(module, statement, f"{where}; {staged.how()}", staged.fix, function=function,
+        staged = staging(module, entry, check)
+        if isinstance(staged, str):
+            yield self.finding(module, statement, f"{where}; not auto-fixable: {staged}", function=function,
                                end=statement.test)
             return
-        yield self.finding(module, statement, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
-                           function=function, end=statement.test)
+        yield self.finding(module, statement, f"{where}; {staged.how()}", staged.fix, function=function,
+                           end=statement.test)
 
 class TracedConditionalExpression(Rule):
     code = "JF102"
@@ -346,12 +358,12 @@ class TracedAssert(Rule):
                 what = f"`assert {source_excerpt(module, check.test)}` tests" if isinstance(node, ast.Assert) \
                     else f"`{source_excerpt(module, node)}` checks"
                 where = f"{what} a traced value in `{entry.traced.qualname}` ({entry.traced.how}): raises under jit"
-                staged = staged_check(module, entry, check)
-                if staged is not None:
-                    yield self.finding(module, node, f"{where} for every input; {staged.how()}", staged.fix,
-                                       function=entry.traced, end=check.test)
+                staged = staging(module, entry, check)
+                if isinstance(staged, str):
+                    yield self.finding(module, node, f"{where}; not auto-fixable: {staged}", function=entry.traced,
+                                       end=check.test)
                     continue
-                yield self.finding(module, node, f"{where}; not auto-fixable: {why_not_staged(module, entry, check)}",
+                yield self.finding(module, node, f"{where} for every input; {staged.how()}", staged.fix,
                                    function=entry.traced, end=check.test)
 
 
@@ -372,14 +384,26 @@ def _traced_checks(entry: FunctionContext) -> Iterator[RuntimeCheck]:
             yield check
 
 
+def staging(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> StagedCheck | CheckifiedCheck | str:
+    """How a check on a traced value is staged: with ``equinox.error_if`` where the file
+    imports equinox and nothing stands in its way, else with ``checkify.check``; or why
+    neither can be."""
+    staged = staged_check(module, entry, check)
+    if staged is not None:
+        return staged
+    checkified = checkified_check(module, entry, check)
+    if not isinstance(checkified, str):
+        return checkified
+    if module.imports.local_name("equinox") is None:
+        return f"{checkified} (or stage it with `equinox.error_if`, or check before the jitted call)"
+    return f"{why_not_staged(module, entry, check)}; {checkified}"
+
+
 def why_not_staged(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> str:
-    """Why a check on a traced value is not rewritten with ``equinox.error_if`` (or how to
-    do it where nothing stands in the way but equinox itself)."""
+    """Why a check on a traced value is not rewritten with ``equinox.error_if``, in a file that
+    imports equinox."""
     values = entry.values_at(check.statement)
     function = entry.traced.node
-    if module.imports.local_name("equinox") is None:
-        return ("stage it with `equinox.error_if` (this file does not import equinox) or "
-                "`checkify.check`, or check before the jitted call")
     if inside_loop(function, check.statement):
         return "the check is in a loop: thread the value it checks through `eqx.error_if` by hand"
     bindings = {line.targets[0].id: line.value for line in check.prelude}  # type: ignore[attr-defined]
@@ -456,10 +480,10 @@ def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) ->
         message = repr(f"assert {module.segment(check.statement.test)}")
     else:
         message = repr(check.exception)
-    uses_jnp = "{jnp}" in _failing_text(module, check, "{jnp}")
+    uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=True)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
-        failing = _failing_text(module, check, context.name("jax.numpy") if uses_jnp else "")
+        failing = condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=True)
         after_target = dataclasses.replace(context, column=context.column + len(f"{threaded} = "))
         call = after_target.call_source(f"{context.name('equinox')}.error_if", [threaded, failing, message])
         staged = cst.parse_statement(f"{threaded} = {call}\n")
@@ -475,29 +499,6 @@ def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) ->
         else cst.Expr if isinstance(check.statement, ast.Expr) else cst.If
     needed = ("equinox", "jax.numpy") if uses_jnp else ("equinox",)
     return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
-
-
-def _failing_text(module: ModuleContext, check: RuntimeCheck, jnp: str) -> str:
-    """The condition under which the check fails, as an array expression: Python's
-    ``and``/``or``/``not`` written with ``jnp.logical_*`` (they take a tracer's truth)."""
-
-    def text(node: ast.expr) -> str:
-        if isinstance(node, ast.BoolOp):
-            function = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
-            result = text(node.values[0])
-            for operand in node.values[1:]:
-                result = f"{jnp}.{function}({result}, {text(operand)})"
-            return result
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return f"{jnp}.logical_not({text(node.operand)})"
-        return module.segment(node)
-
-    test = check.test
-    if check.fails_when_true:
-        return text(test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return text(test.operand)
-    return f"{jnp}.logical_not({text(test)})"
 
 
 def _describe_site(node: ast.AST) -> str:

@@ -9,6 +9,7 @@ or that is compared with a string (``mode == "sum"``: callers pass strings) -> a
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -16,6 +17,7 @@ from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, pa
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
+from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling, python_spelling
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, ValueAnalysis, Verdict, compared_with_text, parameter_names
@@ -73,7 +75,7 @@ class ShapeArgument(Rule):
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         for traced in module.traced.values():
-            if traced.seen.static:
+            if traced.seen.static and not _check_staged_instead(module, traced):
                 yield self._observed_static(module, traced)
         for entry in function_contexts(module):
             traced = entry.traced
@@ -175,6 +177,26 @@ class ShapeArgument(Rule):
                                 "arguments are not literal", function=traced)
         fix = Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
         return self.finding(module, traced.jit_sites[0], message, fix, function=traced)
+
+
+def _check_staged_instead(module: ModuleContext, traced: TracedFunction) -> bool:
+    """Whether the failure a run made parameters static for is a check on a traced value
+    (`assert ok`, `if bad: raise`) that JF101/JF105 stage: staged, it is compiled once for
+    every value, as `fix` leaves it -- and a check rewritten for a traced value that the
+    static argument then made a Python one would not take it."""
+    from jitfix.rules.conditionals import staging  # (conditionals' rules are built on this module's)
+
+    seen = next(iter(traced.seen.static.values()))
+    if os.path.realpath(module.path) != os.path.realpath(seen.path):
+        return False
+    for entry in function_contexts(module):
+        for node in walk_body(entry.traced.node):
+            check = RuntimeCheck.of(node) if isinstance(node, ast.Assert | ast.If) and node.lineno == seen.line \
+                else None
+            if check is not None and entry.values_at(check.statement).is_traced(check.test) \
+                    and not isinstance(staging(module, entry, check), str):
+                return True
+    return False
 
 
 def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.AST,

@@ -306,9 +306,22 @@ def outcome_difference(expected: list, actual: list, compare_stdout: bool, promo
 # -- one function ------------------------------------------------------------------------------
 
 def _jitted(function, static: list[str]):
+    """``function`` under ``jax.jit`` -- checkified where its module uses checkify (a check a
+    rewrite staged in it, or in what it calls, runs only so), the error raised after the call
+    as the module's own jits do."""
     import jax
 
-    return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
+    checkify = sys.modules.get("jax.experimental.checkify")
+    if checkify is None or checkify not in getattr(function, "__globals__", {}).values():
+        return jax.jit(function, static_argnames=tuple(static)) if static else jax.jit(function)
+    checked = jax.jit(checkify.checkify(function), static_argnames=tuple(static))
+
+    def call(*args, **kwargs):
+        error, result = checked(*args, **kwargs)
+        error.throw()
+        return result
+
+    return call
 
 
 def _passing_globals(function, module: types.ModuleType, names: list[str]):

@@ -1,0 +1,402 @@
+"""Checks on traced values staged with ``checkify.check``, where equinox is not at hand.
+
+``assert ok, msg`` (or ``if bad: raise E(msg)``) on a traced value raises under jit for every
+input. ``checkify.check(ok, msg)`` stages it, but only a function ``checkify.checkify`` made
+can run it under jit, and that function returns the error beside its result. So the check
+is rewritten where it is, and each jit of this module whose trace reaches it -- the jit
+boundary -- is wrapped so that its callers see the function they called: jitted and
+checkified, then its error raised on the host (``_raise_failed_checks``, a helper added once
+to the module; ``_checkified`` too where the jit finds static arguments by the signature). A boundary this module cannot wrap (a jit elsewhere, a jitted function that
+traced code also calls) leaves the check reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from jitfix.analysis.blocks import nodes_of
+from jitfix.analysis.runtime_checks import RuntimeCheck
+from jitfix.analysis.traced_function import EntryKind, TracedFunction, TracedFunctions
+from jitfix.cst_text import cst
+from jitfix.findings import Edit, EditContext, Fix, Safety
+from jitfix.rules.base import ModuleContext
+from jitfix.rules.function_context import FunctionContext, name_position
+
+CHECKIFY = "jax.experimental.checkify"
+# What a failed staged check raises: `checkify.JaxRuntimeError`, a ValueError.
+STAGED_EXCEPTION = "ValueError"
+RAISING = "_raise_failed_checks"
+CHECKIFIED = "_checkified"
+# The options of a jit that find parameters by the function's signature, which the function
+# `checkify.checkify` returns hides behind `(*args, **kwargs)`: there `_checkified` keeps it.
+_BY_SIGNATURE = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+
+_HELPERS = {
+    RAISING: '''def {name}(checked):
+    """Call ``checked``, a function made by ``checkify.checkify``, as the function it checks:
+    the error of a check that failed is raised here."""
+
+    @{wraps}(checked)
+    def call(*args, **kwargs):
+        error, result = checked(*args, **kwargs)
+        error.throw()
+        return result
+
+    return call
+''',
+    CHECKIFIED: '''def {name}(function):
+    """``checkify.checkify(function)`` with ``function``'s signature, by which a jit finds its
+    static arguments."""
+    return {wraps}(function)({checkify}.checkify(function))
+''',
+}
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A jit of the module whose trace reaches a check: a decorator of ``function``'s def, or
+    the ``jax.jit(f, ...)`` call that jits it."""
+
+    function: TracedFunction
+    site: ast.AST
+
+
+@dataclass(frozen=True)
+class CheckifiedCheck:
+    """A check rewritten as ``checkify.check(ok, msg)``, with the jits that must checkify it."""
+
+    fix: Fix
+    exception: str
+    caught: bool
+    boundaries: tuple[Boundary, ...]
+
+    def how(self) -> str:
+        where = ", ".join(dict.fromkeys(f"`{boundary.function.qualname}`" for boundary in self.boundaries))
+        raised = "a `ValueError` still" if self.exception == STAGED_EXCEPTION \
+            else f"a `ValueError`, not `{self.exception}`"
+        how = (f"stage it with `checkify.check` and checkify the jit of {where}, whose callers then get the error "
+               f"raised when the compiled function has run (checkify's `JaxRuntimeError`, {raised})")
+        if self.caught:
+            how += (f"; unsafe: a handler in this file catches `{self.exception}`, which the staged check no "
+                    "longer raises")
+        return how
+
+
+def checkified_check(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck
+                     ) -> CheckifiedCheck | str:
+    """``check`` staged with ``checkify.check``, the jits that reach it checkified; or why not."""
+    values = entry.values_at(check.statement)
+    bindings = {line.targets[0].id: line.value for line in check.prelude}  # type: ignore[attr-defined]
+    message = checkify_message(module, check, values.is_traced, bindings)
+    if message is None:
+        return ("its message is built in a way `checkify.check` cannot take as it is (a `%` or `.format`, "
+                "or a name of a text that may hold braces): give it an f-string or a literal")
+    boundaries = jit_boundaries(entry.traced, module.traced)
+    if isinstance(boundaries, str):
+        return f"`checkify.check` needs its jit checkified, and {boundaries}"
+    edits = [_check_edit(module, check, values.is_traced, message),
+             *(_boundary_edit(module, boundary) for boundary in boundaries if not _checkified(boundary, module))]
+    helper = _helper_edit(module, _helpers_needed(edits))
+    if helper is not None:
+        edits.append(helper)
+    caught = check.caught_in(module.tree, STAGED_EXCEPTION)
+    fix = Fix(Safety.UNSAFE if caught else Safety.SAFE, "stage with checkify.check", _merged(edits))
+    return CheckifiedCheck(fix, check.exception, caught, tuple(boundaries))
+
+
+# -- the jits that reach a check --------------------------------------------------------------
+
+
+def jit_boundaries(target: TracedFunction, traced: TracedFunctions) -> list[Boundary] | str:
+    """The jits of this module through which tracing reaches ``target``: its own, or those of
+    the traced functions that call it (or, for a lax body, that pass it), followed up to a
+    jit. A description of what stands in the way where one way in is not such a jit."""
+    found: list[Boundary] = []
+    seen: set[int] = set()
+    pending = [target]
+    while pending:
+        function = pending.pop()
+        if id(function.node) in seen:
+            continue
+        seen.add(id(function.node))
+        callers = _traced_callers(function, traced)
+        sites = [*function.jit_sites, *function.bound_jit_sites]
+        if sites and callers:
+            return (f"`{function.qualname}` is jitted and also called from traced code (`{callers[0].qualname}`), "
+                    "where its error could not be raised")
+        if sites:
+            found.extend(Boundary(function, site) for site in sites)
+            continue
+        if not callers:
+            return f"`{function.qualname}` is {function.how}, not jitted by this module"
+        pending.extend(callers)
+    return found
+
+
+def _traced_callers(function: TracedFunction, traced: TracedFunctions) -> list[TracedFunction]:
+    """The traced functions whose code calls ``function`` as the analysis followed it (or
+    names it, for a lax body or a function a traced lambda calls)."""
+    sites = function.calls.singles.keys()
+    by_name = function.is_lax_body or function.entry in (EntryKind.LAX_BODY, EntryKind.CALLED_FROM_LAMBDA)
+    name = function.node.name
+    callers = []
+    for other in traced.values():
+        if other is function:
+            continue
+        if any(isinstance(node, ast.Call) and id(node) in sites
+               or by_name and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+               for node in nodes_of(other.node) if node is not other.node):
+            callers.append(other)
+    return callers
+
+
+def _checkified(boundary: Boundary, module: ModuleContext) -> bool:
+    """Whether the jit already runs a checkified function (a second check of one function)."""
+
+    def checkifies(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == CHECKIFIED \
+            or module.imports.resolve(node) == f"{CHECKIFY}.checkify"
+
+    if isinstance(boundary.site, ast.Call) and boundary.site.args \
+            and not any(boundary.site is decorator for decorator in boundary.function.node.decorator_list):
+        wrapped = boundary.site.args[0]
+        return isinstance(wrapped, ast.Call) and checkifies(wrapped.func)
+    return any(checkifies(decorator) for decorator in boundary.function.node.decorator_list)
+
+
+def _boundary_edit(module: ModuleContext, boundary: Boundary) -> Edit:
+    site = boundary.site
+    node = boundary.function.node
+    keywords = site.keywords if isinstance(site, ast.Call) else []
+    checkified = CHECKIFIED if any(keyword.arg in _BY_SIGNATURE for keyword in keywords) else None
+    if isinstance(site, ast.Call) and not any(site is decorator for decorator in node.decorator_list):
+        return Edit(module.start_of(site), cst.Call, _CheckifiedCall(checkified), imports=(CHECKIFY,),
+                    end=module.span_of(site)[1])
+    index = next(index for index, decorator in enumerate(node.decorator_list) if decorator is site)
+    return Edit(name_position(module, node), cst.FunctionDef,
+                _ModuleChange(decorated=frozenset({(index, checkified or "")})), imports=(CHECKIFY,),
+                merge=_merge_module_changes)
+
+
+def _helpers_needed(edits: list[Edit]) -> set[str]:
+    """The helpers the boundary edits call."""
+    needed = set()
+    for edit in edits:
+        change = edit.replace
+        if isinstance(change, _CheckifiedCall | _ModuleChange):
+            needed.add(RAISING)
+            if isinstance(change, _CheckifiedCall) and change.checkified or isinstance(change, _ModuleChange) \
+                    and any(checkified for _, checkified in change.decorated):
+                needed.add(CHECKIFIED)
+    return needed
+
+
+@dataclass(frozen=True)
+class _CheckifiedCall:
+    """``jax.jit(f, ...)`` -> ``_raise_failed_checks(jax.jit(checkify.checkify(f), ...))`` (or
+    ``_checkified(f)`` where the jit finds parameters by name)."""
+
+    checkified: str | None
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call) and node.args
+        first = node.args[0]
+        function = self.checkified or f"{context.name(CHECKIFY)}.checkify"
+        checkified = cst.parse_expression(f"{function}()").with_changes(
+            args=[first.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        jitted = node.with_changes(args=[first.with_changes(value=checkified), *node.args[1:]], lpar=[], rpar=[])
+        return cst.Call(func=cst.Name(RAISING), args=[cst.Arg(jitted)], lpar=node.lpar, rpar=node.rpar)
+
+
+def _helper_edit(module: ModuleContext, needed: set[str]) -> Edit | None:
+    """The helpers ``needed`` that the module lacks, put before its first def or class (a jit
+    they wrap comes after that: a decorator, or a call of a function defined there); None
+    where it has them all."""
+    statements = module.tree.body
+    defined = {statement.name for statement in statements if isinstance(statement, ast.FunctionDef)}
+    missing = frozenset(needed - defined)
+    first = next((statement for statement in statements if isinstance(statement, ast.FunctionDef | ast.ClassDef)),
+                 None)
+    if not missing or first is None:
+        return None
+    imports = ("functools.wraps", CHECKIFY) if CHECKIFIED in missing else ("functools.wraps",)
+    if isinstance(first, ast.FunctionDef):
+        return Edit(name_position(module, first), cst.FunctionDef, _ModuleChange(helpers=missing),
+                    imports=imports, merge=_merge_module_changes)
+    return Edit(module.start_of(first), cst.ClassDef, _ModuleChange(helpers=missing), imports=imports)
+
+
+@dataclass(frozen=True)
+class _ModuleChange:
+    """A module-level def (or class) given ``@_raise_failed_checks`` above and
+    ``@checkify.checkify`` (or ``@_checkified``) below each jit decorator at ``decorated``
+    (its index, and the checkifying helper's name or ""), and/or ``helpers`` put before it."""
+
+    decorated: frozenset[tuple[int, str]] = frozenset()
+    helpers: frozenset[str] = frozenset()
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+        assert isinstance(node, cst.FunctionDef | cst.ClassDef)
+        checkifying = dict(self.decorated)
+        decorators: list[cst.Decorator] = []
+        for index, decorator in enumerate(node.decorators):
+            if index in checkifying:
+                decorators.append(cst.Decorator(cst.Name(RAISING)))
+            decorators.append(decorator)
+            if index in checkifying:
+                inner = checkifying[index] or f"{context.name(CHECKIFY)}.checkify"
+                decorators.append(cst.Decorator(cst.parse_expression(inner)))
+        changed = node.with_changes(decorators=decorators)
+        if not self.helpers:
+            return changed
+        made = [cst.parse_statement(_HELPERS[name].format(name=name, wraps=context.name("functools.wraps"),
+                                                          checkify=context.name(CHECKIFY)))
+                for name in sorted(self.helpers)]
+        blank = [cst.EmptyLine(indent=False)] * 2
+        made = [helper.with_changes(leading_lines=node.leading_lines if index == 0 else blank)
+                for index, helper in enumerate(made)]
+        return cst.FlattenSentinel([*made, changed.with_changes(leading_lines=blank)])
+
+
+def _merge_module_changes(edits: list[Edit]) -> Edit:
+    changes = [edit.replace for edit in edits]
+    merged = _ModuleChange(frozenset().union(*(change.decorated for change in changes)),  # type: ignore[attr-defined]
+                           frozenset().union(*(change.helpers for change in changes)))  # type: ignore[attr-defined]
+    imports = tuple(dict.fromkeys(name for edit in edits for name in edit.imports))
+    return Edit(edits[0].start, edits[0].node_type, merged, imports=imports, merge=_merge_module_changes)
+
+
+def _merged(edits: list[Edit]) -> list[Edit]:
+    """One edit per node: the helper and a decorator of the same def are one change of it."""
+    by_target: dict[tuple, list[Edit]] = {}
+    for edit in edits:
+        by_target.setdefault(edit.target, []).append(edit)
+    return [group[0].merge(group) if group[0].merge and len(group) > 1 else group[0] for group in by_target.values()]
+
+
+# -- the check and its message ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckMessage:
+    """The message as ``checkify.check`` takes it: a format text (its braces are fields) and
+    the traced values it formats, in order."""
+
+    text: str
+    arguments: tuple[str, ...] = ()
+
+
+def checkify_message(module: ModuleContext, check: RuntimeCheck, is_traced: Callable[[ast.AST], bool],
+                     bindings: dict[str, ast.expr]) -> CheckMessage | None:
+    """The check's message for ``checkify.check`` (which formats it with ``str.format``): a
+    literal with its braces doubled, an f-string whose traced fields become ``{}`` and
+    arguments (its static fields stay its own), a name the check's lines bind to a literal
+    without braces; a text saying what failed where there is none. None for anything else."""
+    message = check.message
+    if message is None:
+        text = f"assert {module.segment(check.test)}" if isinstance(check.statement, ast.Assert) else check.exception
+        return CheckMessage(_literal(text))
+    if isinstance(message, ast.Constant) and isinstance(message.value, str):
+        if "{" in message.value or "}" in message.value:
+            return CheckMessage(_literal(message.value))
+        return CheckMessage(module.segment(message))
+    if isinstance(message, ast.Name) and message.id in bindings:
+        bound = bindings[message.id]
+        if isinstance(bound, ast.Constant) and isinstance(bound.value, str) and not {"{", "}"} & set(bound.value):
+            return CheckMessage(message.id)
+        return None
+    if isinstance(message, ast.JoinedStr):
+        return _formatted(module, message, is_traced)
+    return None
+
+
+def _formatted(module: ModuleContext, message: ast.JoinedStr, is_traced: Callable[[ast.AST], bool]
+               ) -> CheckMessage | None:
+    """``f"... {x} ..."`` -> ``"... {} ...", x`` where ``x`` is traced; a static field stays an
+    f-string's (its text is known when the check is traced)."""
+    pieces: list[tuple[bool, str]] = []  # (a static field's source, else literal text of the format)
+    arguments: list[str] = []
+    for part in message.values:
+        if isinstance(part, ast.Constant):
+            pieces.append((False, str(part.value).replace("{", "{{").replace("}", "}}")))
+            continue
+        assert isinstance(part, ast.FormattedValue)
+        spec = part.format_spec
+        if spec is not None and not all(isinstance(piece, ast.Constant) for piece in spec.values):  # type: ignore[attr-defined]
+            return None
+        spec_text = "".join(str(piece.value) for piece in spec.values) if spec is not None else ""  # type: ignore[attr-defined]
+        conversion = f"!{chr(part.conversion)}" if part.conversion != -1 else ""
+        suffix = conversion + (f":{spec_text}" if spec_text else "")
+        if is_traced(part.value):
+            pieces.append((False, "{" + suffix + "}"))
+            arguments.append(module.segment(part.value))
+        else:
+            pieces.append((True, "{" + module.segment(part.value) + suffix + "}"))
+    static = [source for is_field, source in pieces if is_field]
+    if not static:
+        return CheckMessage(_literal("".join(text for _, text in pieces)), tuple(arguments))
+    quote = next((quote for quote in ('"', "'") if not any(quote in source or "\\" in source for source in static)),
+                 None)
+    if quote is None:
+        return None
+    body = "".join(source if is_field else _escaped(source.replace("{", "{{").replace("}", "}}"), quote)
+                   for is_field, source in pieces)
+    return CheckMessage(f"f{quote}{body}{quote}", tuple(arguments))
+
+
+def _literal(text: str) -> str:
+    """A string literal of ``text``, double-quoted where it can be."""
+    return f'"{_escaped(text, chr(34))}"'
+
+
+def _escaped(text: str, quote: str) -> str:
+    return text.replace("\\", "\\\\").replace(quote, "\\" + quote).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _check_edit(module: ModuleContext, check: RuntimeCheck, is_traced: Callable[[ast.AST], bool],
+                message: CheckMessage) -> Edit:
+    uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=False)
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+        call = context.call_source(f"{context.name(CHECKIFY)}.check",
+                                   [condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=False),
+                                    message.text, *message.arguments])
+        staged = cst.parse_statement(f"{call}\n")
+        if isinstance(updated, cst.Assert | cst.Expr):
+            assert isinstance(staged, cst.SimpleStatementLine)
+            return staged.body[0]
+        assert isinstance(updated, cst.If) and isinstance(updated.body, cst.IndentedBlock)
+        lines = [*updated.body.body[:-1], staged]  # (the assignments that build the message, kept)
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        return cst.FlattenSentinel(lines)
+
+    node_type: type[cst.CSTNode] = cst.Assert if isinstance(check.statement, ast.Assert) \
+        else cst.Expr if isinstance(check.statement, ast.Expr) else cst.If
+    needed = (CHECKIFY, "jax.numpy") if uses_jnp else (CHECKIFY,)
+    return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
+
+
+def condition_text(module: ModuleContext, check: RuntimeCheck, jnp: str, failing: bool) -> str:
+    """The condition under which the check fails (``failing``) or passes, as an array
+    expression: Python's ``and``/``or``/``not`` written with ``jnp.logical_*`` (they take a
+    tracer's truth), ``jnp`` spelled as given."""
+
+    def text(node: ast.expr) -> str:
+        if isinstance(node, ast.BoolOp):
+            function = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+            result = text(node.values[0])
+            for operand in node.values[1:]:
+                result = f"{jnp}.{function}({result}, {text(operand)})"
+            return result
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return f"{jnp}.logical_not({text(node.operand)})"
+        return module.segment(node)
+
+    test = check.test
+    if check.fails_when_true == failing:
+        return text(test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return text(test.operand)
+    return f"{jnp}.logical_not({text(test)})"
