@@ -836,6 +836,7 @@ class TracedFinder:
                 self.traced[callee] = entry
                 changed.add(callee)
             entry.entered_by(defaults_left(callee, call, resolved.positional, resolved.keywords))
+            entry.calls.callers[id(scope)] = scope
             if entry.from_elsewhere and not from_elsewhere:  # reached from this module too
                 entry.from_elsewhere = False
                 changed.add(callee)

@@ -73,6 +73,9 @@ class CallsFollowed:
     singles: dict[int, frozenset[str]] = field(default_factory=dict)
     changes: dict[int, int] = field(default_factory=dict)  # how often each call's singles changed
     unseen: bool = False
+    # The scopes (a def, or the module) whose code makes those calls, by id: a made call too
+    # (the `__check_init__` an equinox class's construction runs), which no node of it holds.
+    callers: dict[int, ast.AST] = field(default_factory=dict)
 
 
 @dataclass

@@ -136,19 +136,15 @@ def jit_boundaries(target: TracedFunction, traced: TracedFunctions) -> list[Boun
 
 
 def _traced_callers(function: TracedFunction, traced: TracedFunctions) -> list[TracedFunction]:
-    """The traced functions whose code calls ``function`` as the analysis followed it (or
-    names it, for a lax body or a function a traced lambda calls)."""
-    sites = function.calls.singles.keys()
-    by_name = function.is_lax_body or function.entry in (EntryKind.LAX_BODY, EntryKind.CALLED_FROM_LAMBDA)
-    name = function.node.name
-    callers = []
-    for other in traced.values():
-        if other is function:
-            continue
-        if any(isinstance(node, ast.Call) and id(node) in sites
-               or by_name and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-               for node in nodes_of(other.node) if node is not other.node):
-            callers.append(other)
+    """The traced functions whose code calls ``function`` as the analysis followed it (or,
+    for a lax body, names it: the primitive it is passed to runs it)."""
+    callers = [traced[scope] for scope in function.calls.callers.values()  # type: ignore[index]
+               if scope in traced and scope is not function.node]
+    if function.is_lax_body or function.entry is EntryKind.LAX_BODY:
+        name = function.node.name
+        callers += [other for other in traced.values() if other is not function and all(other is not known for known in callers)
+                    and any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+                            for node in nodes_of(other.node))]
     return callers
 
 
