@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from jitfix.analysis.blocks import nodes_of
+from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.traced_function import EntryKind, TracedFunction, TracedFunctions
 from jitfix.cst_text import cst
@@ -93,7 +94,7 @@ def checkified_check(module: ModuleContext, entry: FunctionContext, check: Runti
     if message is None:
         return ("its message is built in a way `checkify.check` cannot take as it is (a `%` or `.format`, "
                 "or a name of a text that may hold braces): give it an f-string or a literal")
-    boundaries = jit_boundaries(entry.traced, module.traced)
+    boundaries = jit_boundaries(entry.traced, module.traced, module.imports)
     if isinstance(boundaries, str):
         return f"`checkify.check` needs its jit checkified, and {boundaries}"
     edits = [_check_edit(module, check, values.is_traced, message),
@@ -109,7 +110,8 @@ def checkified_check(module: ModuleContext, entry: FunctionContext, check: Runti
 # -- the jits that reach a check --------------------------------------------------------------
 
 
-def jit_boundaries(target: TracedFunction, traced: TracedFunctions) -> list[Boundary] | str:
+def jit_boundaries(target: TracedFunction, traced: TracedFunctions, imports: ImportTable
+                   ) -> list[Boundary] | str:
     """The jits of this module through which tracing reaches ``target``: its own, or those of
     the traced functions that call it (or, for a lax body, that pass it), followed up to a
     jit. A description of what stands in the way where one way in is not such a jit."""
@@ -127,12 +129,35 @@ def jit_boundaries(target: TracedFunction, traced: TracedFunctions) -> list[Boun
             return (f"`{function.qualname}` is jitted and also called from traced code (`{callers[0].qualname}`), "
                     "where its error could not be raised")
         if sites:
+            other = next((site for site in sites if not _is_jax_jit(site, imports)), None)
+            if other is not None:
+                return (f"`{function.qualname}` is traced by `{ast.unparse(other)[:60]}`, which this fix does not "
+                        "checkify (only `jax.jit`)")
             found.extend(Boundary(function, site) for site in sites)
             continue
         if not callers:
             return f"`{function.qualname}` is {function.how}, not jitted by this module"
         pending.extend(callers)
     return found
+
+
+def _is_jax_jit(site: ast.AST, imports: ImportTable) -> bool:
+    """Whether a jit site is ``jax.jit``: ``@jax.jit``, ``@partial(jax.jit, ...)``,
+    ``jax.jit(f, ...)``, ``partial(jax.jit, ...)(f)`` (not ``pjit``, ``pmap``, equinox's
+    ``filter_jit``: those pass arguments checkify does not take as they do)."""
+    if isinstance(site, ast.Call):
+        if imports.resolve(site.func) == "functools.partial":
+            return bool(site.args) and imports.resolve(site.args[0]) == "jax.jit"
+        return _is_jax_jit(site.func, imports)
+    return imports.resolve(site) == "jax.jit"
+
+
+def _jit_keywords(site: ast.AST) -> list[ast.keyword]:
+    """The options given to a jit site: those of ``jax.jit(f, ...)``, of ``partial(jax.jit,
+    ...)`` and of ``partial(jax.jit, ...)(f)``."""
+    if not isinstance(site, ast.Call):
+        return []
+    return [*site.keywords, *_jit_keywords(site.func)]
 
 
 def _traced_callers(function: TracedFunction, traced: TracedFunctions) -> list[TracedFunction]:
@@ -165,8 +190,7 @@ def _checkified(boundary: Boundary, module: ModuleContext) -> bool:
 def _boundary_edit(module: ModuleContext, boundary: Boundary) -> Edit:
     site = boundary.site
     node = boundary.function.node
-    keywords = site.keywords if isinstance(site, ast.Call) else []
-    checkified = CHECKIFIED if any(keyword.arg in _BY_SIGNATURE for keyword in keywords) else None
+    checkified = CHECKIFIED if any(keyword.arg in _BY_SIGNATURE for keyword in _jit_keywords(site)) else None
     if isinstance(site, ast.Call) and not any(site is decorator for decorator in node.decorator_list):
         return Edit(module.start_of(site), cst.Call, _CheckifiedCall(checkified), imports=(CHECKIFY,),
                     end=module.span_of(site)[1])
