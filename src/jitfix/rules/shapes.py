@@ -26,6 +26,7 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc, removal_edit
 from jitfix.rules.function_context import FunctionContext, function_contexts
+from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
@@ -65,7 +66,12 @@ class ShapeArgument(Rule):
         "all the same. A jitted function may return such a name (its results become arrays); a helper may not. A "
         "`jnp.arange` whose bounds both move with one traced value by Python numbers (`jnp.arange(c - w, c + "
         "w)`, a window around a traced centre) has a static length: the range is shifted, `jnp.arange(-w, w) + "
-        "c` (the same elements, up to the rounding of very large float bounds). A flag (a parameter used only for its "
+        "c` (the same elements, up to the rounding of very large float bounds). An integer or boolean array "
+        "built with jnp from Python values where a concrete one is needed (`npad = jnp.zeros((ndim, 2), "
+        "dtype=jnp.int32)`, then `npad = npad.at[axis, 1].set(size)`, as `jnp.pad`'s widths) is built with "
+        "NumPy at trace time (`np.zeros(..., dtype=np.int32)`, `npad[axis, 1] = size`: nothing else holds "
+        "it, as every other read of it is an argument of a call); a float one is reported (NumPy's would be "
+        "float64). A flag (a parameter used only for its "
         "truth) is made static by an unsafe fix: a caller that passes an array there would then fail. Under `jitfix run`, a parameter on whose value alone a failure "
         "under jit depends (JAX names it) is made static too when every call of the run gave it a Python "
         "scalar, with at most 4 distinct values (more would compile once each). Not "
@@ -134,6 +140,15 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}: it is computed with jnp from Python values, "
                                                          f"which jnp stages; compute it in Python ({functions})",
                                            fix, function=traced)
+                        continue
+                    numpy = built_with_numpy(module, entry, expr, statement)
+                    if isinstance(numpy, str):
+                        yield self.finding(module, expr, f"{where}; not auto-fixable: {numpy}", function=traced)
+                        continue
+                    if numpy is not None:
+                        yield self.finding(module, expr, f"{where}: it is built with jnp from Python values, "
+                                                         "which jnp stages; build it with NumPy", numpy.fix,
+                                           function=traced)
                         continue
                     names = _parameter_names(expr, params, values, traced, arrays.bindings)
                     if names is None and not arrays.certain(expr):
