@@ -382,8 +382,16 @@ def _unwrapped(fun):
             fun = fun.func
         elif (checked := _checkified(fun)) is not None:
             fun = checked
+        elif hasattr(fun, "__wrapped__") and (not hasattr(fun, "__code__") or _forwards_anything(fun.__code__)):
+            fun = fun.__wrapped__  # a jitted function, or a wrapper `functools.wraps` names after its def
         else:
-            return fun if hasattr(fun, "__code__") else getattr(fun, "__wrapped__", fun)
+            return fun
+
+
+def _forwards_anything(code) -> bool:
+    """Whether a function's code takes ``(*args, **kwargs)`` and nothing else: a wrapper."""
+    return code.co_argcount == 0 and code.co_kwonlyargcount == 0 \
+        and code.co_flags & inspect.CO_VARARGS and code.co_flags & inspect.CO_VARKEYWORDS
 
 
 def _checkified(fun):
