@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # math raises where jnp gives nan or inf (`math.sqrt(-1)`, `math.exp(1000)`); the same on
 # every input jnp gives a finite value for.
 _EXACT = {"round": "round", "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "abs": "abs",
-          "absolute": "abs", "maximum": "max", "minimum": "min"}
+          "absolute": "abs", "maximum": "max", "minimum": "min", "erf": "math.erf", "erfc": "math.erfc"}
 _MATH = {"sqrt": "sqrt", "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
          "log1p": "log1p", "sin": "sin", "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
          "tanh": "tanh", "hypot": "hypot", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
@@ -47,6 +47,7 @@ TO_INT = "int()"
 _INT_TYPES = frozenset({"int", "jax.numpy.int_", "jax.numpy.int32", "jax.numpy.int64", "numpy.int_", "numpy.int32",
                         "numpy.int64"})
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,12 @@ def python_spelling(expr: ast.AST, verdict: Callable[[ast.AST], Verdict], resolv
         if isinstance(node, ast.BinOp):
             return isinstance(node.op, _OPERATORS) and spelled(node.left) and spelled(node.right)
         if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, ast.USub | ast.UAdd) and spelled(node.operand)
+            return isinstance(node.op, ast.USub | ast.UAdd | ast.Not) and spelled(node.operand)
+        if isinstance(node, ast.Compare):  # a test of Python numbers: `erfc(b * c) > THRESHOLD`
+            return all(isinstance(op, _COMPARISONS) for op in node.ops) and spelled(node.left) \
+                and all(spelled(comparator) for comparator in node.comparators)
+        if isinstance(node, ast.BoolOp):
+            return all(spelled(value) for value in node.values)
         if isinstance(node, ast.Call):
             return call(node)
         return verdict(node).static
@@ -158,9 +164,18 @@ def _to_int(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> bool:
     return (kind.id if isinstance(kind, ast.Name) and kind.id == "int" else resolve(kind)) in _INT_TYPES
 
 
+# Functions of the other JAX namespaces that are the jnp function of this name.
+_SAME_AS_JNP = {"jax.scipy.special.erf": "erf", "jax.scipy.special.erfc": "erfc", "jax.lax.erf": "erf",
+                "jax.lax.erfc": "erfc", "jax.lax.sqrt": "sqrt", "jax.lax.exp": "exp", "jax.lax.log": "log",
+                "jax.lax.abs": "abs", "jax.lax.floor": "floor", "jax.lax.ceil": "ceil"}
+
+
 def _jnp_function(node: ast.Call, resolve: Callable[[ast.AST], str | None]) -> str | None:
-    """``round`` for ``jnp.round(...)`` called with plain positional arguments, else None."""
+    """``round`` for ``jnp.round(...)`` (or ``erfc`` for ``jax.scipy.special.erfc(...)``) called
+    with plain positional arguments, else None."""
     name = resolve(node.func) or ""
-    if not name.startswith("jax.numpy.") or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return None
-    return name.removeprefix("jax.numpy.")
+    if name in _SAME_AS_JNP:
+        return _SAME_AS_JNP[name]
+    return name.removeprefix("jax.numpy.") if name.startswith("jax.numpy.") else None

@@ -167,7 +167,8 @@ def _is_tolist(node: ast.Call) -> bool:
 
 
 # The expressions the Python spelling replaces, by the name of their libcst node.
-_CST_EXPRESSIONS = {ast.Call: "Call", ast.BinOp: "BinaryOperation", ast.UnaryOp: "UnaryOperation"}
+_CST_EXPRESSIONS = {ast.Call: "Call", ast.BinOp: "BinaryOperation", ast.UnaryOp: "UnaryOperation",
+                    ast.Compare: "Comparison", ast.BoolOp: "BooleanOperation"}
 PYTHON_SPELLABLE = frozenset(_CST_EXPRESSIONS)
 
 

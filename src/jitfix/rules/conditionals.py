@@ -71,7 +71,10 @@ def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvid
 
 
 STAGED_CHECK_SAFETY = (
-    "Fixed where the file imports equinox: `assert ok, msg` and `if bad: raise E(msg)` (the lines "
+    "A check whose test is traced only because jnp staged arithmetic on Python values (`erfc(beta "
+    "* cutoff) > THRESHOLD` of Python settings) has its test written in Python (`math.erfc`): it runs "
+    "when the function is traced, as written, where every function in it has an exact Python "
+    "twin. Otherwise, fixed where the file imports equinox: `assert ok, msg` and `if bad: raise E(msg)` (the lines "
     "before the `raise` that build its message kept) become `x = eqx.error_if(x, bad, msg)`, `x` the "
     "first traced name of the test that the function reads after the check (the check is part of "
     "what the function computes through it; a staged check whose result is unused is compiled away). "
@@ -384,10 +387,15 @@ def _traced_checks(entry: FunctionContext) -> Iterator[RuntimeCheck]:
             yield check
 
 
-def staging(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> StagedCheck | CheckifiedCheck | str:
-    """How a check on a traced value is staged: with ``equinox.error_if`` where the file
-    imports equinox and nothing stands in its way, else with ``checkify.check``; or why
-    neither can be."""
+def staging(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck
+            ) -> TraceTimeCheck | StagedCheck | CheckifiedCheck | str:
+    """How a check on a traced value is fixed: its test computed in Python where it is traced
+    only because jnp staged arithmetic on Python values; else staged, with ``equinox.error_if``
+    where the file imports equinox and nothing stands in its way, else with ``checkify.check``;
+    or why none of those can be."""
+    constant = _trace_time_test(module, entry, check)
+    if constant is not None:
+        return constant
     staged = staged_check(module, entry, check)
     if staged is not None:
         return staged
@@ -397,6 +405,29 @@ def staging(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) 
     if module.imports.local_name("equinox") is None:
         return f"{checkified} (or stage it with `equinox.error_if`, or check before the jitted call)"
     return f"{why_not_staged(module, entry, check)}; {checkified}"
+
+
+@dataclass(frozen=True)
+class TraceTimeCheck:
+    """A check whose test is traced only because jnp staged arithmetic on Python values: its
+    test written in Python, the check runs at trace time as written."""
+
+    fix: Fix
+    functions: str
+
+    def how(self) -> str:
+        return (f"its test is computed with jnp from Python values, which jnp stages: compute it in Python "
+                f"({self.functions}), and the check runs when the function is traced, as written")
+
+
+def _trace_time_test(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> TraceTimeCheck | None:
+    from jitfix.rules.shapes import staged_constants  # (shapes' rules read this module's)
+
+    found = staged_constants(module, entry, check.test, check.statement)
+    if found is None or isinstance(found, str):
+        return None
+    fix, functions = found
+    return TraceTimeCheck(fix, functions) if fix.safety is Safety.SAFE else None
 
 
 def why_not_staged(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> str:

@@ -129,7 +129,7 @@ class ShapeArgument(Rule):
                         yield self.finding(module, expr, f"{where}: jnp stages arithmetic on Python values; compute "
                                                          f"it in Python ({functions})", fix, function=traced)
                         continue
-                    staged = _staged_constants(module, entry, expr, statement)
+                    staged = staged_constants(module, entry, expr, statement)
                     if isinstance(staged, str):
                         yield self.finding(module, expr, f"{where}; not auto-fixable: it is computed with jnp from "
                                                          f"Python values, but {staged}: compute the size in Python "
@@ -214,7 +214,7 @@ def _check_staged_instead(module: ModuleContext, traced: TracedFunction) -> bool
     return False
 
 
-def _staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.AST,
+def staged_constants(module: ModuleContext, entry: FunctionContext, expr: ast.AST,
                       statement: ast.stmt) -> tuple[Fix, str] | str | None:
     """The fix that makes ``expr`` a Python value when it is traced only because jnp staged
     arithmetic on values not shown traced: the names it needs, each bound to such arithmetic
