@@ -993,3 +993,48 @@ def test_an_option_jitfix_does_not_know_is_said_not_run(command, tmp_path):
     assert result.exit_code == 2
     assert f"jitfix {command}: no such option: --ignore" in result.output
     assert "internal error" not in result.output
+
+
+SOLVER = '''from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class State(NamedTuple):
+    error: jax.Array
+
+
+def cond(carry):
+    _, state = carry
+    print(f"error: {state.error:.3f}")
+    return state.error > 0.1
+
+
+def body(carry):
+    x, state = carry
+    return x / 2, State(state.error / 2)
+
+
+@jax.jit
+def solve(x):
+    return jax.lax.while_loop(cond, body, (x, State(jnp.abs(x).sum())))[0]
+
+
+print(solve(jnp.array([0.4, 0.2])))
+'''
+
+
+def test_a_tracer_formatted_in_a_print_is_seen_and_the_print_made_per_call(tmp_path: Path) -> None:
+    """`f"{state.error:.3f}"` of a tracer raises TypeError (a tracer takes no format spec):
+    the run records it where it is formatted, which proves the printed value traced, so the
+    print becomes `jax.debug.print` (unsafe to `check`, which cannot tell: the value comes
+    out of an unpacked carry) and prints as the eager run does."""
+    (tmp_path / "solver.py").write_text(SOLVER)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "solver.py"])
+    assert result.exit_code == 0, result.output
+    assert "solver.py:13 TypeError (a tracer formatted) in cond" in result.stderr
+    assert "-> JF401" in result.stderr
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert '+    jax.debug.print("error: {state_error:.3f}", state_error=state.error' in result.stdout
+    assert "its output differs" not in result.stderr

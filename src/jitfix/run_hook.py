@@ -99,10 +99,26 @@ class _Recorder:
         setattr(setitem, "_jitfix_recorded", True)
         tracer_class.__setitem__ = setitem
 
+    def patch_format(self, tracer_class):
+        """``f"{x:.4f}"`` of a tracer raises TypeError (a tracer takes no format spec, as a
+        print at trace time shows it): recorded too, with the tracer formatted."""
+        original = tracer_class.__format__
+        if getattr(original, "_jitfix_recorded", False):
+            return
+
+        def format_(this, spec, _original=original):
+            if spec:
+                self.record("TypeError (a tracer formatted)", this)
+            return _original(this, spec)
+
+        setattr(format_, "_jitfix_recorded", True)
+        tracer_class.__format__ = format_
+
     def patch(self, errors):
         core = sys.modules.get("jax.core")
         if core is not None and hasattr(core, "Tracer"):
             self.patch_setitem(core.Tracer)
+            self.patch_format(core.Tracer)
         for name in RECORDED_ERRORS:
             cls = getattr(errors, name, None)
             if cls is None or cls.__dict__.get("_jitfix_recorded"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from jitfix.analysis.blocks import kept_on_node, own_nodes
 from jitfix.analysis.scopes import Scopes

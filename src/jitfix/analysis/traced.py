@@ -24,7 +24,7 @@ from jitfix.analysis.blocks import FunctionNode, walk_body, walk_tree
 from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTERED_TRANSFORMS, FLAX_APPLY_METHODS, call_category,
                                        FLAX_APPLY_OPTIONS, GRAD_TRANSFORMS, JIT_TRANSFORMS, MAPPING_TRANSFORMS,
                                        ONE_ARRAY, PARTIAL, RECEIVERS, REVERSE_AD_TRANSFORMS, STAGING_TRANSFORMS,
-                                       SWITCH, TRACING_TRANSFORMS, function_category, is_array_annotation)
+                                       SWITCH, TRACING_TRANSFORMS, is_array_annotation)
 from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.observations import CALLED, CHANGED, STATIC, Observation

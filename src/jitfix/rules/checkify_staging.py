@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from jitfix.analysis.blocks import nodes_of
 from jitfix.analysis.imports import ImportTable

@@ -30,10 +30,11 @@ from jitfix.control_flow.boolean_expressions import (
     ternary_edit,
 )
 from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
-from jitfix.cst_text import code, cst
+from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text
+from jitfix.rules.staged_constants import staged_constants
 from jitfix.rules.function_context import (
     FunctionContext,
     function_contexts,
@@ -421,8 +422,6 @@ class TraceTimeCheck:
 
 
 def _trace_time_test(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> TraceTimeCheck | None:
-    from jitfix.rules.shapes import staged_constants  # (shapes' rules read this module's)
-
     found = staged_constants(module, entry, check.test, check.statement)
     if found is None or isinstance(found, str):
         return None

@@ -63,7 +63,9 @@ class PrintInTracedCode(Rule):
         "function, and it then prints each call's value. Safe too in a branch or loop body that the same fix makes a lax function, "
         "whatever it prints: lax traces that code once, so a Python print there would run once, "
         "whichever branch is taken and however many trips the loop makes; what the lax function "
-        "takes in (its operands and carry) prints as the tracer it becomes there. Unsafe elsewhere "
+        "takes in (its operands and carry) prints as the tracer it becomes there. Safe where `jitfix "
+        "run` saw a tracer fail on the print's line (`f\"{err:.4f}\"` of a tracer raises TypeError: a "
+        "tracer takes no format spec): that is the proof a printed value is traced. Unsafe elsewhere "
         "when no printed value is certainly traced: such a print may be "
         "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`; "
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
@@ -168,7 +170,10 @@ class PrintInTracedCode(Rule):
         # loop body the same fix makes a lax function (which runs the Python print once at
         # trace time, whichever branch or however many trips): elsewhere a print of Python
         # values (or of values the analysis cannot place) may be meant to run once per trace.
-        prints_tracer = _prints_tracer(call, values)
+        # A run that saw a tracer fail on the print's line (`f"{x:.4f}"` of a tracer) proved it.
+        seen_failing = any(line in traced.seen.failures for line in range(call.lineno, (call.end_lineno or
+                                                                                       call.lineno) + 1))
+        prints_tracer = _prints_tracer(call, values) or seen_failing
         safety = Safety.SAFE if prints_tracer or in_rewritten else Safety.UNSAFE
         description = "replace with jax.debug.print"
         if safety is Safety.UNSAFE:
