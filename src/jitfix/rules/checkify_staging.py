@@ -30,9 +30,8 @@ CHECKIFY = "jax.experimental.checkify"
 STAGED_EXCEPTION = "ValueError"
 RAISING = "_raise_failed_checks"
 CHECKIFIED = "_checkified"
-# The options of a jit that find parameters by the function's signature, which the function
-# `checkify.checkify` returns hides behind `(*args, **kwargs)`: there `_checkified` keeps it.
-_BY_SIGNATURE = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
+# The function `checkify.checkify` returns takes `(*args, **kwargs)`: `_checkified` keeps the
+# signature, by which jit finds static arguments (given now, or by a later fix).
 
 _HELPERS = {
     RAISING: '''def {name}(checked):
@@ -99,7 +98,7 @@ def checkified_check(module: ModuleContext, entry: FunctionContext, check: Runti
         return f"`checkify.check` needs its jit checkified, and {boundaries}"
     edits = [_check_edit(module, check, values.is_traced, message),
              *(_boundary_edit(module, boundary) for boundary in boundaries if not _checkified(boundary, module))]
-    helper = _helper_edit(module, _helpers_needed(edits))
+    helper = _helper_edit(module, {RAISING, CHECKIFIED}) if len(edits) > 1 else None
     if helper is not None:
         edits.append(helper)
     caught = check.caught_in(module.tree, STAGED_EXCEPTION)
@@ -190,44 +189,20 @@ def _checkified(boundary: Boundary, module: ModuleContext) -> bool:
 def _boundary_edit(module: ModuleContext, boundary: Boundary) -> Edit:
     site = boundary.site
     node = boundary.function.node
-    checkified = CHECKIFIED if any(keyword.arg in _BY_SIGNATURE for keyword in _jit_keywords(site)) else None
     if isinstance(site, ast.Call) and not any(site is decorator for decorator in node.decorator_list):
-        return Edit(module.start_of(site), cst.Call, _CheckifiedCall(checkified), imports=(CHECKIFY,),
-                    end=module.span_of(site)[1])
+        return Edit(module.start_of(site), cst.Call, _checkified_call, end=module.span_of(site)[1])
     index = next(index for index, decorator in enumerate(node.decorator_list) if decorator is site)
-    return Edit(name_position(module, node), cst.FunctionDef,
-                _ModuleChange(decorated=frozenset({(index, checkified or "")})), imports=(CHECKIFY,),
+    return Edit(name_position(module, node), cst.FunctionDef, _ModuleChange(decorated=frozenset({index})),
                 merge=_merge_module_changes)
 
 
-def _helpers_needed(edits: list[Edit]) -> set[str]:
-    """The helpers the boundary edits call."""
-    needed = set()
-    for edit in edits:
-        change = edit.replace
-        if isinstance(change, _CheckifiedCall | _ModuleChange):
-            needed.add(RAISING)
-            if isinstance(change, _CheckifiedCall) and change.checkified or isinstance(change, _ModuleChange) \
-                    and any(checkified for _, checkified in change.decorated):
-                needed.add(CHECKIFIED)
-    return needed
-
-
-@dataclass(frozen=True)
-class _CheckifiedCall:
-    """``jax.jit(f, ...)`` -> ``_raise_failed_checks(jax.jit(checkify.checkify(f), ...))`` (or
-    ``_checkified(f)`` where the jit finds parameters by name)."""
-
-    checkified: str | None
-
-    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        assert isinstance(node, cst.Call) and node.args
-        first = node.args[0]
-        function = self.checkified or f"{context.name(CHECKIFY)}.checkify"
-        checkified = cst.parse_expression(f"{function}()").with_changes(
-            args=[first.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
-        jitted = node.with_changes(args=[first.with_changes(value=checkified), *node.args[1:]], lpar=[], rpar=[])
-        return cst.Call(func=cst.Name(RAISING), args=[cst.Arg(jitted)], lpar=node.lpar, rpar=node.rpar)
+def _checkified_call(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+    """``jax.jit(f, ...)`` -> ``_raise_failed_checks(jax.jit(_checkified(f), ...))``."""
+    assert isinstance(node, cst.Call) and node.args
+    first = node.args[0]
+    checkified = cst.Call(func=cst.Name(CHECKIFIED), args=[first.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+    jitted = node.with_changes(args=[first.with_changes(value=checkified), *node.args[1:]], lpar=[], rpar=[])
+    return cst.Call(func=cst.Name(RAISING), args=[cst.Arg(jitted)], lpar=node.lpar, rpar=node.rpar)
 
 
 def _helper_edit(module: ModuleContext, needed: set[str]) -> Edit | None:
@@ -241,7 +216,7 @@ def _helper_edit(module: ModuleContext, needed: set[str]) -> Edit | None:
                  None)
     if not missing or first is None:
         return None
-    imports = ("functools.wraps", CHECKIFY) if CHECKIFIED in missing else ("functools.wraps",)
+    imports = ("functools.wraps", CHECKIFY)
     if isinstance(first, ast.FunctionDef):
         return Edit(name_position(module, first), cst.FunctionDef, _ModuleChange(helpers=missing),
                     imports=imports, merge=_merge_module_changes)
@@ -250,24 +225,21 @@ def _helper_edit(module: ModuleContext, needed: set[str]) -> Edit | None:
 
 @dataclass(frozen=True)
 class _ModuleChange:
-    """A module-level def (or class) given ``@_raise_failed_checks`` above and
-    ``@checkify.checkify`` (or ``@_checkified``) below each jit decorator at ``decorated``
-    (its index, and the checkifying helper's name or ""), and/or ``helpers`` put before it."""
+    """A def (or class) given ``@_raise_failed_checks`` above and ``@_checkified`` below each
+    jit decorator at ``decorated`` (its index), and/or the ``helpers`` put before it."""
 
-    decorated: frozenset[tuple[int, str]] = frozenset()
+    decorated: frozenset[int] = frozenset()
     helpers: frozenset[str] = frozenset()
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
         assert isinstance(node, cst.FunctionDef | cst.ClassDef)
-        checkifying = dict(self.decorated)
         decorators: list[cst.Decorator] = []
         for index, decorator in enumerate(node.decorators):
-            if index in checkifying:
+            if index in self.decorated:
                 decorators.append(cst.Decorator(cst.Name(RAISING)))
             decorators.append(decorator)
-            if index in checkifying:
-                inner = checkifying[index] or f"{context.name(CHECKIFY)}.checkify"
-                decorators.append(cst.Decorator(cst.parse_expression(inner)))
+            if index in self.decorated:
+                decorators.append(cst.Decorator(cst.Name(CHECKIFIED)))
         changed = node.with_changes(decorators=decorators)
         if not self.helpers:
             return changed
