@@ -68,9 +68,10 @@ JITFIX_TIMEOUT = 600.0  # seconds for one jitfix command
 OUTCOMES = ("fixed", "declined", "no finding", "wrong rewrite", "crash")
 # Transforms whose call or decoration makes a function traced: the rewrite must keep every one.
 TRACING_TRANSFORMS = frozenset({"jit", "filter_jit", "pjit", "pmap", "vmap", "filter_vmap"})
-# Transforms whose result is the function they are given, changed: jitting it compiles that function.
-FUNCTION_TRANSFORMS = TRACING_TRANSFORMS | {"checkify", "grad", "value_and_grad", "jacfwd", "jacrev", "remat",
-                                            "checkpoint"}
+# Transforms whose result is the function they are given, changed: jitting it compiles that function
+# (`_checkified` is the `checkify.checkify` jitfix's staged checks write, keeping the signature).
+FUNCTION_TRANSFORMS = TRACING_TRANSFORMS | {"checkify", "_checkified", "grad", "value_and_grad", "jacfwd", "jacrev",
+                                            "remat", "checkpoint"}
 
 
 # -- the cases ---------------------------------------------------------------------------------
