@@ -582,3 +582,37 @@ def test_diff_reports_what_is_left_at_the_lines_of_the_file_as_it_is(tmp_path: P
     assert invoke("check", str(path)).stdout.splitlines()[1].startswith(f"{path}:13:12: JF506")
     result = invoke("diff", str(path))  # (the fix of f adds lines above g: the file does not have them)
     assert result.exit_code == 1 and result.stderr.startswith(f"{path}:13:12: JF506"), result.stderr
+
+
+UNKNOWN = '''import jax
+import somelib
+
+
+@jax.jit
+def step(x, cfg):
+    state = somelib.solve(x)
+    if state.converged:
+        return x
+    for _ in range(cfg.steps):
+        x = x * 2
+    return x
+'''
+
+
+def test_show_unknown_says_where_proof_was_missing_and_changes_no_count(tmp_path: Path) -> None:
+    """`--show-unknown`: where Python needs a concrete value in traced code and the analysis
+    cannot tell what it holds, one line each with why (opt-in: not a finding, exit 0 still)."""
+    path = tmp_path / "solver.py"
+    path.write_text(UNKNOWN)
+    plain = invoke("check", "--no-cache", str(path))
+    assert plain.exit_code == 0 and "unknown:" not in plain.stdout
+    shown = invoke("check", "--no-cache", "--show-unknown", str(path))
+    assert shown.exit_code == 0
+    lines = [line for line in shown.stdout.splitlines() if "unknown:" in line]
+    assert lines == [
+        f"{path}:8:8: unknown: `state.converged` in `step` (Python needs its truth): not known to be traced or a "
+        "Python value: `somelib.solve` is not in jitfix's catalogue",
+        f"{path}:10:20: unknown: `cfg.steps` in `step` (Python needs an `int`): not known to be traced or a Python "
+        "value: `.steps` of a value whose class is not known",
+    ]
+    assert "All checks passed" in shown.stdout + shown.stderr

@@ -350,6 +350,9 @@ def check(
     add_ignore: Annotated[bool, typer.Option(
         "--add-ignore", help="Write a `# jitfix: ignore[CODE]` comment on every finding that is not auto-fixable, "
         "so the check can be turned on today and the list burnt down later.")] = False,
+    show_unknown: Annotated[bool, typer.Option(
+        "--show-unknown", help="Also say, one line each, where Python needs a concrete value in traced code and "
+        "the analysis cannot tell whether it is traced (not findings: no count or exit status changes).")] = False,
 ) -> None:
     """Report findings without changing anything (for CI). Exit 1 when any exist."""
     run = _prepare(paths, shared)
@@ -373,6 +376,8 @@ def check(
         _print_statistics(run, findings, output_format)
     else:
         _print_findings(run, findings, output_format, validation)
+        if show_unknown and output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.full):
+            _print_unknown(run, results.files)
         if output_format in (OutputFormat.text, OutputFormat.concise, OutputFormat.full) and not run.quiet:
             _check_summary(run, findings, results.failed - len(results.unfound), len(results.unfound))
     if results.failed:
@@ -380,6 +385,21 @@ def check(
     if validation is not None and validation.failed:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _print_unknown(run: Run, files: list[FileResult]) -> None:
+    """Where the analysis could not tell whether a value Python needs concretely is traced."""
+    from jitfix.unknowns import unknown_sites
+
+    for result in files:
+        if result.error is not None or result.internal_error is not None or result.path.endswith(".ipynb"):
+            continue
+        try:
+            text = Path(result.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for site in unknown_sites(result.path, text, run.settings):
+            run.out.print(site.text(), markup=False, highlight=False)
 
 
 def _print_statistics(run: Run, findings: list[Finding], output_format: OutputFormat) -> None:
