@@ -19,7 +19,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("edits and cache", ("jitfix.cst_text", "jitfix.edits", "jitfix.cache")),
     ("control flow", ("jitfix.control_flow",)),
     ("rules", ("jitfix.rules",)),
-    ("engine", ("jitfix.engine", "jitfix.suppress", "jitfix.report", "jitfix.why")),
+    ("engine", ("jitfix.engine", "jitfix.suppress", "jitfix.report", "jitfix.why", "jitfix.unknowns")),
     ("validation", ("jitfix.validate",)),
     ("api", ("jitfix.api",)),
     ("front ends", ("jitfix.cli", "jitfix.cli_options", "jitfix.pyproject", "jitfix.server", "jitfix.run",

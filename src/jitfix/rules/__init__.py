@@ -14,6 +14,7 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
+from jitfix.rules.raising_branches import RaisingBranch
 from jitfix.rules.python_arguments import PythonObjectArgument, UnhashableStaticArgument
 from jitfix.rules.recompilation import (
     GrowingShapeArgument,
@@ -30,6 +31,7 @@ ALL_RULES: tuple[Rule, ...] = (
     TracedBooleanOperator(),
     NonScalarCondition(),
     TracedAssert(),
+    RaisingBranch(),
     TracedRangeLoop(),
     TracedWhileLoop(),
     ScannableLoop(),

@@ -54,6 +54,11 @@ _HELPERS = {
 }
 
 
+# The helpers as `fix` writes them in a module that imports `wraps` and `checkify` by name.
+HELPER_SOURCES = "".join(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify") + "\n\n"
+                         for name in sorted(_HELPERS))
+
+
 @dataclass(frozen=True)
 class Boundary:
     """A jit of the module whose trace reaches a check: a decorator of ``function``'s def, or
@@ -93,17 +98,30 @@ def checkified_check(module: ModuleContext, entry: FunctionContext, check: Runti
     if message is None:
         return ("its message is built in a way `checkify.check` cannot take as it is (a `%` or `.format`, "
                 "or a name of a text that may hold braces): give it an f-string or a literal")
+    checkifying = checkified_jits(module, entry)
+    if isinstance(checkifying, str):
+        return checkifying
+    boundaries, jit_edits = checkifying
+    caught = check.caught_in(module.tree, STAGED_EXCEPTION)
+    edits = [_check_edit(module, check, values.is_traced, message), *jit_edits]
+    fix = Fix(Safety.UNSAFE if caught else Safety.SAFE, "stage with checkify.check", merged(edits))
+    return CheckifiedCheck(fix, check.exception, caught, tuple(boundaries))
+
+
+def checkified_jits(module: ModuleContext, entry: FunctionContext) -> tuple[list[Boundary], list[Edit]] | str:
+    """The jits that reach ``entry``'s function, and the edits that checkify them (with the
+    helpers the module lacks); or why they cannot be."""
     boundaries = jit_boundaries(entry.traced, module.traced, module.imports)
     if isinstance(boundaries, str):
         return f"`checkify.check` needs its jit checkified, and {boundaries}"
-    edits = [_check_edit(module, check, values.is_traced, message),
-             *(_boundary_edit(module, boundary) for boundary in boundaries if not _checkified(boundary, module))]
-    helper = _helper_edit(module, {RAISING, CHECKIFIED}) if len(edits) > 1 else None
-    if helper is not None:
-        edits.append(helper)
-    caught = check.caught_in(module.tree, STAGED_EXCEPTION)
-    fix = Fix(Safety.UNSAFE if caught else Safety.SAFE, "stage with checkify.check", _merged(edits))
-    return CheckifiedCheck(fix, check.exception, caught, tuple(boundaries))
+    edits = [_boundary_edit(module, boundary) for boundary in boundaries if not _checkified(boundary, module)]
+    helper = _helper_edit(module, {RAISING, CHECKIFIED}) if edits else None
+    return boundaries, edits + ([helper] if helper is not None else [])
+
+
+def checkify_check_source(context: EditContext, holds: str, message: CheckMessage) -> str:
+    """``checkify.check(holds, message, *arguments)``, laid out to fit."""
+    return context.call_source(f"{context.name(CHECKIFY)}.check", [holds, message.text, *message.arguments])
 
 
 # -- the jits that reach a check --------------------------------------------------------------
@@ -260,7 +278,7 @@ def _merge_module_changes(edits: list[Edit]) -> Edit:
     return Edit(edits[0].start, edits[0].node_type, merged, imports=imports, merge=_merge_module_changes)
 
 
-def _merged(edits: list[Edit]) -> list[Edit]:
+def merged(edits: list[Edit]) -> list[Edit]:
     """One edit per node: the helper and a decorator of the same def are one change of it."""
     by_target: dict[tuple, list[Edit]] = {}
     for edit in edits:
@@ -300,17 +318,36 @@ def checkify_message(module: ModuleContext, check: RuntimeCheck, is_traced: Call
             return CheckMessage(message.id)
         return None
     if isinstance(message, ast.JoinedStr):
-        return _formatted(module, message, is_traced)
+        return _formatted(module, message.values, is_traced)
+    parts = _concatenated(message)
+    if parts is not None:  # "x too big: " + str(x)
+        return _formatted(module, parts, is_traced)
     return None
 
 
-def _formatted(module: ModuleContext, message: ast.JoinedStr, is_traced: Callable[[ast.AST], bool]
+def _concatenated(message: ast.expr) -> list[ast.expr] | None:
+    """``"a: " + str(x) + f"..."`` as the parts of one f-string (``str(x)`` is ``{x}``); None
+    for anything else."""
+    if isinstance(message, ast.BinOp) and isinstance(message.op, ast.Add):
+        left, right = _concatenated(message.left), _concatenated(message.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(message, ast.Constant) and isinstance(message.value, str):
+        return [message]
+    if isinstance(message, ast.JoinedStr):
+        return list(message.values)
+    if isinstance(message, ast.Call) and isinstance(message.func, ast.Name) and message.func.id == "str" \
+            and len(message.args) == 1 and not message.keywords and not isinstance(message.args[0], ast.Starred):
+        return [ast.FormattedValue(value=message.args[0], conversion=-1, format_spec=None)]
+    return None
+
+
+def _formatted(module: ModuleContext, parts: list[ast.expr], is_traced: Callable[[ast.AST], bool]
                ) -> CheckMessage | None:
-    """``f"... {x} ..."`` -> ``"... {} ...", x`` where ``x`` is traced; a static field stays an
-    f-string's (its text is known when the check is traced)."""
+    """The parts of ``f"... {x} ..."`` -> ``"... {} ...", x`` where ``x`` is traced; a static
+    field stays an f-string's (its text is known when the check is traced)."""
     pieces: list[tuple[bool, str]] = []  # (a static field's source, else literal text of the format)
     arguments: list[str] = []
-    for part in message.values:
+    for part in parts:
         if isinstance(part, ast.Constant):
             pieces.append((False, str(part.value).replace("{", "{{").replace("}", "}}")))
             continue
@@ -352,9 +389,8 @@ def _check_edit(module: ModuleContext, check: RuntimeCheck, is_traced: Callable[
     uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=False)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
-        call = context.call_source(f"{context.name(CHECKIFY)}.check",
-                                   [condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=False),
-                                    message.text, *message.arguments])
+        holds = condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=False)
+        call = checkify_check_source(context, holds, message)
         staged = cst.parse_statement(f"{call}\n")
         if isinstance(updated, cst.Assert | cst.Expr):
             assert isinstance(staged, cst.SimpleStatementLine)
