@@ -388,22 +388,32 @@ def _check_edit(module: ModuleContext, check: RuntimeCheck, is_traced: Callable[
                 message: CheckMessage) -> Edit:
     uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=False)
 
-    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+    def staged(context: EditContext) -> str:
         holds = condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=False)
-        call = checkify_check_source(context, holds, message)
-        staged = cst.parse_statement(f"{call}\n")
+        return checkify_check_source(context, holds, message)
+
+    return staged_statement_edit(module, check, staged, (CHECKIFY, "jax.numpy") if uses_jnp else (CHECKIFY,))
+
+
+def staged_statement_edit(module: ModuleContext, check: RuntimeCheck, staged: Callable[[EditContext], str],
+                          imports: tuple[str, ...]) -> Edit:
+    """The check's statement replaced by the one ``staged`` writes: an ``assert`` or a check
+    helper's call in its place, an ``if bad: raise`` by the lines that build its message and
+    then it."""
+
+    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+        made = cst.parse_statement(f"{staged(context)}\n")
         if isinstance(updated, cst.Assert | cst.Expr):
-            assert isinstance(staged, cst.SimpleStatementLine)
-            return staged.body[0]
+            assert isinstance(made, cst.SimpleStatementLine)
+            return made.body[0]
         assert isinstance(updated, cst.If) and isinstance(updated.body, cst.IndentedBlock)
-        lines = [*updated.body.body[:-1], staged]  # (the assignments that build the message, kept)
+        lines = [*updated.body.body[:-1], made]  # (the assignments that build the message, kept)
         lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
         return cst.FlattenSentinel(lines)
 
     node_type: type[cst.CSTNode] = cst.Assert if isinstance(check.statement, ast.Assert) \
         else cst.Expr if isinstance(check.statement, ast.Expr) else cst.If
-    needed = (CHECKIFY, "jax.numpy") if uses_jnp else (CHECKIFY,)
-    return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
+    return Edit(module.start_of(check.statement), node_type, replace, imports=imports)
 
 
 def condition_text(module: ModuleContext, check: RuntimeCheck, jnp: str, failing: bool) -> str:

@@ -30,10 +30,9 @@ from jitfix.control_flow.boolean_expressions import (
     ternary_edit,
 )
 from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
-from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
-from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text
+from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text, staged_statement_edit
 from jitfix.rules.staged_constants import staged_constants
 from jitfix.rules.function_context import (
     FunctionContext,
@@ -512,23 +511,13 @@ def _error_if_edit(module: ModuleContext, check: RuntimeCheck, threaded: str) ->
         message = repr(check.exception)
     uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=True)
 
-    def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode | cst.FlattenSentinel:
+    def staged(context: EditContext) -> str:
         failing = condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=True)
         after_target = dataclasses.replace(context, column=context.column + len(f"{threaded} = "))
         call = after_target.call_source(f"{context.name('equinox')}.error_if", [threaded, failing, message])
-        staged = cst.parse_statement(f"{threaded} = {call}\n")
-        if isinstance(updated, cst.Assert | cst.Expr):
-            assert isinstance(staged, cst.SimpleStatementLine)
-            return staged.body[0]
-        assert isinstance(updated, cst.If) and isinstance(updated.body, cst.IndentedBlock)
-        lines = [*updated.body.body[:-1], staged]  # (the assignments that build the message, kept)
-        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
-        return cst.FlattenSentinel(lines)
+        return f"{threaded} = {call}"
 
-    node_type: type[cst.CSTNode] = cst.Assert if isinstance(check.statement, ast.Assert) \
-        else cst.Expr if isinstance(check.statement, ast.Expr) else cst.If
-    needed = ("equinox", "jax.numpy") if uses_jnp else ("equinox",)
-    return Edit(module.start_of(check.statement), node_type, replace, imports=needed)
+    return staged_statement_edit(module, check, staged, ("equinox", "jax.numpy") if uses_jnp else ("equinox",))
 
 
 def _describe_site(node: ast.AST) -> str:
