@@ -13,10 +13,11 @@ traced code also calls) leaves the check reported.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 from typing import Callable
 
-from jitfix.analysis.blocks import nodes_of
+from jitfix.analysis.blocks import assigned_names, nodes_of
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.traced_function import EntryKind, TracedFunction, TracedFunctions
@@ -114,9 +115,42 @@ def checkified_jits(module: ModuleContext, entry: FunctionContext) -> tuple[list
     boundaries = jit_boundaries(entry.traced, module.traced, module.imports)
     if isinstance(boundaries, str):
         return f"`checkify.check` needs its jit checkified, and {boundaries}"
+    taken = _names_taken(module)
+    if taken:
+        return f"the module has a `{taken}` of its own, the name of a helper the staged check needs"
     edits = [_boundary_edit(module, boundary) for boundary in boundaries if not _checkified(boundary, module)]
     helper = _helper_edit(module, {RAISING, CHECKIFIED}) if edits else None
     return boundaries, edits + ([helper] if helper is not None else [])
+
+
+def _names_taken(module: ModuleContext) -> str | None:
+    """A helper's name the module binds to something other than that helper."""
+    for statement in module.tree.body:
+        for name in (RAISING, CHECKIFIED):
+            binds = isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and statement.name == name or name in assigned_names([statement]) and not isinstance(
+                    statement, ast.FunctionDef)
+            if binds and not (isinstance(statement, ast.FunctionDef) and _is_the_helper(statement, name)):
+                return name
+    return None
+
+
+def _is_the_helper(statement: ast.FunctionDef, name: str) -> bool:
+    """Whether a def is the helper as `fix` writes it (its body compared, spelling aside)."""
+    written = ast.parse(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify")).body[0]
+    return ast.dump(_without_names(written)) == ast.dump(_without_names(statement))
+
+
+def _without_names(node: ast.AST) -> ast.AST:
+    """``node`` with the spellings of ``wraps`` and ``checkify`` (imports may alias them) left out."""
+    copied = copy.deepcopy(node)
+    for inner in ast.walk(copied):
+        if isinstance(inner, ast.Name) and inner.id not in ("checked", "function", "args", "kwargs", "error",
+                                                            "result", "call"):
+            inner.id = "_"
+        elif isinstance(inner, ast.Attribute):
+            inner.value = ast.Name(id="_")
+    return copied
 
 
 def checkify_check_source(context: EditContext, holds: str, message: CheckMessage) -> str:
