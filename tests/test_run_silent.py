@@ -224,3 +224,32 @@ def test_a_global_changed_from_another_module_is_passed_in_once_the_run_sees_it_
     assert (tmp_path / "model.py").read_text() == (
         "import jax\n\nSCALE = 1.0\n\n\n@jax.jit\ndef _scaled(x, *, SCALE):\n    return x * SCALE\n\n\n"
         "def scaled(x):\n    return _scaled(x, SCALE=SCALE)\n")
+
+
+CHECKED = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def update(w, g, lr):
+    assert jnp.all(jnp.isfinite(g)), f"non-finite gradient: {g}"
+    return w - lr * g
+
+
+w = jnp.ones(3)
+for step in range(3):
+    w = update(w, jnp.full(3, 0.5), 0.1)
+print(w)
+'''
+
+
+def test_a_checkified_jit_is_compared_by_what_its_callers_get(tmp_path: Path) -> None:
+    """A check staged with checkify: the jitted function returns `(error, result)` and the
+    helper that raises the error returns `result`, which is what the eager run's function
+    returned: no silent difference is claimed."""
+    (tmp_path / "train.py").write_text(CHECKED)
+    result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "train.py"])
+    assert result.exit_code == 0, result.output
+    assert "-> JF105" in result.stderr
+    assert "the command exits as with jit disabled (exit 0)" in result.stderr
+    assert "compute otherwise under jit" not in result.stderr

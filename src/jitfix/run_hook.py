@@ -404,6 +404,15 @@ def _unwrapped(fun):
             return fun
 
 
+def _without_checkify_error(result):
+    """What a checkified function returns less its checkify error (``(error, out)``): the value
+    its callers get once the error is raised or not, as the eager function returns it."""
+    if isinstance(result, tuple) and len(result) == 2 and type(result[0]).__name__ == "Error" \
+            and type(result[0]).__module__.endswith("checkify"):
+        return result[1]
+    return result
+
+
 def _forwards_anything(code) -> bool:
     """Whether a function's code takes ``(*args, **kwargs)`` and nothing else: a wrapper."""
     return code.co_argcount == 0 and code.co_kwonlyargcount == 0 \
@@ -493,7 +502,7 @@ class _Watch:
         try:
             import jax
 
-            leaves = jax.tree_util.tree_leaves(result)[:_MOST_LEAVES]
+            leaves = jax.tree_util.tree_leaves(_without_checkify_error(result))[:_MOST_LEAVES]
             fingerprint = [_fingerprint(leaf) for leaf in leaves]
         except Exception:
             return
