@@ -995,7 +995,7 @@ def test_an_option_jitfix_does_not_know_is_said_not_run(command, tmp_path):
     assert "internal error" not in result.output
 
 
-SOLVER = '''from typing import NamedTuple
+FORMATTED_PRINT = '''from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -1030,7 +1030,7 @@ def test_a_tracer_formatted_in_a_print_is_seen_and_the_print_made_per_call(tmp_p
     the run records it where it is formatted, which proves the printed value traced, so the
     print becomes `jax.debug.print` (unsafe to `check`, which cannot tell: the value comes
     out of an unpacked carry) and prints as the eager run does."""
-    (tmp_path / "solver.py").write_text(SOLVER)
+    (tmp_path / "solver.py").write_text(FORMATTED_PRINT)
     result = CliRunner().invoke(app, ["run", "--no-color", "--root", str(tmp_path), "--", sys.executable, "solver.py"])
     assert result.exit_code == 0, result.output
     assert "solver.py:13 TypeError (a tracer formatted) in cond" in result.stderr

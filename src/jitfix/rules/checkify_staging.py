@@ -37,10 +37,13 @@ CHECKIFIED = "_checkified"
 _HELPERS = {
     RAISING: '''def {name}(checked):
     """Call ``checked``, a function made by ``checkify.checkify``, as the function it checks:
-    the error of a check that failed is raised here."""
+    the error of a check that failed is raised here. With jit disabled the function itself
+    (under the jit and ``_checkified``) runs, its checks raising where they are."""
 
     @{wraps}(checked)
     def call(*args, **kwargs):
+        if {jax}.config.jax_disable_jit:
+            return checked.__wrapped__.__wrapped__(*args, **kwargs)
         error, result = checked(*args, **kwargs)
         error.throw()
         return result
@@ -56,7 +59,7 @@ _HELPERS = {
 
 
 # The helpers as `fix` writes them in a module that imports `wraps` and `checkify` by name.
-HELPER_SOURCES = "".join(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify") + "\n\n"
+HELPER_SOURCES = "".join(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify", jax="jax") + "\n\n"
                          for name in sorted(_HELPERS))
 
 
@@ -137,7 +140,7 @@ def _names_taken(module: ModuleContext) -> str | None:
 
 def _is_the_helper(statement: ast.FunctionDef, name: str) -> bool:
     """Whether a def is the helper as `fix` writes it (its body compared, spelling aside)."""
-    written = ast.parse(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify")).body[0]
+    written = ast.parse(_HELPERS[name].format(name=name, wraps="wraps", checkify="checkify", jax="jax")).body[0]
     return ast.dump(_without_names(written)) == ast.dump(_without_names(statement))
 
 
@@ -268,7 +271,7 @@ def _helper_edit(module: ModuleContext, needed: set[str]) -> Edit | None:
                  None)
     if not missing or first is None:
         return None
-    imports = ("functools.wraps", CHECKIFY)
+    imports = ("functools.wraps", CHECKIFY, "jax")
     if isinstance(first, ast.FunctionDef):
         return Edit(name_position(module, first), cst.FunctionDef, _ModuleChange(helpers=missing),
                     imports=imports, merge=_merge_module_changes)
@@ -296,7 +299,7 @@ class _ModuleChange:
         if not self.helpers:
             return changed
         made = [cst.parse_statement(_HELPERS[name].format(name=name, wraps=context.name("functools.wraps"),
-                                                          checkify=context.name(CHECKIFY)))
+                                                          checkify=context.name(CHECKIFY), jax=context.name("jax")))
                 for name in sorted(self.helpers)]
         blank = [cst.EmptyLine(indent=False)] * 2
         made = [helper.with_changes(leading_lines=node.leading_lines if index == 0 else blank)
@@ -420,13 +423,38 @@ def _escaped(text: str, quote: str) -> str:
 
 def _check_edit(module: ModuleContext, check: RuntimeCheck, is_traced: Callable[[ast.AST], bool],
                 message: CheckMessage) -> Edit:
-    uses_jnp = "{jnp}" in condition_text(module, check, "{jnp}", failing=False)
+    # `checkify.check` takes an array: a comparison of Python numbers (an eager call given
+    # floats) is a Python bool, so what is not certainly an array is made one.
+    as_array = not certainly_array(module, _holding_node(check))
+    uses_jnp = as_array or "{jnp}" in condition_text(module, check, "{jnp}", failing=False)
 
     def staged(context: EditContext) -> str:
-        holds = condition_text(module, check, context.name("jax.numpy") if uses_jnp else "", failing=False)
-        return checkify_check_source(context, holds, message)
+        jnp = context.name("jax.numpy") if uses_jnp else ""
+        holds = condition_text(module, check, jnp, failing=False)
+        return checkify_check_source(context, f"{jnp}.asarray({holds})" if as_array else holds, message)
 
     return staged_statement_edit(module, check, staged, (CHECKIFY, "jax.numpy") if uses_jnp else (CHECKIFY,))
+
+
+def _holding_node(check: RuntimeCheck) -> ast.expr | None:
+    """The expression ``condition_text`` writes as the check's passing condition, where it is
+    written as it is (None where it becomes a ``jnp.logical_not`` of the test)."""
+    if not check.fails_when_true:
+        return check.test
+    test = check.test
+    return test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+
+
+def certainly_array(module: ModuleContext, node: ast.expr | None) -> bool:
+    """Whether an expression (as ``condition_text`` writes it) is an array whatever its
+    inputs: a JAX function's result, a method's (``(x > 0).all()``), ``and``/``or``/``not``
+    (written with ``jnp.logical_*``); not a comparison, which of Python numbers is a bool."""
+    if node is None or isinstance(node, ast.BoolOp) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.Call):
+        resolved = module.imports.resolve(node.func)
+        return resolved.startswith("jax.") if resolved else isinstance(node.func, ast.Attribute)
+    return False
 
 
 def staged_statement_edit(module: ModuleContext, check: RuntimeCheck, staged: Callable[[EditContext], str],

@@ -24,6 +24,7 @@ from jitfix.rules.checkify_staging import (
     HELPER_SOURCES,
     STAGED_EXCEPTION,
     CheckMessage,
+    certainly_array,
     checkified_jits,
     checkify_check_source,
     checkify_message,
@@ -227,7 +228,8 @@ def _checked_statement_edit(module: ModuleContext, statement: ast.stmt, cond: Ra
     begin, end = offset(call.lineno, call.col_offset), offset(call.end_lineno or call.lineno, call.end_col_offset or 0)
     rewritten = (text[:begin] + computed + text[end:])[start_col:]
     holds = (f"{{jnp}}.logical_not({module.segment(cond.test)})" if cond.raises_when_true
-             else module.segment(cond.test))
+             else module.segment(cond.test) if certainly_array(module, cond.test)
+             else f"{{jnp}}.asarray({module.segment(cond.test)})")  # (checkify.check takes an array)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.FlattenSentinel:
         check = checkify_check_source(context, holds.replace("{jnp}", context.name("jax.numpy")), message)
@@ -236,5 +238,5 @@ def _checked_statement_edit(module: ModuleContext, statement: ast.stmt, cond: Ra
         made[0] = made[0].with_changes(leading_lines=leading)
         return cst.FlattenSentinel(made)
 
-    imports = (CHECKIFY, "jax.numpy") if cond.raises_when_true else (CHECKIFY,)
+    imports = (CHECKIFY, "jax.numpy") if "{jnp}" in holds else (CHECKIFY,)
     return Edit(module.start_of(statement), cst.SimpleStatementLine, replace, imports=imports)
