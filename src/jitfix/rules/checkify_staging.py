@@ -449,7 +449,8 @@ def certainly_array(module: ModuleContext, node: ast.expr | None) -> bool:
     """Whether an expression (as ``condition_text`` writes it) is an array whatever its
     inputs: a JAX function's result, a method's (``(x > 0).all()``), ``and``/``or``/``not``
     (written with ``jnp.logical_*``); not a comparison, which of Python numbers is a bool."""
-    if node is None or isinstance(node, ast.BoolOp) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+    if node is None or isinstance(node, ast.BoolOp) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+            or isinstance(node, ast.Compare) and len(node.ops) > 1:
         return True
     if isinstance(node, ast.Call):
         resolved = module.imports.resolve(node.func)
@@ -478,10 +479,14 @@ def staged_statement_edit(module: ModuleContext, check: RuntimeCheck, staged: Ca
     return Edit(module.start_of(check.statement), node_type, replace, imports=imports)
 
 
+_OPERATOR_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+                  ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
 def condition_text(module: ModuleContext, check: RuntimeCheck, jnp: str, failing: bool) -> str:
     """The condition under which the check fails (``failing``) or passes, as an array
-    expression: Python's ``and``/``or``/``not`` written with ``jnp.logical_*`` (they take a
-    tracer's truth), ``jnp`` spelled as given."""
+    expression: Python's ``and``/``or``/``not`` and chained comparisons written with
+    ``jnp.logical_*`` (they take a tracer's truth), ``jnp`` spelled as given."""
 
     def text(node: ast.expr) -> str:
         if isinstance(node, ast.BoolOp):
@@ -492,6 +497,14 @@ def condition_text(module: ModuleContext, check: RuntimeCheck, jnp: str, failing
             return result
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return f"{jnp}.logical_not({text(node.operand)})"
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:  # `0 <= i < n`: each comparison, and-ed
+            operands = [node.left, *node.comparators]
+            pairs = [f"{module.segment(left)} {_OPERATOR_TEXT[type(op)]} {module.segment(right)}"
+                     for left, op, right in zip(operands, node.ops, operands[1:])]
+            result = pairs[0]
+            for pair in pairs[1:]:
+                result = f"{jnp}.logical_and({result}, {pair})"
+            return result
         return module.segment(node)
 
     test = check.test
