@@ -385,3 +385,113 @@ def test_a_class_made_in_traced_code_with_tracers_checks_itself_with_a_traced_se
     found = traced(code)
     assert found["Potential.__check_init__"] == (set(), {"self"})
     assert "Fixed.__check_init__" not in found  # made of Python values only: checked as it is
+
+
+def test_a_function_passed_as_an_argument_is_traced_where_the_parameter_is_called() -> None:
+    # `make_train_step(schedule)` with the def a factory made: the jitted step calls it.
+    found = traced("""
+        import jax
+
+        def make_schedule(top):
+            def schedule(step):
+                return step * top
+            return schedule
+
+        def make_train_step(learning_rate_fn):
+            @jax.jit
+            def train_step(params, step):
+                return params * learning_rate_fn(step)
+            return train_step
+
+        def apply(fn, x):
+            return fn(x)
+
+        def helper(y):
+            return y + 1
+
+        @jax.jit
+        def g(x):
+            return apply(helper, x)
+
+        def main():
+            schedule = make_schedule(3)
+            return make_train_step(schedule), g
+        """)
+    assert found["make_schedule.schedule"] == (set(), {"step"})
+    assert found["helper"] == (set(), {"y"})
+
+
+def test_a_parameter_given_different_functions_or_rebound_stays_unknown() -> None:
+    found = traced("""
+        import jax
+
+        def first(y):
+            return y
+
+        def second(y):
+            return -y
+
+        def apply(fn, x):
+            return fn(x)
+
+        def rebinding(fn, x):
+            fn = second
+            return fn(x)
+
+        @jax.jit
+        def g(x):
+            return apply(first, x) + apply(second, x) + rebinding(first, x)
+        """)
+    assert "first" not in found and "second" not in found
+
+
+_TRAINING_LOOP = """
+    import dataclasses
+    import jax
+    import jax.numpy as jnp
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class TrainState:
+        step: jnp.ndarray
+        params: dict
+        warmup: int = dataclasses.field(metadata=dict(static=True), default=10)
+
+    class Plain:
+        step = 0
+        warmup = 10
+
+    def make_step():
+        @jax.jit
+        def train_step(state, batch):
+            if state.step > 0:
+                pass
+            if state.warmup > 0:
+                pass
+            return TrainState(state.step + 1, state.params), batch
+        return train_step
+
+    def main(batch):
+        step = make_step()
+        state = TrainState(jnp.array(0), {})
+        for _ in range(3):
+            state, metrics = step(state, batch)
+        return state
+    """
+
+
+def test_a_pytree_every_call_passes_gives_a_jitted_functions_parameter_its_fields() -> None:
+    # The training loop: the state is made once and then fed back from the step's result.
+    assert _flow_at_ifs(_TRAINING_LOOP, "make_step.train_step") == [
+        ("state.step > 0", True, False), ("state.warmup > 0", False, True)]
+
+
+@pytest.mark.parametrize("other", [
+    "step(Plain(), batch)",  # another call gives an object that is no pytree
+    "state = Plain()",  # the name is bound to one too
+    "for state in [Plain()]: pass",  # or bound by a loop
+])
+def test_a_parameter_some_call_gives_something_else_stays_unknown(other: str) -> None:
+    code = _TRAINING_LOOP.replace("        return state\n", f"        {other}\n        return state\n")
+    assert _flow_at_ifs(code, "make_step.train_step") == [
+        ("state.step > 0", False, False), ("state.warmup > 0", False, False)]

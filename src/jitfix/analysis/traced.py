@@ -435,6 +435,8 @@ class TracedFinder:
                     return self._made_by(scope, rebound, depth)
                 return None
             found = self.scopes.lookup(scope, expr.id, line)
+            if found is None and (passed := self._passed_function(scope, expr.id, depth)) is not None:
+                return passed
             if found is None:  # layer = Layer(2.0) at module level, called in a function
                 value = self.scopes.module_value(scope, expr.id)
                 if isinstance(value, ast.Call):
@@ -461,6 +463,37 @@ class TracedFinder:
         if isinstance(expr, ast.Call):
             return self._made_by(scope, expr, depth)
         return None
+
+    def _passed_function(self, scope: ast.AST, name: str, depth: int) -> Bound | None:
+        """The def a function's parameter holds where every call of that function in the
+        module passes the same one: ``make_train_step(learning_rate_fn)`` with the schedule
+        a factory made, then ``learning_rate_fn(state.step)`` in the jitted step it defines.
+        None where the function is not called by name, a call passes it nothing the module
+        resolves, or calls pass different functions (which one runs is then not known here)."""
+        function = self.scopes.binding_scope(scope, name)
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) \
+                or (function, name) in self.scopes.assignments or name not in parameter_names(function):
+            return None
+        positional = positional_names(function)
+        index = positional.index(name) if name in positional else None
+        found: set[FunctionNode] = set()
+        definer = self.scopes.parent.get(function, self.tree)
+        for call, call_scope in self.scopes.calls_to(function.name):
+            if not isinstance(call.func, ast.Name) or self.scopes.binding_scope(call_scope, call.func.id) is not definer:
+                continue  # (`obj.make(...)`, or another function of that name)
+            if any(isinstance(argument, ast.Starred) for argument in call.args) \
+                    or any(keyword.arg is None for keyword in call.keywords):
+                return None
+            given = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+            if given is None and index is not None and index < len(call.args):
+                given = call.args[index]
+            if given is None:
+                continue  # (its default: not a function the module passes)
+            bound = self.function_argument(call_scope, given, call.lineno, depth + 1)
+            if bound is None or bound.positional or bound.keywords:
+                return None
+            found.add(bound.function)
+        return Bound(found.pop()) if len(found) == 1 else None
 
     def _bound_method(self, scope: ast.AST, expr: ast.Attribute, line: int | None) -> Bound | None:
         """The method ``model.run`` names when ``model`` is an instance of one of the module's
@@ -1055,7 +1088,111 @@ class TracedFinder:
             klass = self.program.class_of_annotation(arg.annotation)
             if klass is not None:
                 classes[arg.arg] = klass
+        entry = self.traced.get(function)
+        if entry is not None and entry.jit_sites:
+            for name, klass in self._classes_given(function).items():
+                classes.setdefault(name, klass)
         return classes
+
+    def _classes_given(self, function: FunctionNode) -> dict[str, str]:
+        """Parameters of a jitted function that every call of it in the module gives an
+        instance of one of the module's pytree classes: ``TrainState(...)``, or a name the
+        caller binds only to such an instance and to what the function itself returns in that
+        place (``state, metrics = train_step(state, batch)``, its returns building a
+        ``TrainState``) -- the training loop's shape. Its fields are then known: a data field
+        is traced, a static one is not."""
+        assert self.program is not None
+        calls = self._calls_running(function)
+        if not calls:
+            return {}
+        given: dict[str, str] = {}
+        for index, name in enumerate(positional_names(function)):
+            found = {self._class_passed(scope, call, index, name, function) for call, scope in calls}
+            if len(found) == 1 and (klass := found.pop()) is not None:
+                given[name] = klass
+        return given
+
+    def _calls_running(self, function: FunctionNode) -> list[tuple[ast.Call, ast.AST]]:
+        """The module's calls that run ``function`` with its own parameters: by its name, by
+        a name bound to its jit (``g = jax.jit(f)``) or to what its factory returns (``step =
+        make_step(...)``). Empty when some call of one of those names may run another."""
+        definer = self.scopes.parent.get(function)
+        names = {function.name}
+        for (_, name), values in self.scopes.assignments.items():
+            for _, value in values:
+                if isinstance(value, ast.Call) and (
+                        isinstance(value.func, ast.Name) and isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and value.func.id == definer.name
+                        or any(isinstance(argument, ast.Name) and argument.id == function.name
+                               for argument in value.args[:1])):
+                    names.add(name)
+        found = []
+        for name in names:
+            for call, scope in self.scopes.calls_to(name):
+                if not isinstance(call.func, ast.Name):
+                    continue
+                bound = self._callee(scope, call)
+                if bound is None:
+                    continue
+                if bound.function is not function or bound.positional or bound.keywords:
+                    return []
+                found.append((call, scope))
+        return found
+
+    def _class_passed(self, scope: ast.AST, call: ast.Call, index: int, name: str,
+                      function: FunctionNode) -> str | None:
+        """The pytree class of what ``call`` passes ``function``'s parameter ``name`` (at
+        ``index``), where the code says so; None otherwise."""
+        assert self.program is not None
+        if any(isinstance(argument, ast.Starred) for argument in call.args):
+            return None
+        given = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+        if given is None and index < len(call.args):
+            given = call.args[index]
+        if isinstance(given, ast.Call):
+            return self._constructed(scope, given)
+        if not isinstance(given, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        classes: set[str | None] = set()
+        for node in walk_body(scope):
+            if _binds_otherwise(node, given.id):
+                return None  # (bound some other way too)
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == given.id:
+                    classes.add(self._constructed(scope, node.value) if isinstance(node.value, ast.Call) else None)
+                elif isinstance(target, ast.Tuple | ast.List):
+                    for position, element in enumerate(target.elts):
+                        if isinstance(element, ast.Starred) and isinstance(element.value, ast.Name) \
+                                and element.value.id == given.id:
+                            return None
+                        if isinstance(element, ast.Name) and element.id == given.id:
+                            classes.add(self._returned_class(scope, node.value, position, function))
+        return classes.pop() if len(classes) == 1 else None
+
+    def _constructed(self, scope: ast.AST, call: ast.Call) -> str | None:
+        """The module's pytree class ``call`` makes an instance of (``TrainState(...)``)."""
+        assert self.program is not None
+        if not isinstance(call.func, ast.Name):
+            return None
+        klass = self.scopes.lookup_class(scope, call.func.id)
+        return klass.name if klass is not None and self.program.pytrees.get(klass.name) is not None else None
+
+    def _returned_class(self, scope: ast.AST, value: ast.AST, position: int, function: FunctionNode) -> str | None:
+        """The class ``function`` returns at ``position`` of its result tuple, where ``value``
+        is a call of it and every ``return`` builds the same pytree class there."""
+        if not isinstance(value, ast.Call) or (bound := self._callee(scope, value)) is None \
+                or bound.function is not function:
+            return None
+        classes = set()
+        for node in walk_body(function):
+            if isinstance(node, ast.Return):
+                returned = node.value
+                element = returned.elts[position] if isinstance(returned, ast.Tuple) \
+                    and position < len(returned.elts) else None
+                classes.add(self._constructed(function, element) if isinstance(element, ast.Call) else None)
+        return classes.pop() if len(classes) == 1 else None
 
 
 # The names of the code objects Python makes for comprehensions (3.12 inlines list, set and
@@ -1076,6 +1213,23 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
     program = finder.program  # made by `_link_scopes`
     return TracedFunctions(traced, finder.scopes, traces_lambdas=bool(finder.lambdas), program=program,
                            lambda_scopes=finder.lambda_scopes)
+
+
+def _binds_otherwise(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` binds ``name`` other than by a plain assignment: a loop's or a
+    ``with``'s target, an augmented or annotated assignment, ``:=``, ``del``, a declaration."""
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return name in node.names
+    targets: list[ast.AST]
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension | ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
+        targets = [node.target]
+    elif isinstance(node, ast.With | ast.AsyncWith):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    else:
+        return False
+    return any(isinstance(inner, ast.Name) and inner.id == name for target in targets for inner in ast.walk(target))
 
 
 def _is_property(function: FunctionNode) -> bool:
