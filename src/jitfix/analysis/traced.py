@@ -658,7 +658,7 @@ class TracedFinder:
                 if vararg is not None and count > len(free):
                     traced.add(vararg.arg)
                 how = f"body of {primitive} at line {call.lineno}"
-                shapes = dict(zip(free, self._body_shapes(primitive, call, how)))
+                shapes = dict(zip(free, self._body_shapes(scope, primitive, call, how)))
                 self._mark_params(resolved.function, frozenset(traced), frozenset(), how, EntryKind.LAX_BODY, shapes)
                 for index, operand in _body_operands(primitive, call).items():
                     if index < len(free):
@@ -666,16 +666,21 @@ class TracedFinder:
                 self.traced[resolved.function].is_lax_body = True
                 self.traced[resolved.function].staged = True
 
-    def _body_shapes(self, primitive: str, call: ast.Call, how: str) -> list[Verdict]:
+    def _body_shapes(self, scope: ast.AST, primitive: str, call: ast.Call, how: str) -> list[Verdict]:
         """What a lax loop passes its body, parameter by parameter, where the call shows it:
         fori_loop ``(index, carry)``, while_loop ``(carry)``, scan ``(carry, row of xs)``. A
-        leaf is one array where the call's own expression shows it (a number, a jnp array)."""
+        leaf is one array where the call's own expression shows it (a number, a jnp array); a
+        pytree of the module's classes where ``scope`` builds one there (``state =
+        LbfgsState(...)``), whose fields are then known."""
         if primitive not in LOOP_CARRIES:
             return []
 
         def shown(expr: ast.AST) -> Verdict:
             category = call_category(self.imports.resolve(expr.func), expr) if isinstance(expr, ast.Call) else None
-            return Verdict(TRACED_KIND, how, array=True) if category == ONE_ARRAY else UNKNOWN_VALUE
+            if category == ONE_ARRAY:
+                return Verdict(TRACED_KIND, how, array=True)
+            klass = self._class_of(scope, expr)
+            return replace(UNKNOWN_VALUE, klass=klass) if klass is not None else UNKNOWN_VALUE
 
         carry = carried(lax_operand(call, *LOOP_CARRIES[primitive]), shown, how)
         if primitive == "jax.lax.fori_loop":
@@ -1055,9 +1060,7 @@ class TracedFinder:
         if not self.traced:
             return
         module_static = module_static_names(self.tree, self.scopes.global_names)
-        if self.program is None:
-            self.program = ModuleProgram(self.tree, self.imports, self.scopes,
-                                         dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
+        self._module_program(module_static)
         for function, entry in self.traced.items():
             scope = self.lambda_scopes.get(function) or self.scopes.parent.get(function)
             enclosing = self._traced_at(scope)
@@ -1070,6 +1073,16 @@ class TracedFinder:
                 entry.module_static, entry.enclosing, entry.program = module_static, enclosing, self.program
                 entry.imports, entry.param_classes, entry.module_level = self.imports, classes, module_level
                 entry.forget_analysis()
+
+    def _module_program(self, module_static: frozenset[str] | None = None) -> ModuleProgram:
+        """The module as the value analysis sees it (its pytree classes, its functions'
+        summaries): made once, when first needed."""
+        if self.program is None:
+            if module_static is None:
+                module_static = module_static_names(self.tree, self.scopes.global_names)
+            self.program = ModuleProgram(self.tree, self.imports, self.scopes,
+                                         dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
+        return self.program
 
     def _traced_at(self, node: ast.AST | None) -> TracedFunction | None:
         """The traced function ``node`` is, if it is one."""
@@ -1149,35 +1162,42 @@ class TracedFinder:
         given = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
         if given is None and index < len(call.args):
             given = call.args[index]
-        if isinstance(given, ast.Call):
-            return self._constructed(scope, given)
-        if not isinstance(given, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return self._class_of(scope, given, function) if given is not None else None
+
+    def _class_of(self, scope: ast.AST, expr: ast.AST, function: FunctionNode | None = None) -> str | None:
+        """The module's pytree class ``expr`` in ``scope`` is an instance of: a construction
+        (``TrainState(...)``), or a name the function ``scope`` binds only to constructions of
+        that class -- and, given ``function``, to what ``function`` returns in that place."""
+        if isinstance(expr, ast.Call):
+            return self._constructed(scope, expr)
+        if not isinstance(expr, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             return None
         classes: set[str | None] = set()
         for node in walk_body(scope):
-            if _binds_otherwise(node, given.id):
+            if _binds_otherwise(node, expr.id):
                 return None  # (bound some other way too)
             if not isinstance(node, ast.Assign):
                 continue
             for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == given.id:
+                if isinstance(target, ast.Name) and target.id == expr.id:
                     classes.add(self._constructed(scope, node.value) if isinstance(node.value, ast.Call) else None)
                 elif isinstance(target, ast.Tuple | ast.List):
                     for position, element in enumerate(target.elts):
                         if isinstance(element, ast.Starred) and isinstance(element.value, ast.Name) \
-                                and element.value.id == given.id:
+                                and element.value.id == expr.id:
                             return None
-                        if isinstance(element, ast.Name) and element.id == given.id:
-                            classes.add(self._returned_class(scope, node.value, position, function))
+                        if isinstance(element, ast.Name) and element.id == expr.id:
+                            classes.add(None if function is None
+                                        else self._returned_class(scope, node.value, position, function))
         return classes.pop() if len(classes) == 1 else None
 
     def _constructed(self, scope: ast.AST, call: ast.Call) -> str | None:
         """The module's pytree class ``call`` makes an instance of (``TrainState(...)``)."""
-        assert self.program is not None
         if not isinstance(call.func, ast.Name):
             return None
         klass = self.scopes.lookup_class(scope, call.func.id)
-        return klass.name if klass is not None and self.program.pytrees.get(klass.name) is not None else None
+        return klass.name if klass is not None and self._module_program().pytrees.get(klass.name) is not None \
+            else None
 
     def _returned_class(self, scope: ast.AST, value: ast.AST, position: int, function: FunctionNode) -> str | None:
         """The class ``function`` returns at ``position`` of its result tuple, where ``value``

@@ -426,8 +426,8 @@ class ValueAnalysis:
                 kind = pytree.field_kind(expr.attr)
                 if kind == "static":
                     return Verdict(STATIC_KIND, f"`{base.klass}.{expr.attr}` is a static field", base)
-                if kind == "traced" and base.traced:
-                    return Verdict(TRACED_KIND, f"`{base.klass}.{expr.attr}` is an array leaf", base)
+                if kind == "traced" and base.traced:  # (annotated an array: one, not a subtree)
+                    return Verdict(TRACED_KIND, f"`{base.klass}.{expr.attr}` is an array leaf", base, array=True)
                 return Verdict(UNKNOWN_KIND, f"`{base.klass}.{expr.attr}` is a leaf of undeclared type", base)
         if base.traced and expr.attr in ARRAY_ATTRIBUTES:
             return Verdict(TRACED_KIND, f"`.{expr.attr}` of a traced array", base,
