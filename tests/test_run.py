@@ -952,9 +952,12 @@ class Solver:
         return keep_going and (not self.stop_if_failed or not state.failed)
 
     def run(self, x):
-        state = State(jnp.asarray(0), jnp.asarray(1.0), jnp.asarray(False))
+        state = self.initial_state()
         body = lambda s: State(s.step + 1, s.error * x, s.step >= 2)
         return jax.lax.while_loop(self._cond_fun, body, state).step
+
+    def initial_state(self):  # (what the static analysis does not follow: the run shows it)
+        return State(jnp.asarray(0), jnp.asarray(1.0), jnp.asarray(False))
 '''
 
 

@@ -495,3 +495,19 @@ def test_a_parameter_some_call_gives_something_else_stays_unknown(other: str) ->
     code = _TRAINING_LOOP.replace("        return state\n", f"        {other}\n        return state\n")
     assert _flow_at_ifs(code, "make_step.train_step") == [
         ("state.step > 0", False, False), ("state.warmup > 0", False, False)]
+
+
+def test_a_carry_unpacked_into_a_call_fills_the_parameters_its_elements_reach() -> None:
+    # `lambda inputs: self.update(*inputs)`: the carry's two elements are the update's two
+    # parameters; the flag after them is the caller's.
+    found = traced("""
+        import jax
+
+        def update(params, state, flag=False):
+            return params, state
+
+        @jax.jit
+        def run(params, state):
+            return jax.lax.while_loop(lambda c: c[1] < 3, lambda inputs: update(*inputs), (params, state))
+        """)
+    assert found["update"] == (set(), {"params", "state"})

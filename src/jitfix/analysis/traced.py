@@ -75,6 +75,8 @@ class _TracedLambda:
     traced_as: str  # how the lambda itself is traced: "wrapped by jax.jit at line 3"
     staged: bool
     lax_body: bool = False
+    # What a lax loop passes its parameters, where the call shows it (``_body_shapes``).
+    shapes: tuple[Verdict, ...] = ()
 
     @property
     def how(self) -> str:
@@ -646,9 +648,9 @@ class TracedFinder:
         for body in bodies:
             if isinstance(body, ast.Lambda):
                 positional = positional_names(body)
-                self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]),
-                                                  f"the body of {primitive} at line {call.lineno}",
-                                                  True, lax_body=True))
+                how = f"the body of {primitive} at line {call.lineno}"
+                self.lambdas.append(_TracedLambda(scope, body, frozenset(positional[:count]), how, True, lax_body=True,
+                                                  shapes=tuple(self._body_shapes(scope, primitive, call, how))))
                 continue
             resolved = self.function_argument(scope, body, call.lineno)
             if resolved:
@@ -825,10 +827,11 @@ class TracedFinder:
         """What a traced lambda's body sees: its traced parameters, and the names of the
         traced function around it as that function binds them."""
         state: State = dict(enclosing.flow(self.imports).merged_kinds()) if enclosing is not None else {}
+        shapes = dict(zip(positional_names(pending.node), pending.shapes))
         for name in parameter_names(pending.node):
-            state[name] = Verdict(TRACED_KIND, f"`{name}` is a traced argument of the lambda at line "
-                                               f"{pending.node.lineno}") if name in pending.traced \
-                else Verdict(UNKNOWN_KIND, f"`{name}` of a lambda: not known to receive a tracer")
+            why = f"`{name}` is a traced argument of the lambda at line {pending.node.lineno}"
+            state[name] = (replace(shapes[name], why=why) if name in shapes else Verdict(TRACED_KIND, why)) \
+                if name in pending.traced else Verdict(UNKNOWN_KIND, f"`{name}` of a lambda: not known to receive a tracer")
         return ValueAnalysis(self.imports, state, staged=pending.staged, program=self.program, scope=pending.scope)
 
     def _follow(self, scope: ast.AST, calls: list[ast.Call], values: ValueAnalysis, how: str, kind: EntryKind,
@@ -994,18 +997,31 @@ class TracedFinder:
     def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
         positional = positional_names(callee)[bound:]
         traced: set[str] = set()
-        for index, argument in enumerate(call.args):
-            if isinstance(argument, ast.Starred):
-                # f(a, *rest): which parameters rest fills is unknown, unless only *args is left.
-                if values.is_traced(argument.value) and callee.args.vararg and index >= len(positional):
-                    traced.add(callee.args.vararg.arg)
-                break
-            if not values.is_traced(argument):
-                continue
+
+        def given_tracer(index: int) -> None:
             if index < len(positional):
                 traced.add(positional[index])
             elif callee.args.vararg:
                 traced.add(callee.args.vararg.arg)
+
+        index = 0
+        for argument in call.args:
+            if isinstance(argument, ast.Starred):
+                # f(*carry) of a tuple whose elements are known (a lax carry): each fills the next
+                # place. Otherwise which parameters it fills is unknown, unless only *args is left.
+                elements = values.verdict(argument.value).elements
+                if elements is not None:
+                    for element in elements:
+                        if element.traced:
+                            given_tracer(index)
+                        index += 1
+                    continue
+                if values.is_traced(argument.value) and callee.args.vararg and index >= len(positional):
+                    traced.add(callee.args.vararg.arg)
+                break
+            if values.is_traced(argument):
+                given_tracer(index)
+            index += 1
         keyword_params = set(positional) | {arg.arg for arg in callee.args.kwonlyargs}
         for keyword in call.keywords:
             if values.is_traced(keyword.value):
