@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Mapping, TypeVar
 
+from jitfix.analysis.blocks import assigned_names, nodes_of
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced_function import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
@@ -169,6 +170,36 @@ def located(node: ast.AST) -> tuple[int, int, int, int]:
 
 def _indented(code: str) -> str:
     return "\n".join(f"    {line}" if line else "" for line in code.rstrip("\n").splitlines())
+
+
+def inlined_at(binding: ast.Assign, use: ast.AST, function: ast.AST, parents: Mapping[int, ast.AST],
+              module: ModuleContext) -> bool:
+    """Whether ``binding``'s value means the same where ``use`` is, so a rewrite can read it
+    there and the binding can go: both in one block, the binding first, on a line of its own
+    with no comment on it or above it (which would go with it), the use in a simple statement
+    of the block, and no statement between them rebinds a name the value reads."""
+    block = next((body for node in nodes_of(function) for field in ("body", "orelse", "finalbody")
+                  if isinstance(body := getattr(node, field, None), list) and binding in body), None)
+    if block is None:
+        return False
+    holder: ast.AST | None = use
+    while holder is not None and holder not in block:
+        holder = parents.get(id(holder))
+    if not isinstance(holder, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr):
+        return False  # (in a loop or a branch it may run again, or after what rebinds the mask's names)
+    first, last = block.index(binding), block.index(holder)
+    if first >= last:
+        return False
+    before = block[first - 1] if first else None
+    if before is not None and (before.end_lineno or before.lineno) >= binding.lineno \
+            or (block[first + 1].lineno <= (binding.end_lineno or binding.lineno)):
+        return False  # (a `;` shares its line)
+    line = module.lines[(binding.end_lineno or binding.lineno) - 1]
+    if "#" in line[binding.end_col_offset or 0:] \
+            or binding.lineno > 1 and module.lines[binding.lineno - 2].lstrip().startswith("#"):
+        return False  # (a comment on its line, or above it, belongs to it: removing it would lose that)
+    read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}
+    return not read & assigned_names(block[first + 1:last])
 
 
 def removal_edit(module: ModuleContext, statement: ast.stmt) -> Edit:

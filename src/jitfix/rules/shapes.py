@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, walk_body
+from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
@@ -23,8 +23,9 @@ from jitfix.analysis.values import ValueAnalysis, compared_with_text, parameter_
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc, removal_edit
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, inlined_at, removal_edit
 from jitfix.rules.function_context import FunctionContext, function_contexts
+from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.staged_constants import staged_constants
 from jitfix.rules.static_arguments import static_argnames_edit
@@ -502,7 +503,9 @@ class DataDependentShape(Rule):
         "`compress`, `extract`, one-argument `jnp.where`, ...) without `size=`, and comprehensions "
         "whose `if` tests a traced array (`[a for a in xs if a > 0]`). A reduction of the "
         "selection (`x[x > 0].sum()`, `jnp.mean(x[mask])`, `a[jnp.nonzero(a)].prod()`) becomes the "
-        "reduction with `where=` (`where=a != 0` for the nonzero elements); a "
+        "reduction with `where=` (`where=a != 0` for the nonzero elements), and so does a reduction of "
+        "element-by-element arithmetic on selections by one mask (`((x[x > 0] - 1.0) ** 2).mean()`, or "
+        "`p, t = pred[valid], target[valid]` then `jnp.mean((p - t) ** 2)`), computed on the whole arrays; a "
         "write through the mask (`x.at[x < 5].set(0)`, `.add`, `.multiply`, `.min`, `.max`) becomes "
         "`jnp.where(mask, new, x)`, and so does a write through the indices of its true elements "
         "(`x.at[jnp.where(x < 0)]`, `x.at[jnp.nonzero(m)]`, or `rows, cols = jnp.where(m)` then "
@@ -520,7 +523,18 @@ class DataDependentShape(Rule):
         "selection too: 0, NaN for a mean, as before; the sum may round differently in the last bit, as "
         "the order of additions changes). Reported, not fixed: any other use of the selection -- the "
         "shape-keeping form depends on it (`jnp.where(mask, x, 0)`, or `size=` with a static upper bound "
-        "and `fill_value=`, which pads the result to that length). A write `x.at[mask].set(v)` is "
+        "and `fill_value=`, which pads the result to that length). "
+        "Arithmetic on selections (`+ - * / // % **`, comparisons, negation, jnp's elementwise functions, Python "
+        "numbers), reduced by `sum`, `mean`, `prod`, `var`, `std`, `any` or `all`, is fixed where every selection "
+        "is by one mask that is an elementwise expression of the array it selects from (so of its shape): the "
+        "arithmetic pairs the selected elements one for one, so on the whole arrays it gives the same values at "
+        "the selected places, and `where=` keeps only those (the others may be -inf or NaN: a log of 0; `where=` "
+        "selects them out, it does not multiply). A name bound to a selection goes with its binding where only "
+        "the reduction reads it, nothing between rebinds what the selection reads, and no comment is on or above "
+        "the binding's line. In a differentiated function only arithmetic linear in the selections is fixed "
+        "(`2 * x[m] - x[m] / 4`): otherwise the elements left out would get a gradient of 0 times the "
+        "arithmetic's derivative there, NaN where that is infinite, so it is reported. "
+        "A write `x.at[mask].set(v)` is "
         "`jnp.where(mask, v, x)` when the mask has `x`'s shape and `v` keeps `x`'s dtype: fixed where "
         "the mask is an elementwise test of `x` itself, or the mask and `x` are both computed element by element "
         "from one value and Python numbers (`out = 2 * x - 1` with `jnp.abs(x) < 1`), and `v` is an int literal, "
@@ -567,6 +581,12 @@ class DataDependentShape(Rule):
             # `x[jnp.nonzero(m)]` selects what `x[m]` does: reduced, it is fixed as a mask is
             nonzero_reduced = {id(node.slice): node for node, _ in expressions if isinstance(node, ast.Subscript)
                                and id(node) in reductions and _nonzero_mask(node.slice, module) is not None}
+            # `jnp.sum(mu - n + n * jnp.log(n / mu))` of `n, mu = observed[keep], expected[keep]`
+            arithmetic = {id(selection): masked for call, statement in expressions if isinstance(call, ast.Call)
+                          and (masked := MaskedReduction.of(call, entry, module)) is not None
+                          and entry.values_at(statement).is_traced(masked.mask)
+                          for selection in masked.selections}
+            found_arithmetic: set[int] = set()
             writes = {id(write.selection): write for call, _ in expressions if isinstance(call, ast.Call)
                       and (write := MaskedWrite.of(call, module, traced.node)) is not None}
             reported = {id(node) for node, statement in expressions if isinstance(node, ast.Subscript)
@@ -591,6 +611,11 @@ class DataDependentShape(Rule):
                         selection = nonzero_reduced[id(node)]
                         yield self._mask_finding(module, selection, traced, reductions[id(selection)],
                                                  entry.arrays.bindings)
+                elif isinstance(node, ast.Subscript) and id(node) in arithmetic:
+                    masked = arithmetic[id(node)]
+                    if id(masked.call) not in found_arithmetic:
+                        found_arithmetic.add(id(masked.call))
+                        yield self._arithmetic_finding(module, masked, traced)
                 elif isinstance(node, ast.Subscript) and id(node) in rows \
                         and entry.values_at(statement).is_traced(node.slice):
                     yield self._row_finding(module, rows[id(node)], traced)
@@ -648,6 +673,22 @@ class DataDependentShape(Rule):
         return self.finding(module, node, message + "; reduce the whole array with `where=` the mask", fix,
                             function=traced)
 
+
+    def _arithmetic_finding(self, module: ModuleContext, masked: MaskedReduction, traced: TracedFunction) -> Finding:
+        selections = ", ".join(f"`{module.segment(selection)}`" for selection in masked.selections)
+        message = (f"{selections} in `{traced.qualname}` {'index' if len(masked.selections) > 1 else 'indexes'} with "
+                   "a traced boolean mask: how many elements it selects is not known while tracing, so it raises "
+                   f"under jit")
+        if traced.differentiated and not masked.linear:
+            return self.finding(module, masked.selections[0], f"{message}; not auto-fixable: `{traced.qualname}` is "
+                                "differentiated, and reducing the arithmetic of the whole arrays with `where=` would "
+                                "give the elements the mask leaves out a gradient of 0 times the arithmetic's "
+                                "derivative there, NaN where that is not finite (a log or a division at 0); keep "
+                                "them out of the arithmetic too (`jnp.where(mask, x, 1.0)` where 1.0 is safe)",
+                                function=traced)
+        fix = Fix(Safety.SAFE, "reduce with where=", masked.edits(module))
+        return self.finding(module, masked.selections[0], f"{message}; compute `{module.segment(masked.operand)}` "
+                            "on the whole arrays and reduce with `where=` the mask", fix, function=traced)
 
     def _row_finding(self, module: ModuleContext, row: RowReduction, traced: TracedFunction) -> Finding:
         message = (f"`{module.segment(row.selection)}` in `{traced.qualname}` indexes with a traced boolean mask "
@@ -933,35 +974,7 @@ def _indices_bound_for(index: ast.expr, write: ast.Call, module: ModuleContext,
     if [name.id for name in ([target] if isinstance(target, ast.Name) else getattr(target, "elts", []))
             if isinstance(name, ast.Name)] != spelled or isinstance(index, ast.Name) != isinstance(target, ast.Name):
         return None
-    return binding if _moves_to(binding, write, function, parents, module) else None
-
-
-def _moves_to(binding: ast.Assign, write: ast.Call, function: ast.AST, parents: Mapping[int, ast.AST],
-              module: ModuleContext) -> bool:
-    """Whether ``binding``'s value means the same where ``write`` is: both in one block, the
-    binding first, on a line of its own, the write in a simple statement of the block, and no
-    statement between them rebinds a name the value reads."""
-    block = next((body for node in nodes_of(function) for field in ("body", "orelse", "finalbody")
-                  if isinstance(body := getattr(node, field, None), list) and binding in body), None)
-    if block is None:
-        return False
-    holder: ast.AST | None = write
-    while holder is not None and holder not in block:
-        holder = parents.get(id(holder))
-    if not isinstance(holder, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr):
-        return False  # (in a loop or a branch it may run again, or after what rebinds the mask's names)
-    first, last = block.index(binding), block.index(holder)
-    if first >= last:
-        return False
-    before = block[first - 1] if first else None
-    if before is not None and (before.end_lineno or before.lineno) >= binding.lineno \
-            or (block[first + 1].lineno <= (binding.end_lineno or binding.lineno)):
-        return False  # (a `;` shares its line)
-    line = module.lines[(binding.end_lineno or binding.lineno) - 1]
-    if "#" in line[binding.end_col_offset or 0:]:
-        return False
-    read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}
-    return not read & assigned_names(block[first + 1:last])
+    return binding if inlined_at(binding, write, function, parents, module) else None
 
 
 def _masked_write_edit(module: ModuleContext, write: MaskedWrite, trailing: int = 0, rank: int = 0) -> Edit:
@@ -993,15 +1006,14 @@ def _masked_write_edit(module: ModuleContext, write: MaskedWrite, trailing: int 
 
 
 # Reductions that take `where=` and reduce a selection's elements as the masked array's.
-_WHERE_REDUCTIONS = frozenset({"sum", "mean", "prod", "var", "std", "any", "all"})
-_WHERE_FUNCTIONS = frozenset(f"jax.numpy.{name}" for name in _WHERE_REDUCTIONS)
+_WHERE_FUNCTIONS = frozenset(f"jax.numpy.{name}" for name in WHERE_REDUCTIONS)
 
 
 def _reduced_selection(call: ast.Call, module: ModuleContext) -> ast.Subscript | None:
     """``x[m]`` of ``x[m].sum()`` or ``jnp.sum(x[m])`` (no other argument), ``x`` a name."""
     if call.keywords:
         return None
-    if isinstance(call.func, ast.Attribute) and call.func.attr in _WHERE_REDUCTIONS and not call.args:
+    if isinstance(call.func, ast.Attribute) and call.func.attr in WHERE_REDUCTIONS and not call.args:
         selection = call.func.value
     elif len(call.args) == 1 and module.imports.resolve(call.func) in _WHERE_FUNCTIONS:
         selection = call.args[0]
@@ -1060,7 +1072,7 @@ class RowReduction:
         keywords = {keyword.arg: keyword.value for keyword in call.keywords}
         if set(keywords) - {"axis"}:
             return None
-        if isinstance(call.func, ast.Attribute) and call.func.attr in _WHERE_REDUCTIONS and not call.args:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in WHERE_REDUCTIONS and not call.args:
             selection = call.func.value
         elif len(call.args) == 1 and module.imports.resolve(call.func) in _WHERE_FUNCTIONS:
             selection = call.args[0]
