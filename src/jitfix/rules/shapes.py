@@ -28,6 +28,7 @@ from jitfix.rules.function_context import FunctionContext, function_contexts
 from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.staged_constants import staged_constants
+from jitfix.rules.static_fields import ConfigField, config_field
 from jitfix.rules.static_arguments import static_argnames_edit
 
 
@@ -43,7 +44,10 @@ class ShapeArgument(Rule):
         "`range(n)` that builds a Python list; and parameters compared with a string (`mode == "
         "\"sum\"`, `mode in (\"sum\", \"mean\")`), which callers give strings, or used only for their "
         "truth (`if training:`, `x if deterministic else y`, or passed to a helper that only tests "
-        "them), which callers give bools; and adds them to the jit's `static_argnames`.",
+        "them), which callers give bools; and adds them to the jit's `static_argnames`. An `int` field of "
+        "a pytree argument that sets a shape (`jnp.zeros((params.max_iters,))`, with `params` of a "
+        "`register_dataclass` or `flax.struct.dataclass` class of the module: annotated, or what every call "
+        "gives) is declared static in the class.",
         why="Array shapes are fixed when a function is traced, so they cannot depend on traced "
         "values: `jnp.zeros(n)` with a traced `n` raises `ConcretizationTypeError` (or "
         "`TypeError: Shapes must be 1D sequences of concrete values`); a string passed to a "
@@ -53,7 +57,14 @@ class ShapeArgument(Rule):
         fixed="from functools import partial\n\n\n"
         "@partial(jax.jit, static_argnames=(\"n\",))\ndef pad_to(x, n):\n"
         "    return jnp.concatenate([x, jnp.zeros(n)])\n",
-        safety="Safe: every call that passed such an argument failed before. Each new value of a "
+        safety="Safe: every call that passed such an argument failed before. A pytree's field is a leaf "
+        "unless declared static, and `jax.jit` traces every leaf, an int too (not `eqx.filter_jit`, which "
+        "keeps it static: left alone there); declared static (`dataclasses.field(default=..., "
+        "metadata=dict(static=True))`, `flax.struct.field(pytree_node=False)`) it is part of the tree's "
+        "structure, a Python value in the trace. Made only where every instance the module makes or "
+        "`replace`s gives the field an int literal or leaves its default (a static field must be hashable and "
+        "is never traced); a field with a `field(...)` of its own, or a class registered otherwise, is "
+        "reported. Each new value of a "
         "static argument compiles the function again, and static arguments must be hashable "
         "Python values (an `int`, not an array); the finding says so. `@jax.jit` becomes "
         "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. A shape "
@@ -119,8 +130,14 @@ class ShapeArgument(Rule):
                 for place, expr in _static_items(node, module, entry, statement):
                     if id(expr) in reported:
                         continue
+                    items = expr.elts if isinstance(expr, ast.Tuple | ast.List) else [expr]
+                    fields = [field for item in items if id(item) not in reported
+                              for field in [config_field(item, traced, module)] if field is not None]
+                    for field in fields:
+                        reported.add(id(field.expr))
+                        yield self._field_finding(module, traced, field, place)
                     values = entry.values_at(statement)
-                    if not values.is_traced(expr):
+                    if fields or not values.is_traced(expr):
                         continue
                     reported.add(id(expr))
                     where = f"{place} in `{traced.qualname}` needs a Python value, but `{module.segment(expr)}` is traced"
@@ -176,6 +193,16 @@ class ShapeArgument(Rule):
         return self.finding(module, expr, f"{where}; make {listed} static (each new value recompiles){alternative}"
                             f"{unsafe}", fix, function=traced)
 
+
+    def _field_finding(self, module: ModuleContext, traced: TracedFunction, field: ConfigField, place: str) -> Finding:
+        where = (f"{place} in `{traced.qualname}` needs a Python value, but `{module.segment(field.expr)}` is a "
+                 f"field of the pytree `{field.klass.name}` that is a leaf, which `jax.jit` traces (an int too)")
+        why_not = field.why_not(module)
+        if why_not is not None:
+            return self.finding(module, field.expr, f"{where}; not auto-fixable: {why_not}; declare it static in "
+                                f"`{field.klass.name}`", function=traced)
+        return self.finding(module, field.expr, f"{where}; declare it static in `{field.klass.name}` (part of the "
+                            "tree's structure: each new value compiles again)", field.fix(module), function=traced)
 
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
         """Parameters `jitfix run` saw given a Python value on every call, on which alone a
