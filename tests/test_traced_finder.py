@@ -511,3 +511,33 @@ def test_a_carry_unpacked_into_a_call_fills_the_parameters_its_elements_reach() 
             return jax.lax.while_loop(lambda c: c[1] < 3, lambda inputs: update(*inputs), (params, state))
         """)
     assert found["update"] == (set(), {"params", "state"})
+
+
+def test_a_helper_every_traced_call_gives_a_pytree_knows_its_fields() -> None:
+    code = """
+        from typing import NamedTuple
+        import jax
+        import jax.numpy as jnp
+
+        class State(NamedTuple):
+            error: jnp.ndarray
+            iteration: jnp.ndarray
+
+        def converged(state, tol):
+            if state.error < tol:
+                pass
+
+        def stalled(state):
+            if state.error < 0:
+                pass
+
+        @jax.jit
+        def step(x):
+            state = State(jnp.abs(x).sum(), jnp.asarray(0))
+            converged(state, 1e-3)
+            stalled(state)
+            stalled(x)  # (another call gives no State: nothing is known of `state`)
+            return x
+        """
+    assert _flow_at_ifs(code, "converged") == [("state.error < tol", True, False)]
+    assert _flow_at_ifs(code, "stalled") == [("state.error < 0", False, False)]

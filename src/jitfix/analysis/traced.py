@@ -911,7 +911,30 @@ class TracedFinder:
                 entry.calls.singles[site] = singles
                 entry.forget_analysis()
                 changed.add(callee)
+            classes = self._argument_classes(callee, resolved.positional, call, values)
+            if entry.calls.classes.get(site) != classes:
+                entry.calls.classes[site] = classes
+                if entry.program is not None and self._param_classes(callee) != entry.param_classes:
+                    entry.param_classes = self._param_classes(callee)
+                    entry.forget_analysis()
+                    changed.add(callee)
         return changed
+
+    @staticmethod
+    def _argument_classes(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> dict[str, str]:
+        """The parameters ``call`` gives an instance of a pytree class the value analysis knows."""
+        verdicts: list[Verdict] = []
+        for argument in call.args:
+            if isinstance(argument, ast.Starred):
+                elements = values.verdict(argument.value).elements
+                if elements is None:
+                    break  # (which places the rest fill is not known)
+                verdicts.extend(elements)
+            else:
+                verdicts.append(values.verdict(argument))
+        given = dict(zip(positional_names(callee)[bound:], verdicts))
+        given.update((keyword.arg, values.verdict(keyword.value)) for keyword in call.keywords if keyword.arg is not None)
+        return {name: verdict.klass for name, verdict in given.items() if verdict.klass is not None}
 
     def _mapped_call(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis,
                      staged: bool) -> ast.Call | _TracedLambda | None:
@@ -1120,6 +1143,9 @@ class TracedFinder:
         entry = self.traced.get(function)
         if entry is not None and entry.jit_sites:
             for name, klass in self._classes_given(function).items():
+                classes.setdefault(name, klass)
+        if entry is not None:
+            for name, klass in entry.calls.agreed_classes().items():
                 classes.setdefault(name, klass)
         return classes
 

@@ -76,6 +76,16 @@ class CallsFollowed:
     # The scopes (a def, or the module) whose code makes those calls, by id: a made call too
     # (the `__check_init__` an equinox class's construction runs), which no node of it holds.
     callers: dict[int, ast.AST] = field(default_factory=dict)
+    # The pytree class of the module each call gives a parameter, where its value says one.
+    classes: dict[int, dict[str, str]] = field(default_factory=dict)
+
+    def agreed_classes(self) -> dict[str, str]:
+        """The parameters every call followed gives an instance of one class, where no way in
+        is unseen (a jit, a transform, a lax primitive: what it passes is not read here)."""
+        if self.unseen or not self.classes:
+            return {}
+        given = list(self.classes.values())
+        return {name: klass for name, klass in given[0].items() if all(other.get(name) == klass for other in given)}
 
 
 @dataclass
