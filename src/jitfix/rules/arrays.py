@@ -12,6 +12,7 @@ JF604 ``min``, ``max``, ``any``, ``all``, ``sorted`` of tracers (Python compares
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
@@ -433,7 +434,11 @@ class NumpyOnTracer(Rule):
         "the jnp function of that name (`jnp.indices(shape)`). The jnp array holds "
         "JAX's dtype (float32 for NumPy's float64 unless x64 is on). A SciPy function becomes "
         "`jax.scipy`'s of the same path where JAX has one and the call passes positional arguments only "
-        "(JAX's keywords may be named otherwise: reported); float32 as for NumPy.",
+        "(JAX's keywords may be named otherwise: reported); float32 as for NumPy. A conversion "
+        "(`np.array`, `np.asarray`) whose array is handed to code written for NumPy -- a call of a "
+        "parameter, a class or a function of the module the analysis does not trace, or an attribute "
+        "another method gives to NumPy -- is reported, not rewritten: that code would get a tracer and fail "
+        "there instead (`jax.pure_callback` runs it on the host).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -483,6 +488,14 @@ class NumpyOnTracer(Rule):
                 listed = any(verdict.container is not None for verdict in converted) \
                     and function not in SEQUENCE_TAKING
                 refused = [k.arg for k in node.keywords if k.arg in NUMPY_ONLY_KEYWORDS and not is_none(k.value)]
+                handed = _handed_to_numpy_code(module, entry, node) if function in _CONVERSIONS else None
+                if handed is not None:
+                    yield self.finding(module, node, f"{where} raises under jit; not auto-fixable: the array it makes "
+                                       f"is handed to {handed}, code written for a NumPy array, which would get a "
+                                       "tracer instead; run that NumPy code on the host with `jax.pure_callback` "
+                                       "(giving the result's shape and dtype), or write it with jnp",
+                                       function=entry.traced)
+                    continue
                 if (function in JNP_FUNCTIONS or function in JNP_SUBMODULE_FUNCTIONS) and not listed and not refused:
                     fix = Fix(Safety.SAFE, f"call jnp.{function}", [_numpy_edit(module, node.func, function)])
                     yield self.finding(module, node, f"{where} raises under jit; use `jnp.{function}`", fix,
@@ -1190,3 +1203,69 @@ def _update_edit(module: ModuleContext, statement: ast.Assign | ast.AugAssign) -
 
     node_type = cst.Assign if isinstance(statement, ast.Assign) else cst.AugAssign
     return Edit(start, node_type, replace)
+
+
+# NumPy's conversions: code that calls one wants a NumPy array to hand on.
+_CONVERSIONS = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray"})
+
+
+def _handed_to_numpy_code(module: ModuleContext, entry: FunctionContext, conversion: ast.Call) -> str | None:
+    """The call (``cls(values, ...)``, ``algorithm(values)``) that the array a NumPy conversion
+    makes is handed to -- directly, or through the name it is bound to -- where that callee is
+    neither JAX's nor a function of the module the analysis traces: code written for the NumPy
+    array, which the jnp one would not help (it fails there instead). None where every use is
+    JAX's to take."""
+    function = entry.traced.node
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    parents = parents_in(function)
+    parent = parents.get(id(conversion))
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
+        return _stored_for_numpy(module, function, parent.targets[0])
+    uses: list[ast.AST] = [conversion]
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        uses = [node for node in walk_body(function) if isinstance(node, ast.Name) and node.id == name
+                and isinstance(node.ctx, ast.Load) and node.lineno >= parent.lineno and node is not parent.targets[0]]
+    traced = {traced.node.name for traced in module.traced.values() if hasattr(traced.node, "name")}
+    for use in uses:
+        call = parents.get(id(use))
+        if not isinstance(call, ast.Call) or use is call.func:
+            continue
+        resolved = module.imports.resolve(call.func) or ""
+        callee = call.func.id if isinstance(call.func, ast.Name) else None
+        if resolved or callee is None or callee in traced or _builtin(module, function, callee):
+            continue  # (a library's function, a method, a traced def of the module, `len`)
+        return f"`{module.segment(call.func)}(...)` at line {call.lineno}"
+    return None
+
+
+def _stored_for_numpy(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                      target: ast.Attribute) -> str | None:
+    """``self.values = np.asarray(...)`` in a method, where another method of the class gives
+    ``self.values`` to NumPy (``np.empty_like(self.values)``): the class keeps a NumPy array
+    for NumPy code."""
+    if not isinstance(target.value, ast.Name):
+        return None
+    klass = next((node for node in ast.walk(module.tree) if isinstance(node, ast.ClassDef) and function in node.body),
+                 None)
+    if klass is None:
+        return None
+    for method in klass.body:
+        if method is function or not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for call in ast.walk(method):
+            if isinstance(call, ast.Call) and (module.imports.resolve(call.func) or "").startswith("numpy.") \
+                    and any(isinstance(read, ast.Attribute) and read.attr == target.attr
+                            and isinstance(read.value, ast.Name) and read.value.id == target.value.id
+                            for argument in call.args for read in ast.walk(argument)):
+                return (f"`{module.segment(target)}`, which `{klass.name}.{method.name}` gives to "
+                        f"`{module.segment(call.func)}` at line {call.lineno}")
+    return None
+
+
+def _builtin(module: ModuleContext, function: ast.AST, name: str) -> bool:
+    """Whether ``name``, read in ``function``, is Python's builtin of that name."""
+    program = module.traced.program
+    return hasattr(builtins, name) and (program is None or program.scopes.binding_scope(function, name) is None)
+
