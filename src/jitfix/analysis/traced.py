@@ -232,6 +232,8 @@ class TracedFinder:
         self.scopes = scopes or scope_index(tree, imports, text)
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: ModuleProgram | None = None
+        self._given_classes: dict[FunctionNode, dict[str, str]] = {}  # (`_classes_given`)
+        self._bound_to_calls: dict[str, set[str]] | None = None  # (`_names_bound_to_calls_naming`)
         self.lambdas: list[_TracedLambda] = []
         self._properties: frozenset[str] | None = None
         # A property read (by id) -> it and the call of its getter it stands for.
@@ -912,10 +914,12 @@ class TracedFinder:
                 entry.forget_analysis()
                 changed.add(callee)
             classes = self._argument_classes(callee, resolved.positional, call, values)
-            if entry.calls.classes.get(site) != classes:
+            if entry.calls.classes.get(site) != classes and entry.calls.class_changes.get(site, 0) <= MAX_FREE_CHANGES:
+                # (as the singles: after a few changes, kept, so that the worklist ends)
+                entry.calls.class_changes[site] = entry.calls.class_changes.get(site, 0) + 1
                 entry.calls.classes[site] = classes
-                if entry.program is not None and self._param_classes(callee) != entry.param_classes:
-                    entry.param_classes = self._param_classes(callee)
+                if entry.program is not None and (known := self._param_classes(callee)) != entry.param_classes:
+                    entry.param_classes = known
                     entry.forget_analysis()
                     changed.add(callee)
         return changed
@@ -1156,15 +1160,15 @@ class TracedFinder:
         place (``state, metrics = train_step(state, batch)``, its returns building a
         ``TrainState``) -- the training loop's shape. Its fields are then known: a data field
         is traced, a static one is not."""
-        assert self.program is not None
+        if function in self._given_classes:  # (read from the module's code alone: once)
+            return self._given_classes[function]
         calls = self._calls_running(function)
-        if not calls:
-            return {}
         given: dict[str, str] = {}
-        for index, name in enumerate(positional_names(function)):
+        for index, name in enumerate(positional_names(function) if calls else []):
             found = {self._class_passed(scope, call, index, name, function) for call, scope in calls}
             if len(found) == 1 and (klass := found.pop()) is not None:
                 given[name] = klass
+        self._given_classes[function] = given
         return given
 
     def _calls_running(self, function: FunctionNode) -> list[tuple[ast.Call, ast.AST]]:
@@ -1172,15 +1176,9 @@ class TracedFinder:
         a name bound to its jit (``g = jax.jit(f)``) or to what its factory returns (``step =
         make_step(...)``). Empty when some call of one of those names may run another."""
         definer = self.scopes.parent.get(function)
-        names = {function.name}
-        for (_, name), values in self.scopes.assignments.items():
-            for _, value in values:
-                if isinstance(value, ast.Call) and (
-                        isinstance(value.func, ast.Name) and isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef)
-                        and value.func.id == definer.name
-                        or any(isinstance(argument, ast.Name) and argument.id == function.name
-                               for argument in value.args[:1])):
-                    names.add(name)
+        names = {function.name, *self._names_bound_to_calls_naming().get(function.name, ())}
+        if isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.update(self._names_bound_to_calls_naming().get(definer.name, ()))
         found = []
         for name in names:
             for call, scope in self.scopes.calls_to(name):
@@ -1193,6 +1191,22 @@ class TracedFinder:
                     return []
                 found.append((call, scope))
         return found
+
+    def _names_bound_to_calls_naming(self) -> dict[str, set[str]]:
+        """For each name a call's function or first argument is (``make_step`` of ``step =
+        make_step(...)``, ``f`` of ``g = jax.jit(f)``), the names such calls are bound to:
+        one pass over the module's assignments, kept."""
+        if self._bound_to_calls is None:
+            self._bound_to_calls = {}
+            for (_, name), values in self.scopes.assignments.items():
+                for _, value in values:
+                    if not isinstance(value, ast.Call):
+                        continue
+                    named = [value.func, *value.args[:1]]
+                    for part in named:
+                        if isinstance(part, ast.Name):
+                            self._bound_to_calls.setdefault(part.id, set()).add(name)
+        return self._bound_to_calls
 
     def _class_passed(self, scope: ast.AST, call: ast.Call, index: int, name: str,
                       function: FunctionNode) -> str | None:

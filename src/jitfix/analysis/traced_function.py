@@ -78,6 +78,7 @@ class CallsFollowed:
     callers: dict[int, ast.AST] = field(default_factory=dict)
     # The pytree class of the module each call gives a parameter, where its value says one.
     classes: dict[int, dict[str, str]] = field(default_factory=dict)
+    class_changes: dict[int, int] = field(default_factory=dict)  # how often each call's classes changed
 
     def agreed_classes(self) -> dict[str, str]:
         """The parameters every call followed gives an instance of one class, where no way in
