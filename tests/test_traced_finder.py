@@ -541,3 +541,76 @@ def test_a_helper_every_traced_call_gives_a_pytree_knows_its_fields() -> None:
         """
     assert _flow_at_ifs(code, "converged") == [("state.error < tol", True, False)]
     assert _flow_at_ifs(code, "stalled") == [("state.error < 0", False, False)]
+
+
+def test_a_spread_list_grown_in_place_or_rebound_fills_no_known_places() -> None:
+    # `args` was `[x]` when made, but holds `[x, 3]` when spread: what fills `n` is not known.
+    found = traced("""
+        import jax
+
+        def helper(a, n, c):
+            return a
+
+        @jax.jit
+        def f(x):
+            args = [x]
+            args.append(3)
+            return helper(*args, x)
+
+        @jax.jit
+        def g(x):
+            args = (x,)
+            args = args + (3,)
+            return helper(*args, x)
+        """)
+    assert "n" not in found["helper"][1]
+
+
+def test_a_function_handed_on_through_partial_again_and_again_ends() -> None:
+    found = traced("""
+        from functools import partial
+        import jax
+
+        def a(f, n):
+            if n == 0:
+                return jax.jit(f)
+            return a(partial(f, 1), n - 1)
+        """)
+    assert found == {}
+
+
+def test_pytree_classes_reach_helpers_of_helpers_but_not_a_rebound_parameter() -> None:
+    code = """
+        from typing import NamedTuple
+        import jax
+        import jax.numpy as jnp
+
+        class State(NamedTuple):
+            x: jnp.ndarray
+
+        def inner(s):
+            if s.x > 1:
+                pass
+
+        def outer(s):
+            inner(s)
+
+        @jax.jit
+        def step(state: State):
+            outer(state)
+
+        @jax.jit
+        def defaulted(y, p=None):
+            if p is None:
+                p = State(y)
+            return uses(p)
+
+        def uses(p):
+            if p.x > 0:
+                pass
+
+        def main(y):
+            return defaulted(y, 3)
+        """
+    assert _flow_at_ifs(code, "inner") == [("s.x > 1", True, False)]
+    assert _flow_at_ifs(code, "uses") == [("p.x > 0", False, False)]

@@ -329,6 +329,25 @@ class Scopes:
                 for node in _own_expression_nodes(statement) if type(node) is ast.Call and _callee_name(node) == name]
         return found
 
+    def only_called(self, name: str, home: ast.AST) -> bool:
+        """Whether every read of ``name`` that is ``home``'s binding of it calls it
+        (``name(...)``): it is never handed on as a value (``map(name, xs)``, ``f = name``), so
+        its calls are every way in."""
+        for statement, scope in self._statements_spelling([name]):
+            if self.binding_scope(scope, name) is not home:
+                continue
+            stack = [child for child in ast.iter_child_nodes(statement) if not isinstance(child, _STATEMENT_LIKE)]
+            called: set[int] = set()
+            while stack:
+                node = stack.pop()
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+                    called.add(id(node.func))
+                elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                        and id(node) not in called:
+                    return False
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        return True
+
     def calls_of(self, called_as: CalledAs, any_receiver: bool = False) -> Iterator[ast.Call]:
         """The calls of the function ``called_as`` names: by a name that, where the call is
         made, is the binding ``called_as`` made (another function's `f` is another function);

@@ -233,6 +233,9 @@ class TracedFinder:
         self.traced: dict[FunctionNode, TracedFunction] = {}
         self.program: ModuleProgram | None = None
         self._given_classes: dict[FunctionNode, dict[str, str]] = {}  # (`_classes_given`)
+        self._passed: dict[tuple[FunctionNode, str], Bound | None] = {}  # (`_passed_function`)
+        self._classes_of: dict[tuple[int, str, int], str | None] = {}  # (`_class_of`)
+        self._bindings_by_scope: dict[ast.AST, dict[str, list[tuple[ast.AST | None, int | None]]]] = {}
         self._bound_to_calls: dict[str, set[str]] | None = None  # (`_names_bound_to_calls_naming`)
         self.lambdas: list[_TracedLambda] = []
         self._properties: frozenset[str] | None = None
@@ -432,7 +435,7 @@ class TracedFinder:
             rebound = self.scopes.assignment_before(scope, expr.id, line)
             if rebound is not None:
                 if isinstance(rebound, ast.Call) and self.imports.resolve(rebound.func) == PARTIAL:
-                    return self.function_argument(scope, rebound, rebound.lineno)
+                    return self.function_argument(scope, rebound, rebound.lineno, depth + 1)
                 if isinstance(rebound, ast.Call) and self._transform(rebound.func) is not None:
                     return None  # f = jax.vmap(f): that call marks f
                 if isinstance(rebound, ast.Call):  # layer = Layer(...); body = make_body(...)
@@ -458,7 +461,7 @@ class TracedFinder:
         if isinstance(expr, ast.Attribute):
             return self._bound_method(scope, expr, line)
         if isinstance(expr, ast.Call) and self.imports.resolve(expr.func) == PARTIAL and expr.args:
-            inner = self.function_argument(scope, expr.args[0], expr.lineno)
+            inner = self.function_argument(scope, expr.args[0], expr.lineno, depth + 1)
             if inner and not any(isinstance(arg, ast.Starred) for arg in expr.args) \
                     and all(keyword.arg for keyword in expr.keywords):
                 keywords = inner.keywords | {keyword.arg for keyword in expr.keywords if keyword.arg}
@@ -478,10 +481,19 @@ class TracedFinder:
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) \
                 or (function, name) in self.scopes.assignments or name not in parameter_names(function):
             return None
+        key = (function, name)
+        if key not in self._passed:
+            self._passed[key] = None  # (while it is worked out: a call passing it on is not followed round)
+            self._passed[key] = self._passed_to(function, name, depth)
+        return self._passed[key]
+
+    def _passed_to(self, function: FunctionNode, name: str, depth: int) -> Bound | None:
+        definer = self.scopes.parent.get(function, self.tree)
+        if not self.scopes.only_called(function.name, definer):
+            return None  # (handed on as a value: calls elsewhere may pass anything)
         positional = positional_names(function)
         index = positional.index(name) if name in positional else None
         found: set[FunctionNode] = set()
-        definer = self.scopes.parent.get(function, self.tree)
         for call, call_scope in self.scopes.calls_to(function.name):
             if not isinstance(call.func, ast.Name) or self.scopes.binding_scope(call_scope, call.func.id) is not definer:
                 continue  # (`obj.make(...)`, or another function of that name)
@@ -492,7 +504,7 @@ class TracedFinder:
             if given is None and index is not None and index < len(call.args):
                 given = call.args[index]
             if given is None:
-                continue  # (its default: not a function the module passes)
+                return None  # (its default, or nothing: not a function the module passes)
             bound = self.function_argument(call_scope, given, call.lineno, depth + 1)
             if bound is None or bound.positional or bound.keywords:
                 return None
@@ -846,7 +858,9 @@ class TracedFinder:
             check = self._init_check(scope, call, values)
             if check is not None:
                 calls.append(check)
+            mapped_from: ast.Call | None = None  # (`tree_map(f, tree)`: f gets the leaves, not the tree)
             if self.imports.resolve(call.func) in TREE_MAPS:
+                mapped_from = call
                 mapped = self._mapped_call(scope, call, values, staged)
                 if isinstance(mapped, _TracedLambda):  # followed in the next pass, with the function it is in
                     self.lambdas.append(mapped)
@@ -870,12 +884,14 @@ class TracedFinder:
             if resolved.skipped:
                 call = ast.Call(func=call.func, args=call.args[resolved.skipped:],
                                 keywords=[k for k in call.keywords if k.arg not in FLAX_APPLY_OPTIONS])
-            traced = self._traced_arguments(callee, resolved.positional, call, values) - resolved.keywords
+            spread = self._spread(scope, call, values)
+            traced = self._traced_arguments(callee, resolved.positional, call, values, spread) - resolved.keywords
             if read is not None and read[1] is call and values.is_traced(call.func.value):  # type: ignore[attr-defined]
                 traced |= set(positional_names(callee)[:1])  # a traced object: its getter's `self`
             entry = self.traced.get(callee)
             if entry is None:
-                entry = TracedFunction(callee, self.scopes.qualnames[callee], how, kind, from_elsewhere=from_elsewhere)
+                entry = TracedFunction(callee, self.scopes.qualnames[callee], how, kind, from_elsewhere=from_elsewhere,
+                                       program=self.program)  # (its fields' kinds known while it is followed)
                 self.traced[callee] = entry
                 changed.add(callee)
             entry.entered_by(defaults_left(callee, call, resolved.positional, resolved.keywords))
@@ -913,27 +929,53 @@ class TracedFinder:
                 entry.calls.singles[site] = singles
                 entry.forget_analysis()
                 changed.add(callee)
-            classes = self._argument_classes(callee, resolved.positional, call, values)
+            classes = {} if mapped_from is not None else \
+                self._argument_classes(callee, resolved.positional, call, values, spread)
             if entry.calls.classes.get(site) != classes and entry.calls.class_changes.get(site, 0) <= MAX_FREE_CHANGES:
                 # (as the singles: after a few changes, kept, so that the worklist ends)
                 entry.calls.class_changes[site] = entry.calls.class_changes.get(site, 0) + 1
                 entry.calls.classes[site] = classes
-                if entry.program is not None and (known := self._param_classes(callee)) != entry.param_classes:
+                if self.program is not None and (known := self._param_classes(callee)) != entry.param_classes:
                     entry.param_classes = known
                     entry.forget_analysis()
                     changed.add(callee)
         return changed
 
+    def _spread(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> dict[int, tuple[Verdict, ...]]:
+        """The elements of each ``*carry`` of ``call`` (by the id of its node) where they are
+        known for certain: ``carry`` a parameter -- of the function ``scope`` (never rebound or
+        changed in place there) or of a lambda in it -- whose value says its elements (a lax
+        carry). A local list or tuple may have grown since it was made (``.append``, ``+=``)."""
+        spread: dict[int, tuple[Verdict, ...]] = {}
+        for argument in call.args:
+            if not (isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name)):
+                continue
+            name = argument.value.id
+            elements = values.verdict(argument.value).elements
+            home = self.scopes.binding_scope(scope, name)
+            if elements is None:
+                continue
+            if home is scope and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+                if name not in parameter_names(scope) or any(
+                        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+                        or isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name
+                        for node in walk_body(scope)):
+                    continue
+            elif home is not None and home is not self.tree:
+                continue  # (the lambda's parameter shadows nothing of the function around it)
+            spread[id(argument)] = elements
+        return spread
+
     @staticmethod
-    def _argument_classes(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> dict[str, str]:
+    def _argument_classes(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis,
+                          spread: dict[int, tuple[Verdict, ...]]) -> dict[str, str]:
         """The parameters ``call`` gives an instance of a pytree class the value analysis knows."""
         verdicts: list[Verdict] = []
         for argument in call.args:
             if isinstance(argument, ast.Starred):
-                elements = values.verdict(argument.value).elements
-                if elements is None:
+                if id(argument) not in spread:
                     break  # (which places the rest fill is not known)
-                verdicts.extend(elements)
+                verdicts.extend(spread[id(argument)])
             else:
                 verdicts.append(values.verdict(argument))
         given = dict(zip(positional_names(callee)[bound:], verdicts))
@@ -1021,7 +1063,8 @@ class TracedFinder:
         return Bound(method, 1) if method is not None else None
 
     @staticmethod
-    def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis) -> frozenset[str]:
+    def _traced_arguments(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis,
+                          spread: dict[int, tuple[Verdict, ...]] | None = None) -> frozenset[str]:
         positional = positional_names(callee)[bound:]
         traced: set[str] = set()
 
@@ -1036,7 +1079,7 @@ class TracedFinder:
             if isinstance(argument, ast.Starred):
                 # f(*carry) of a tuple whose elements are known (a lax carry): each fills the next
                 # place. Otherwise which parameters it fills is unknown, unless only *args is left.
-                elements = values.verdict(argument.value).elements
+                elements = (spread or {}).get(id(argument))
                 if elements is not None:
                     for element in elements:
                         if element.traced:
@@ -1183,12 +1226,15 @@ class TracedFinder:
         for name in names:
             for call, scope in self.scopes.calls_to(name):
                 if not isinstance(call.func, ast.Name):
-                    continue
+                    continue  # (`obj.step(...)`: another object's method of that name)
                 bound = self._callee(scope, call)
-                if bound is None:
+                if bound is None or bound.function is not function:
+                    if bound is None and self.scopes.binding_scope(scope, name) is not None:
+                        return []  # (a call of that name the module cannot resolve: it may be this function)
                     continue
-                if bound.function is not function or bound.positional or bound.keywords:
-                    return []
+                if bound.positional or bound.keywords or not self.scopes.only_called(
+                        name, self.scopes.binding_scope(scope, name) or self.tree):
+                    return []  # (bound arguments, or the function handed on as a value)
                 found.append((call, scope))
         return found
 
@@ -1222,30 +1268,58 @@ class TracedFinder:
 
     def _class_of(self, scope: ast.AST, expr: ast.AST, function: FunctionNode | None = None) -> str | None:
         """The module's pytree class ``expr`` in ``scope`` is an instance of: a construction
-        (``TrainState(...)``), or a name the function ``scope`` binds only to constructions of
-        that class -- and, given ``function``, to what ``function`` returns in that place."""
+        (``TrainState(...)``), or a local name the function ``scope`` binds only by plain
+        assignments of constructions of that class -- and, given ``function``, of what
+        ``function`` returns in that place (``state, metrics = step(state, batch)``)."""
         if isinstance(expr, ast.Call):
             return self._constructed(scope, expr)
-        if not isinstance(expr, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            return None
+        if not isinstance(expr, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) \
+                or self.scopes.binding_scope(scope, expr.id) is not scope or expr.id in parameter_names(scope):
+            return None  # (a parameter, or a name of another scope: bound where this does not see)
+        key = (id(scope), expr.id, id(function))
+        if key not in self._classes_of:
+            self._classes_of[key] = self._class_bound(scope, expr.id, function)
+        return self._classes_of[key]
+
+    def _class_bound(self, scope: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                     function: FunctionNode | None) -> str | None:
+        bindings = self._scope_bindings(scope).get(name, [])
+        if any(value is None for value, _ in bindings):
+            return None  # (bound in a way not read here: a loop, `+=`, `:=`, a nested target, an import...)
         classes: set[str | None] = set()
-        for node in walk_body(scope):
-            if _binds_otherwise(node, expr.id):
-                return None  # (bound some other way too)
-            if not isinstance(node, ast.Assign):
-                continue
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == expr.id:
-                    classes.add(self._constructed(scope, node.value) if isinstance(node.value, ast.Call) else None)
-                elif isinstance(target, ast.Tuple | ast.List):
-                    for position, element in enumerate(target.elts):
-                        if isinstance(element, ast.Starred) and isinstance(element.value, ast.Name) \
-                                and element.value.id == expr.id:
-                            return None
-                        if isinstance(element, ast.Name) and element.id == expr.id:
-                            classes.add(None if function is None
-                                        else self._returned_class(scope, node.value, position, function))
+        for value, position in bindings:
+            if position is None:
+                classes.add(self._constructed(scope, value) if isinstance(value, ast.Call) else None)
+            else:
+                classes.add(self._returned_class(scope, value, position, function) if value and function else None)
         return classes.pop() if len(classes) == 1 else None
+
+    def _scope_bindings(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[ast.AST | None, int | None]]]:
+        """Each name the function binds, with how: ``(value, None)`` for ``name = value``,
+        ``(value, i)`` for the ``i``-th name of ``a, b = value``, ``(None, None)`` for any other
+        way. One walk of the function, kept."""
+        found = self._bindings_by_scope.get(scope)
+        if found is not None:
+            return found
+        found = {}
+        read: set[int] = set()
+        for node in walk_body(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        read.add(id(target))
+                        found.setdefault(target.id, []).append((node.value, None))
+                    elif isinstance(target, ast.Tuple | ast.List):
+                        for position, element in enumerate(target.elts):
+                            if isinstance(element, ast.Name):
+                                read.add(id(element))
+                                found.setdefault(element.id, []).append((node.value, position))
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in read:
+                found.setdefault(node.id, []).append((None, None))
+            for other in _bound_otherwise(node):
+                found.setdefault(other, []).append((None, None))
+        self._bindings_by_scope[scope] = found
+        return found
 
     def _constructed(self, scope: ast.AST, call: ast.Call) -> str | None:
         """The module's pytree class ``call`` makes an instance of (``TrainState(...)``)."""
@@ -1291,21 +1365,20 @@ def find_traced_functions(tree: ast.Module, imports: ImportTable, text: str | No
                            lambda_scopes=finder.lambda_scopes)
 
 
-def _binds_otherwise(node: ast.AST, name: str) -> bool:
-    """Whether ``node`` binds ``name`` other than by a plain assignment: a loop's or a
-    ``with``'s target, an augmented or annotated assignment, ``:=``, ``del``, a declaration."""
+def _bound_otherwise(node: ast.AST) -> list[str]:
+    """The names ``node`` binds by something other than a name target: a declaration,
+    ``except ... as``, an import, a def or class, a ``match`` capture."""
     if isinstance(node, ast.Global | ast.Nonlocal):
-        return name in node.names
-    targets: list[ast.AST]
-    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension | ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
-        targets = [node.target]
-    elif isinstance(node, ast.With | ast.AsyncWith):
-        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-    elif isinstance(node, ast.Delete):
-        targets = list(node.targets)
-    else:
-        return False
-    return any(isinstance(inner, ast.Name) and inner.id == name for target in targets for inner in ast.walk(target))
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    return []
 
 
 def _is_property(function: FunctionNode) -> bool:

@@ -1227,15 +1227,18 @@ def _handed_to_numpy_code(module: ModuleContext, entry: FunctionContext, convers
         name = parent.targets[0].id
         uses = [node for node in walk_body(function) if isinstance(node, ast.Name) and node.id == name
                 and isinstance(node.ctx, ast.Load) and node.lineno >= parent.lineno and node is not parent.targets[0]]
-    traced = {traced.node.name for traced in module.traced.values() if hasattr(traced.node, "name")}
+    program = module.traced.program
     for use in uses:
         call = parents.get(id(use))
         if not isinstance(call, ast.Call) or use is call.func:
             continue
         resolved = module.imports.resolve(call.func) or ""
         callee = call.func.id if isinstance(call.func, ast.Name) else None
-        if resolved or callee is None or callee in traced or _builtin(module, function, callee):
-            continue  # (a library's function, a method, a traced def of the module, `len`)
+        if resolved or callee is None or _builtin(module, function, callee):
+            continue  # (a library's function, a method, `len`)
+        definition = program.scopes.lookup(function, callee, call.lineno) if program is not None else None
+        if definition is not None and definition in module.traced:
+            continue  # (a def of the module the analysis traces: its own NumPy calls are found there)
         return f"`{module.segment(call.func)}(...)` at line {call.lineno}"
     return None
 
@@ -1247,9 +1250,9 @@ def _stored_for_numpy(module: ModuleContext, function: ast.FunctionDef | ast.Asy
     for NumPy code."""
     if not isinstance(target.value, ast.Name):
         return None
-    klass = next((node for node in ast.walk(module.tree) if isinstance(node, ast.ClassDef) and function in node.body),
-                 None)
-    if klass is None:
+    program = module.traced.program
+    klass = program.scopes.parent.get(function) if program is not None else None
+    if not isinstance(klass, ast.ClassDef):
         return None
     for method in klass.body:
         if method is function or not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):

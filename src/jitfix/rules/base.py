@@ -194,8 +194,9 @@ def inlined_at(binding: ast.Assign, use: ast.AST, function: ast.AST, parents: Ma
     if before is not None and (before.end_lineno or before.lineno) >= binding.lineno \
             or (block[first + 1].lineno <= (binding.end_lineno or binding.lineno)):
         return False  # (a `;` shares its line)
-    line = module.lines[(binding.end_lineno or binding.lineno) - 1]
-    if "#" in line[binding.end_col_offset or 0:] \
+    end_line = binding.end_lineno or binding.lineno
+    line = module.lines[end_line - 1]
+    if "#" in line[module.char_col(end_line, binding.end_col_offset or 0):] \
             or binding.lineno > 1 and module.lines[binding.lineno - 2].lstrip().startswith("#"):
         return False  # (a comment on its line, or above it, belongs to it: removing it would lose that)
     read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jitfix.analysis.blocks import parents_in, walk_body
+from jitfix.analysis.blocks import nodes_of, parents_in, walk_body
 from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.masks import PREDICATES, is_boolean_mask, selects_elementwise
 from jitfix.analysis.values import parameter_names
@@ -156,6 +156,9 @@ class _Operands:
         function = self.entry.traced.node
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             return False
+        own = {id(node) for node in walk_body(function)}
+        if any(isinstance(node, ast.Name) and node.id == name.id and id(node) not in own for node in nodes_of(function)):
+            return False  # (a def in the function reads or binds it too)
         stores = [node for node in walk_body(function) if isinstance(node, ast.Name) and node.id == name.id
                   and not isinstance(node.ctx, ast.Load)]
         binding = next((node for node in walk_body(function) if isinstance(node, ast.Assign)

@@ -63,8 +63,11 @@ class ShapeArgument(Rule):
         "metadata=dict(static=True))`, `flax.struct.field(pytree_node=False)`) it is part of the tree's "
         "structure, a Python value in the trace. Made only where every instance the module makes or "
         "`replace`s gives the field an int literal or leaves its default (a static field must be hashable and "
-        "is never traced); a field with a `field(...)` of its own, or a class registered otherwise, is "
-        "reported. Each new value of a "
+        "is never traced; `cls(...)` in a classmethod or `**kwargs` may give anything); a field with a "
+        "`field(...)` of its own, or a class registered otherwise, is reported. The field leaves the tree's "
+        "leaves, so a `tree_map`, a flatten or a checkpoint no longer sees it: unsafe where the module calls "
+        "`jax.tree_util`, `jax.tree`, `optax`, `orbax` or `flax.serialization`, and for a flax class "
+        "(checkpointed by its fields). Each new value of a "
         "static argument compiles the function again, and static arguments must be hashable "
         "Python values (an `int`, not an array); the finding says so. `@jax.jit` becomes "
         "`@partial(jax.jit, static_argnames=(...))`, existing static arguments are kept. A shape "
@@ -201,8 +204,10 @@ class ShapeArgument(Rule):
         if why_not is not None:
             return self.finding(module, field.expr, f"{where}; not auto-fixable: {why_not}; declare it static in "
                                 f"`{field.klass.name}`", function=traced)
+        fix = field.fix(module)
+        unsafe = field.safety(module)[1]
         return self.finding(module, field.expr, f"{where}; declare it static in `{field.klass.name}` (part of the "
-                            "tree's structure: each new value compiles again)", field.fix(module), function=traced)
+                            f"tree's structure: each new value compiles again){unsafe}", fix, function=traced)
 
     def _observed_static(self, module: ModuleContext, traced: TracedFunction) -> Finding:
         """Parameters `jitfix run` saw given a Python value on every call, on which alone a

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jitfix.analysis.pytrees import PytreeClass
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext, Fix, Safety
@@ -24,6 +25,8 @@ _STATIC_FIELD = {
     "flax.struct.dataclass": ("flax.struct.field", "pytree_node=False"),
 }
 _JITS = frozenset({"jax.jit"})
+# What no longer sees a field once it is static (the tree's leaves), by module.
+_TREE_FUNCTIONS = ("jax.tree_util.", "jax.tree.", "flax.serialization.", "optax.", "orbax.")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class ConfigField:
 
     expr: ast.Attribute
     klass: ast.ClassDef
+    pytree: PytreeClass
     statement: ast.AnnAssign
     registration: str
 
@@ -48,11 +52,25 @@ class ConfigField:
         for node in ast.walk(module.tree):
             if not isinstance(node, ast.Call):
                 continue
-            given = _given(node, self.klass, self.name, module)
+            given = _given(node, self.klass, self.name, module, self.pytree)
             if given is not None and not _python_int(given):
-                return (f"line {given.lineno} gives `{self.name}` `{module.segment(given)}`, not known to be a "
-                        "Python int (a static field must hold one: it is hashed, and never traced)")
+                what = f"`{module.segment(given)}`" if given is not node else f"what `{module.segment(node.func)}(...)` " \
+                    "passes"
+                return (f"line {node.lineno} gives `{self.name}` {what}, not known to be a Python int (a static field "
+                        "must hold one: it is hashed, and never traced)")
         return None
+
+    def safety(self, module: ModuleContext) -> tuple[Safety, str]:
+        """A static field leaves the tree's leaves: a `tree_map`, a flatten or a checkpoint of
+        the object no longer sees it. Safe where the module does none of that to anything;
+        flax's classes are checkpointed by their fields (`to_state_dict`), so never there."""
+        if self.registration == "flax.struct.dataclass":
+            return Safety.UNSAFE, " (unsafe: flax's serialization no longer writes or reads the field)"
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Call) and (module.imports.resolve(node.func) or "").startswith(_TREE_FUNCTIONS):
+                return Safety.UNSAFE, (f" (unsafe: line {node.lineno} calls `{module.segment(node.func)}`, which no "
+                                       "longer sees the field if it is given this object)")
+        return Safety.SAFE, ""
 
     def fix(self, module: ModuleContext) -> Fix:
         function, keywords = _STATIC_FIELD[self.registration]
@@ -65,7 +83,8 @@ class ConfigField:
             return node.with_changes(value=value, equal=node.equal if default is not None else cst.AssignEqual())
 
         edit = Edit(module.start_of(self.statement), cst.AnnAssign, replace, imports=(function,))
-        return Fix(Safety.SAFE, f"declare `{self.klass.name}.{self.name}` static", [edit])
+        safety, unsafe = self.safety(module)
+        return Fix(safety, f"declare `{self.klass.name}.{self.name}` static{unsafe}", [edit])
 
 
 def config_field(expr: ast.AST, traced: TracedFunction, module: ModuleContext) -> ConfigField | None:
@@ -76,11 +95,10 @@ def config_field(expr: ast.AST, traced: TracedFunction, module: ModuleContext) -
             and expr.value.id in traced.traced_params and _jitted_by_jax(traced, module)):
         return None
     class_name = traced.param_classes.get(expr.value.id)
-    program = traced.program
+    program = module.traced.program
     if class_name is None or program is None:
         return None
-    klass = next((node for node in ast.walk(module.tree) if isinstance(node, ast.ClassDef)
-                  and node.name == class_name), None)
+    klass = program.scopes.lookup_class(traced.node, class_name)
     pytree = program.pytrees.get(class_name)
     if klass is None or pytree is None or pytree.field_kind(expr.attr) == "static":
         return None
@@ -92,7 +110,7 @@ def config_field(expr: ast.AST, traced: TracedFunction, module: ModuleContext) -
         return None
     if isinstance(statement.value, ast.Call):
         return None  # (a `field(...)` of its own: its other options are the user's)
-    return ConfigField(expr, klass, statement, registration)
+    return ConfigField(expr, klass, pytree, statement, registration)
 
 
 def _jitted_by_jax(traced: TracedFunction, module: ModuleContext) -> bool:
@@ -122,25 +140,33 @@ def _registration(klass: ast.ClassDef, module: ModuleContext) -> str | None:
     return None
 
 
-def _given(call: ast.Call, klass: ast.ClassDef, name: str, module: ModuleContext) -> ast.expr | None:
+def _given(call: ast.Call, klass: ast.ClassDef, name: str, module: ModuleContext,
+           pytree: PytreeClass) -> ast.expr | None:
     """What ``call`` gives field ``name`` of ``klass``: a construction (by keyword, or by
-    position in the declared order) or a ``replace(obj, name=...)`` / ``obj.replace(name=...)``."""
-    keyword = next((k.value for k in call.keywords if k.arg == name), None)
-    resolved = module.imports.resolve(call.func)
-    if isinstance(call.func, ast.Name) and call.func.id == klass.name:
-        if any(isinstance(argument, ast.Starred) for argument in call.args) \
-                or any(k.arg is None for k in call.keywords):
-            return call  # (what `*args`/`**kwargs` give it is not known)
-        if keyword is not None:
-            return keyword
-        fields = [node.target.id for node in klass.body if isinstance(node, ast.AnnAssign)
-                  and isinstance(node.target, ast.Name)]
-        index = fields.index(name) if name in fields else len(call.args)
-        return call.args[index] if index < len(call.args) else None
-    if keyword is not None and (resolved == "dataclasses.replace"
-                                or isinstance(call.func, ast.Attribute) and call.func.attr == "replace"):
-        return keyword
-    return None
+    position in the declared order) or a ``replace(obj, name=...)`` / ``obj.replace(name=...)``;
+    the call itself where what it gives is not known (``cls(...)`` in a classmethod,
+    ``type(self)(...)``, ``*args``/``**kwargs``); None where it gives the field nothing."""
+    func = call.func
+    replacing = module.imports.resolve(func) == "dataclasses.replace" \
+        or isinstance(func, ast.Attribute) and func.attr == "replace"
+    made_here = isinstance(func, ast.Name) and func.id == klass.name
+    made_unseen = isinstance(func, ast.Name) and func.id == "cls" and _inside(call, klass) \
+        or isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type" \
+        or isinstance(func, ast.Attribute) and func.attr == "__class__"
+    if made_unseen or (made_here or replacing) and any(k.arg is None for k in call.keywords):
+        return call
+    if replacing:
+        return next((k.value for k in call.keywords if k.arg == name), None)
+    if not made_here:
+        return None
+    given = pytree.given(call)
+    if given is None:
+        return call  # (the constructor's parameters are not the declared fields, or `*args`)
+    return given.get(name)
+
+
+def _inside(node: ast.AST, klass: ast.ClassDef) -> bool:
+    return any(inner is node for inner in ast.walk(klass))
 
 
 def _python_int(expr: ast.AST) -> bool:
