@@ -216,7 +216,8 @@ def _applied(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Modul
         original = "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")  # a last line may lack one
         shifted = [replace(edit, start=_shift(edit.start, first), end=edit.end and _shift(edit.end, first))
                    for edit in group]
-        pieces.append((first, last, _edited(cst.parse_module(original), shifted, edit_context).code))
+        pieces.append((first, last, _edited(_header_as_leading_lines(cst.parse_module(original)), shifted,
+                                            edit_context).code))
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         header_end = _header_end(tree)  # type: ignore[arg-type]
         if not header_end or any(first <= header_end for first, _, _ in pieces):
@@ -282,7 +283,27 @@ def _segments(text: str, edits: list[Edit], tree: ast.Module) -> dict[tuple[int,
         if span is None:
             return None
         groups.setdefault(span, []).append(edit)
-    return groups
+    lines = text.split("\n")
+    return {(_comments_from(lines, first) if any(edit.with_comments_above for edit in group) else first, last): group
+            for (first, last), group in groups.items()}
+
+
+def _header_as_leading_lines(segment: cst.Module) -> cst.Module:
+    """A segment that starts with comment lines (``Edit.with_comments_above``): libcst reads them
+    as the module's header; they are the leading lines of its statement."""
+    if not segment.header or not segment.body:
+        return segment
+    first = segment.body[0]
+    return segment.with_changes(header=[], body=[first.with_changes(leading_lines=[*segment.header,
+                                                                                    *first.leading_lines]),
+                                                 *segment.body[1:]])
+
+
+def _comments_from(lines: list[str], first: int) -> int:
+    """The first of the comment lines (at the left margin) right above line ``first``."""
+    while first > 1 and lines[first - 2].startswith("#"):
+        first -= 1
+    return first
 
 
 def _in_isort_order(before: str, after: str) -> str:

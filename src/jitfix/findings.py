@@ -52,6 +52,9 @@ class Edit:
     end: Position | None = None
     # Several edits of one node (one per finding) are combined by this, if given.
     merge: Callable[[list["Edit"]], "Edit"] | None = None
+    # The comment lines right above a module-level statement reach ``replace`` as its leading
+    # lines (else they stay where they are, above whatever the edit puts first).
+    with_comments_above: bool = False
 
     @property
     def target(self) -> tuple[int, int, type, tuple[int, int] | None]:

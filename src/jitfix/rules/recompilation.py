@@ -1,9 +1,9 @@
 """JF5xx — code that makes jit trace and compile again and again.
 
 JF502 a jitted function made inside a loop (or a function called in a loop) from a callable
-made there (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``, ``jax.jit(jax.grad(f))``):
-jit's cache is keyed on the function object, and each pass makes a new one, so every pass
-traces and compiles again
+made there (``jax.jit(lambda x: ...)``, ``jax.jit(partial(f, a=1))``, ``jax.jit(jax.grad(f))``,
+a def jitted where a function called more than once defines it): jit's cache is keyed on the
+function object, and each pass makes a new one, so every pass traces and compiles again
 -> made once, before the loop (at module level), when nothing it captures changes.
 JF503 a jitted function called in a loop with a static argument the loop changes (or that a
 run saw change): one trace and compilation per value -> traced, where the function only does
@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import symtable
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from jitfix.analysis.catalogue import GRAD_TRANSFORMS, PARTIAL, TRACING_TRANSFOR
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.analysis.words import LineIndex
-from jitfix.cst_text import cst
+from jitfix.cst_text import cst, leading_lines
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc, removal_edit
@@ -86,7 +87,10 @@ class JitRebuiltInLoop(Rule):
         "`functools.partial(...)` or a transform of a function (`jax.grad(loss)`, `jax.vmap(f)`), "
         "and called there; makes the jitted function once, before the loop (or at module level, "
         "before the function; also for a loop in a function the module calls more than once, when "
-        "the callable captures none of the function's names).",
+        "the callable captures none of the function's names). Also a def jitted where a function "
+        "the module calls more than once defines it (`@jax.jit` on the nested def, or `g = "
+        "jax.jit(inner)` beside it) and calls it: the def moves to module level, before the "
+        "function, with its comments.",
         why="jit caches what it compiled by the function object it wraps. A lambda, a partial or "
         "`jax.grad(loss)` made on each pass is a new object each time, so every pass traces and "
         "compiles again: a jitted loop slower than plain Python. (`jax.jit(f)` of a function "
@@ -102,7 +106,11 @@ class JitRebuiltInLoop(Rule):
         "(pass it as an argument of the jitted function instead, so one compilation serves every "
         "pass), partial or transform arguments that call something or that name what the module "
         "binds only after the function. A function called once (a `main`) compiles once and is "
-        "left alone.",
+        "left alone. A nested jitted def is reported only where Python's symbol table shows it "
+        "closes over none of the function's names and no global it reads is changed by the module "
+        "(else each call may be meant to compile a new configuration, as a factory returning it "
+        "is); it moves where its name is bound nowhere else at module level and its decorators "
+        "and defaults read only what is bound before the function.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -130,6 +138,19 @@ class JitRebuiltInLoop(Rule):
                 taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
             fix = Fix(Safety.SAFE, f"jit it once, {place}", _hoist_edits(module, found, taken))
             yield self.finding(module, found.call, f"{where}; jit it once, {place}", fix)
+        for nested in _jitted_nested_defs(module):
+            if _made_per_configuration(module, nested):
+                continue
+            where = (f"`{nested.inner.name}`, jitted where `{nested.outer.name}` defines it, is a new function on each "
+                     f"call of `{nested.outer.name}`: it traces and compiles again on every call")
+            why_not = _why_not_moved(module, nested)
+            if why_not is not None:
+                yield self.finding(module, nested.inner, f"{where}; not auto-fixable: {why_not}")
+                continue
+            fix = Fix(Safety.SAFE, f"define it once, at module level, before `{nested.outer.name}`",
+                      [_moved_out_edit(module, nested)])
+            yield self.finding(module, nested.inner, f"{where}; define it once, at module level, before "
+                               f"`{nested.outer.name}`", fix)
 
 
 def _why_not_hoisted(module: ModuleContext, found: _Rebuilt, before: str) -> str | None:
@@ -238,6 +259,7 @@ MODULE_BINDINGS: CacheKey[dict[str, list[int]]] = CacheKey("module-level binding
 JITTED_CALLABLES: CacheKey[dict[str, TracedFunction]] = CacheKey("jitted callables")
 BUCKETED_HELPERS: CacheKey[dict[str, str]] = CacheKey("bucketed helper names")
 TAKEN_NAMES: CacheKey[set[str]] = CacheKey("names the module uses")
+SYMBOL_TABLE: CacheKey[symtable.SymbolTable] = CacheKey("Python's symbol table of the module")
 
 
 def _loops(module: ModuleContext, lines: list[int]) -> Iterator[ast.For | ast.While]:
@@ -299,6 +321,152 @@ def _rebuilt_jits(module: ModuleContext) -> Iterator[_Rebuilt]:
         for function in functions:
             if function.name in repeated:
                 yield from _rebuilt_in(module, function, function.body)
+
+
+@dataclass(frozen=True)
+class _JittedNestedDef:
+    """``@jax.jit def inner`` (or ``g = jax.jit(inner)``) in the body of ``outer``, a
+    module-level function the module calls more than once, and called there: each call of
+    ``outer`` makes a new function object, which jit's cache has not seen."""
+
+    outer: ast.FunctionDef
+    inner: ast.FunctionDef
+    jitted_by: ast.Assign | None  # `g = jax.jit(inner, ...)` right in outer's body; None: a decorator
+
+
+def _jitted_nested_defs(module: ModuleContext) -> Iterator[_JittedNestedDef]:
+    outers = [statement for statement in module.tree.body if isinstance(statement, ast.FunctionDef)
+              and any(isinstance(inner, ast.FunctionDef) for inner in statement.body)]
+    outers = [outer for outer in outers if not ((traced := module.traced.get(outer)) is not None and traced.staged)]
+    if not outers:
+        return
+    repeated = _called_more_than_once(module)
+    for outer in outers:
+        if outer.name not in repeated:
+            continue
+        called = {node.func.id for node in _own_nodes(outer.body)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        for inner in outer.body:
+            if not isinstance(inner, ast.FunctionDef):
+                continue
+            if any(_caching_jit(module, decorator) for decorator in inner.decorator_list) and inner.name in called:
+                yield _JittedNestedDef(outer, inner, None)
+                continue
+            for statement in outer.body:
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                        and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in called \
+                        and isinstance(statement.value, ast.Call) and statement.value.args \
+                        and module.imports.resolve(statement.value.func) in CACHING_JITS \
+                        and isinstance(statement.value.args[0], ast.Name) and statement.value.args[0].id == inner.name:
+                    yield _JittedNestedDef(outer, inner, statement)
+
+
+def _caching_jit(module: ModuleContext, decorator: ast.expr) -> bool:
+    """``@jax.jit``, ``@partial(jax.jit, static_argnums=...)``, ``@jax.jit(static_argnames=...)``."""
+    if module.imports.resolve(decorator) in CACHING_JITS:
+        return True
+    if not isinstance(decorator, ast.Call):
+        return False
+    called = module.imports.resolve(decorator.func)
+    if called == PARTIAL:
+        return bool(decorator.args) and module.imports.resolve(decorator.args[0]) in CACHING_JITS
+    return called in CACHING_JITS and not decorator.args
+
+
+def _made_per_configuration(module: ModuleContext, nested: _JittedNestedDef) -> bool:
+    """Whether each call of ``outer`` may mean a new program: the jitted def closes over
+    ``outer``'s names (by Python's own symbol table: an optimizer, a loss, a step count the
+    caller passes), or reads a global the module changes, which each new trace sees anew.
+    Compiling per call may then be the point; nothing is said."""
+    table = _symbol_table(module, nested.outer, nested.inner)
+    if not isinstance(table, symtable.Function) or table.get_frees():  # (a def in it passes its frees through it)
+        return True
+    return any(_module_changes(module, name) for name in _globals_below(table))
+
+
+def _why_not_moved(module: ModuleContext, nested: _JittedNestedDef) -> str | None:
+    """Why the jitted def, which closes over nothing that changes, cannot move to module
+    level; None when it can: its name is free at module level, and what its decorators,
+    defaults and jit read is bound before ``outer``."""
+    outer, inner = nested.outer, nested.inner
+    others = [node for node in nodes_of(outer) if isinstance(node, ast.Name) and node.id == inner.name
+              and not isinstance(node.ctx, ast.Load)]
+    if others or inner.name in assigned_names(module.tree.body) or (
+            nested.jitted_by is not None and nested.jitted_by.targets[0].id in assigned_names(module.tree.body)):  # type: ignore[attr-defined]
+        return f"the module binds `{inner.name}` elsewhere too"
+    made_at_definition = [*inner.decorator_list, *inner.args.defaults,
+                          *(default for default in inner.args.kw_defaults if default is not None),
+                          *([nested.jitted_by.value] if nested.jitted_by is not None else [])]
+    names = {node.id for part in made_at_definition for node in ast.walk(part) if isinstance(node, ast.Name)}
+    if not _bound_before(module, names - {inner.name}, outer):
+        return "its decorators or defaults name what the module binds only after the function"
+    if nested.jitted_by is not None and isinstance(nested.jitted_by.value, ast.Call) \
+            and not _plain_arguments(module, nested.jitted_by.value):
+        return f"the arguments of `{module.segment(nested.jitted_by.value.func)}` call something"
+    return None
+
+
+def _symbol_table(module: ModuleContext, outer: ast.FunctionDef, inner: ast.FunctionDef) -> symtable.SymbolTable | None:
+    """Python's symbol table of ``inner`` (nested in ``outer``, at module level)."""
+    try:
+        top = module.cached(SYMBOL_TABLE, lambda: symtable.symtable(module.text, module.path, "exec"))
+    except (SyntaxError, ValueError):
+        return None
+    for table in top.get_children():
+        if table.get_name() == outer.name and table.get_lineno() == outer.lineno:
+            for child in table.get_children():
+                if child.get_name() == inner.name and child.get_lineno() == inner.lineno:
+                    return child
+    return None
+
+
+def _globals_below(table: symtable.SymbolTable) -> set[str]:
+    """The global names ``table`` and the scopes nested in it read."""
+    found = {symbol.get_name() for symbol in table.get_symbols() if symbol.is_global() and symbol.is_referenced()}
+    for child in table.get_children():
+        found |= _globals_below(child)
+    return found
+
+
+def _moved_out_edit(module: ModuleContext, nested: _JittedNestedDef) -> Edit:
+    """The edit of ``outer`` that takes the jitted def (and its ``g = jax.jit(inner)``) out of
+    its body and puts them before it, at module level, with their comments."""
+    inner_name = nested.inner.name
+    jitted_name = nested.jitted_by.targets[0].id if nested.jitted_by is not None else None  # type: ignore[attr-defined]
+    position = name_position(module, nested.outer)
+
+    def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock)
+        moved: list[cst.BaseStatement] = []
+        kept: list[cst.BaseStatement] = []
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == inner_name \
+                    or jitted_name is not None and _assigns(statement, jitted_name):
+                moved.append(statement)
+            else:
+                if not kept and moved:  # the body's new first statement: no blank lines above it
+                    statement = statement.with_changes(leading_lines=[
+                        line for line in leading_lines(statement) if line.comment is not None])
+                kept.append(statement)
+        lines = list(node.leading_lines)
+        split = next((at for at, line in enumerate(lines) if line.comment is not None), len(lines))
+        blank, comments = lines[:split], lines[split:]  # the comments above `outer` stay with it
+        moved = [statement.with_changes(leading_lines=[  # laid out at module level as black does
+            *(blank if index == 0 else [cst.EmptyLine(indent=False)] * 2),
+            *(line for line in leading_lines(statement) if line.comment is not None)])
+            for index, statement in enumerate(moved)]
+        after = node.with_changes(body=node.body.with_changes(body=kept),
+                                  leading_lines=[cst.EmptyLine(indent=False)] * 2 + list(comments))
+        return cst.FlattenSentinel([*moved, after])  # type: ignore[return-value]
+
+    return Edit(position, cst.FunctionDef, replace, with_comments_above=True)
+
+
+def _assigns(statement: cst.BaseStatement, name: str) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 \
+        and isinstance(statement.body[0].targets[0].target, cst.Name) \
+        and statement.body[0].targets[0].target.value == name
 
 
 def _called_more_than_once(module: ModuleContext) -> set[str]:
