@@ -257,6 +257,15 @@ STAGING_TRANSFORMS = JIT_TRANSFORMS | {"jax.pmap", "jax.checkpoint", "jax.remat"
 FILTERED_TRANSFORMS = frozenset({"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_grad",
                                  "equinox.filter_value_and_grad"})
 
+# equinox layers whose leaves jit cannot trace (an activation or pooling function, a mode
+# string: found by building each and listing its leaves), so `jax.jit` given one raises where
+# `eqx.filter_jit` keeps those leaves static; `Sequential` holds whatever its layers hold.
+EQUINOX_UNTRACEABLE_LAYERS = frozenset(
+    f"equinox.nn.{name}" for name in (
+        "MLP", "Lambda", "WeightNorm", "BatchNorm", "Pool", "AdaptivePool",
+        *(f"{kind}Pool{dims}d" for kind in ("Avg", "Max", "AdaptiveAvg", "AdaptiveMax") for dims in (1, 2, 3))))
+EQUINOX_SEQUENTIAL = "equinox.nn.Sequential"
+
 # Transforms that differentiate in reverse mode (lax loops with traced trip counts cannot).
 REVERSE_AD_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacobian",
                                    "jax.hessian", "equinox.filter_grad", "equinox.filter_value_and_grad",

@@ -36,10 +36,15 @@ class Passed:
     klass: ast.ClassDef | None = None
     instance: bool = False
     library: str | None = None  # a function of JAX's (`jax.nn.relu`), as the code spells it
+    # A library's object holding leaves jit cannot trace (`eqx.nn.MLP(...)`, whose activation
+    # is a function), as the code spells its class.
+    library_object: str | None = None
 
     def describe(self) -> str:
         if self.library is not None:
             return f"the function `{self.library}`"
+        if self.library_object is not None:
+            return f"an `{self.library_object}`"
         if self.function is not None:
             return "a lambda" if isinstance(self.function, ast.Lambda) else f"the function `{self.function.name}`"
         assert self.klass is not None
@@ -49,10 +54,13 @@ class Passed:
 class PassedValues:
     """Resolves arguments of a module's calls to the objects they hold (see ``of``)."""
 
-    def __init__(self, scopes: Scopes, library_function: Callable[[ast.AST], bool] = lambda node: False):
+    def __init__(self, scopes: Scopes, library_function: Callable[[ast.AST], bool] = lambda node: False,
+                 library_object: Callable[[ast.Call], bool] = lambda node: False):
         self.scopes = scopes
         # Whether a name or attribute is a function of a library the module imports (`jnp.tanh`).
         self.library_function = library_function
+        # Whether a call makes a library's object with leaves jit cannot trace (`eqx.nn.MLP(...)`).
+        self.library_object = library_object
         self._called_only: dict[str, bool] = {}
 
     def of(self, expr: ast.AST, scope: ast.AST, depth: int = 0) -> list[Passed] | None:
@@ -60,9 +68,13 @@ class PassedValues:
         may be there (an array, a value made elsewhere, a name bound more than one way)."""
         if isinstance(expr, ast.Lambda):
             return [Passed(expr, scope, function=expr)]
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
-            klass = self._class_named(scope, expr.func.id)
-            return [Passed(expr, scope, klass=klass, instance=True)] if klass is not None else None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+                and (klass := self._class_named(scope, expr.func.id)) is not None:
+            return [Passed(expr, scope, klass=klass, instance=True)]
+        if isinstance(expr, ast.Call) and self.library_object(expr):
+            return [Passed(expr, scope, instance=True, library_object=ast.unparse(expr.func))]
+        if isinstance(expr, ast.Call):
+            return None
         if isinstance(expr, ast.Attribute) and self.library_function(expr):
             return [Passed(expr, self.scopes.tree, library=ast.unparse(expr))]
         if isinstance(expr, ast.Name):
@@ -96,6 +108,24 @@ class PassedValues:
                 return None
             found += objects
         return found or None
+
+    def on_first_call(self, expr: ast.AST, scope: ast.AST, call: ast.Call) -> list[Passed] | None:
+        """What ``expr``, a parameter of ``scope`` read by ``call``, holds at least the first
+        time ``call`` runs: what every call of ``scope`` passes, where every other binding of
+        the name comes after ``call`` in the source (a training loop's ``loss, model =
+        step(model, ...)``: the first pass reads the parameter); None otherwise."""
+        if not (isinstance(expr, ast.Name) and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
+                and expr.id in positional_names(scope) + [arg.arg for arg in scope.args.kwonlyargs]
+                and self.scopes.binding_scope(scope, expr.id) is scope):
+            return None
+        assigned_by_call = {id(node) for statement in own_nodes(scope.body)
+                            if isinstance(statement, ast.Assign) and any(part is call for part in ast.walk(statement.value))
+                            for target in statement.targets for node in ast.walk(target)}
+        stores = [node for node in own_nodes(scope.body) if isinstance(node, ast.Name) and node.id == expr.id
+                  and not isinstance(node.ctx, ast.Load) and id(node) not in assigned_by_call]
+        if any((node.lineno, node.col_offset) < (call.lineno, call.col_offset) for node in stores):
+            return None
+        return self._parameter(scope, expr.id, 0)
 
     def _parameter(self, function: FunctionNode, name: str, depth: int) -> list[Passed] | None:
         """What every call of ``function`` in the module passes for its parameter ``name`` (its

@@ -11,10 +11,10 @@ call. What the callers pass comes from ``PassedValues``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
-from jitfix.analysis.catalogue import function_category
+from jitfix.analysis.catalogue import EQUINOX_SEQUENTIAL, EQUINOX_UNTRACEABLE_LAYERS, function_category
 from jitfix.analysis.passed_values import Passed, PassedValues, argument_for
 from jitfix.analysis.scopes import Bound, Scopes
 from jitfix.analysis.traced import jit_static_parameters
@@ -122,6 +122,7 @@ class _Argument:
     call: ast.Call
     expr: ast.expr
     objects: list[Passed] | None
+    scope: ast.AST  # the code the call is in
 
 
 def _arguments(module: ModuleContext, jitted: JittedCallable, parameter: str,
@@ -134,7 +135,7 @@ def _arguments(module: ModuleContext, jitted: JittedCallable, parameter: str,
             return None
         argument = argument_for(call, jitted.function, parameter, jitted.skipped)
         if argument is not None:
-            found.append(_Argument(call, argument, values.of(argument, scope)))
+            found.append(_Argument(call, argument, values.of(argument, scope), scope))
     return found
 
 
@@ -143,7 +144,41 @@ def _passed_values(module: ModuleContext) -> PassedValues | None:
     if program is None:
         return None
     return module.cached(PASSED_VALUES, lambda: PassedValues(
-        program.scopes, lambda node: function_category(module.imports.resolve(node)) is not None))
+        program.scopes, lambda node: function_category(module.imports.resolve(node)) is not None,
+        lambda call: _untraceable_layer(module, call)))
+
+
+def _untraceable_layer(module: ModuleContext, call: ast.Call) -> bool:
+    """``eqx.nn.MLP(...)`` (a layer holding a function or a string among its leaves), or an
+    ``eqx.nn.Sequential([...])`` of one."""
+    made = module.imports.resolve(call.func)
+    if made in EQUINOX_UNTRACEABLE_LAYERS:
+        return True
+    return made == EQUINOX_SEQUENTIAL and bool(call.args) and isinstance(call.args[0], ast.List | ast.Tuple) \
+        and any(isinstance(layer, ast.Call) and _untraceable_layer(module, layer) for layer in call.args[0].elts)
+
+
+def _equinox_module_holding_functions(module: ModuleContext, klass: ast.ClassDef) -> bool:
+    """An ``eqx.Module`` of the module with a field jit cannot trace: annotated ``Callable``
+    and not declared static, or set in ``__init__`` to a layer that holds one."""
+    if not any(module.imports.resolve(base) == "equinox.Module" for base in klass.bases):
+        return False
+    for node in klass.body:
+        if isinstance(node, ast.AnnAssign) and _callable_annotation(module, node.annotation) \
+                and not (isinstance(node.value, ast.Call) and _declares_static(module, node.value)):
+            return True
+    init = next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+    return init is not None and any(
+        isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _untraceable_layer(module, node.value)
+        and any(isinstance(target, ast.Attribute) for target in node.targets) for node in ast.walk(init))
+
+
+def _declares_static(module: ModuleContext, field: ast.Call) -> bool:
+    """``eqx.field(static=True)``, ``eqx.static_field()``."""
+    made = module.imports.resolve(field.func)
+    return made == "equinox.static_field" or made == "equinox.field" and any(
+        keyword.arg == "static" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+        for keyword in field.keywords)
 
 
 PASSED_VALUES = CacheKey[PassedValues]("what calls pass")
@@ -159,7 +194,11 @@ class PythonObjectArgument(Rule):
         "an object that is no array: a function (a def, a lambda, or one of JAX's: `jax.nn.relu`, "
         "`jnp.tanh`), a class, an instance of a class of the module that is no pytree, or a NamedTuple whose fields are annotated `Callable`. What a "
         "call passes is followed through names bound once and through the calls of the function whose "
-        "parameter it is. The parameter becomes static at every jit of the function.",
+        "parameter it is. The parameter becomes static at every jit of the function. Also an equinox "
+        "module with functions or strings among its leaves (`eqx.nn.MLP`, `eqx.nn.Lambda`, the pooling "
+        "layers, a `Sequential` of one, a module of the file with a `Callable` field not declared "
+        "static), also on the first pass of a training loop that feeds the model back: the function "
+        "is jitted with `eqx.filter_jit` instead.",
         why="jit traces every argument it does not keep static, and only arrays, Python scalars and "
         "pytrees of them can be traced: each such call raises `TypeError: ... is not a valid JAX type`. "
         "A static argument is hashed instead (a function or plain object by identity), and jit "
@@ -174,7 +213,11 @@ class PythonObjectArgument(Rule):
         "an object whose attributes nothing changes after set-up, which a static argument would freeze "
         "at its trace). An object made anew on each call of a function compiles again for each new one. "
         "Reported without a fix where a call passes something else there (perhaps an array), an "
-        "object's attributes change, or the jit's static arguments are not literals.",
+        "object's attributes change, or the jit's static arguments are not literals. `eqx.filter_jit` "
+        "computes what `jax.jit` does for every argument `jax.jit` accepts, and keeps every leaf that "
+        "is no array static (a Python number too: one compilation per value); only a plain `jax.jit` "
+        "(a decorator, or `jax.jit(f)` with no other argument) becomes one, a jit with arguments of "
+        "its own is reported.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -195,6 +238,10 @@ class PythonObjectArgument(Rule):
                     continue
                 offending = [a for a in arguments if a.objects is not None
                              and any(_not_a_jax_type(module, passed) for passed in a.objects)]
+                if not offending:  # a training loop feeds the model back: its first pass gets the layer
+                    offending = [replace(a, objects=first) for a in arguments if a.objects is None
+                                 and (first := values.on_first_call(a.expr, a.scope, a.call)) is not None
+                                 and any(_equinox_object(module, passed) for passed in first)]
                 if offending and (id(offending[0].expr), parameter) not in reported:
                     reported.add((id(offending[0].expr), parameter))
                     yield self._finding(module, jitted, traced, parameter, arguments, offending[0])
@@ -202,6 +249,11 @@ class PythonObjectArgument(Rule):
     def _finding(self, module: ModuleContext, jitted: JittedCallable, traced: TracedFunction, parameter: str,
                  arguments: list[_Argument], first: _Argument) -> Finding:
         passed = next(p for p in first.objects or [] if _not_a_jax_type(module, p))
+        if _equinox_object(module, passed):
+            where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
+                     "an equinox module with functions or strings among its leaves, which jit cannot trace: the "
+                     "call raises `TypeError` (not a valid JAX type)")
+            return self._filter_jit_finding(module, jitted, traced, first, where)
         where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
                  "which is no array: every call raises `TypeError` (not a valid JAX type)")
         why_not = self._why_not_static(module, jitted, traced, arguments)
@@ -214,6 +266,20 @@ class PythonObjectArgument(Rule):
         fix = Fix(Safety.SAFE, f"add `{parameter}` to static_argnames", edits)  # type: ignore[arg-type]
         return self.finding(module, first.expr, f"{where}; make `{parameter}` static (hashed, and compiled once "
                             "for each object)", fix, function=traced)
+
+    def _filter_jit_finding(self, module: ModuleContext, jitted: JittedCallable, traced: TracedFunction,
+                            first: _Argument, where: str) -> Finding:
+        """An equinox object with such leaves: ``eqx.filter_jit`` traces its arrays and keeps the
+        rest static (a static argument would hash its arrays, which cannot be hashed)."""
+        edits = [_filter_jit_edit(module, site) for site in traced.jit_sites]
+        if not edits or any(edit is None for edit in edits):
+            return self.finding(module, first.expr, f"{where}; not auto-fixable: jit it with `eqx.filter_jit`, which "
+                                "keeps what is no array static (this jit is not a plain `jax.jit` that can become "
+                                "one: it has arguments of its own, or wraps another transform)", function=traced)
+        fix = Fix(Safety.SAFE, "jit it with `eqx.filter_jit`", edits)  # type: ignore[arg-type]
+        return self.finding(module, first.expr, f"{where}; jit it with `eqx.filter_jit`, which traces the arrays "
+                            "and keeps the rest static (a Python number passed to it too: one compilation for each "
+                            "value)", fix, function=traced)
 
     @staticmethod
     def _why_not_static(module: ModuleContext, jitted: JittedCallable, traced: TracedFunction,
@@ -237,13 +303,34 @@ def _is_method(scopes: Scopes, function: FunctionNode) -> bool:
 def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
     """Whether jit cannot trace the object: a function, a class, an instance of a class that
     is certainly no pytree, or a NamedTuple holding functions."""
-    if passed.function is not None or passed.library is not None or not passed.instance:
+    if passed.function is not None or passed.library is not None or not passed.instance \
+            or passed.library_object is not None:
         return True
     assert passed.klass is not None
+    if _equinox_module_holding_functions(module, passed.klass):
+        return True
     fields = _namedtuple_fields(module, passed.klass)
     if fields is not None:
         return any(_callable_annotation(module, annotation) for annotation in fields.values())
     return _certainly_no_pytree(passed.klass, module)
+
+
+def _equinox_object(module: ModuleContext, passed: Passed) -> bool:
+    return passed.library_object is not None or passed.klass is not None and passed.instance \
+        and _equinox_module_holding_functions(module, passed.klass)
+
+
+def _filter_jit_edit(module: ModuleContext, site: ast.AST) -> Edit | None:
+    """``@jax.jit`` (or ``jax.jit(f)``, with no other argument) spelled ``eqx.filter_jit``;
+    None for another jit."""
+    jit = site.func if isinstance(site, ast.Call) else site
+    if module.imports.resolve(jit) != "jax.jit" or not isinstance(jit, ast.Name | ast.Attribute) \
+            or isinstance(site, ast.Call) and (len(site.args) != 1 or site.keywords):
+        return None
+    start, end = module.span_of(jit)
+    return Edit(start, cst.Name if isinstance(jit, ast.Name) else cst.Attribute,
+                lambda node, context: cst.parse_expression(context.name("equinox.filter_jit")),
+                imports=("equinox.filter_jit",), end=end)
 
 
 def _why_not_hashable_and_fixed(module: ModuleContext, passed: Passed, reader: FunctionNode) -> str | None:
