@@ -138,9 +138,9 @@ class JitRebuiltInLoop(Rule):
                 taken = {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
             fix = Fix(Safety.SAFE, f"jit it once, {place}", _hoist_edits(module, found, taken))
             yield self.finding(module, found.call, f"{where}; jit it once, {place}", fix)
-        found = [nested for nested in _jitted_nested_defs(module) if not _made_per_configuration(module, nested)]
-        names = Counter(nested.inner.name for nested in found)
-        for nested in found:
+        nested_defs = [nested for nested in _jitted_nested_defs(module) if not _made_per_configuration(module, nested)]
+        names = Counter(nested.inner.name for nested in nested_defs)
+        for nested in nested_defs:
             where = (f"`{nested.inner.name}`, jitted where `{nested.outer.name}` defines it, is a new function on each "
                      f"call of `{nested.outer.name}`: it traces and compiles again on every call")
             why_not = _why_not_moved(module, nested) if names[nested.inner.name] == 1 else \
