@@ -11,12 +11,14 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import AbstractSet, Callable, Mapping, Sequence
 
 from jitfix.analysis.blocks import reaching_assignment, unchanged_parameter, walk_body
 from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import compared_with_text
+from jitfix.analysis.passed_values import argument_for
+from jitfix.analysis.scopes import Scopes
+from jitfix.analysis.values import compared_with_text, positional_names
 
 # jax.numpy functions whose result is a boolean array of their arguments' shape.
 PREDICATES = frozenset(f"jax.numpy.{name}" for name in (
@@ -26,23 +28,70 @@ _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 def is_boolean_mask(expr: ast.AST, imports: ImportTable,
-                    bindings: Mapping[str, Sequence[ast.AST | None]] | None = None) -> bool:
+                    bindings: Mapping[str, Sequence[ast.AST | None]] | None = None,
+                    masks: AbstractSet[str] = frozenset()) -> bool:
     """Whether ``expr`` is certainly a boolean array when its operands are arrays: one
     comparison (``x > 0``; not ``is``, ``in`` or one with a string), ``~`` of a mask, ``&``,
-    ``|`` or ``^`` of masks, a jnp predicate (``jnp.isnan(x)``), or a name every binding of
-    which (in ``bindings``) is one (``mask = x > 0``)."""
+    ``|`` or ``^`` of masks, a jnp predicate (``jnp.isnan(x)``), a name every binding of
+    which (in ``bindings``) is one (``mask = x > 0``), or a parameter among ``masks`` the
+    function does not rebind (every call gives it a mask: ``MaskParameters``)."""
     if isinstance(expr, ast.Compare):
         return len(expr.ops) == 1 and isinstance(expr.ops[0], _COMPARISONS) and compared_with_text(expr) is None
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
-        return is_boolean_mask(expr.operand, imports, bindings)
+        return is_boolean_mask(expr.operand, imports, bindings, masks)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd | ast.BitOr | ast.BitXor):
-        return is_boolean_mask(expr.left, imports, bindings) and is_boolean_mask(expr.right, imports, bindings)
+        return is_boolean_mask(expr.left, imports, bindings, masks) \
+            and is_boolean_mask(expr.right, imports, bindings, masks)
     if isinstance(expr, ast.Call):
         return imports.resolve(expr.func) in PREDICATES
-    if isinstance(expr, ast.Name) and bindings is not None:
-        bound = bindings.get(expr.id, ())
-        return bool(bound) and all(value is not None and is_boolean_mask(value, imports) for value in bound)
+    if isinstance(expr, ast.Name):
+        bound = bindings.get(expr.id, ()) if bindings is not None else ()
+        if not bound:
+            return expr.id in masks
+        return all(value is not None and is_boolean_mask(value, imports, masks=masks) for value in bound)
     return False
+
+
+class MaskParameters:
+    """The parameters every call of a function of the module gives a boolean mask -- by its
+    form at the call (``f(x, x > t)``), or a parameter of the caller that is one the same way
+    (``apply_mask(x, mask)`` in a jitted ``f`` whose callers pass ``x > t``) --, for a function
+    the module only calls by its name (never hands on), and calls at least once. A helper
+    that indexes with such a parameter (``x[mask]``) indexes with a traced mask whenever
+    traced code calls it."""
+
+    def __init__(self, scopes: Scopes, imports: ImportTable,
+                 bindings_of: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], Mapping[str, Sequence[ast.AST | None]]]):
+        self.scopes = scopes
+        self.imports = imports
+        self.bindings_of = bindings_of
+        self._found: dict[int, frozenset[str]] = {}
+
+    def of(self, function: ast.AST) -> frozenset[str]:
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            return frozenset()
+        if id(function) not in self._found:
+            self._found[id(function)] = frozenset()  # (a recursive call knows nothing more)
+            self._found[id(function)] = self._given(function)
+        return self._found[id(function)]
+
+    def _given(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        home = self.scopes.parent.get(function, self.scopes.tree)
+        if isinstance(home, ast.ClassDef) or not self.scopes.only_called(function.name, home):
+            return frozenset()
+        calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)
+                 if isinstance(call.func, ast.Name) and self.scopes.binding_scope(scope, function.name) is home]
+        names = [*positional_names(function), *(arg.arg for arg in function.args.kwonlyargs)]
+        given: set[str] | None = None
+        for call, scope in calls:
+            bindings = self.bindings_of(scope) if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            masks = self.of(scope)
+            here = {name for name in names if (argument := argument_for(call, function, name)) is not None
+                    and is_boolean_mask(argument, self.imports, bindings, masks)}
+            given = here if given is None else given & here
+            if not given:
+                return frozenset()
+        return frozenset(given or ())
 
 
 def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,

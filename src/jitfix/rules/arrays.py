@@ -1064,7 +1064,7 @@ class InPlaceUpdate(Rule):
                 argument = target.value.id in arrays.params
                 safety = Safety.UNSAFE if argument and not _update_always_failed(
                     module, entry.traced, statement, target.value.id) else Safety.SAFE
-                masked = is_boolean_mask(target.slice, module.imports, arrays.bindings) \
+                masked = is_boolean_mask(target.slice, module.imports, arrays.bindings, entry.masks) \
                     and values.is_traced(target.slice)
                 if masked and _number(statement.value) is None:
                     yield self.finding(module, statement, f"{where}; not auto-fixable: a traced boolean mask "

@@ -10,6 +10,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import local_names, nodes_of, own_expressions
 from jitfix.analysis.local_calls import array_evidence
+from jitfix.analysis.masks import MaskParameters
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
@@ -31,6 +32,21 @@ from jitfix.rules.base import CacheKey, ModuleContext
 FUNCTION_CONTEXTS: CacheKey[list[FunctionContext]] = CacheKey("function contexts")
 GLOBAL_NAMES: CacheKey[set[str]] = CacheKey("names of the module's scope")
 ARRAY_EVIDENCE: CacheKey[dict] = CacheKey("array evidence by function")
+MASK_PARAMETERS: CacheKey[MaskParameters] = CacheKey("parameters every call gives a boolean mask")
+
+
+def mask_parameters(module: ModuleContext) -> MaskParameters:
+    def make() -> MaskParameters:
+        program = module.traced.program
+        assert program is not None  # (a traced function was found)
+        evidence: dict[int, ArrayEvidence] = {}
+
+        def bindings_of(function: ast.FunctionDef | ast.AsyncFunctionDef):
+            return evidence.setdefault(id(function), ArrayEvidence(function)).bindings
+
+        return MaskParameters(program.scopes, module.imports, bindings_of)
+
+    return module.cached(MASK_PARAMETERS, make)
 
 
 def _truth_tested(test: ast.AST) -> Iterator[ast.AST]:
@@ -164,6 +180,8 @@ class FunctionContext:
                 for node in nodes_of(function) if isinstance(node, ast.Name | ast.arg)))
 
         arrays = self.arrays = array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
+        # Parameters every call of the module gives a boolean mask (`apply_mask(x, x > t)`).
+        self.masks = mask_parameters(module).of(function)
         options = PlanningOptions(
             loop_strategy=module.settings.loop_strategy,
             scan_static_loops=module.settings.scan_static_loops,

@@ -144,7 +144,7 @@ class _Operands:
         if not isinstance(selection.value, ast.Name):
             return False
         bindings = self.entry.arrays.bindings
-        if not is_boolean_mask(selection.slice, self.module.imports, bindings) \
+        if not is_boolean_mask(selection.slice, self.module.imports, bindings, self.entry.masks) \
                 or not _of_the_arrays_shape(selection, self.entry, self.module):
             return False
         self.selected.append(Selected(node, selection.value, selection, binding))

@@ -754,14 +754,14 @@ def _mask_in_index(node: ast.Subscript, module: ModuleContext, entry: FunctionCo
     """The boolean mask ``node`` indexes with: its whole index (``x[x > 0]``) or one part of a
     tuple index (``x.at[:4, row > 0]``, which selects as many columns as the data says too)."""
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    return next((part for part in parts if is_boolean_mask(part, module.imports, entry.arrays.bindings)), None)
+    return next((part for part in parts if is_boolean_mask(part, module.imports, entry.arrays.bindings, entry.masks)), None)
 
 
 def _is_mask(mask: ast.expr, entry: FunctionContext, module: ModuleContext, seen: dict[str, SeenArray]) -> bool:
     """A boolean mask by its form (`x > 0`, a name bound to one), or a name a run saw holding one."""
     if isinstance(mask, ast.Name) and mask.id in seen:
         return seen[mask.id].dtype == "bool"
-    return is_boolean_mask(mask, module.imports, entry.arrays.bindings)
+    return is_boolean_mask(mask, module.imports, entry.arrays.bindings, entry.masks)
 
 
 # `x.at[mask].OP(v)` -> the value each selected element takes (`{x}` the old one, `{v}` v's).
@@ -942,7 +942,7 @@ def _selection_count(node: ast.AST, parents: Mapping[int, ast.AST], module: Modu
     (``jnp.nonzero(m)[0]``, ``jnp.where(m)[1]``, ``jnp.flatnonzero(m)``, ``jnp.argwhere(m)``)
     counted so."""
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Tuple) \
-            and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings):
+            and is_boolean_mask(node.slice, module.imports, entry.arrays.bindings, entry.masks):
         whole = _selects_elementwise(node, entry, entry.traced, module)
         counted = _counted(node, parents, whole_size=whole)
         return SelectionCount(counted, node.slice) if counted is not None else None
