@@ -18,7 +18,7 @@ from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.passed_values import argument_for
 from jitfix.analysis.scopes import Scopes
-from jitfix.analysis.values import compared_with_text, positional_names
+from jitfix.analysis.values import compared_with_text, parameter_names, positional_names
 
 # jax.numpy functions whose result is a boolean array of their arguments' shape.
 PREDICATES = frozenset(f"jax.numpy.{name}" for name in (
@@ -66,6 +66,7 @@ class MaskParameters:
         self.imports = imports
         self.bindings_of = bindings_of
         self._found: dict[int, frozenset[str]] = {}
+        self._pairs: dict[int, frozenset[tuple[str, str]]] = {}
 
     def of(self, function: ast.AST) -> frozenset[str]:
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -92,6 +93,44 @@ class MaskParameters:
             if not given:
                 return frozenset()
         return frozenset(given or ())
+
+    def elementwise_pairs(self, function: ast.AST) -> frozenset[tuple[str, str]]:
+        """(mask, array): parameters every call gives a mask computed elementwise from what it
+        gives the other (``masked_total(x, x > t)``; the caller's own such pair), so
+        ``array[mask]`` in the function selects element for element."""
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not self.of(function):
+            return frozenset()
+        if id(function) not in self._pairs:
+            self._pairs[id(function)] = frozenset()  # (a recursive call knows nothing more)
+            self._pairs[id(function)] = self._paired(function)
+        return self._pairs[id(function)]
+
+    def _paired(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tuple[str, str]]:
+        home = self.scopes.parent.get(function, self.scopes.tree)
+        calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)
+                 if isinstance(call.func, ast.Name) and self.scopes.binding_scope(scope, function.name) is home]
+        names = [*positional_names(function), *(arg.arg for arg in function.args.kwonlyargs)]
+        candidates = [(mask, array) for mask in self.of(function) for array in names if array != mask]
+        paired: set[tuple[str, str]] | None = None
+        for call, scope in calls:
+            caller = scope if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            bindings = self.bindings_of(caller) if caller is not None else {}
+            caller_pairs = self.elementwise_pairs(caller) if caller is not None else frozenset()
+            here = set()
+            for mask, array in candidates:
+                given_mask, given_array = argument_for(call, function, mask), argument_for(call, function, array)
+                if not isinstance(given_array, ast.Name) or given_mask is None:
+                    continue
+                rebound = len(bindings.get(given_array.id, ())) > (
+                    0 if caller is not None and given_array.id in parameter_names(caller) else 1)
+                if selects_elementwise(given_mask, given_array.id, self.imports, bindings, rebound) \
+                        or isinstance(given_mask, ast.Name) and (given_mask.id, given_array.id) in caller_pairs \
+                        and not bindings.get(given_mask.id) and not bindings.get(given_array.id):
+                    here.add((mask, array))
+            paired = here if paired is None else paired & here
+            if not paired:
+                return frozenset()
+        return frozenset(paired or ())
 
 
 def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,

@@ -182,6 +182,8 @@ class FunctionContext:
         arrays = self.arrays = array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
         # Parameters every call of the module gives a boolean mask (`apply_mask(x, x > t)`).
         self.masks = mask_parameters(module).of(function)
+        # And the (mask, array) pairs of them every call computes elementwise one from the other.
+        self.mask_pairs = mask_parameters(module).elementwise_pairs(function)
         options = PlanningOptions(
             loop_strategy=module.settings.loop_strategy,
             scan_static_loops=module.settings.scan_static_loops,
@@ -216,6 +218,13 @@ class FunctionContext:
             if site is not None:
                 self.booleans.append(site)
         self._owner = self._owners()
+
+    def given_elementwise(self, mask: ast.expr, array: str) -> bool:
+        """Whether ``array[mask]`` selects element for element because every call gives the
+        two parameters so (``masked_total(x, x > t)``), neither rebound here."""
+        bindings = self.arrays.bindings
+        return isinstance(mask, ast.Name) and (mask.id, array) in self.mask_pairs \
+            and not bindings.get(mask.id) and not bindings.get(array)
 
     @property
     def boolean_names(self) -> frozenset[str]:

@@ -202,7 +202,8 @@ def _of_the_arrays_shape(selection: ast.Subscript, entry: FunctionContext, modul
     array = selection.value.id
     bindings = entry.arrays.bindings
     rebound = len(bindings.get(array, ())) > (0 if array in parameter_names(entry.traced.node) else 1)
-    return selects_elementwise(selection.slice, array, module.imports, bindings, rebound)
+    return selects_elementwise(selection.slice, array, module.imports, bindings, rebound) \
+        or entry.given_elementwise(selection.slice, array)
 
 
 def _linear(expr: ast.AST) -> bool:

@@ -890,8 +890,9 @@ class MaskedWrite:
     def _mask_fits(self, module: ModuleContext, entry: FunctionContext, array: SeenArray | None,
                    seen: dict[str, SeenArray], origin: ElementwiseOrigin, statement: ast.stmt) -> bool:
         """The mask has the array's shape: a run saw both, the mask is an elementwise test
-        of the array itself (`x.at[x < 5]`), or both are computed element by element from the
-        same value (`out.at[jnp.abs(x) < 1]` with `out = 2 * x - 1`)."""
+        of the array itself (`x.at[x < 5]`), both are computed element by element from the
+        same value (`out.at[jnp.abs(x) < 1]` with `out = 2 * x - 1`), or both are parameters
+        every call gives so (`zero_out(x, jnp.isnan(x))`)."""
         if array is not None:
             return self.trailing_axes(seen, module.imports) is not None
         if self.prefix:
@@ -903,7 +904,8 @@ class MaskedWrite:
         rebound = len(bindings.get(self.array.id, ())) > (0 if self.array.id in parameter_names(entry.traced.node)
                                                            else 1)
         tests = any(isinstance(node, ast.Compare) or isinstance(node, ast.Call) for node in ast.walk(self.mask))
-        return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound)
+        return tests and selects_elementwise(self.mask, self.array.id, module.imports, bindings, rebound) \
+            or entry.given_elementwise(self.mask, self.array.id)
 
 
 # The functions whose result holds one index (or one row of indices) per nonzero element of
@@ -1167,7 +1169,8 @@ def _selects_elementwise(selection: ast.Subscript, entry: FunctionContext, trace
     nonzero = _nonzero_mask(selection.slice, module)
     if nonzero is not None:
         return selects_elementwise(nonzero, array, module.imports, bindings, rebound)
-    return selects_elementwise(selection.slice, array, module.imports, bindings, rebound)
+    return selects_elementwise(selection.slice, array, module.imports, bindings, rebound) \
+        or entry.given_elementwise(selection.slice, array)
 
 
 def _nonzero_mask(index: ast.AST, module: ModuleContext) -> ast.expr | None:
