@@ -13,7 +13,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from jitfix.analysis.blocks import FunctionNode, closure_reads, local_names, own_expressions, walk_body
+from jitfix.analysis.blocks import FunctionNode, assigned_names, closure_reads, local_names, own_expressions, walk_body
 from jitfix.analysis.catalogue import RECEIVERS
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
@@ -259,6 +259,10 @@ class ModuleProgram(Program):
             return None
         pytree = self.pytrees.get(klass.name)
         if pytree is None:
+            fields = self._plain_fields(klass, call, values)
+            if fields is not None and any(verdict.traced or verdict.fields for _, verdict in fields):
+                return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}` made with a traced attribute",
+                               fields=fields)
             return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`")
         given = pytree.given(call)
         if given is None:
@@ -269,6 +273,35 @@ class ModuleProgram(Program):
         return Verdict(TRACED_KIND if traced else UNKNOWN_KIND,
                        f"an instance of `{klass.name}`" + (" made with a traced field" if traced else ""),
                        klass=klass.name, fields=fields)
+
+    def _plain_fields(self, klass: ast.ClassDef, call: ast.Call,
+                      values: ValueAnalysis) -> tuple[tuple[str, Verdict], ...] | None:
+        """What an instance of a plain class (no pytree) holds in each attribute its
+        ``__init__`` sets to a parameter as it is (``self.xyz = xyz``), by what the call gives
+        that parameter: an object made in traced code of traced arrays holds tracers there,
+        which its methods read. None where the call's arguments are not all seen."""
+        init = self.scopes.defs.get(klass, {}).get("__init__")
+        if init is None or init.decorator_list or any(isinstance(argument, ast.Starred) for argument in call.args) \
+                or any(keyword.arg is None for keyword in call.keywords):
+            return None
+        positional = positional_names(init)
+        if not positional:
+            return None
+        me, parameters = positional[0], positional[1:]
+        given = dict(zip(parameters, call.args))
+        given.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
+        rebound = assigned_names(init.body)
+        fields = []
+        for statement in init.body:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(target := statement.targets[0], ast.Attribute) \
+                    and isinstance(target.value, ast.Name) and target.value.id == me \
+                    and isinstance(statement.value, ast.Name) and statement.value.id in given \
+                    and statement.value.id not in rebound:
+                fields.append((target.attr, values.verdict(given[statement.value.id])))
+        stored = [node.attr for node in ast.walk(klass) if isinstance(node, ast.Attribute)
+                  and isinstance(node.ctx, ast.Store)]
+        return tuple((name, verdict) for name, verdict in fields if stored.count(name) == 1)  # set once, in `__init__`
 
     def _bind(self, callee: FunctionNode, call: ast.Call, values: ValueAnalysis,
               bound_self: Verdict | None) -> State:

@@ -32,7 +32,14 @@ from jitfix.analysis.project import Project
 from jitfix.analysis.frameworks import flax_apply
 from jitfix.analysis.scopes import Bound, CalledAs, Scopes, scope_index
 from jitfix.analysis.summaries import ModuleProgram
-from jitfix.analysis.traced_function import LAMBDA_NAME, EntryKind, TracedFunction, TracedFunctions, lambda_as_function
+from jitfix.analysis.traced_function import (
+    LAMBDA_NAME,
+    EntryKind,
+    Fields,
+    TracedFunction,
+    TracedFunctions,
+    lambda_as_function,
+)
 from jitfix.analysis.values import (
     LOOP_CARRIES,
     MODULE_CONSTANT,
@@ -62,6 +69,18 @@ class _Transform:
     keywords: tuple[ast.keyword, ...]
     # vmap/pmap's in_axes given positionally: jax.vmap(f, (0, None)).
     in_axes: ast.AST | None = None
+
+
+def _tracers_held(verdict: Verdict) -> Fields:
+    """The attributes of a plain object that hold tracers -- or objects that hold some --, each
+    as one verdict whatever the call (so calls that give alike objects agree)."""
+    held = []
+    for name, value in verdict.fields or ():
+        if value.traced:
+            held.append((name, Verdict(TRACED_KIND, f"`.{name}` holds a tracer each call gives it", array=value.array)))
+        elif value.klass is None and (inner := _tracers_held(value)):
+            held.append((name, Verdict(UNKNOWN_KIND, f"`.{name}` holds an object with tracers", fields=inner)))
+    return tuple(held)
 
 
 @dataclass(frozen=True)
@@ -929,6 +948,14 @@ class TracedFinder:
                 entry.calls.singles[site] = singles
                 entry.forget_analysis()
                 changed.add(callee)
+            fields = {} if mapped_from is not None else self._argument_fields(callee, resolved, call, values)
+            if entry.calls.fields.get(site) != fields and entry.calls.field_changes.get(site, 0) <= MAX_FREE_CHANGES:
+                entry.calls.field_changes[site] = entry.calls.field_changes.get(site, 0) + 1
+                entry.calls.fields[site] = fields
+                if (agreed := entry.calls.agreed_fields()) != entry.param_fields:
+                    entry.param_fields = agreed
+                    entry.forget_analysis()
+                    changed.add(callee)
             classes = {} if mapped_from is not None else \
                 self._argument_classes(callee, resolved.positional, call, values, spread)
             if entry.calls.classes.get(site) != classes and entry.calls.class_changes.get(site, 0) <= MAX_FREE_CHANGES:
@@ -965,6 +992,24 @@ class TracedFinder:
                 continue  # (the lambda's parameter shadows nothing of the function around it)
             spread[id(argument)] = elements
         return spread
+
+    def _argument_fields(self, callee: FunctionNode, resolved: Bound, call: ast.Call,
+                         values: ValueAnalysis) -> dict[str, Fields]:
+        """The parameters ``call`` gives a plain object holding tracers in its attributes (see
+        ``ModuleProgram._plain_fields``): its arguments, and ``self`` of a method called on one
+        (``p.distance(q)``)."""
+        positional = positional_names(callee)
+        given: dict[str, Verdict] = {}
+        if isinstance(call.func, ast.Attribute) and resolved.positional == 1 and positional \
+                and isinstance(self.scopes.parent.get(callee), ast.ClassDef):
+            given[positional[0]] = values.verdict(call.func.value)
+        for name, argument in zip(positional[resolved.positional:], call.args):
+            if isinstance(argument, ast.Starred):
+                break
+            given[name] = values.verdict(argument)
+        given.update((keyword.arg, values.verdict(keyword.value)) for keyword in call.keywords if keyword.arg is not None)
+        found = {name: _tracers_held(verdict) for name, verdict in given.items() if verdict.klass is None}
+        return {name: held for name, held in found.items() if held}
 
     @staticmethod
     def _argument_classes(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis,

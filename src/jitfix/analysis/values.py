@@ -418,8 +418,8 @@ class ValueAnalysis:
             return Verdict(STATIC_KIND, f"`.{expr.attr}` of a static value", base)
         given = dict(base.fields or ())
         if expr.attr in given:
-            return replace(given[expr.attr], why=f"`{base.klass}.{expr.attr}` holds what the instance was made with",
-                           via=given[expr.attr])
+            owner = f"`{base.klass}.{expr.attr}`" if base.klass else f"`.{expr.attr}`"
+            return replace(given[expr.attr], why=f"{owner} holds what the instance was made with", via=given[expr.attr])
         if base.klass is not None and self.program is not None:
             pytree = self.program.pytrees.get(base.klass)
             if pytree is not None:
