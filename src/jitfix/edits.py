@@ -283,9 +283,13 @@ def _segments(text: str, edits: list[Edit], tree: ast.Module) -> dict[tuple[int,
         if span is None:
             return None
         groups.setdefault(span, []).append(edit)
+    if not any(edit.with_comments_above for edit in edits):
+        return groups
     lines = text.split("\n")
-    return {(_comments_from(lines, first) if any(edit.with_comments_above for edit in group) else first, last): group
-            for (first, last), group in groups.items()}
+    in_strings = {line for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    return {(_comments_from(lines, first, in_strings) if any(edit.with_comments_above for edit in group) else first,
+             last): group for (first, last), group in groups.items()}
 
 
 def _header_as_leading_lines(segment: cst.Module) -> cst.Module:
@@ -299,9 +303,10 @@ def _header_as_leading_lines(segment: cst.Module) -> cst.Module:
                                                  *segment.body[1:]])
 
 
-def _comments_from(lines: list[str], first: int) -> int:
-    """The first of the comment lines (at the left margin) right above line ``first``."""
-    while first > 1 and lines[first - 2].startswith("#"):
+def _comments_from(lines: list[str], first: int, in_strings: set[int]) -> int:
+    """The first of the comment lines (at the left margin, not inside a string) right above
+    line ``first``."""
+    while first > 1 and lines[first - 2].startswith("#") and first - 1 not in in_strings:
         first -= 1
     return first
 

@@ -20,6 +20,10 @@ from jitfix.analysis.values import parameter_defaults, positional_names
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
+# What may skip the code it holds: a call inside one may not run on the first pass.
+_CONDITIONAL = (ast.If, ast.While, ast.Try, ast.Match, ast.IfExp, ast.BoolOp, ast.comprehension, ast.FunctionDef,
+                ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
 # How many calls deep a parameter is followed to the values its callers give.
 _DEPTH = 3
 
@@ -113,11 +117,18 @@ class PassedValues:
         """What ``expr``, a parameter of ``scope`` read by ``call``, holds at least the first
         time ``call`` runs: what every call of ``scope`` passes, where every other binding of
         the name comes after ``call`` in the source (a training loop's ``loss, model =
-        step(model, ...)``: the first pass reads the parameter); None otherwise."""
+        step(model, ...)``: the first pass reads the parameter) and nothing but a loop holds
+        the call (an ``if`` may skip it on that pass); None otherwise."""
         if not (isinstance(expr, ast.Name) and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
                 and expr.id in positional_names(scope) + [arg.arg for arg in scope.args.kwonlyargs]
                 and self.scopes.binding_scope(scope, expr.id) is scope):
             return None
+        parents = {id(child): node for node in ast.walk(scope) for child in ast.iter_child_nodes(node)}
+        node: ast.AST | None = parents.get(id(call))
+        while node is not None and node is not scope:  # the call runs on the first pass of what holds it
+            if isinstance(node, _CONDITIONAL):
+                return None
+            node = parents.get(id(node))
         assigned_by_call = {id(node) for statement in own_nodes(scope.body)
                             if isinstance(statement, ast.Assign) and any(part is call for part in ast.walk(statement.value))
                             for target in statement.targets for node in ast.walk(target)}

@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Iterator
 
+from jitfix.analysis.blocks import assigned_names, walk_body
 from jitfix.analysis.catalogue import EQUINOX_SEQUENTIAL, EQUINOX_UNTRACEABLE_LAYERS, function_category
 from jitfix.analysis.passed_values import Passed, PassedValues, argument_for
 from jitfix.analysis.scopes import Bound, Scopes
@@ -158,27 +159,62 @@ def _untraceable_layer(module: ModuleContext, call: ast.Call) -> bool:
         and any(isinstance(layer, ast.Call) and _untraceable_layer(module, layer) for layer in call.args[0].elts)
 
 
-def _equinox_module_holding_functions(module: ModuleContext, klass: ast.ClassDef) -> bool:
-    """An ``eqx.Module`` of the module with a field jit cannot trace: annotated ``Callable``
-    and not declared static, or set in ``__init__`` to a layer that holds one."""
+def _equinox_module_holding_functions(module: ModuleContext, klass: ast.ClassDef, made: ast.AST | None = None) -> bool:
+    """An ``eqx.Module`` of the module with a field jit cannot trace: one its class body gives a
+    function as its default, its ``__init__`` sets to a function (a lambda, a def of the
+    module, one of JAX's) or to a layer that holds one, or -- without an ``__init__`` -- the
+    construction ``made`` gives a function; and that is not declared static."""
     if not any(module.imports.resolve(base) == "equinox.Module" for base in klass.bases):
         return False
-    for node in klass.body:
-        if isinstance(node, ast.AnnAssign) and _callable_annotation(module, node.annotation) \
-                and not (isinstance(node.value, ast.Call) and _declares_static(module, node.value)):
+    fields = [node for node in klass.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)]
+    static = {node.target.id for node in fields if isinstance(node.value, ast.Call)  # type: ignore[union-attr]
+              and _declares_static(module, node.value)}
+    for node in fields:
+        if node.target.id not in static and node.value is not None and _a_function(module, node.value):  # type: ignore[union-attr]
             return True
     init = next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+    if init is None and isinstance(made, ast.Call) and not any(isinstance(a, ast.Starred) for a in made.args):
+        names = [node.target.id for node in fields]  # type: ignore[union-attr]
+        given = {**dict(zip(names, made.args)), **{k.arg: k.value for k in made.keywords if k.arg is not None}}
+        return any(name not in static and _a_function(module, value) for name, value in given.items())
     return init is not None and any(
-        isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _untraceable_layer(module, node.value)
-        and any(isinstance(target, ast.Attribute) for target in node.targets) for node in ast.walk(init))
+        isinstance(node, ast.Assign) and any(isinstance(target, ast.Attribute) and target.attr not in static
+                                             for target in node.targets)
+        and (isinstance(node.value, ast.Call) and _untraceable_layer(module, node.value)
+             or _a_function(module, node.value)) for node in ast.walk(init))
+
+
+def _a_function(module: ModuleContext, value: ast.expr) -> bool:
+    """A lambda, a def of the module, or a function of JAX's (``jax.nn.relu``)."""
+    if isinstance(value, ast.Lambda):
+        return True
+    if isinstance(value, ast.Name) and any(isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+                                           and statement.name == value.id for statement in module.tree.body):
+        return True
+    return isinstance(value, ast.Name | ast.Attribute) and function_category(module.imports.resolve(value)) is not None
 
 
 def _declares_static(module: ModuleContext, field: ast.Call) -> bool:
-    """``eqx.field(static=True)``, ``eqx.static_field()``."""
+    """``eqx.field(static=True)``, ``eqx.static_field()``, ``dataclasses.field(metadata=
+    dict(static=True))`` (or ``{"static": True}``)."""
     made = module.imports.resolve(field.func)
-    return made == "equinox.static_field" or made == "equinox.field" and any(
-        keyword.arg == "static" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True
-        for keyword in field.keywords)
+    if made == "equinox.static_field":
+        return True
+    keywords = {keyword.arg: keyword.value for keyword in field.keywords}
+    if made == "equinox.field":
+        return _true(keywords.get("static"))
+    metadata = keywords.get("metadata")
+    if made != "dataclasses.field" or metadata is None:
+        return False
+    if isinstance(metadata, ast.Dict):
+        return any(isinstance(key, ast.Constant) and key.value == "static" and _true(value)
+                   for key, value in zip(metadata.keys, metadata.values))
+    return isinstance(metadata, ast.Call) and isinstance(metadata.func, ast.Name) and metadata.func.id == "dict" \
+        and any(keyword.arg == "static" and _true(keyword.value) for keyword in metadata.keywords)
+
+
+def _true(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True
 
 
 PASSED_VALUES = CacheKey[PassedValues]("what calls pass")
@@ -230,6 +266,7 @@ class PythonObjectArgument(Rule):
             if traced is None:
                 continue
             receiver = positional_names(jitted.function)[:1]
+            found: list[tuple[str, list[_Argument], _Argument]] = []
             for parameter in jitted.parameters():
                 if parameter in jitted.static or parameter in receiver and _is_method(values.scopes, jitted.function):
                     continue  # a traced `self` is JF303's
@@ -244,15 +281,25 @@ class PythonObjectArgument(Rule):
                                  and any(_equinox_object(module, passed) for passed in first)]
                 if offending and (id(offending[0].expr), parameter) not in reported:
                     reported.add((id(offending[0].expr), parameter))
-                    yield self._finding(module, jitted, traced, parameter, arguments, offending[0])
+                    found.append((parameter, arguments, offending[0]))
+            # An equinox module among them: `eqx.filter_jit` keeps every argument that is no array
+            # static -- a function beside it too --, which a static argument would keep from it.
+            filtered = any(_equinox_object(module, passed) for _, _, offender in found
+                           for passed in offender.objects or [])
+            for parameter, arguments, offender in found:
+                yield self._finding(module, jitted, traced, parameter, arguments, offender, filtered)
 
     def _finding(self, module: ModuleContext, jitted: JittedCallable, traced: TracedFunction, parameter: str,
-                 arguments: list[_Argument], first: _Argument) -> Finding:
+                 arguments: list[_Argument], first: _Argument, filtered: bool) -> Finding:
         passed = next(p for p in first.objects or [] if _not_a_jax_type(module, p))
         if _equinox_object(module, passed):
             where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
                      "an equinox module with functions or strings among its leaves, which jit cannot trace: the "
                      "call raises `TypeError` (not a valid JAX type)")
+            return self._filter_jit_finding(module, jitted, traced, first, where)
+        if filtered:
+            where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
+                     "which is no array: every call raises `TypeError` (not a valid JAX type)")
             return self._filter_jit_finding(module, jitted, traced, first, where)
         where = (f"`{jitted.name}` is jitted with `{parameter}` traced, but this call gives it {passed.describe()}, "
                  "which is no array: every call raises `TypeError` (not a valid JAX type)")
@@ -271,11 +318,14 @@ class PythonObjectArgument(Rule):
                             first: _Argument, where: str) -> Finding:
         """An equinox object with such leaves: ``eqx.filter_jit`` traces its arrays and keeps the
         rest static (a static argument would hash its arrays, which cannot be hashed)."""
-        edits = [_filter_jit_edit(module, site) for site in traced.jit_sites]
-        if not edits or any(edit is None for edit in edits):
+        why_not = _why_not_filter_jit(module, jitted)
+        edits = [_filter_jit_edit(module, site) for site in traced.jit_sites] if why_not is None else []
+        if why_not is None and (not edits or any(edit is None for edit in edits)):
+            why_not = ("this jit is not a plain `jax.jit` that can become one: it has arguments of its own, or wraps "
+                       "another transform")
+        if why_not is not None:
             return self.finding(module, first.expr, f"{where}; not auto-fixable: jit it with `eqx.filter_jit`, which "
-                                "keeps what is no array static (this jit is not a plain `jax.jit` that can become "
-                                "one: it has arguments of its own, or wraps another transform)", function=traced)
+                                f"keeps what is no array static ({why_not})", function=traced)
         fix = Fix(Safety.SAFE, "jit it with `eqx.filter_jit`", edits)  # type: ignore[arg-type]
         return self.finding(module, first.expr, f"{where}; jit it with `eqx.filter_jit`, which traces the arrays "
                             "and keeps the rest static (a Python number passed to it too: one compilation for each "
@@ -307,7 +357,7 @@ def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
             or passed.library_object is not None:
         return True
     assert passed.klass is not None
-    if _equinox_module_holding_functions(module, passed.klass):
+    if _equinox_module_holding_functions(module, passed.klass, passed.node):
         return True
     fields = _namedtuple_fields(module, passed.klass)
     if fields is not None:
@@ -317,7 +367,32 @@ def _not_a_jax_type(module: ModuleContext, passed: Passed) -> bool:
 
 def _equinox_object(module: ModuleContext, passed: Passed) -> bool:
     return passed.library_object is not None or passed.klass is not None and passed.instance \
-        and _equinox_module_holding_functions(module, passed.klass)
+        and _equinox_module_holding_functions(module, passed.klass, passed.node)
+
+
+def _why_not_filter_jit(module: ModuleContext, jitted: JittedCallable) -> str | None:
+    """Why ``eqx.filter_jit`` would not compute what ``jax.jit`` does where it works: it
+    gives back a Python number it was passed as it is (``jax.jit`` makes it an array), so a
+    function returning one of its parameters (not rebound) is left; and a module that imports
+    equinox only in a block (``if __name__ == "__main__":``) has no name for it at its top level."""
+    top_level = {id(statement) for statement in module.tree.body}
+    if any(isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in top_level and _imports_equinox(node)
+           for node in ast.walk(module.tree)):
+        return "the module imports equinox inside a block, where a decorator at its top level cannot name it"
+    parameters = set(jitted.parameters()) - assigned_names(jitted.function.body)
+    for node in walk_body(jitted.function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returned = node.value.elts if isinstance(node.value, ast.Tuple | ast.List) else [node.value]
+            given_back = [part.id for part in returned if isinstance(part, ast.Name) and part.id in parameters]
+            if given_back:
+                return f"it returns its parameter `{given_back[0]}` as it is, which filter_jit would not make an array"
+    return None
+
+
+def _imports_equinox(statement: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] == "equinox" for alias in statement.names)
+    return not statement.level and (statement.module or "").split(".")[0] == "equinox"
 
 
 def _filter_jit_edit(module: ModuleContext, site: ast.AST) -> Edit | None:

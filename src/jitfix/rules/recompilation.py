@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import re
 import symtable
 from collections import Counter
@@ -377,34 +378,87 @@ def _caching_jit(module: ModuleContext, decorator: ast.expr) -> bool:
 def _made_per_configuration(module: ModuleContext, nested: _JittedNestedDef) -> bool:
     """Whether each call of ``outer`` may mean a new program: the jitted def closes over
     ``outer``'s names (by Python's own symbol table: an optimizer, a loss, a step count the
-    caller passes), or reads a global the module changes, which each new trace sees anew.
-    Compiling per call may then be the point; nothing is said."""
+    caller passes), or its decorators, defaults or jit read them, or it reads a global the
+    module changes (each new trace sees its new value). Compiling per call may then be the
+    point; nothing is said."""
     table = _symbol_table(module, nested.outer, nested.inner)
     if not isinstance(table, symtable.Function) or table.get_frees():  # (a def in it passes its frees through it)
         return True
-    return any(_module_changes(module, name) for name in _globals_below(table))
+    outer_locals = _changed_in(nested.outer)
+    at_definition = _read_at_definition(module, nested)
+    if at_definition & outer_locals:
+        return True
+    return any(_module_changes(module, name) or not _bound_plainly_once(module, name)
+               for name in _globals_below(table) | at_definition)
+
+
+def _read_at_definition(module: ModuleContext, nested: _JittedNestedDef) -> set[str]:
+    """The names ``outer`` evaluates when it makes the jitted def: its decorators, defaults and
+    annotations (unless the module postpones them), and the jit's arguments."""
+    inner = nested.inner
+    parts: list[ast.AST] = [*inner.decorator_list, *inner.args.defaults,
+                            *(default for default in inner.args.kw_defaults if default is not None)]
+    if not _postponed_annotations(module):
+        parts += [arg.annotation for arg in ast.walk(inner.args) if isinstance(arg, ast.arg) and arg.annotation]
+        parts += [inner.returns] if inner.returns is not None else []
+    if nested.jitted_by is not None:
+        parts.append(nested.jitted_by.value)
+    return {node.id for part in parts for node in ast.walk(part) if isinstance(node, ast.Name)} - {inner.name}
+
+
+def _postponed_annotations(module: ModuleContext) -> bool:
+    return any(isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+               and any(alias.name == "annotations" for alias in statement.names) for statement in module.tree.body)
+
+
+def _bound_plainly_once(module: ModuleContext, name: str) -> bool:
+    """Whether the module binds ``name`` at most once at its top level, by a statement of its
+    own (an assignment, a def, a class, an import): not in a loop, a branch, a ``with`` or a
+    ``try``, whose bindings may come one after another."""
+    binding = [statement for statement in module.tree.body if name in assigned_names([statement])]
+    return not binding or len(binding) == 1 and isinstance(binding[0], _PLAIN_BINDINGS)
+
+
+_PLAIN_BINDINGS = (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                   ast.ImportFrom)
 
 
 def _why_not_moved(module: ModuleContext, nested: _JittedNestedDef) -> str | None:
     """Why the jitted def, which closes over nothing that changes, cannot move to module
-    level; None when it can: its name is free at module level, and what its decorators,
-    defaults and jit read is bound before ``outer``."""
+    level; None when it can: the names it and its ``g = jax.jit(inner)`` bind are bound once
+    in ``outer``, nowhere at module level (nor declared ``global`` anywhere), and are no
+    builtin's; what its decorators, defaults and jit read is bound before ``outer``."""
     outer, inner = nested.outer, nested.inner
-    others = [node for node in nodes_of(outer) if isinstance(node, ast.Name) and node.id == inner.name
-              and not isinstance(node.ctx, ast.Load)]
-    if others or inner.name in assigned_names(module.tree.body) or (
-            nested.jitted_by is not None and nested.jitted_by.targets[0].id in assigned_names(module.tree.body)):  # type: ignore[attr-defined]
-        return f"the module binds `{inner.name}` elsewhere too"
-    made_at_definition = [*inner.decorator_list, *inner.args.defaults,
-                          *(default for default in inner.args.kw_defaults if default is not None),
-                          *([nested.jitted_by.value] if nested.jitted_by is not None else [])]
-    names = {node.id for part in made_at_definition for node in ast.walk(part) if isinstance(node, ast.Name)}
-    if not _bound_before(module, names - {inner.name}, outer):
-        return "its decorators or defaults name what the module binds only after the function"
+    names = [inner.name] + ([nested.jitted_by.targets[0].id] if nested.jitted_by is not None else [])  # type: ignore[attr-defined]
+    declared = {name for node in ast.walk(module.tree) if isinstance(node, ast.Global | ast.Nonlocal)
+                for name in node.names}
+    for name in names:
+        if name in _BUILTINS:
+            return f"`{name}` would hide the builtin of that name at module level"
+        if _bindings_in(outer, name) != 1 or name in assigned_names(module.tree.body) or name in declared:
+            return f"the module binds `{name}` elsewhere too"
+    if not _bound_before(module, _read_at_definition(module, nested), outer):
+        return "its decorators, defaults or annotations name what the module binds only after the function"
     if nested.jitted_by is not None and isinstance(nested.jitted_by.value, ast.Call) \
             and not _plain_arguments(module, nested.jitted_by.value):
         return f"the arguments of `{module.segment(nested.jitted_by.value.func)}` call something"
     return None
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _bindings_in(function: ast.FunctionDef, name: str) -> int:
+    """How many times the function's own code binds ``name``: a def or class, an assignment
+    or loop target, an import."""
+    count = 0
+    for node in own_nodes(function.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name \
+                or isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            count += 1
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            count += sum((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
+    return count
 
 
 def _symbol_table(module: ModuleContext, outer: ast.FunctionDef, inner: ast.FunctionDef) -> symtable.SymbolTable | None:
@@ -431,18 +485,32 @@ def _globals_below(table: symtable.SymbolTable) -> set[str]:
 
 def _moved_out_edit(module: ModuleContext, nested: _JittedNestedDef) -> Edit:
     """The edit of ``outer`` that takes the jitted def (and its ``g = jax.jit(inner)``) out of
-    its body and puts them before it, at module level, with their comments."""
-    inner_name = nested.inner.name
-    jitted_name = nested.jitted_by.targets[0].id if nested.jitted_by is not None else None  # type: ignore[attr-defined]
+    its body and puts them before it, at module level, with their comments; the edits of
+    several in one ``outer`` merge, keeping their order."""
+    names = frozenset({nested.inner.name} | ({nested.jitted_by.targets[0].id}  # type: ignore[attr-defined]
+                                             if nested.jitted_by is not None else set()))
     position = name_position(module, nested.outer)
 
-    def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+    def merge(edits: list[Edit]) -> Edit:
+        together = frozenset().union(*(edit.replace.names for edit in edits))  # type: ignore[attr-defined]
+        return Edit(position, cst.FunctionDef, _MovedOut(together), merge=merge, with_comments_above=True)
+
+    return Edit(position, cst.FunctionDef, _MovedOut(names), merge=merge, with_comments_above=True)
+
+
+class _MovedOut:
+    """``outer`` with the defs and assignments of ``names`` in its body put before it."""
+
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock)
         moved: list[cst.BaseStatement] = []
         kept: list[cst.BaseStatement] = []
         for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == inner_name \
-                    or jitted_name is not None and _assigns(statement, jitted_name):
+            if isinstance(statement, cst.FunctionDef) and statement.name.value in self.names \
+                    or any(_assigns(statement, name) for name in self.names):
                 moved.append(statement)
             else:
                 if not kept and moved:  # the body's new first statement: no blank lines above it
@@ -459,8 +527,6 @@ def _moved_out_edit(module: ModuleContext, nested: _JittedNestedDef) -> Edit:
         after = node.with_changes(body=node.body.with_changes(body=kept),
                                   leading_lines=[cst.EmptyLine(indent=False)] * 2 + list(comments))
         return cst.FlattenSentinel([*moved, after])  # type: ignore[return-value]
-
-    return Edit(position, cst.FunctionDef, replace, with_comments_above=True)
 
 
 def _assigns(statement: cst.BaseStatement, name: str) -> bool:
