@@ -495,22 +495,41 @@ class Scopes:
             current = self.parent.get(current)
         return None
 
-    def instance_class(self, scope: ast.AST, expr: ast.AST, line: int | None) -> ast.ClassDef | None:
+    def instance_class(self, scope: ast.AST, expr: ast.AST, line: int | None, depth: int = 0) -> ast.ClassDef | None:
         """The module's class ``expr`` is an instance of, where the code says so in one place:
         a name assigned ``Model(...)`` earlier in the scope or once at module level, or an
         attribute of ``self`` its class assigns ``Layer(...)`` once, in whichever method
-        (``self.linear = Linear(4)`` in ``__init__``). None when anything else may be there."""
+        (``self.linear = Linear(4)`` in ``__init__``); or a call of a method of such an
+        instance whose every ``return`` makes one class (``cell.branch(0)``, ``branch``
+        returning ``Compartment(self, index)``). None when anything else may be there."""
         if isinstance(expr, ast.Name) and expr.id not in RECEIVERS:
             value = self.assignment_before(scope, expr.id, line)
             if value is None:
                 value = self.module_value(scope, expr.id)
         elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in RECEIVERS:
             value = self._attribute_value(scope, expr.value.id, expr.attr)
+        elif isinstance(expr, ast.Call):
+            value = expr
         else:
             return None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and depth < 4:
+            return self._returned_instance(scope, value, line, depth)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
             return None
         return self.lookup_class(scope, value.func.id)
+
+    def _returned_instance(self, scope: ast.AST, call: ast.Call, line: int | None, depth: int) -> ast.ClassDef | None:
+        """The class every ``return`` of the method ``call`` runs makes (``obj.method(...)``
+        of an instance of the module's class)."""
+        assert isinstance(call.func, ast.Attribute)
+        owner = self.instance_class(scope, call.func.value, line, depth + 1)
+        method = self.defs.get(owner, {}).get(call.func.attr) if owner is not None else None
+        if method is None or method.decorator_list:
+            return None
+        made = {self.lookup_class(method, node.value.func.id)
+                if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) else None
+                for node in ast.walk(method) if isinstance(node, ast.Return)}
+        return made.pop() if len(made) == 1 else None
 
     def _attribute_value(self, scope: ast.AST, receiver: str, attribute: str) -> ast.AST | None:
         """The value of the one assignment to ``self.<attribute>`` in the class around

@@ -163,7 +163,7 @@ class ModuleProgram(Program):
         return between
 
     def _summarise(self, callee: FunctionNode, params: State, staged: bool) -> Verdict:
-        key = (id(callee), tuple((name, v.kind, v.klass) for name, v in params.items()), staged)
+        key = (id(callee), tuple((name, v.kind, v.klass, _held(v)) for name, v in params.items()), staged)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -262,7 +262,7 @@ class ModuleProgram(Program):
             fields = self._plain_fields(klass, call, values)
             if fields is not None and any(verdict.traced or verdict.fields for _, verdict in fields):
                 return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}` made with a traced attribute",
-                               fields=fields)
+                               fields=fields, made=klass.name)
             return Verdict(UNKNOWN_KIND, f"an instance of `{klass.name}`")
         given = pytree.given(call)
         if given is None:
@@ -273,6 +273,16 @@ class ModuleProgram(Program):
         return Verdict(TRACED_KIND if traced else UNKNOWN_KIND,
                        f"an instance of `{klass.name}`" + (" made with a traced field" if traced else ""),
                        klass=klass.name, fields=fields)
+
+    def property_value(self, scope: ast.AST, instance: Verdict, name: str, staged: bool) -> Verdict | None:
+        """What the property ``name`` of a plain object of the module's class returns (its
+        getter run with that object as ``self``); None where the class has no such property."""
+        klass = self.scopes.lookup_class(scope, instance.made) if instance.made else None
+        getter = self.scopes.defs.get(klass, {}).get(name) if klass is not None else None
+        if getter is None or len(getter.decorator_list) != 1 or not isinstance(getter.decorator_list[0], ast.Name) \
+                or getter.decorator_list[0].id != "property" or not positional_names(getter):
+            return None
+        return self._summarise(getter, {positional_names(getter)[0]: instance}, staged)
 
     def _plain_fields(self, klass: ast.ClassDef, call: ast.Call,
                       values: ValueAnalysis) -> tuple[tuple[str, Verdict], ...] | None:
@@ -353,10 +363,17 @@ class ModuleProgram(Program):
         kind = strongest.kind
         classes = {result.klass for result in results}
         klass = classes.pop() if len(classes) == 1 else None
+        makers = {result.made for result in results}
         return Verdict(kind, f"`{callee.name}(...)` returns a {kind.label} value for these arguments",
                        strongest, elements=elements, array=all(result.array for result in results),
                        scalar=all(result.scalar for result in results), klass=klass,
-                       fields=_merged_fields(results) if klass is not None else None)
+                       fields=_merged_fields(results),  # (a pytree's, or a plain object's made in traced code)
+                       made=makers.pop() if len(makers) == 1 else None)
+
+
+def _held(verdict: Verdict) -> tuple:
+    """What an object's fields hold, by kind (a summary of a call depends on it)."""
+    return (verdict.made, tuple((name, field.kind, _held(field)) for name, field in verdict.fields or ()))
 
 
 def _merged_fields(results: list[Verdict]) -> tuple[tuple[str, Verdict], ...] | None:

@@ -35,7 +35,6 @@ from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.traced_function import (
     LAMBDA_NAME,
     EntryKind,
-    Fields,
     TracedFunction,
     TracedFunctions,
     lambda_as_function,
@@ -71,16 +70,21 @@ class _Transform:
     in_axes: ast.AST | None = None
 
 
-def _tracers_held(verdict: Verdict) -> Fields:
-    """The attributes of a plain object that hold tracers -- or objects that hold some --, each
-    as one verdict whatever the call (so calls that give alike objects agree)."""
-    held = []
-    for name, value in verdict.fields or ():
+def _holding_tracers(verdict: Verdict, name: str) -> Verdict | None:
+    """A plain object's verdict with only its attributes that hold tracers -- or objects that
+    hold some --, each as one verdict whatever the call (so calls that give alike objects
+    agree); None where it holds none."""
+    held: list[tuple[str, Verdict]] = []
+    for attribute, value in verdict.fields or ():
         if value.traced:
-            held.append((name, Verdict(TRACED_KIND, f"`.{name}` holds a tracer each call gives it", array=value.array)))
-        elif value.klass is None and (inner := _tracers_held(value)):
-            held.append((name, Verdict(UNKNOWN_KIND, f"`.{name}` holds an object with tracers", fields=inner)))
-    return tuple(held)
+            held.append((attribute, Verdict(TRACED_KIND, f"`.{attribute}` holds a tracer each call gives it",
+                                            array=value.array)))
+        elif value.klass is None and (inner := _holding_tracers(value, f"{name}.{attribute}")) is not None:
+            held.append((attribute, inner))
+    if not held:
+        return None
+    return Verdict(UNKNOWN_KIND, f"`{name}` is an object made in traced code, with tracers in it", fields=tuple(held),
+                   made=verdict.made)
 
 
 @dataclass(frozen=True)
@@ -994,7 +998,7 @@ class TracedFinder:
         return spread
 
     def _argument_fields(self, callee: FunctionNode, resolved: Bound, call: ast.Call,
-                         values: ValueAnalysis) -> dict[str, Fields]:
+                         values: ValueAnalysis) -> dict[str, Verdict]:
         """The parameters ``call`` gives a plain object holding tracers in its attributes (see
         ``ModuleProgram._plain_fields``): its arguments, and ``self`` of a method called on one
         (``p.distance(q)``)."""
@@ -1008,8 +1012,8 @@ class TracedFinder:
                 break
             given[name] = values.verdict(argument)
         given.update((keyword.arg, values.verdict(keyword.value)) for keyword in call.keywords if keyword.arg is not None)
-        found = {name: _tracers_held(verdict) for name, verdict in given.items() if verdict.klass is None}
-        return {name: held for name, held in found.items() if held}
+        found = {name: _holding_tracers(verdict, name) for name, verdict in given.items() if verdict.klass is None}
+        return {name: held for name, held in found.items() if held is not None}
 
     @staticmethod
     def _argument_classes(callee: FunctionNode, bound: int, call: ast.Call, values: ValueAnalysis,

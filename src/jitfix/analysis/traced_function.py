@@ -33,7 +33,6 @@ from jitfix.analysis.values import (
 if TYPE_CHECKING:
     from jitfix.analysis.summaries import ModuleProgram
 
-Fields = tuple[tuple[str, Verdict], ...]  # an object's attributes and what each holds
 
 class EntryKind(Enum):
     """How the first way into tracing reaches a function (``TracedFunction.how`` says it in words)."""
@@ -83,10 +82,10 @@ class CallsFollowed:
     class_changes: dict[int, int] = field(default_factory=dict)  # how often each call's classes changed
     # What each call gives a parameter that is a plain object made in traced code with tracers
     # in its attributes (its ``self`` too, for a method called on one): the attributes' verdicts.
-    fields: dict[int, dict[str, Fields]] = field(default_factory=dict)
+    fields: dict[int, dict[str, Verdict]] = field(default_factory=dict)
     field_changes: dict[int, int] = field(default_factory=dict)
 
-    def agreed_fields(self) -> dict[str, Fields]:
+    def agreed_fields(self) -> dict[str, Verdict]:
         """The parameters every call followed gives an object holding the same tracers, where
         no way in is unseen."""
         if self.unseen or not self.fields:
@@ -177,7 +176,7 @@ class TracedFunction:
     # Pytree class of a parameter, where its annotation (or `self`) names one.
     param_classes: dict[str, str] = field(default_factory=dict)
     # A plain object every call gives a parameter, with what its attributes hold (`CallsFollowed.fields`).
-    param_fields: dict[str, Fields] = field(default_factory=dict)
+    param_fields: dict[str, Verdict] = field(default_factory=dict)
     operands: BodyOperands = field(default_factory=lambda: BodyOperands())  # of a lax body
     calls: CallsFollowed = field(default_factory=lambda: CallsFollowed())
     definer: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the function it is defined in
@@ -273,8 +272,7 @@ class TracedFunction:
             elif name in self.static_params:
                 verdicts[name] = Verdict(STATIC_KIND, f"`{name}` is a static argument of `{self.qualname}`")
             elif name in self.param_fields:
-                verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}` is an object every call "
-                                         "makes in traced code", fields=self.param_fields[name])
+                verdicts[name] = self.param_fields[name]
             else:
                 why = self.unknown_why.get(name, "no call is seen to pass it a tracer")
                 verdicts[name] = Verdict(UNKNOWN_KIND, f"`{name}` of `{self.qualname}`: {why}", klass=klass)

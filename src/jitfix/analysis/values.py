@@ -86,6 +86,9 @@ class Verdict:
     # An instance of a pytree class of the module made where the analysis saw it
     # (`Solution(ys, result)`): what each field was given, by name.
     fields: tuple[tuple[str, Verdict], ...] | None = None
+    # A plain object (no pytree) of the module's class of this name, made where the analysis
+    # saw it: its properties are read through that class.
+    made: str | None = None
 
     @property
     def traced(self) -> bool:
@@ -420,6 +423,10 @@ class ValueAnalysis:
         if expr.attr in given:
             owner = f"`{base.klass}.{expr.attr}`" if base.klass else f"`.{expr.attr}`"
             return replace(given[expr.attr], why=f"{owner} holds what the instance was made with", via=given[expr.attr])
+        if base.made is not None and self.program is not None and self.scope is not None:
+            read = self.program.property_value(self.scope, base, expr.attr, self.staged)
+            if read is not None:
+                return read
         if base.klass is not None and self.program is not None:
             pytree = self.program.pytrees.get(base.klass)
             if pytree is not None:
@@ -732,6 +739,9 @@ class Program:
         raise NotImplementedError
 
     def class_of_annotation(self, annotation: ast.AST | None) -> str | None:
+        raise NotImplementedError
+
+    def property_value(self, scope: ast.AST, instance: Verdict, name: str, staged: bool) -> Verdict | None:
         raise NotImplementedError
 
 
