@@ -167,7 +167,7 @@ class StaleGlobal(Rule):
         if not changing:
             return
         for traced in module.traced.values():
-            if traced.node not in reads:
+            if traced.node not in reads or _traced_anew_each_call(traced, parents.get(traced.node)):
                 continue
             stale = [name for name in reads[traced.node] if name in changing]
             stale = [name for name in stale if name not in module.imports.aliases
@@ -749,3 +749,24 @@ class _SplitFunction:
         blank = cst.EmptyLine(indent=False)
         wrapper = wrapper.with_changes(leading_lines=[blank, blank])
         return cst.FlattenSentinel([inner, wrapper])  # type: ignore[return-value]
+
+
+def _traced_anew_each_call(traced: TracedFunction, definer: ast.AST | None) -> bool:
+    """A def jitted by its decorator where a function (``definer``) defines it, and called there
+    once, not in a loop, nor handed on: each call of that function makes and traces it anew,
+    reading the globals as they are then -- nothing goes stale."""
+    function = traced.node
+    if not isinstance(definer, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(function, ast.FunctionDef) \
+            or not any(decorator in traced.jit_sites for decorator in function.decorator_list):
+        return False
+    reads = [node for node in walk_body(definer) if isinstance(node, ast.Name) and node.id == function.name
+             and isinstance(node.ctx, ast.Load)]
+    calls = [node for node in walk_body(definer) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id == function.name]
+    if len(reads) != 1 or len(calls) != 1:
+        return False
+    loops = [node for node in walk_body(definer) if isinstance(node, _REPEATING)]
+    return not any(loop.lineno <= calls[0].lineno <= (loop.end_lineno or loop.lineno) for loop in loops)
+
+
+_REPEATING = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
