@@ -149,6 +149,14 @@ class TracedIf(Rule):
             for node, plan in planned.plans.items():
                 if not isinstance(node, ast.If) or node in planned.forced_ifs:
                     continue
+                in_python = _test_in_python(module, entry, node)
+                if in_python is not None:
+                    yield self.finding(module, node, f"`if {source_excerpt(module, node.test)}` in `{function.qualname}` "
+                                       f"({function.how}) tests what jnp computed from Python values, which jnp "
+                                       f"stages: raises under jit; compute it in Python ({in_python.functions}), and "
+                                       "the `if` runs when the function is traced, as written", in_python.fix,
+                                       function=function, end=node.test)
+                    continue
                 edits = [function_edit(module, function.node, planned.plans, frozenset({node}))]
                 edits += entry.edits_in(module, node)
                 primitive = "lax.switch" if isinstance(plan, IfPlan) and plan.cases else "lax.cond"
@@ -421,7 +429,18 @@ class TraceTimeCheck:
 
 
 def _trace_time_test(module: ModuleContext, entry: FunctionContext, check: RuntimeCheck) -> TraceTimeCheck | None:
-    found = staged_constants(module, entry, check.test, check.statement)
+    return _test_in_python(module, entry, check.statement, check.test)
+
+
+def _test_in_python(module: ModuleContext, entry: FunctionContext, statement: ast.If | ast.Assert | ast.Expr,
+                    test: ast.expr | None = None) -> TraceTimeCheck | None:
+    """The fix that writes an ``if``'s test in Python, where it is traced only because jnp
+    staged arithmetic on Python values (``if erfc(beta * cutoff) > threshold:`` of settings):
+    the ``if`` then runs at trace time, as written (``staged_constants``); None otherwise."""
+    tested = test if test is not None else statement.test if isinstance(statement, ast.If) else None
+    if tested is None:
+        return None
+    found = staged_constants(module, entry, tested, statement)
     if found is None or isinstance(found, str):
         return None
     fix, functions = found
