@@ -123,6 +123,8 @@ class MaskParameters:
                     continue
                 rebound = len(bindings.get(given_array.id, ())) > (
                     0 if caller is not None and given_array.id in parameter_names(caller) else 1)
+                if rebound and caller is not None and _same_array_since(caller, given_mask, given_array.id, call, bindings):
+                    rebound = False  # (`m = x == 0` then `x = f(x, m)`: the mask read the `x` passed)
                 if selects_elementwise(given_mask, given_array.id, self.imports, bindings, rebound) \
                         or isinstance(given_mask, ast.Name) and (given_mask.id, given_array.id) in caller_pairs \
                         and not bindings.get(given_mask.id) and not bindings.get(given_array.id):
@@ -131,6 +133,21 @@ class MaskParameters:
             if not paired:
                 return frozenset()
         return frozenset(paired or ())
+
+
+def _same_array_since(function: ast.FunctionDef | ast.AsyncFunctionDef, mask: ast.expr, array: str, call: ast.Call,
+                      bindings: Mapping[str, Sequence[ast.AST | None]]) -> bool:
+    """Whether ``mask``, a name bound once, was computed from the ``array`` that ``call`` passes:
+    nothing binds ``array`` between the mask's binding and the call (the call's own statement
+    may bind it after, from what the call returns)."""
+    if not isinstance(mask, ast.Name):
+        return False
+    bound = bindings.get(mask.id, ())
+    if len(bound) != 1 or bound[0] is None or not hasattr(bound[0], "lineno"):
+        return False
+    since = bound[0].lineno
+    return not any(isinstance(node, ast.Name) and node.id == array and not isinstance(node.ctx, ast.Load)
+                   and since < node.lineno < call.lineno for node in walk_body(function))
 
 
 def selects_elementwise(mask: ast.AST, array: str, imports: ImportTable,
