@@ -18,7 +18,7 @@ from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.passed_values import argument_for
 from jitfix.analysis.scopes import Scopes
-from jitfix.analysis.values import compared_with_text, parameter_names, positional_names
+from jitfix.analysis.values import ArrayEvidence, compared_with_text, parameter_names, positional_names
 
 # jax.numpy functions whose result is a boolean array of their arguments' shape.
 PREDICATES = frozenset(f"jax.numpy.{name}" for name in (
@@ -133,6 +133,16 @@ class MaskParameters:
             if not paired:
                 return frozenset()
         return frozenset(paired or ())
+
+
+def module_masks(scopes: Scopes, imports: ImportTable) -> MaskParameters:
+    """``MaskParameters`` of a module, reading each caller's bindings once."""
+    evidence: dict[int, ArrayEvidence] = {}
+
+    def bindings_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Mapping[str, Sequence[ast.AST | None]]:
+        return evidence.setdefault(id(function), ArrayEvidence(function)).bindings
+
+    return MaskParameters(scopes, imports, bindings_of)
 
 
 def _same_array_since(function: ast.FunctionDef | ast.AsyncFunctionDef, mask: ast.expr, array: str, call: ast.Call,

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from jitfix.analysis.blocks import local_names, nodes_of, own_expressions
 from jitfix.analysis.local_calls import array_evidence
-from jitfix.analysis.masks import MaskParameters
+from jitfix.analysis.masks import MaskParameters, module_masks
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
@@ -39,12 +39,7 @@ def mask_parameters(module: ModuleContext) -> MaskParameters:
     def make() -> MaskParameters:
         program = module.traced.program
         assert program is not None  # (a traced function was found)
-        evidence: dict[int, ArrayEvidence] = {}
-
-        def bindings_of(function: ast.FunctionDef | ast.AsyncFunctionDef):
-            return evidence.setdefault(id(function), ArrayEvidence(function)).bindings
-
-        return MaskParameters(program.scopes, module.imports, bindings_of)
+        return module_masks(program.scopes, module.imports)
 
     return module.cached(MASK_PARAMETERS, make)
 

@@ -20,7 +20,8 @@ from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.blocks import FunctionNode
 from jitfix.analysis.catalogue import JIT_TRANSFORMS
 from jitfix.analysis.traced import find_traced_functions
-from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.masks import MaskParameters, module_masks
+from jitfix.analysis.traced_function import TracedFunction, TracedFunctions
 from jitfix.analysis.values import compared_with_text, named_parameters, parameter_names, positional_parameters
 from jitfix.config import Settings
 
@@ -230,7 +231,10 @@ def _constants(function: FunctionNode) -> list[float]:
     return found[:MAX_CONSTANTS]
 
 
-def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: ImportTable) -> list[Parameter]:
+def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: ImportTable,
+                masks: frozenset[str] = frozenset()) -> list[Parameter]:
+    """What validation needs of each parameter to make inputs; ``masks``: those every call of
+    the module gives a boolean mask (`MaskParameters`), given boolean arrays."""
     arguments = function.args
     counting = _counting_names(function)
     ndims, integers = _array_uses(function)
@@ -244,12 +248,15 @@ def _parameters(function: FunctionNode, traced: TracedFunction | None, imports: 
     parameters = []
     for arg, kind, default in listed:
         annotation, dtype, shape = _annotation(arg.annotation, imports)
+        if arg.arg in masks and dtype is None:
+            dtype = "bool"
         is_traced = traced is not None and arg.arg in traced.traced_params
         parameters.append(Parameter(
             name=arg.arg, kind=kind, annotation=annotation, dtype=dtype, shape=shape,
             has_default=default is not None, traced=is_traced,
-            counts=arg.arg in counting or annotation == "int",
-            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers, texts=texts.get(arg.arg, []),
+            counts=(arg.arg in counting or annotation == "int") and arg.arg not in masks,
+            min_ndim=ndims.get(arg.arg, 0), integer=arg.arg in integers and arg.arg not in masks,
+            texts=texts.get(arg.arg, []),
             keys=keys.get(arg.arg, [])))
     return parameters
 
@@ -390,6 +397,7 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
     old_by_node = {node: entry for node, entry in old_traced.items()}
     new_by_name = {entry.qualname: entry for entry in new_traced.values()}
     module_names = _module_level_names(old_tree)
+    masks = _mask_parameters(old_traced, old_imports)
     from jitfix.analysis.stale_globals import changing_globals
     targets = []
     for name, old, new in changed_functions(old_tree, new_tree):
@@ -408,7 +416,7 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
         old_entry = old_by_node.get(old)
         target.entry = None if jitted else _assigned_jit(old_tree, old_entry)
         target.mode = "as_is" if jitted or target.entry or old_entry is None else "wrap"
-        target.parameters = _parameters(old, old_entry, old_imports)
+        target.parameters = _parameters(old, old_entry, old_imports, masks.of(old) if masks else frozenset())
         # Which parameters each version keeps static: the wrapper jits with them, and inputs
         # give a parameter static in either version Python values (an array is unhashable).
         new_entry = new_by_name.get(name)
@@ -423,6 +431,12 @@ def plan_targets(old_text: str, new_text: str, finding_lines: dict[int, str], se
         target.sites = _sites(old, finding_lines)
         target.spans = _watched_spans(target.sites)
     return targets
+
+
+def _mask_parameters(traced: TracedFunctions, imports: ImportTable) -> MaskParameters | None:
+    """The module's parameters every call gives a boolean mask (a rewrite may rely on it:
+    `x.mean(where=mask)`); None where nothing is traced."""
+    return module_masks(traced.program.scopes, imports) if traced.program is not None else None
 
 
 def _assigned_jit(tree: ast.Module, entry: TracedFunction | None) -> str | None:
