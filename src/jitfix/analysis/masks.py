@@ -80,9 +80,7 @@ class MaskParameters:
         home = self.scopes.parent.get(function, self.scopes.tree)
         if isinstance(home, ast.ClassDef) or not self.scopes.only_called(function.name, home):
             return frozenset()
-        calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)
-                 if isinstance(call.func, ast.Name) and self.scopes.binding_scope(scope, function.name) is home]
-        names = [*positional_names(function), *(arg.arg for arg in function.args.kwonlyargs)]
+        calls, names = self._calls(function)
         given: set[str] | None = None
         for call, scope in calls:
             bindings = self.bindings_of(scope) if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else None
@@ -93,6 +91,14 @@ class MaskParameters:
             if not given:
                 return frozenset()
         return frozenset(given or ())
+
+    def _calls(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[tuple[ast.Call, ast.AST]], list[str]]:
+        """The module's calls of the function by its name (with the scope each is in), and its
+        parameters a call can give."""
+        home = self.scopes.parent.get(function, self.scopes.tree)
+        calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)
+                 if isinstance(call.func, ast.Name) and self.scopes.binding_scope(scope, function.name) is home]
+        return calls, [*positional_names(function), *(arg.arg for arg in function.args.kwonlyargs)]
 
     def elementwise_pairs(self, function: ast.AST) -> frozenset[tuple[str, str]]:
         """(mask, array): parameters every call gives a mask computed elementwise from what it
@@ -106,10 +112,7 @@ class MaskParameters:
         return self._pairs[id(function)]
 
     def _paired(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tuple[str, str]]:
-        home = self.scopes.parent.get(function, self.scopes.tree)
-        calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)
-                 if isinstance(call.func, ast.Name) and self.scopes.binding_scope(scope, function.name) is home]
-        names = [*positional_names(function), *(arg.arg for arg in function.args.kwonlyargs)]
+        calls, names = self._calls(function)
         candidates = [(mask, array) for mask in self.of(function) for array in names if array != mask]
         paired: set[tuple[str, str]] | None = None
         for call, scope in calls:
