@@ -640,6 +640,13 @@ class TraceTimeSideEffect(Rule):
         "moves to `_name`, and a def with the old name and parameters passes the state in and stores "
         "what comes back (`result, key = _init(key=key)`, `self.v, self.p = self._step(dt, v=self.v, "
         "p=self.p)`), so every caller is unchanged and the state evolves call by call, as eagerly. "
+        "So are the array attributes of a module-level object of a class of the file that the function "
+        "sets to traced values, through the object's methods (`wf.apply_aperture(radius)` setting "
+        "`self.wavefront`, jax#4714) or directly (`log.last = loss`): the body takes each attribute in, "
+        "sets it on the object first, runs as written and gives back what is left there (`result, "
+        "wf.wavefront = _propagate(radius, opd, wavefront=wf.wavefront)`), where `__init__` sets each "
+        "attribute, no nested def or lambda reaches the object, neither it nor `self` in its methods is "
+        "passed on whole, and no method changes an attribute in place (the reason is given otherwise). "
         "That is done for a function jitted by its own decorator, by `name = jax.jit(name)`, or by a "
         "module-level `fast = jax.jit(step)` (the def used nowhere else: it takes the state itself, the "
         "jit is kept as `_fast_jitted`, and `fast` becomes the def callers call), where "
@@ -674,9 +681,16 @@ class TraceTimeSideEffect(Rule):
             if hosts:
                 yield self._hoisted_finding(module, traced, hosts)
             inside_hosts = {id(node) for host in hosts for node in ast.walk(host.call)}
+            threaded_here = functools.cache(partial(threaded_state.threaded_attributes, module, traced.node))
+            objects = None if hosts else threaded_state.object_state(module, traced)
+            if objects is not None:
+                yield self._object_state_finding(module, traced, objects)
             for node in walk_body(traced.node):
                 if id(node) in inside_hosts:
                     continue  # said by the finding that hoists the call
+                if objects is not None and _writes_into(node, objects.objects) \
+                        or _writes_into(node, threaded_here()):
+                    continue  # said by the object's finding, or its state already threaded
                 problem = self._problem(module, node, local, discarded, traced)
                 if not problem:
                     continue
@@ -716,6 +730,21 @@ class TraceTimeSideEffect(Rule):
                             f"{'their results' if several else 'its result'}; evaluate "
                             f"{'them' if several else 'it'} at each call and pass "
                             f"{'them' if several else 'it'} in", fix, function=traced)
+
+    def _object_state_finding(self, module: ModuleContext, traced, objects: threaded_state.ObjectState) -> Finding:
+        """A jitted function that sets attributes of a module-level object to traced values,
+        through the object's methods or directly (``wf.apply_aperture(radius)``)."""
+        threading, site = objects.threading, objects.site
+        where = f"`{module.segment(site)[:40]}` in traced function `{traced.qualname}`"
+        leak = ("sets attributes of an object that outlives the call while tracing: a tracer leaks onto it "
+                "(a later use meets it: UnexpectedTracerError), and every later call starts from what it held then")
+        if isinstance(threading, str):
+            return self.finding(module, site, f"{where} {leak}; not auto-fixable: {threading}", function=traced)
+        fix = Fix(Safety.SAFE, f"thread {threading.listed} through the jitted `{threading.inner}`: passed in, set on "
+                  f"the object and given back, stored by `{threading.wrapper}`",
+                  threaded_state.edits(module, traced, threading))
+        return self.finding(module, site, f"{where} {leak}; pass {threading.listed} in and return the new "
+                            f"{'values' if len(threading.state) > 1 else 'value'}", fix, function=traced)
 
     def _threaded_finding(self, module: ModuleContext, node: ast.AST, traced,
                           threading: threaded_state.Threading) -> Finding:
@@ -867,6 +896,16 @@ def _state_written(node: ast.AST, traced, module: ModuleContext) -> set[str]:
         return {owner for target in targets for part in ast.walk(target)
                 if isinstance(part, ast.Attribute) and (owner := _self_owner(part, traced, module))}
     return set()
+
+
+def _writes_into(statement: ast.AST, owners: frozenset[str] | set[str]) -> bool:
+    """Whether the statement sets an attribute of one of the objects or one of the attributes
+    ``owners`` spells (``wf``, ``wf.x``: ``wf.x = v``)."""
+    if not isinstance(statement, ast.Assign | ast.AugAssign) or not owners:
+        return False
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    return any(isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+               and (target.value.id in owners or f"{target.value.id}.{target.attr}" in owners) for target in targets)
 
 
 def _global_owner(target: ast.AST, local: Callable[[], set[str]], module: ModuleContext) -> str | None:

@@ -29,7 +29,8 @@ import ast
 import copy
 from dataclasses import dataclass, replace
 
-from jitfix.analysis.blocks import always_leaves, assigned_names, definitely_assigned, nodes_of, walk_body
+from jitfix.analysis.blocks import (FunctionNode, always_leaves, assigned_names, definitely_assigned, local_names,
+                                   nodes_of, walk_body)
 from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ValueAnalysis
@@ -52,6 +53,10 @@ class State:
     passed_in: bool
     returned: bool = True
     hoisted: bool = False  # a host call evaluated at each call (``spelled`` is its source)
+    # An attribute of a module-level object the body changes through the object's methods
+    # (``wf.wavefront``): the body sets it from the parameter on entry and gives back the
+    # attribute itself, as the methods left it.
+    on_object: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,255 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
         state.append(State(spelled, local, passed_in))
     returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
     return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value))
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    """What a jitted function does to module-level objects' attributes: how they are threaded
+    (or why they cannot be), the first statement that changes them, and the objects' names."""
+
+    threading: Threading | str
+    site: ast.AST
+    objects: frozenset[str]
+
+
+def object_state(module: ModuleContext, traced: TracedFunction) -> ObjectState | None:
+    """How to thread the array attributes of a module-level object that the jitted function
+    changes through the object's methods (``wf.apply_aperture(radius)`` setting
+    ``self.wavefront``): under jit those writes run while tracing, so a tracer leaks onto the
+    object and every later call starts from the first call's value. Threaded, the body takes
+    each attribute in, sets it on the object, runs as written and gives back what the methods
+    left there; the wrapper stores it. With the first statement that changes the object; why
+    it cannot be threaded instead of the threading; None where the function certainly changes
+    no such object with a traced value."""
+    function = traced.node
+    if not isinstance(function, ast.FunctionDef) or not traced.staged or not traced.jit_sites:
+        return None
+    changed = _objects_changed(module, traced)
+    if changed is None:
+        return None
+    found, site, problem = changed
+    objects = frozenset(spelled.split(".")[0] for spelled in found)
+    owner = module.traced.parents.get(function)
+    self_name = method_self(module, traced) if isinstance(owner, ast.ClassDef) else None
+    if not problem and isinstance(owner, ast.ClassDef) and self_name is None:
+        problem = "the method's `self` is traced, so a def beside it cannot pass the state in"
+    problem = problem or _why_not(module, traced, self_name, [])
+    if problem:
+        return ObjectState(problem, site, objects)
+    taken = names_in(function)
+    state = []
+    for spelled in found:
+        attribute = spelled.split(".")[-1]
+        local = unique_name(attribute.lstrip("_") or attribute, taken)
+        taken.add(local)
+        state.append(State(spelled, local, passed_in=True, on_object=True))
+    returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
+    return ObjectState(named(module, traced, Threading(function, tuple(state), self_name, "", returns_value)),
+                       site, objects)
+
+
+def threaded_entry(function: FunctionNode, statement: ast.AST) -> bool:
+    """Whether ``statement`` sets an object's attribute from a parameter on entry
+    (``wf.wavefront = wavefront``, among the body's first statements) of a function every
+    ``return`` of which gives the attribute back last: state already threaded, as
+    ``object_state`` threads it."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], ast.Attribute) or not isinstance(statement.value, ast.Name) \
+            or statement.value.id not in {argument.arg for argument in function.args.kwonlyargs}:
+        return False
+    leading = [item for item in function.body if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant))]
+    entries = leading[:next((i for i, item in enumerate(leading) if not _sets_from_parameter(item)), len(leading))]
+    if statement not in entries:
+        return False
+    spelled = ast.dump(statement.targets[0])
+    returns = [node for node in walk_body(function) if isinstance(node, ast.Return)]
+    return bool(returns) and all(
+        any(ast.dump(_loaded(element)) == spelled for element in _returned_values(node.value)) for node in returns)
+
+
+def threaded_attributes(module: ModuleContext, function: FunctionNode) -> set[str]:
+    """The object attributes (``wf.wavefront``) the function already threads: set from a
+    parameter on entry and given back by every ``return``."""
+    return {module.segment(statement.targets[0]) for statement in function.body  # type: ignore[attr-defined]
+            if threaded_entry(function, statement)}
+
+
+def _returned_values(value: ast.expr | None) -> list[ast.expr]:
+    if isinstance(value, ast.Tuple):
+        return value.elts
+    return [value] if value is not None else []
+
+
+def _loaded(node: ast.expr) -> ast.expr:
+    """The expression as a store would spell it (to compare a read with an assignment's target)."""
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(node.value, node.attr, ast.Store())
+    return node
+
+
+def _sets_from_parameter(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], ast.Attribute) and isinstance(statement.value, ast.Name)
+
+
+def _objects_changed(module: ModuleContext, traced: TracedFunction) -> tuple[list[str], ast.AST, str | None] | None:
+    """The attributes (``wf.wavefront``) of module-level objects that the function's own
+    statements set to traced values, directly or through the object's methods, with the
+    first statement that does and why they cannot be threaded (the object passed on whole or
+    reached from a nested def, a method that changes an attribute in place, one ``__init__``
+    does not set); None where it sets none."""
+    function = traced.node
+    local = local_names(function)
+    changed: list[str] = []
+    site: ast.AST | None = None
+    problems: list[str] = []
+    threaded = threaded_attributes(module, function)
+    for node in walk_body(function):
+        if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name) \
+                or node.value.id in local or module.segment(node) in threaded:
+            continue
+        owner = node.value
+        klass = _module_object_class(module, owner.id)
+        if klass is None:
+            continue
+        methods = {item.name: item for item in klass.body if isinstance(item, ast.FunctionDef)}
+        written = _attributes_written(module, klass, methods, node, function, problems)
+        written = [attribute for attribute in written if f"{owner.id}.{attribute}" not in threaded]
+        if written and site is None:
+            site = node
+        changed += [f"{owner.id}.{attribute}" for attribute in written if f"{owner.id}.{attribute}" not in changed]
+    if site is None:
+        return None
+    objects = {spelled.split(".")[0] for spelled in changed}
+    problems += [problem for name in objects if (problem := _initialised(module, name, changed))]
+    for node in nodes_of(function):
+        if isinstance(node, ast.FunctionDef | ast.Lambda) and node is not function \
+                and any(isinstance(inner, ast.Name) and inner.id in objects for inner in ast.walk(node)):
+            problems.append("a nested function reaches the object, where a tracer of its own trace would be stored")
+    used_as_owner = {id(node.value) for node in walk_body(function) if isinstance(node, ast.Attribute)}
+    problems += [f"`{node.id}` is passed on at line {node.lineno}, where it may be changed unseen"
+                 for node in walk_body(function)
+                 if isinstance(node, ast.Name) and node.id in objects and id(node) not in used_as_owner]
+    return changed, site, problems[0] if problems else None
+
+
+def _attributes_written(module: ModuleContext, klass: ast.ClassDef, methods: dict[str, ast.FunctionDef],
+                        node: ast.Attribute, function: FunctionNode, problems: list[str]) -> list[str]:
+    """The attributes of the object that ``node`` (``wf.method`` called, or ``wf.attr``
+    written) sets to traced values, following the methods it runs on ``self``; what stands
+    in the way of threading them goes to ``problems``."""
+    if isinstance(node.ctx, ast.Store):
+        in_function = module.traced[function].values(module.imports)
+        statement = next((item for item in walk_body(function) if isinstance(item, ast.Assign | ast.AugAssign)
+                          and node in (item.targets if isinstance(item, ast.Assign) else [item.target])), None)
+        traced_value = statement is not None and (in_function.is_traced(statement.value)
+                                                  or _computed_with_jax(module, statement.value))
+        return [node.attr] if traced_value else []
+    if node.attr not in methods or not isinstance(node.ctx, ast.Load):
+        return []
+    written: list[str] = []
+    seen: set[str] = set()
+    pending = [node.attr]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        method = methods[name]
+        if not method.args.args or any(not (isinstance(item, ast.Name) and item.id == "property")
+                                       for item in method.decorator_list):
+            continue  # a static or class method, or one whose decorator may run it otherwise
+        self_name = method.args.args[0].arg
+        traced_method = module.traced.get(method)
+        values = traced_method.values(module.imports) if traced_method is not None else None
+        owners = {id(item.value) for item in walk_body(method) if isinstance(item, ast.Attribute)}
+        for item in walk_body(method):
+            if isinstance(item, ast.Name) and item.id == self_name and id(item) not in owners:
+                problems.append(f"`{klass.name}.{name}` passes `{self_name}` on, where it may be changed unseen")
+            if not (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)
+                    and item.value.id == self_name):
+                continue
+            if item.attr in methods and isinstance(item.ctx, ast.Load):
+                pending.append(item.attr)
+            elif isinstance(item.ctx, ast.Store) and item.attr not in written \
+                    and _set_to_traced(module, method, item, values):
+                written.append(item.attr)
+            elif isinstance(item.ctx, ast.Del):
+                problems.append(f"`{klass.name}.{name}` deletes `{self_name}.{item.attr}`")
+        for item in walk_body(method):
+            if isinstance(item, ast.Subscript | ast.Attribute) and isinstance(item.ctx, ast.Store | ast.Del) \
+                    and isinstance(item.value, ast.Attribute) and isinstance(item.value.value, ast.Name) \
+                    and item.value.value.id == self_name:
+                problems.append(f"`{klass.name}.{name}` changes `{self_name}.{item.value.attr}` in place")
+    return written
+
+
+def _set_to_traced(module: ModuleContext, method: ast.FunctionDef, target: ast.Attribute,
+                   values: ValueAnalysis | None) -> bool:
+    """Whether the assignment to ``target`` in a method traced code runs stores a traced value
+    (a jnp result or one computed from the method's traced parameters)."""
+    for statement in walk_body(method):
+        if isinstance(statement, ast.Assign) and target in statement.targets \
+                or isinstance(statement, ast.AugAssign) and statement.target is target:
+            return values is not None and values.is_traced(statement.value) \
+                or _computed_with_jax(module, statement.value)
+    return False
+
+
+def _computed_with_jax(module: ModuleContext, value: ast.AST) -> bool:
+    """A value any array function of JAX computes (``jnp.fft.fft2(...)``, ``x.at[i].set(v)``):
+    under jit, a tracer."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            if (module.imports.resolve(node.func) or "").startswith("jax."):
+                return True
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Subscript) \
+                    and isinstance(node.func.value.value, ast.Attribute) and node.func.value.value.attr == "at":
+                return True
+    return False
+
+
+def _initialised(module: ModuleContext, name: str, changed: list[str]) -> str | None:
+    """Why the object ``name`` may lack one of its ``changed`` attributes when the first call
+    passes it in: ``__init__`` does not set it in its own body."""
+    klass = _module_object_class(module, name)
+    init = next((item for item in klass.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"),
+                None) if klass is not None else None
+    if klass is None or init is None or not init.args.args:
+        return f"`{name}` has no `__init__` that sets its attributes before the first call"
+    self_name = init.args.args[0].arg
+    set_first = {target.attr for statement in init.body if isinstance(statement, ast.Assign)
+                 for target in statement.targets if isinstance(target, ast.Attribute)
+                 and isinstance(target.value, ast.Name) and target.value.id == self_name}
+    missing = [spelled for spelled in changed if spelled.startswith(f"{name}.")
+               and spelled.split(".")[-1] not in set_first]
+    if missing:
+        return f"`{klass.name}.__init__` does not set `{missing[0]}` itself, so the first call may find none"
+    return None
+
+
+def _module_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
+    """The module's class of which ``name`` is the one module-level instance: bound once, by
+    ``name = Class(...)``, never declared ``global`` by a function, of a class without bases,
+    decorators or attribute hooks (whose attributes are what its methods set)."""
+    bindings = [statement for statement in module.tree.body if name in assigned_names([statement])]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or len(bindings[0].targets) != 1 \
+            or not isinstance(bindings[0].targets[0], ast.Name) or not isinstance(bindings[0].value, ast.Call) \
+            or not isinstance(bindings[0].value.func, ast.Name):
+        return None
+    class_name = bindings[0].value.func.id
+    klass = next((statement for statement in module.tree.body
+                  if isinstance(statement, ast.ClassDef) and statement.name == class_name), None)
+    if klass is None or klass.decorator_list or klass.keywords \
+            or any(not (isinstance(base, ast.Name) and base.id == "object") for base in klass.bases):
+        return None
+    hooks = {"__setattr__", "__getattr__", "__getattribute__", "__delattr__", "__slots__"}
+    if hooks & assigned_names(klass.body):
+        return None
+    if any(isinstance(node, ast.Global) and name in node.names for node in ast.walk(module.tree)):
+        return None
+    return klass
 
 
 def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, attributes: list[str]) -> Threading:
@@ -407,11 +661,17 @@ class _Threaded:
         threading = self.threading
         from jitfix.rules.transformers import ThreadedBody
 
-        locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state if not state.hoisted}
+        locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state
+                   if not state.hoisted and not state.on_object}
         hoisted = {state.spelled: state.local for state in threading.state if state.hoisted}
         returned = (lambda value: _returned(threading, value)) if threading.returned else None
         body = node.body.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted))
         assert isinstance(body, cst.IndentedBlock)
+        entered = [cst.parse_statement(f"{state.spelled} = {state.local}") for state in threading.state
+                   if state.on_object]
+        if entered:
+            at = 1 if _docstring(node) else 0
+            body = body.with_changes(body=[*body.body[:at], *entered, *body.body[at:]])
         if threading.returned and not always_leaves(threading.function.body):
             final = cst.parse_statement(f"return {_returned(threading, None)}")
             body = body.with_changes(body=[*body.body, final])
@@ -431,7 +691,7 @@ class _Threaded:
 def _returned(threading: Threading, value: cst.BaseExpression | None) -> str:
     """What a ``return`` of the jitted body gives back: the value (when the function returns
     one) and then the state."""
-    state = [state.local for state in threading.returned]
+    state = [state.spelled if state.on_object else state.local for state in threading.returned]
     if not threading.returns_value:
         return ", ".join(state)
     shown = "None" if value is None else code(value)
@@ -477,8 +737,9 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
-    if threading.self_name is None and state:
-        lines.append(f"{indent}global {state}")
+    rebound = ", ".join(state.spelled for state in threading.returned if not state.on_object)
+    if threading.self_name is None and rebound:
+        lines.append(f"{indent}global {rebound}")
     if not state:
         lines.append(f"{indent}return {call}")
     elif threading.returns_value:
