@@ -655,6 +655,40 @@ def test_writes_through_masks_the_run_saw_cover_some_axes_are_selected_with_wher
     assert "return jnp.where((~mask)[..., None], value, X)" in fixed, fixed
 
 
+PADDING_MASK = '''import jax
+import jax.numpy as jnp
+
+
+def padding_mask(Dataset):
+    ax1, ax2 = jnp.where(~Dataset[:, 0].any(axis=2))
+    mask = jnp.ones(Dataset[:, 0].shape)
+    mask = mask.at[ax1, ax2].set(0)  # equivalent to mask[ax1, ax2] = 0
+    return mask
+
+
+@jax.jit
+def masked_loss(Dataset, reconstruction):
+    mask = padding_mask(Dataset)
+    return jnp.sum((reconstruction - Dataset[:, 0]) ** 2 * mask) / jnp.sum(mask)
+'''
+
+
+def test_a_write_into_an_array_made_from_what_the_run_saw_is_selected_with_where(tmp_path: Path) -> None:
+    # jax#4418: the run saw `Dataset` (3, 2, 4, 2) where the helper failed, at `jnp.where`; the
+    # array written (`mask`, made of `Dataset[:, 0].shape` a line later) is (3, 4, 2) and the
+    # mask the indices come from (`.any(axis=2)`) (3, 4): it selects rows, and is broadcast.
+    main = (
+        "import jax.numpy as jnp\n\nimport loss\n\n"
+        "x = jnp.stack([jnp.ones((3, 4, 2)), jnp.zeros((3, 4, 2))], axis=1).at[1, :, 2:].set(0.0)\n"
+        "print(loss.masked_loss(x, jnp.full((3, 4, 2), 0.5)))\n"
+    )
+    result, root = run_project(tmp_path, {"loss.py": PADDING_MASK, "main.py": main})
+    assert result.exit_code == 0, result.output
+    fixed = (root / "loss.py").read_text()
+    assert "mask = jnp.where((~Dataset[:, 0].any(axis=2))[..., None], 0, mask)" in fixed, fixed
+    assert "ax1, ax2 = " not in fixed
+
+
 FLAGGED_SOLVE = '''import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import lu_factor, lu_solve

@@ -32,7 +32,8 @@ def is_boolean_mask(expr: ast.AST, imports: ImportTable,
                     masks: AbstractSet[str] = frozenset()) -> bool:
     """Whether ``expr`` is certainly a boolean array when its operands are arrays: one
     comparison (``x > 0``; not ``is``, ``in`` or one with a string), ``~`` of a mask, ``&``,
-    ``|`` or ``^`` of masks, a jnp predicate (``jnp.isnan(x)``), a name every binding of
+    ``|`` or ``^`` of masks, a jnp predicate (``jnp.isnan(x)``) or boolean reduction
+    (``x.any(axis=2)``), a name every binding of
     which (in ``bindings``) is one (``mask = x > 0``), or a parameter among ``masks`` the
     function does not rebind (every call gives it a mask: ``MaskParameters``)."""
     if isinstance(expr, ast.Compare):
@@ -43,7 +44,11 @@ def is_boolean_mask(expr: ast.AST, imports: ImportTable,
         return is_boolean_mask(expr.left, imports, bindings, masks) \
             and is_boolean_mask(expr.right, imports, bindings, masks)
     if isinstance(expr, ast.Call):
-        return imports.resolve(expr.func) in PREDICATES
+        name = imports.resolve(expr.func)
+        # `x.any(axis=2)`, `jnp.all(x, axis=-1)`: a boolean reduction (of an array: a
+        # Python object has no `any` method)
+        return name in PREDICATES or name in ("jax.numpy.any", "jax.numpy.all") \
+            or name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("any", "all")
     if isinstance(expr, ast.Name):
         bound = bindings.get(expr.id, ()) if bindings is not None else ()
         if not bound:
@@ -343,9 +348,77 @@ def seen_shape(expr: ast.AST, seen: Mapping[str, SeenArray], imports: ImportTabl
         name = imports.resolve(expr.func)
         if name in PREDICATES or is_elementwise(name):
             return _broadcast([seen_shape(argument, seen, imports) for argument in expr.args])
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id in seen:
-        return _indexed_shape(seen[expr.value.id].shape, expr.slice)
+    if isinstance(expr, ast.Call):
+        return _reduced_shape(expr, seen, imports)
+    if isinstance(expr, ast.Subscript):
+        shape = seen_shape(expr.value, seen, imports) if isinstance(expr.value, ast.Name | ast.Subscript) else None
+        return _indexed_shape(shape, expr.slice) if shape is not None else None
     return None
+
+
+# Reductions over one axis, as a method (``x.any(axis=2)``) or a function (``jnp.any(x, axis=2)``).
+REDUCTIONS = frozenset({"any", "all", "sum", "prod", "mean", "max", "min", "std", "var"})
+
+
+def _reduced_shape(call: ast.Call, seen: Mapping[str, SeenArray], imports: ImportTable) -> tuple[int, ...] | None:
+    """The shape of a reduction of an array of seen shape over a literal ``axis`` (or all of
+    them), without ``keepdims``: that axis dropped."""
+    name = imports.resolve(call.func) or ""
+    if isinstance(call.func, ast.Attribute) and not name and call.func.attr in REDUCTIONS and not call.args:
+        array: ast.expr = call.func.value
+    elif name.removeprefix("jax.numpy.") in REDUCTIONS and name.startswith("jax.numpy.") and len(call.args) == 1:
+        array = call.args[0]
+    else:
+        return None
+    if any(keyword.arg != "axis" for keyword in call.keywords):
+        return None
+    shape = seen_shape(array, seen, imports)
+    if shape is None:
+        return None
+    axis = next((keyword.value for keyword in call.keywords), None)
+    if axis is None:
+        return ()
+    index = _literal_int(axis)
+    if index is None or not -len(shape) <= index < len(shape):
+        return None
+    index %= len(shape)
+    return (*shape[:index], *shape[index + 1:])
+
+
+def made_array(expr: ast.AST, seen: Mapping[str, SeenArray], imports: ImportTable) -> SeenArray | None:
+    """The array an expression makes, where its shape and dtype follow from what a run saw:
+    ``jnp.ones(x.shape)`` or ``jnp.zeros((3, 4))`` (float32 unless ``dtype=`` says), ``jnp.ones_like(x)``,
+    a comparison or a boolean reduction (``x.any(axis=2)``), or an array seen indexed."""
+    if isinstance(expr, ast.Call):
+        name = imports.resolve(expr.func) or ""
+        if name in ("jax.numpy.ones", "jax.numpy.zeros", "jax.numpy.empty") and len(expr.args) == 1 \
+                and all(keyword.arg == "dtype" for keyword in expr.keywords):
+            dtype = next((imports.resolve(keyword.value) for keyword in expr.keywords), "jax.numpy.float32")
+            shape = _literal_shape(expr.args[0], seen, imports)
+            if shape is None or dtype is None or not dtype.startswith("jax.numpy."):
+                return None
+            return SeenArray(dtype.removeprefix("jax.numpy."), shape)
+        if name in ("jax.numpy.ones_like", "jax.numpy.zeros_like", "jax.numpy.empty_like") \
+                and len(expr.args) == 1 and not expr.keywords and isinstance(expr.args[0], ast.Name):
+            return seen.get(expr.args[0].id)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id in seen:
+        shape = seen_shape(expr, seen, imports)
+        return SeenArray(seen[expr.value.id].dtype, shape) if shape is not None else None
+    tests = isinstance(expr, ast.Compare) or isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+        and expr.func.attr in ("any", "all")
+    shape = seen_shape(expr, seen, imports) if tests else None
+    return SeenArray("bool", shape) if shape is not None else None
+
+
+def _literal_shape(expr: ast.AST, seen: Mapping[str, SeenArray], imports: ImportTable) -> tuple[int, ...] | None:
+    """A shape written as a tuple of literal ints or read off an array of seen shape (``x.shape``)."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+        return seen_shape(expr.value, seen, imports)
+    if isinstance(expr, ast.Tuple):
+        sizes = [_literal_int(element) for element in expr.elts]
+        return tuple(size for size in sizes if size is not None) if None not in sizes else None
+    size = _literal_int(expr)
+    return (size,) if size is not None else None
 
 
 def _indexed_shape(shape: tuple[int, ...], index: ast.expr) -> tuple[int, ...] | None:

@@ -13,10 +13,12 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import nodes_of, own_expressions, parents_in, walk_body
+from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
-from jitfix.analysis.masks import ElementwiseOrigin, SeenArray, is_boolean_mask, seen_shape, selects_elementwise
+from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.masks import (ElementwiseOrigin, SeenArray, is_boolean_mask, made_array, seen_shape,
+                                  selects_elementwise)
 from jitfix.analysis.runtime_checks import RuntimeCheck
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ValueAnalysis, compared_with_text, parameter_names
@@ -637,7 +639,7 @@ class DataDependentShape(Rule):
                     continue
                 if isinstance(node, ast.Subscript) and id(node) in reported:
                     write = writes[id(node)]
-                    yield self._write_finding(module, write, entry, write.seen(traced), statement)
+                    yield self._write_finding(module, write, entry, write.seen(traced, module.imports), statement)
                 elif isinstance(node, ast.Call) and id(node) in nonzero_reduced:
                     if entry.values_at(statement).is_traced(node):
                         selection = nonzero_reduced[id(node)]
@@ -676,7 +678,7 @@ class DataDependentShape(Rule):
     @staticmethod
     def _traced_mask(write: MaskedWrite, entry: FunctionContext, module: ModuleContext, statement: ast.stmt) -> bool:
         """Whether the write's mask is a boolean mask and traced where the write is."""
-        return _is_mask(write.mask, entry, module, write.seen(entry.traced)) \
+        return _is_mask(write.mask, entry, module, write.seen(entry.traced, module.imports)) \
             and entry.values_at(statement).is_traced(write.mask)
 
     def _filter_findings(self, module: ModuleContext, node: ast.comprehension, entry: FunctionContext,
@@ -837,14 +839,32 @@ class MaskedWrite:
         covered = array.shape[start:start + len(mask)]
         return len(array.shape) - start - len(mask) if covered == mask else None
 
-    def seen(self, traced: TracedFunction) -> dict[str, SeenArray]:
-        """What a run saw the traced names hold at the write's lines (empty without a run)."""
-        found: dict[str, SeenArray] = {}
-        for line in range(self.call.lineno, (self.call.end_lineno or self.call.lineno) + 1):
-            for name, text in traced.seen.types.get(line, {}).items():
+    def seen(self, traced: TracedFunction, imports: ImportTable) -> dict[str, SeenArray]:
+        """What a run saw the traced names hold at the write's lines (empty without a run), and
+        what follows from what it saw before: a parameter the function never rebinds holds
+        what the run saw it hold at any line, and a name last bound, before the write, by an
+        assignment of the function's own body (not in a branch or loop) the array its value
+        makes of those (``mask = jnp.ones(x[:, 0].shape)``)."""
+        found = seen_at(traced, self.call)
+        if not traced.seen.types:
+            return found
+        function = traced.node
+        parameters = set(parameter_names(function)) - assigned_names(function.body)
+        for line, names in traced.seen.types.items():
+            for name, text in names.items():
                 array = SeenArray.parse(text)
-                if array is not None:
-                    found[name] = array
+                if name in parameters and array is not None and not array.python:
+                    found.setdefault(name, array)
+        at_write = set(found)
+        for statement in function.body:
+            if statement.lineno >= self.call.lineno:
+                break
+            for name in assigned_names([statement]) - at_write:
+                found.pop(name, None)  # what it held before this statement
+            made = made_array(statement.value, found, imports) if isinstance(statement, ast.Assign) \
+                and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) else None
+            if made is not None and statement.targets[0].id not in at_write:  # type: ignore[attr-defined]
+                found[statement.targets[0].id] = made  # type: ignore[attr-defined]
         return found
 
     def selected_value(self, module: ModuleContext, entry: FunctionContext, seen: dict[str, SeenArray],
