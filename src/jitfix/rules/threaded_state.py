@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from jitfix.analysis.blocks import (FunctionNode, always_leaves, assigned_names, definitely_assigned, local_names,
                                    nodes_of, walk_body)
+from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ValueAnalysis
@@ -143,6 +144,8 @@ def object_state(module: ModuleContext, traced: TracedFunction) -> ObjectState |
     self_name = method_self(module, traced) if isinstance(owner, ast.ClassDef) else None
     if not problem and isinstance(owner, ast.ClassDef) and self_name is None:
         problem = "the method's `self` is traced, so a def beside it cannot pass the state in"
+    if not problem and traced.calls.singles:
+        problem = "traced code calls it too, where the def that stores the state back would store a tracer"
     problem = problem or _why_not(module, traced, self_name, [])
     if problem:
         return ObjectState(problem, site, objects)
@@ -232,6 +235,10 @@ def _objects_changed(module: ModuleContext, traced: TracedFunction) -> tuple[lis
         return None
     objects = {spelled.split(".")[0] for spelled in changed}
     problems += [problem for name in objects if (problem := _initialised(module, name, changed))]
+    problems += [f"`{spelled}` is a property or descriptor of its class: setting it runs code"
+                 for spelled in changed if _class_level(module, spelled)]
+    if any(isinstance(node, ast.Try) and node.finalbody for node in walk_body(function)):
+        problems.append("a `finally` block would run after the state is given back")
     for node in nodes_of(function):
         if isinstance(node, ast.FunctionDef | ast.Lambda) and node is not function \
                 and any(isinstance(inner, ast.Name) and inner.id in objects for inner in ast.walk(node)):
@@ -257,9 +264,34 @@ def _attributes_written(module: ModuleContext, klass: ast.ClassDef, methods: dic
         return [node.attr] if traced_value else []
     if node.attr not in methods or not isinstance(node.ctx, ast.Load):
         return []
+    arrays = _array_attributes(module, methods.get("__init__"))
+    written = _attributes_set_by(module, klass, methods, node.attr, arrays, problems)
+    while True:  # until no attribute is found set from those found before
+        found = _attributes_set_by(module, klass, methods, node.attr, [*arrays, *written], [])
+        if found == written:
+            return written
+        written = found
+
+
+def _array_attributes(module: ModuleContext, init: ast.FunctionDef | None) -> list[str]:
+    """The attributes ``__init__`` sets to arrays JAX makes (``self.count = jnp.zeros(())``):
+    arithmetic on one inside a trace makes a tracer."""
+    if init is None or not init.args.args:
+        return []
+    self_name = init.args.args[0].arg
+    return [target.attr for statement in init.body if isinstance(statement, ast.Assign)
+            and _computed_with_jax(module, statement.value) for target in statement.targets
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name]
+
+
+def _attributes_set_by(module: ModuleContext, klass: ast.ClassDef, methods: dict[str, ast.FunctionDef],
+                       called: str, state: list[str], problems: list[str]) -> list[str]:
+    """The attributes the method ``called`` and the methods it runs on ``self`` set to traced
+    values (or to values read from ``state``, attributes that hold arrays); what stands in the
+    way of threading them goes to ``problems``."""
     written: list[str] = []
     seen: set[str] = set()
-    pending = [node.attr]
+    pending = [called]
     while pending:
         name = pending.pop()
         if name in seen:
@@ -282,7 +314,7 @@ def _attributes_written(module: ModuleContext, klass: ast.ClassDef, methods: dic
             if item.attr in methods and isinstance(item.ctx, ast.Load):
                 pending.append(item.attr)
             elif isinstance(item.ctx, ast.Store) and item.attr not in written \
-                    and _set_to_traced(module, method, item, values):
+                    and _set_to_traced(module, method, item, values, state):
                 written.append(item.attr)
             elif isinstance(item.ctx, ast.Del):
                 problems.append(f"`{klass.name}.{name}` deletes `{self_name}.{item.attr}`")
@@ -295,28 +327,39 @@ def _attributes_written(module: ModuleContext, klass: ast.ClassDef, methods: dic
 
 
 def _set_to_traced(module: ModuleContext, method: ast.FunctionDef, target: ast.Attribute,
-                   values: ValueAnalysis | None) -> bool:
-    """Whether the assignment to ``target`` in a method traced code runs stores a traced value
-    (a jnp result or one computed from the method's traced parameters)."""
+                   values: ValueAnalysis | None, state: list[str]) -> bool:
+    """Whether the assignment to ``target`` in a method traced code runs stores a traced value:
+    a jnp result, one computed from the method's traced parameters, or one that reads an
+    attribute already found to hold one (``state``)."""
     for statement in walk_body(method):
-        if isinstance(statement, ast.Assign) and target in statement.targets \
-                or isinstance(statement, ast.AugAssign) and statement.target is target:
-            return values is not None and values.is_traced(statement.value) \
-                or _computed_with_jax(module, statement.value)
+        targets = statement.targets if isinstance(statement, ast.Assign) else \
+            [statement.target] if isinstance(statement, ast.AugAssign | ast.AnnAssign) else []
+        if targets and statement.value is not None and any(target in ast.walk(item) for item in targets):  # type: ignore[attr-defined]
+            value = statement.value  # type: ignore[attr-defined]
+            return values is not None and values.is_traced(value) or _computed_with_jax(module, value) \
+                or _reads_attributes(value, state) or isinstance(statement, ast.AugAssign) and target.attr in state
     return False
 
 
 def _computed_with_jax(module: ModuleContext, value: ast.AST) -> bool:
-    """A value any array function of JAX computes (``jnp.fft.fft2(...)``, ``x.at[i].set(v)``):
-    under jit, a tracer."""
+    """A value an array function of JAX computes (``jnp.fft.fft2(...)``, ``x.at[i].set(v)``;
+    not ``jnp.size``'s int or ``jax.devices()``): under jit, a tracer."""
     for node in ast.walk(value):
         if isinstance(node, ast.Call):
-            if (module.imports.resolve(node.func) or "").startswith("jax."):
+            if function_category(module.imports.resolve(node.func)) in (ARRAY, ONE_ARRAY):
                 return True
             if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Subscript) \
                     and isinstance(node.func.value.value, ast.Attribute) and node.func.value.value.attr == "at":
                 return True
     return False
+
+
+def _class_level(module: ModuleContext, spelled: str) -> bool:
+    """Whether the attribute's name is bound in its class's body (a property, a descriptor, a
+    class attribute): setting it on the object may run code, reading it may not give it back."""
+    owner, attribute = spelled.split(".")
+    klass = _module_object_class(module, owner)
+    return klass is None or attribute in assigned_names(klass.body)
 
 
 def _initialised(module: ModuleContext, name: str, changed: list[str]) -> str | None:
@@ -585,6 +628,10 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
         return "the function yields or declares `nonlocal`"
     if self_name is None and function not in module.tree.body:
         return "only a module-level function is given its globals as parameters"
+    if self_name is None and any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                                 and node.value.id == function.name for node in ast.walk(module.tree)):
+        return (f"the module uses attributes of the jitted `{function.name}` (`.lower`, `.trace`), which the "
+                "def that would pass the state in lacks")
     if self_name is not None:
         return _self_used_otherwise(module, function, self_name, names)
     return _globals_used_elsewhere(module, function, names)
@@ -665,7 +712,11 @@ class _Threaded:
                    if not state.hoisted and not state.on_object}
         hoisted = {state.spelled: state.local for state in threading.state if state.hoisted}
         returned = (lambda value: _returned(threading, value)) if threading.returned else None
-        body = node.body.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted))
+        block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(
+            body=[cst.SimpleStatementLine(body=[statement.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+                  for statement in node.body.body if isinstance(statement, cst.BaseSmallStatement)])
+        # (a one-line def, `def f(x): a(x); return x`: a line each)
+        body = block.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted))
         assert isinstance(body, cst.IndentedBlock)
         entered = [cst.parse_statement(f"{state.spelled} = {state.local}") for state in threading.state
                    if state.on_object]
