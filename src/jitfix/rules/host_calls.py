@@ -35,8 +35,8 @@ from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
 from jitfix.rules.base import ModuleContext
-from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jitted_by_assignment, named,
-                                         names_in)
+from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jitted_by_assignment,
+                                         module_instance_class, named, names_in)
 
 # Python's draws that are floats, which jit takes as it takes the float (``random.choice`` may
 # give anything, and an int from ``randint`` or ``getrandbits`` may not fit the int32 jit makes
@@ -143,7 +143,7 @@ def _host_effect(module: ModuleContext, call: ast.Call, seen: frozenset[ast.AST]
         return f"`{name}` draws on the host"
     receiver, method = _receiver_and_method(call, defaults or {})
     if receiver is not None:
-        klass = _module_instance_class(module, receiver)
+        klass = module_instance_class(module, receiver)
         definition = _method(klass, method) if klass is not None else None
         if definition is not None and _sets_own_attributes(definition):
             return f"`{receiver}` advances its own state (`{klass.name}.{method}`, line {definition.lineno})"  # type: ignore[union-attr]
@@ -183,16 +183,6 @@ def _default_names(definition: ast.FunctionDef) -> dict[str, str]:
     return {argument.arg: default.id for argument, default in pairs if isinstance(default, ast.Name)}
 
 
-def _module_instance_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
-    """The module's class of which the module-level ``name`` is the one instance it binds."""
-    bindings = [statement for statement in module.tree.body if name in assigned_names([statement])]
-    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or not isinstance(bindings[0].value, ast.Call):
-        return None
-    made = bindings[0].value.func
-    return next((node for node in module.tree.body if isinstance(node, ast.ClassDef) and isinstance(made, ast.Name)
-                 and node.name == made.id), None)
-
-
 def _method(klass: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == name), None)
 
@@ -228,7 +218,7 @@ def _gives_back_values(module: ModuleContext, call: ast.Call, seen: frozenset[as
         return name not in NOT_NUMBERS
     receiver, method = _receiver_and_method(call, defaults or {})
     definition: ast.FunctionDef | None = None
-    if receiver is not None and (klass := _module_instance_class(module, receiver)) is not None:
+    if receiver is not None and (klass := module_instance_class(module, receiver)) is not None:
         definition = _method(klass, method)
     if definition is None:
         definition = _module_def(module, call)

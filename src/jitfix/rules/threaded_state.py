@@ -381,18 +381,22 @@ def _initialised(module: ModuleContext, name: str, changed: list[str]) -> str | 
     return None
 
 
-def _module_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
-    """The module's class of which ``name`` is the one module-level instance: bound once, by
-    ``name = Class(...)``, never declared ``global`` by a function, of a class without bases,
-    decorators or attribute hooks (whose attributes are what its methods set)."""
+def module_instance_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
+    """The module's class of which the module-level ``name`` is the one instance it binds
+    (``name = Class(...)``, once)."""
     bindings = [statement for statement in module.tree.body if name in assigned_names([statement])]
-    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or len(bindings[0].targets) != 1 \
-            or not isinstance(bindings[0].targets[0], ast.Name) or not isinstance(bindings[0].value, ast.Call) \
-            or not isinstance(bindings[0].value.func, ast.Name):
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or not isinstance(bindings[0].value, ast.Call):
         return None
-    class_name = bindings[0].value.func.id
-    klass = next((statement for statement in module.tree.body
-                  if isinstance(statement, ast.ClassDef) and statement.name == class_name), None)
+    made = bindings[0].value.func
+    return next((node for node in module.tree.body if isinstance(node, ast.ClassDef) and isinstance(made, ast.Name)
+                 and node.name == made.id), None)
+
+
+def _module_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
+    """The class of the module-level object ``name`` (``module_instance_class``) where what its
+    methods set is all that changes on it: never declared ``global`` by a function, a class
+    without bases, decorators or attribute hooks."""
+    klass = module_instance_class(module, name)
     if klass is None or klass.decorator_list or klass.keywords \
             or any(not (isinstance(base, ast.Name) and base.id == "object") for base in klass.bases):
         return None
