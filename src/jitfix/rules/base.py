@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Mapping, TypeVar
 
-from jitfix.analysis.blocks import assigned_names, nodes_of
+from jitfix.analysis.blocks import assigned_names, nodes_of, parents_in
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced_function import TracedFunction, TracedFunctions, is_lambda_body
 from jitfix.config import Settings
@@ -175,9 +175,9 @@ def _indented(code: str) -> str:
 def inlined_at(binding: ast.Assign, use: ast.AST, function: ast.AST, parents: Mapping[int, ast.AST],
               module: ModuleContext) -> bool:
     """Whether ``binding``'s value means the same where ``use`` is, so a rewrite can read it
-    there and the binding can go: both in one block, the binding first, on a line of its own
-    with no comment on it or above it (which would go with it), the use in a simple statement
-    of the block, and no statement between them rebinds a name the value reads."""
+    there and the binding can go (``inlined_edits``): both in one block, the binding first, on
+    a line of its own, the use in a simple statement of the block, and no statement between
+    them rebinds a name the value reads."""
     block = next((body for node in nodes_of(function) for field in ("body", "orelse", "finalbody")
                   if isinstance(body := getattr(node, field, None), list) and binding in body), None)
     if block is None:
@@ -194,13 +194,43 @@ def inlined_at(binding: ast.Assign, use: ast.AST, function: ast.AST, parents: Ma
     if before is not None and (before.end_lineno or before.lineno) >= binding.lineno \
             or (block[first + 1].lineno <= (binding.end_lineno or binding.lineno)):
         return False  # (a `;` shares its line)
-    end_line = binding.end_lineno or binding.lineno
-    line = module.lines[end_line - 1]
-    if "#" in line[module.char_col(end_line, binding.end_col_offset or 0):] \
-            or binding.lineno > 1 and module.lines[binding.lineno - 2].lstrip().startswith("#"):
-        return False  # (a comment on its line, or above it, belongs to it: removing it would lose that)
+    if any("#" in module.lines[line - 1] for line in range(binding.lineno, binding.end_lineno or binding.lineno)):
+        return False  # (a comment inside a statement of several lines would go with it)
     read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}
     return not read & assigned_names(block[first + 1:last])
+
+
+def inlined_edits(module: ModuleContext, binding: ast.stmt, use: ast.AST, function: ast.AST) -> list[Edit]:
+    """The edits that remove a binding a rewrite inlined at ``use`` (``inlined_at``): the
+    binding goes, and the comments on its line and right above it go above the statement
+    that now reads its value, which they describe."""
+    edits = [removal_edit(module, binding)]
+    comments = _comments_of(module, binding)
+    parents = parents_in(function)
+    holder: ast.AST | None = use
+    while holder is not None and not isinstance(holder, ast.stmt):
+        holder = parents.get(id(holder))
+    if comments and holder is not None:
+        def with_comments(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+            assert isinstance(node, cst.SimpleStatementLine)
+            moved = [cst.EmptyLine(comment=cst.Comment(comment)) for comment in comments]
+            return node.with_changes(leading_lines=[*node.leading_lines, *moved])
+        edits.append(Edit(module.start_of(holder), cst.SimpleStatementLine, with_comments))
+    return edits
+
+
+def _comments_of(module: ModuleContext, statement: ast.stmt) -> list[str]:
+    """The comment lines right above a statement and the comment on its (last) line, as written."""
+    above: list[str] = []
+    line = statement.lineno - 1
+    while line >= 1 and module.lines[line - 1].lstrip().startswith("#"):
+        above.insert(0, module.lines[line - 1].strip())
+        line -= 1
+    end_line = statement.end_lineno or statement.lineno
+    text = module.lines[end_line - 1]
+    after = text[module.char_col(end_line, statement.end_col_offset or 0):]
+    trailing = [after[after.index("#"):].strip()] if "#" in after else []
+    return above + trailing
 
 
 def removal_edit(module: ModuleContext, statement: ast.stmt) -> Edit:

@@ -19,7 +19,7 @@ from jitfix.analysis.masks import PREDICATES, is_boolean_mask, selects_elementwi
 from jitfix.analysis.values import parameter_names
 from jitfix.cst_text import cst
 from jitfix.findings import Edit, EditContext
-from jitfix.rules.base import ModuleContext, inlined_at, removal_edit
+from jitfix.rules.base import ModuleContext, inlined_at, inlined_edits
 from jitfix.rules.function_context import FunctionContext
 
 # Reductions whose `where=` keeps exactly the selected elements, with no other argument needed.
@@ -74,9 +74,9 @@ class MaskedReduction:
         return MaskedReduction(call, operand, finder.selected[0].selection.slice, tuple(finder.selected),
                                _linear(operand))
 
-    def edits(self, module: ModuleContext) -> list[Edit]:
+    def edits(self, module: ModuleContext, function: ast.AST) -> list[Edit]:
         """The reduction with the whole arrays and ``where=`` the mask; the bindings of the
-        selections go."""
+        selections go (their comments above the reduction's statement)."""
         start, end = module.span_of(self.call)
         replacements = {id(part.node): part.array.id for part in self.selected}
         operand = _segment_with(module, self.operand, replacements)
@@ -93,7 +93,8 @@ class MaskedReduction:
             assert isinstance(updated, cst.Call)
             return cst.parse_expression(source).with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-        return [Edit(start, cst.Call, replace, end=end), *(removal_edit(module, binding) for binding in self.bindings)]
+        return [Edit(start, cst.Call, replace, end=end),
+                *(edit for binding in self.bindings for edit in inlined_edits(module, binding, self.call, function))]
 
 
 def _reduced_operand(call: ast.Call, module: ModuleContext) -> ast.expr | None:
@@ -174,7 +175,7 @@ class _Operands:
         if any(id(read) not in inside for read in reads):
             return False  # (read elsewhere too: the binding must stay, and it still raises)
         if not inlined_at(binding, self.call, function, parents_in(function), self.module):
-            return False  # (the arrays or the mask rebound in between, or a comment on its line)
+            return False  # (the arrays or the mask rebound in between)
         value = next(value for target, value in pairs if target.id == name.id)
         assert isinstance(value, ast.Subscript)
         return self._selection(name, value, binding)

@@ -25,7 +25,7 @@ from jitfix.analysis.values import ValueAnalysis, compared_with_text, parameter_
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
-from jitfix.rules.base import ModuleContext, Rule, RuleDoc, inlined_at, removal_edit
+from jitfix.rules.base import ModuleContext, Rule, RuleDoc, inlined_at, inlined_edits
 from jitfix.rules.function_context import FunctionContext, function_contexts
 from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
@@ -564,8 +564,8 @@ class DataDependentShape(Rule):
         "arithmetic pairs the selected elements one for one, so on the whole arrays it gives the same values at "
         "the selected places, and `where=` keeps only those (the others may be -inf or NaN: a log of 0; `where=` "
         "selects them out, it does not multiply). A name bound to a selection goes with its binding where only "
-        "the reduction reads it, nothing between rebinds what the selection reads, and no comment is on or above "
-        "the binding's line. In a differentiated function only arithmetic linear in the selections is fixed "
+        "the reduction reads it and nothing between rebinds what the selection reads; its comments move above "
+        "the reduction's statement. In a differentiated function only arithmetic linear in the selections is fixed "
         "(`2 * x[m] - x[m] / 4`): otherwise the elements left out would get a gradient of 0 times the "
         "arithmetic's derivative there, NaN where that is infinite, so it is reported. "
         "A write `x.at[mask].set(v)` is "
@@ -589,7 +589,7 @@ class DataDependentShape(Rule):
         "what the mask does, each once: a write through them is the write through `m`, judged as above; "
         "where they were bound to names (`idx = jnp.nonzero(m)`, `i, j = jnp.where(m)`) that the write alone "
         "reads, in a simple statement of the same block with nothing between rebinding what `m` reads, the "
-        "binding goes too (not where a comment on its line would go with it). "
+        "binding goes too, its comments above the write. "
         "A count is the number of elements the mask holds true, which `jnp.count_nonzero(m)` gives "
         "without selecting them: `len(x[m])` and `x[m].shape[0]` for any mask of `x`'s leading axes (the "
         "selection has one row per true element), `x[m].size` only where `m` has `x`'s shape, the length of "
@@ -720,7 +720,7 @@ class DataDependentShape(Rule):
                                 "derivative there, NaN where that is not finite (a log or a division at 0); keep "
                                 "them out of the arithmetic too (`jnp.where(mask, x, 1.0)` where 1.0 is safe)",
                                 function=traced)
-        fix = Fix(Safety.SAFE, "reduce with where=", masked.edits(module))
+        fix = Fix(Safety.SAFE, "reduce with where=", masked.edits(module, traced.node))
         return self.finding(module, masked.selections[0], f"{message}; compute `{module.segment(masked.operand)}` "
                             "on the whole arrays and reduce with `where=` the mask", fix, function=traced)
 
@@ -746,7 +746,7 @@ class DataDependentShape(Rule):
         rank = len(seen_shape(write.mask, seen, module.imports) or ()) if trailing else 0
         edits = [_masked_write_edit(module, write, trailing, rank)]
         if write.binding is not None:  # the indices are the mask's now: their binding goes
-            edits.append(removal_edit(module, write.binding))
+            edits += inlined_edits(module, write.binding, write.call, entry.traced.node)
         fix = Fix(Safety.SAFE, "select with jnp.where", edits)
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
                             "which keeps the shape", fix, function=entry.traced)
@@ -1005,8 +1005,8 @@ def _indices_bound_for(index: ast.expr, write: ast.Call, module: ModuleContext,
     """The statement ``idx = jnp.nonzero(m)`` (or ``i, j = jnp.where(m)``) that bound the names
     the write ``x.at[idx]`` (``x.at[i, j]``) indexes with, where the write is all that reads
     them and nothing between the two rebinds what ``m`` reads: the write then selects what
-    ``x.at[m]`` would, and the statement goes with it. It must be a line of its own with no
-    comment on it (a comment would go with it)."""
+    ``x.at[m]`` would, and the statement goes with it (its comments go above the write). It
+    must be a line of its own."""
     names = [index] if isinstance(index, ast.Name) else index.elts if isinstance(index, ast.Tuple) else []
     if not names or not all(isinstance(name, ast.Name) for name in names):
         return None
