@@ -198,3 +198,58 @@ def test_a_branch_of_a_default_no_traced_call_of_another_module_overrides_is_not
         with jax.disable_jit():
             want = module.batch_loss(scores, labels)
         assert jnp.allclose(module.jitted(scores, labels), want)
+
+
+RNG = '''from jax import random
+
+key = random.PRNGKey(0)
+
+
+def next_key():
+    global key
+    key, subkey = random.split(key)
+    return subkey
+
+
+def fixed_key():
+    return random.PRNGKey(1)
+'''
+
+STREAM_USER = '''from jax import jit, random
+
+from . import rng
+
+
+@jit
+def init():
+    return random.normal(rng.next_key(), (3,))
+
+
+@jit
+def init_fixed():
+    return random.normal(rng.fixed_key(), (3,))
+'''
+
+
+def test_a_global_stream_another_module_advances_is_drawn_at_each_call(tmp_path):
+    # jax#5206: `rng.next_key()` (another module of the run) splits and rebinds a global key:
+    # under jit it runs once, while tracing, every call draws the same numbers and the key
+    # holds a tracer. It is evaluated at each call by a def with the old name and passed in,
+    # so the stream advances as eagerly; `rng.fixed_key()` changes nothing: left as it is.
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "rng.py").write_text(RNG)
+    (package / "model.py").write_text(STREAM_USER)
+    eager = _import_main(tmp_path, "model")
+    with jax.disable_jit():
+        expected = [eager.init() for _ in range(3)] + [eager.init_fixed()]
+    assert invoke("fix", "--no-cache", str(tmp_path)).exit_code == 0
+    fixed = (package / "model.py").read_text()
+    assert "return _init(next_key=rng.next_key())" in fixed, fixed
+    assert "def init_fixed():\n    return random.normal(rng.fixed_key(), (3,))" in fixed
+    rewritten = _import_main(tmp_path, "model")
+    got = [rewritten.init() for _ in range(3)] + [rewritten.init_fixed()]
+    for have, want in zip(got, expected):
+        assert jnp.allclose(have, want)
+    assert invoke("check", "--no-cache", str(tmp_path)).exit_code == 0

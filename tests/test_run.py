@@ -689,6 +689,42 @@ def test_a_write_into_an_array_made_from_what_the_run_saw_is_selected_with_where
     assert "ax1, ax2 = " not in fixed
 
 
+GLOBAL_STREAM = '''from jax import jit, random
+
+import rng
+
+
+def init():
+    return random.normal(rng.next_key(), (3,))
+
+
+init = jit(init)
+'''
+
+RNG_MODULE = '''from jax import random
+
+key = random.PRNGKey(0)
+
+
+def next_key():
+    global key
+    key, subkey = random.split(key)
+    return subkey
+'''
+
+
+def test_a_global_stream_of_another_module_is_drawn_at_each_call(tmp_path: Path) -> None:
+    # jax#5206: the run fails in `rng.py` (the key holds a tracer); the fix is in `model.py`,
+    # whose jitted `init` advances the stream of another module: `run` reads the project's
+    # other modules as `fix` of the folder does, and validation puts that module's state back
+    # between the original's calls and the rewrite's.
+    main = "import model\nimport rng\n\nprint([model.init() for _ in range(3)], rng.next_key())\n"
+    result, root = run_project(tmp_path, {"model.py": GLOBAL_STREAM, "rng.py": RNG_MODULE, "main.py": main})
+    assert result.exit_code == 0, result.output
+    assert "return _init(next_key=rng.next_key())" in (root / "model.py").read_text()
+    assert "init passed" in result.stderr, result.stderr
+
+
 FLAGGED_SOLVE = '''import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import lu_factor, lu_solve

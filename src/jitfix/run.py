@@ -41,9 +41,10 @@ from typing import Callable, Iterator
 
 from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, WANTED, sites_on_line
 from jitfix.analysis.observations import CHANGED, JITTED, ON_PATH, STATIC, Observation
+from jitfix.analysis.project import Project
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
-from jitfix.files import SKIPPED, InputError, read_source
+from jitfix.files import SKIPPED, InputError, discover, read_source
 from jitfix.findings import Finding
 from jitfix.profile import FunctionProfile, read_profile
 from jitfix.silent import STALE, SilentDifference, silent_differences, unstable
@@ -558,13 +559,16 @@ def _fix(scratch: Path, settings: Settings, evidence: list[Observation], paths: 
     fixed: dict[str, list[str]] = {}
     left: dict[str, list[Finding]] = {}
     with_evidence = replace(settings, observed=tuple(evidence))
+    # The project's other modules, read where a call reaches them (as `jitfix fix` of the
+    # folder does): a jitted function's helper in another module, a global stream it advances.
+    project = Project(discover([str(scratch)], settings.exclude)[0], settings.max_file_bytes)
     for path in sorted(paths):
         relative = str(Path(path).relative_to(scratch.resolve()))
         try:
             source = read_source(path)
         except InputError:
             continue
-        result = process_source(source, with_evidence, options)
+        result = process_source(source, with_evidence, options, project)
         left[path] = result.findings
         if result.new_text is not None and result.new_text != source.text:
             originals.setdefault(relative, source.text)

@@ -207,6 +207,11 @@ class ModuleProgram(Program):
         found = self.project.module_file(self.path, module, level)
         return None if found is None else (found, name)
 
+    def imported_def(self, func: ast.AST) -> tuple[ModuleProgram, FunctionNode] | None:
+        """The program and def of the function another module of the run defines that
+        ``func`` names through an import (``rng.next_key`` after ``from . import rng``)."""
+        return self._imported(func)
+
     def _imported(self, func: ast.AST, hops: int = 0) -> tuple[ModuleProgram, FunctionNode] | None:
         """The program and def of a function another module of the run defines, that ``func``
         names through an import (followed through re-exports such as a package's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Mapping, Protocol, TypeVar
 
 from jitfix.analysis.blocks import assigned_names, nodes_of, parents_in
 from jitfix.analysis.imports import ImportTable
@@ -41,6 +41,17 @@ class RuleDoc:
     example: str
     fixed: str
     safety: str
+
+
+class Source(Protocol):
+    """A module's syntax tree and imports: the module checked (a ``ModuleContext``), or another
+    module of the run (a ``ModuleProgram``) whose code a call reaches."""
+
+    @property
+    def tree(self) -> ast.Module: ...
+
+    @property
+    def imports(self) -> ImportTable: ...
 
 
 class ModuleContext:

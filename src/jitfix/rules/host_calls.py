@@ -34,7 +34,8 @@ from jitfix.analysis.blocks import assigned_names, local_names, own_nodes, state
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy_member
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
-from jitfix.rules.base import ModuleContext
+from jitfix.analysis.summaries import ModuleProgram
+from jitfix.rules.base import ModuleContext, Source
 from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jitted_by_assignment,
                                          module_instance_class, named, names_in)
 
@@ -132,12 +133,13 @@ def _reads_only_fixed_names(call: ast.Call, locals_: set[str], parameters: set[s
                for node in ast.walk(call) if isinstance(node, ast.Name))
 
 
-def _host_effect(module: ModuleContext, call: ast.Call, seen: frozenset[ast.AST],
+def _host_effect(module: Source, call: ast.Call, seen: frozenset[ast.AST],
                  defaults: dict[str, str] | None = None) -> str | None:
     """What the call changes on the host each time it runs (None: nothing jitfix sees): a draw
     from Python's or NumPy's generator, an object of the module whose method sets its
-    attributes, or a def of the module that does one of these or rebinds a global. (A clock
-    read is not passed in: a float32 of ``time.time()`` is off by minutes.)"""
+    attributes, or a def of the module, or of another module of the run it imports, that does
+    one of these or rebinds a global. (A clock read is not passed in: a float32 of
+    ``time.time()`` is off by minutes.)"""
     name = module.imports.resolve(call.func) or ""
     if name.startswith(("random.", "numpy.random.")):
         return f"`{name}` draws on the host"
@@ -147,7 +149,7 @@ def _host_effect(module: ModuleContext, call: ast.Call, seen: frozenset[ast.AST]
         definition = _method(klass, method) if klass is not None else None
         if definition is not None and _sets_own_attributes(definition):
             return f"`{receiver}` advances its own state (`{klass.name}.{method}`, line {definition.lineno})"  # type: ignore[union-attr]
-    definition = _module_def(module, call)
+    home, definition = _def_called(module, call)
     if definition is None or definition in seen:
         return None
     if any(isinstance(node, ast.Global) and set(node.names) & assigned_names(definition.body)
@@ -156,7 +158,7 @@ def _host_effect(module: ModuleContext, call: ast.Call, seen: frozenset[ast.AST]
     inner_defaults = _default_names(definition)
     for node in own_nodes(definition.body):
         if isinstance(node, ast.Call):
-            effect = _host_effect(module, node, seen | {definition}, inner_defaults)
+            effect = _host_effect(home, node, seen | {definition}, inner_defaults)
             if effect is not None:
                 return f"`{definition.name}` calls what does: {effect}" if "calls what does" not in effect else effect
     return None
@@ -195,7 +197,20 @@ def _sets_own_attributes(method: ast.FunctionDef) -> bool:
                and node.value.id == me for node in own_nodes(method.body))
 
 
-def _module_def(module: ModuleContext, call: ast.Call) -> ast.FunctionDef | None:
+def _def_called(module: Source, call: ast.Call) -> tuple[Source, ast.FunctionDef | None]:
+    """The def a call of a plain name calls, with the module that holds it: this module's, or
+    one another module of the run defines and this one imports (``rng.next_key()``)."""
+    local = _module_def(module, call)
+    if local is not None:
+        return module, local
+    program = module.traced.program if isinstance(module, ModuleContext) else module
+    found = program.imported_def(call.func) if isinstance(program, ModuleProgram) else None
+    if found is None or not isinstance(found[1], ast.FunctionDef):
+        return module, None
+    return found[0], found[1]
+
+
+def _module_def(module: Source, call: ast.Call) -> ast.FunctionDef | None:
     """The module's def a call of a plain name calls (the name bound once, by the def)."""
     if not isinstance(call.func, ast.Name):
         return None
@@ -205,7 +220,7 @@ def _module_def(module: ModuleContext, call: ast.Call) -> ast.FunctionDef | None
     return bindings[0] if len(bindings) == 1 and isinstance(bindings[0], ast.FunctionDef) else None
 
 
-def _gives_back_values(module: ModuleContext, call: ast.Call, seen: frozenset[ast.AST],
+def _gives_back_values(module: Source, call: ast.Call, seen: frozenset[ast.AST],
                        defaults: dict[str, str] | None = None) -> bool:
     """Whether the call certainly gives back numbers or arrays (what jit takes): a JAX or
     NumPy function's array, a host generator's number, or a def or method of the module every
@@ -218,17 +233,18 @@ def _gives_back_values(module: ModuleContext, call: ast.Call, seen: frozenset[as
         return name not in NOT_NUMBERS
     receiver, method = _receiver_and_method(call, defaults or {})
     definition: ast.FunctionDef | None = None
+    home = module
     if receiver is not None and (klass := module_instance_class(module, receiver)) is not None:
         definition = _method(klass, method)
     if definition is None:
-        definition = _module_def(module, call)
+        home, definition = _def_called(module, call)
     if definition is None or definition in seen:
         return False
     returns = [node for node in own_nodes(definition.body) if isinstance(node, ast.Return)]
     values = _bound_values(definition)
     inner_defaults = _default_names(definition)
     return bool(returns) and all(
-        node.value is not None and _value_expression(module, node.value, values, seen | {definition}, inner_defaults)
+        node.value is not None and _value_expression(home, node.value, values, seen | {definition}, inner_defaults)
         for node in returns)
 
 
@@ -245,7 +261,7 @@ def _bound_values(definition: ast.FunctionDef) -> dict[str, list[ast.expr]]:
     return values
 
 
-def _value_expression(module: ModuleContext, node: ast.expr, values: dict[str, list[ast.expr]],
+def _value_expression(module: Source, node: ast.expr, values: dict[str, list[ast.expr]],
                       seen: frozenset[ast.AST], defaults: dict[str, str]) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, int | float | complex) and not isinstance(node.value, bool)

@@ -38,7 +38,7 @@ from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext
 from jitfix.naming import unique_name
-from jitfix.rules.base import ModuleContext
+from jitfix.rules.base import ModuleContext, Source
 from jitfix.rules.function_context import name_position
 from jitfix.rules.globals import Renamed
 
@@ -381,7 +381,7 @@ def _initialised(module: ModuleContext, name: str, changed: list[str]) -> str | 
     return None
 
 
-def module_instance_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
+def module_instance_class(module: Source, name: str) -> ast.ClassDef | None:
     """The module's class of which the module-level ``name`` is the one instance it binds
     (``name = Class(...)``, once)."""
     bindings = [statement for statement in module.tree.body if name in assigned_names([statement])]

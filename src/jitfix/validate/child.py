@@ -20,6 +20,7 @@ import contextlib
 import functools
 import io
 import json
+import os
 import signal
 import sys
 import time
@@ -83,12 +84,37 @@ def load_module(text: str, filename: str, name: str, package: str) -> types.Modu
     sys.modules[name] = module  # dataclasses and pickling look classes up here
     exec(compile(text, filename, "exec"), module.__dict__)
     _module_states[name] = _state_of(module)
+    _imported_states[name] = [other.__name__ for other in _project_modules(module)]
+    for other in _project_modules(module):
+        _module_states.setdefault(other.__name__, _state_of(other))  # as their first import left them
     return module
+
+
+def _project_modules(module: types.ModuleType) -> list[types.ModuleType]:
+    """The modules of the user's package that ``module`` imports, or imports names from
+    (``from . import rng``, ``from .rng import next_key``): a global stream there is state
+    the module's functions change too."""
+    root = _package_root(os.path.dirname(os.path.abspath(module.__file__ or "")))
+    found: dict[str, types.ModuleType] = {}
+    for value in list(module.__dict__.values()):
+        home = value if isinstance(value, types.ModuleType) else sys.modules.get(getattr(value, "__module__", None) or "")
+        file = getattr(home, "__file__", None)
+        if home is not None and home is not module and file and os.path.abspath(file).startswith(root + os.sep):
+            found[home.__name__] = home
+    return list(found.values())
+
+
+def _package_root(folder: str) -> str:
+    """The folder above the outermost package that holds ``folder`` (``folder`` itself outside one)."""
+    while os.path.exists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
 
 
 # Each module's state as its import left it: what its globals are bound to, and the attributes
 # of the module's own objects among them (a key sequence, a generator, a model holding arrays).
 _module_states: dict[str, dict[str, tuple[object, dict | None]]] = {}
+_imported_states: dict[str, list[str]] = {}  # each loaded module's project modules (their states too)
 
 
 def _state_of(module: types.ModuleType) -> dict[str, tuple[object, dict | None]]:
@@ -99,15 +125,20 @@ def _state_of(module: types.ModuleType) -> dict[str, tuple[object, dict | None]]
 
 
 def restore_module_state(module: types.ModuleType) -> None:
-    """Put the module back as its import left it: a function whose calls change module state
-    (a counter it rebinds, a key its object splits) is then compared call for call with the
+    """Put the module back as its import left it, and the modules of the user's package it
+    imports: a function whose calls change module state (a counter it rebinds, a key its
+    object splits, a global stream of another module) is then compared call for call with the
     rewrite, whatever ran before -- the reference's input search, the original under jit, which
     may even leave a tracer in that state."""
-    for name, (value, attributes) in _module_states.get(module.__name__, {}).items():
-        module.__dict__[name] = value
-        if attributes is not None:
-            vars(value).clear()
-            vars(value).update(attributes)
+    for home in [module.__name__, *_imported_states.get(module.__name__, [])]:
+        namespace = module.__dict__ if home == module.__name__ else getattr(sys.modules.get(home), "__dict__", None)
+        if namespace is None:
+            continue
+        for name, (value, attributes) in _module_states.get(home, {}).items():
+            namespace[name] = value
+            if attributes is not None:
+                vars(value).clear()
+                vars(value).update(attributes)
 
 
 # -- line coverage -----------------------------------------------------------------------------
