@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from jitfix.analysis.observations import Observation
 from jitfix.cli import app
+from jitfix.run import _reason
 
 MODEL = '''import jax.numpy as jnp
 
@@ -1111,3 +1113,17 @@ def test_a_tracer_formatted_in_a_print_is_seen_and_the_print_made_per_call(tmp_p
     assert "the command exits as with jit disabled (exit 0)" in result.stderr
     assert '+    jax.debug.print("error: {state_error:.3f}", state_error=state.error' in result.stdout
     assert "its output differs" not in result.stderr
+
+
+def test_a_failure_no_rule_rewrites_says_what_was_missing_and_where(tmp_path: Path) -> None:
+    # A failure with no finding on its line still names the construct (the one candidate
+    # expression of the error's kind on the line) and what the error says was missing.
+    path = tmp_path / "objective.py"
+    path.write_text("def compute(self, B_mn):\n    return B_mn[self._idx] / B_mn[0]\n")
+    masked = Observation(str(path), "compute", 1, 2, "NonConcreteBooleanIndexError", ("B_mn",))
+    reason = _reason(masked, [])
+    assert "at `B_mn[self._idx]`" in reason and "boolean mask" in reason, reason
+    leaked = Observation(str(path), "compute", 1, 2, "UnexpectedTracerError", ("B_mn",))
+    assert "state kept between calls" in _reason(leaked, [])
+    unknown = Observation(str(path), "compute", 1, 2, "SomeOtherError", ("B_mn",))
+    assert _reason(unknown, []) == "no rule rewrites what failed on this line"

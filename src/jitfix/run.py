@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, WANTED, sites_on_line
+from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, MISSING, WANTED, sites_on_line
 from jitfix.analysis.observations import CHANGED, JITTED, ON_PATH, STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.config import Settings
@@ -648,17 +648,21 @@ def _reason(seen: Observation, findings: list[Finding]) -> str:
     if on_line:
         return f"{on_line[0].code} {on_line[0].message}"
     sites = _failure_sites(seen)
-    if len(sites) > 1:
+    if len(sites) > 1 and seen.error in EXPLAINED_ERRORS:
         listed = ", ".join(f"`{text}`" for text in sites)
         return (f"Python asked a tracer for {WANTED[seen.error]} in one of {listed}; the failure does not say "
                 "which, so none is rewritten")
-    return "no rule rewrites what failed on this line"
+    missing = MISSING.get(seen.error)
+    if missing is None:
+        return "no rule rewrites what failed on this line"
+    where = f" at `{sites[0]}`" if len(sites) == 1 else ""
+    return f"no rule rewrites what failed on this line{where}: {missing}"
 
 
 def _failure_sites(seen: Observation) -> list[str]:
     """The source of each expression on the failing line where Python may have done what the
     error says it did with a tracer (`analysis/failure_sites.py`)."""
-    if seen.error not in EXPLAINED_ERRORS:
+    if seen.error not in WANTED:
         return []
     try:
         text = Path(seen.path).read_text(encoding="utf-8")

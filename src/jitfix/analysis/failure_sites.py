@@ -23,6 +23,9 @@ TRUTH_ERROR = "TracerBoolConversionError"
 INDEX_ERROR = "TracerIntegerConversionError"
 CONVERSION_ERROR = "ConcretizationTypeError"
 EXPLAINED_ERRORS = frozenset({TRUTH_ERROR, INDEX_ERROR, CONVERSION_ERROR})
+# A boolean mask's size: its sites are named in messages, but prove nothing traced (an index
+# may be an array's, which takes tracers).
+MASK_ERROR = "NonConcreteBooleanIndexError"
 _CONVERSIONS = frozenset({"float", "int", "complex"})
 
 # Statements whose own expressions are their head (the body's statements are visited alone).
@@ -34,7 +37,8 @@ _HEADS = {ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.Async
 def candidate_sites(statement: ast.stmt, line: int, error: str) -> list[ast.expr]:
     """The expressions of ``statement`` (its head, for a compound one) on ``line`` where
     Python does what ``error`` says it did with a tracer."""
-    finders = {TRUTH_ERROR: _truth_sites, INDEX_ERROR: _index_sites, CONVERSION_ERROR: _conversion_sites}
+    finders = {TRUTH_ERROR: _truth_sites, INDEX_ERROR: _index_sites, CONVERSION_ERROR: _conversion_sites,
+               MASK_ERROR: _mask_sites}
     sites = finders[error](statement) if error in finders else iter(())
     on_line = {id(site): site for site in sites if site.lineno <= line <= (site.end_lineno or site.lineno)}
     return list(on_line.values())  # (a test's operand is one of its `and`'s too: once)
@@ -116,8 +120,37 @@ def _conversion_sites(statement: ast.stmt) -> Iterator[ast.expr]:
             yield node.func.value
 
 
+def _mask_sites(statement: ast.stmt) -> Iterator[ast.expr]:
+    """Where an array may be indexed with a boolean mask: each subscript whose index is not a
+    constant or a slice (nor a tuple of only those)."""
+    static = (ast.Constant, ast.Slice)
+    for node in _own_expressions(statement):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, static) \
+                and not (isinstance(node.slice, ast.Tuple) and all(isinstance(part, static) for part in node.slice.elts)):
+            yield node
+
+
 # What each explained error says Python wanted of the tracer, for messages.
-WANTED = {TRUTH_ERROR: "its truth", INDEX_ERROR: "an `int`", CONVERSION_ERROR: "a Python number"}
+WANTED = {TRUTH_ERROR: "its truth", INDEX_ERROR: "an `int`", CONVERSION_ERROR: "a Python number",
+          MASK_ERROR: "how many elements a mask selects"}
+
+# What a failure of each kind says was missing, and the forms that do without it: what `jitfix
+# run` says of a failure no rule rewrites.
+MISSING = {
+    TRUTH_ERROR: "Python took the truth of a traced value (an `if`, `while`, `and`/`or`, `assert`); compute "
+                 "the test from static values, or select with `jnp.where`/`lax.cond`",
+    INDEX_ERROR: "Python needed an `int` of a traced value (an index of a list or tuple, `range`); make the "
+                 "value static, or index an array instead",
+    CONVERSION_ERROR: "a concrete value (a Python number, a shape, a size) was computed from a traced one; "
+                      "compute it from static values (shapes, static arguments) or keep it an array",
+    MASK_ERROR: "an index with a traced boolean mask selects as many elements as the data holds; keep the "
+                "shape (`jnp.where(mask, x, 0)`, a reduction's `where=`), or keep the mask out of the traced "
+                "values (a NumPy array, a static field)",
+    "TracerArrayConversionError": "a NumPy (or other host) function was given a traced array; use the "
+                                  "`jax.numpy` function, or call it outside the jitted code on concrete values",
+    "UnexpectedTracerError": "a tracer of a trace that has ended was used: state kept between calls (a global, "
+                             "an attribute, a cache) was set while tracing; pass it in and return it",
+}
 
 
 def sites_on_line(tree: ast.Module, line: int, error: str) -> list[ast.expr]:
