@@ -479,7 +479,8 @@ class UnhashableStaticArgument(Rule):
         what="Finds calls of a jitted function of the module that pass, for a static parameter "
         "(`static_argnums`/`static_argnames`), an instance of a dataclass of the module that is not "
         "frozen (nor `unsafe_hash=True`, nor with its own `__hash__`), and makes the class "
-        "`frozen=True`.",
+        "`frozen=True`; and `static_argnums` of a method jitted by its decorator counted as if `self` "
+        "were not (jax#17158: `static_argnums=(1,)` meant for the flag after `x`).",
         why="jit finds the compiled variant for a static argument by its hash. A dataclass compares "
         "by value (`eq=True`), so Python sets its `__hash__` to None unless it is frozen: every call "
         "raises `ValueError: Non-hashable static arguments are not supported`.",
@@ -495,13 +496,21 @@ class UnhashableStaticArgument(Rule):
         "instance raises on it), the class has no base, no subclass in the module, no `__init__` or "
         "`__post_init__` of its own, and every field is annotated with a hashable type (`int`, "
         "`float`, `bool`, `str`, `None`, tuples and `Optional`/`Literal` of those); reported without "
-        "a fix otherwise.",
+        "a fix otherwise. On a method, `static_argnums` counts `self` as 0: where every static position "
+        "is given a JAX array by every call of the module (`t.f(jnp.array(...), True)`: unhashable, so "
+        "every call raised) and the next position a constant, each number is shifted by one, and `self` "
+        "joins them where its class is a plain object (`static_argnums=(1,)` -> `(0, 2)`; safe: every such "
+        "call raised before).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
         values = _passed_values(module)
         if values is None:
             return
+        for traced in {id(traced.node): traced for traced in module.traced.values()}.values():
+            miscounted = _argnums_counted_without_self(module, traced)
+            if miscounted is not None:
+                yield self._miscounted_finding(module, traced, miscounted)
         reported: set[tuple[int, str]] = set()
         for jitted in jitted_callables(module):
             for parameter in sorted(jitted.static):
@@ -529,6 +538,117 @@ class UnhashableStaticArgument(Rule):
         fix = Fix(Safety.SAFE, f"freeze `{klass.name}`", [_frozen_edit(module, decorator)])
         return self.finding(module, argument.expr, f"{where}; make `{klass.name}` a frozen dataclass (hashed by "
                             "its fields)", fix, function=function)
+
+
+    def _miscounted_finding(self, module: ModuleContext, traced: TracedFunction, miscounted: _Miscounted) -> Finding:
+        function = traced.node
+        names = positional_names(function)
+        given = ", ".join(f"`{names[index]}`" for index in miscounted.given)
+        meant = ", ".join(f"`{names[index]}`" for index in miscounted.meant)
+        where = (f"`static_argnums={module.segment(miscounted.keyword.value)}` of the method `{traced.qualname}` "
+                 f"counts `{names[0]}` as 0, so it makes {given} static, which every call gives a JAX array: "
+                 "every call raises `ValueError` (non-hashable static arguments are not supported)")
+        numbers = tuple(miscounted.meant if not miscounted.static_self else (0, *miscounted.meant))
+        spelled = f"({numbers[0]},)" if len(numbers) == 1 else str(numbers)
+        fix = Fix(Safety.SAFE, f"count `{names[0]}`: static_argnums={spelled}",
+                  [_argnums_edit(module, miscounted.keyword, spelled)])
+        why = f"{meant} meant, and `{names[0]}` too (a plain object)" if miscounted.static_self else f"{meant} meant"
+        return self.finding(module, miscounted.keyword, f"{where}; count `{names[0]}`: `static_argnums={spelled}` "
+                            f"({why})", fix, function=traced)
+
+
+@dataclass(frozen=True)
+class _Miscounted:
+    """``static_argnums`` of a jitted method written as if ``self`` were not counted: the
+    positions it makes static (``given``) and those meant (one further each)."""
+
+    keyword: ast.keyword
+    given: tuple[int, ...]
+    meant: tuple[int, ...]
+    static_self: bool  # `self` is a plain object: static too
+
+
+def _argnums_counted_without_self(module: ModuleContext, traced: TracedFunction) -> _Miscounted | None:
+    """A method jitted by its decorator (``@partial(jax.jit, static_argnums=(1,))``) whose
+    every static position, counting ``self`` as 0, is given a JAX array by every call of the
+    module (``t.f(jnp.array(...), True)``: unhashable, so every call raises), while the next
+    position is given a Python constant: the numbers were counted without ``self`` (jax#17158)."""
+    function = traced.node
+    klass = module.traced.parents.get(function)
+    if not isinstance(klass, ast.ClassDef) or not isinstance(function, ast.FunctionDef) \
+            or len(function.decorator_list) != 1:
+        return None
+    decorator = function.decorator_list[0]
+    if not (isinstance(decorator, ast.Call) and module.imports.resolve(decorator.func) == "functools.partial"
+            and decorator.args and module.imports.resolve(decorator.args[0]) == "jax.jit" and len(decorator.args) == 1):
+        return None
+    keyword = next((item for item in decorator.keywords if item.arg == "static_argnums"), None)
+    if keyword is None or any(item.arg not in ("static_argnums", "donate_argnums") for item in decorator.keywords):
+        return None
+    given = _literal_ints(keyword.value)
+    names = positional_names(function)
+    if not given or 0 in given or any(not 0 < index < len(names) - 1 for index in given) \
+            or function.args.vararg is not None:
+        return None
+    calls = list(_method_calls(module, klass, function.name))
+    if not calls:
+        return None
+    for call, scope in calls:
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or call.keywords:
+            return None
+        for index in given:  # (the call does not pass `self`: its arguments count from 1)
+            if index - 1 >= len(call.args) or not _a_jax_array(module, call.args[index - 1], scope, call.lineno):
+                return None
+            if index < len(call.args) and not isinstance(call.args[index], ast.Constant):
+                return None
+    meant = tuple(sorted(index + 1 for index in given))
+    return _Miscounted(keyword, tuple(given), meant, _certainly_no_pytree(klass, module))
+
+
+def _literal_ints(node: ast.expr) -> list[int] | None:
+    parts = node.elts if isinstance(node, ast.Tuple | ast.List) else [node]
+    if all(isinstance(part, ast.Constant) and type(part.value) is int for part in parts):
+        return [part.value for part in parts]  # type: ignore[attr-defined]
+    return None
+
+
+def _method_calls(module: ModuleContext, klass: ast.ClassDef, name: str) -> Iterator[tuple[ast.Call, ast.AST]]:
+    """Every call ``obj.name(...)`` of the module whose ``obj`` is an instance of ``klass``
+    (``scopes.instance_class``), with the scope it is in."""
+    program = module.traced.program
+    if program is None:
+        return
+    scopes: Scopes = program.scopes
+    stack: list[tuple[ast.AST, ast.AST]] = [(module.tree, module.tree)]
+    while stack:
+        node, scope = stack.pop()
+        inner = node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else scope
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
+                and scopes.instance_class(scope, node.func.value, node.lineno) is klass:
+            yield node, scope
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def _a_jax_array(module: ModuleContext, value: ast.expr, scope: ast.AST, line: int) -> bool:
+    """Whether ``value`` is certainly a JAX array: made by an array function of JAX
+    (``jnp.array([1, 2])``), arithmetic on one, or a name last bound so before ``line``."""
+    if isinstance(value, ast.Call):
+        return function_category(module.imports.resolve(value.func)) in ("array", "one array")
+    if isinstance(value, ast.BinOp):
+        return _a_jax_array(module, value.left, scope, line) or _a_jax_array(module, value.right, scope, line)
+    if isinstance(value, ast.Name) and module.traced.program is not None:
+        bound = module.traced.program.scopes.assignment_before(scope, value.id, line)
+        return isinstance(bound, ast.expr) and _a_jax_array(module, bound, scope, line)
+    return False
+
+
+def _argnums_edit(module: ModuleContext, keyword: ast.keyword, spelled: str) -> Edit:
+    """The keyword argument ``static_argnums=...`` given the value ``spelled``."""
+    def replace(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Arg)
+        return node.with_changes(value=cst.parse_expression(spelled))
+
+    return Edit(module.start_of(keyword), cst.Arg, replace)
 
 
 def _dataclass_decorator(module: ModuleContext, klass: ast.ClassDef) -> ast.expr | None:
