@@ -38,7 +38,7 @@ from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext
 from jitfix.naming import unique_name
-from jitfix.rules.base import ModuleContext, Source
+from jitfix.rules.base import CacheKey, ModuleContext, Source
 from jitfix.rules.function_context import name_position
 from jitfix.rules.globals import Renamed
 
@@ -392,10 +392,21 @@ def module_instance_class(module: Source, name: str) -> ast.ClassDef | None:
                  and node.name == made.id), None)
 
 
+_OBJECT_CLASSES = CacheKey[dict[str, "ast.ClassDef | None"]]("the class of each module-level object")
+
+
 def _module_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
     """The class of the module-level object ``name`` (``module_instance_class``) where what its
     methods set is all that changes on it: never declared ``global`` by a function, a class
-    without bases, decorators or attribute hooks."""
+    without bases, decorators or attribute hooks. (Asked of every name a traced function reads
+    an attribute of: found once per name.)"""
+    found = module.cached(_OBJECT_CLASSES, dict)
+    if name not in found:
+        found[name] = None if name in module.imports.aliases else _plain_object_class(module, name)
+    return found[name]
+
+
+def _plain_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None:
     klass = module_instance_class(module, name)
     if klass is None or klass.decorator_list or klass.keywords \
             or any(not (isinstance(base, ast.Name) and base.id == "object") for base in klass.bases):
