@@ -253,6 +253,24 @@ def _one_restructuring_per_function(findings: list[Finding]) -> list[Finding]:
             or not any(_nested(finding.function, other.function) for other in restructurings)]
 
 
+def _applied_apart(text: str, findings: list[Finding], tree: ast.Module,
+                   error: InternalError) -> tuple[list[Finding], str]:
+    """The findings a round applies, and the text, when their fixes did not apply together
+    (``error``): one restructuring per function; failing that, the first fix alone (a lax
+    rewrite of a branch and a statement another fix removes inside it, each planned on the
+    same ast). The others wait for the next round, where they are found again against the
+    rewritten code."""
+    fewer = _one_restructuring_per_function(findings)
+    if fewer != findings:
+        try:
+            return fewer, _edited(text, fewer, tree)
+        except InternalError:
+            pass
+    if len(findings) == 1:
+        raise error
+    return findings[:1], _edited(text, findings[:1], tree)
+
+
 def _nested(first: str | None, second: str | None) -> bool:
     """Whether one of two functions (qualified names) is, or holds, the other: a rewrite of
     a function rewrites the defs nested in it too."""
@@ -403,11 +421,8 @@ def _process_text(path: str, text: str, settings: Settings, options: Options, pr
             break
         try:
             edited = _edited(current, to_apply, tree)
-        except InternalError:
-            fewer = _one_restructuring_per_function(to_apply)
-            if fewer == to_apply:
-                raise
-            to_apply, edited = fewer, _edited(current, fewer, tree)
+        except InternalError as error:
+            to_apply, edited = _applied_apart(current, to_apply, tree, error)
         current = _checked(path, edited, [f"{f.code} (line {f.line})" for f in to_apply])
         if not result.fixed:
             result.rewritten_lines = {finding.line: finding.code for finding in to_apply}

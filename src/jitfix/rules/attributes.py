@@ -209,10 +209,14 @@ def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, kl
 
 def _hashable_instances(klass: ast.ClassDef) -> bool:
     """Python hashes an instance by identity unless the class compares by value: a dataclass
-    (``eq=True`` by default) unless frozen or ``unsafe_hash``, or ``__eq__`` without ``__hash__``."""
+    (``eq=True`` by default) unless frozen or ``unsafe_hash``, or ``__eq__`` without ``__hash__``;
+    and not at all where the class sets ``__hash__ = None``."""
     methods = {node.name for node in klass.body if isinstance(node, ast.FunctionDef)}
     if "__hash__" in methods:
         return True
+    if any(isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "__hash__"
+                                                for target in node.targets) for node in klass.body):
+        return False  # (`__hash__ = None`; any other value is not a method jitfix can read)
     for decorator in klass.decorator_list:
         options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
 

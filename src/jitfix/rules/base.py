@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterator, Mapping, Protocol, TypeVar
 
@@ -213,35 +214,50 @@ def inlined_at(binding: ast.Assign, use: ast.AST, function: ast.AST, parents: Ma
 
 def inlined_edits(module: ModuleContext, binding: ast.stmt, use: ast.AST, function: ast.AST) -> list[Edit]:
     """The edits that remove a binding a rewrite inlined at ``use`` (``inlined_at``): the
-    binding goes, and the comments on its line and right above it go above the statement
-    that now reads its value, which they describe."""
-    edits = [removal_edit(module, binding)]
-    comments = _comments_of(module, binding)
+    binding goes, and the lines above it that are its own (comments, blank lines: libcst's
+    leading lines) and the comment on its line go above the statement that now reads its
+    value, which they describe -- but a tool's directive for that line (``# noqa``,
+    ``# type: ignore``), which meant that line alone."""
+    if not _commented(module, binding):
+        return [removal_edit(module, binding)]
+    carried: list[cst.EmptyLine] = []  # what the removal left, for the statement after it
+
+    def removed(node: cst.CSTNode, context: EditContext) -> cst.RemovalSentinel:
+        assert isinstance(node, cst.SimpleStatementLine)
+        comment = node.trailing_whitespace.comment
+        kept = [cst.EmptyLine(comment=comment)] if comment is not None and not _LINE_DIRECTIVE.match(comment.value) \
+            else []
+        carried[:] = [*node.leading_lines, *kept]  # (set, not added to: a second pass over the module sees it again)
+        return cst.RemovalSentinel.REMOVE
+
+    def with_comments(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.SimpleStatementLine)
+        return node.with_changes(leading_lines=[*carried, *node.leading_lines]) if carried else node
+
     parents = parents_in(function)
     holder: ast.AST | None = use
     while holder is not None and not isinstance(holder, ast.stmt):
         holder = parents.get(id(holder))
-    if comments and holder is not None:
-        def with_comments(node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-            assert isinstance(node, cst.SimpleStatementLine)
-            moved = [cst.EmptyLine(comment=cst.Comment(comment)) for comment in comments]
-            return node.with_changes(leading_lines=[*node.leading_lines, *moved])
-        edits.append(Edit(module.start_of(holder), cst.SimpleStatementLine, with_comments))
-    return edits
+    assert holder is not None
+    # (libcst leaves the binding before the statement after it: `carried` is filled by then)
+    return [Edit(module.start_of(binding), cst.SimpleStatementLine, removed),
+            Edit(module.start_of(holder), cst.SimpleStatementLine, with_comments)]
 
 
-def _comments_of(module: ModuleContext, statement: ast.stmt) -> list[str]:
-    """The comment lines right above a statement and the comment on its (last) line, as written."""
-    above: list[str] = []
+# A comment that directs a tool for its own line only.
+_LINE_DIRECTIVE = re.compile(r"#\s*(noqa\b|type:\s*ignore|pylint:|pyright:|mypy:|fmt:|isort:|nosec\b)")
+
+
+def _commented(module: ModuleContext, statement: ast.stmt) -> bool:
+    """Whether a comment is on the statement's (last) line, or on a line between it and the
+    code above it (which libcst gives the statement as its leading lines)."""
     line = statement.lineno - 1
-    while line >= 1 and module.lines[line - 1].lstrip().startswith("#"):
-        above.insert(0, module.lines[line - 1].strip())
+    while line >= 1 and (not module.lines[line - 1].strip() or module.lines[line - 1].lstrip().startswith("#")):
+        if module.lines[line - 1].lstrip().startswith("#"):
+            return True
         line -= 1
     end_line = statement.end_lineno or statement.lineno
-    text = module.lines[end_line - 1]
-    after = text[module.char_col(end_line, statement.end_col_offset or 0):]
-    trailing = [after[after.index("#"):].strip()] if "#" in after else []
-    return above + trailing
+    return "#" in module.lines[end_line - 1][module.char_col(end_line, statement.end_col_offset or 0):]
 
 
 def removal_edit(module: ModuleContext, statement: ast.stmt) -> Edit:

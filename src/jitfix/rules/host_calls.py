@@ -36,8 +36,8 @@ from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.rules.base import ModuleContext, Source
-from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jitted_by_assignment,
-                                         module_instance_class, named, names_in)
+from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jit_attributes_used,
+                                         jitted_by_assignment, module_instance_class, named, names_in)
 
 # Python's draws that are floats, which jit takes as it takes the float (``random.choice`` may
 # give anything, and an int from ``randint`` or ``getrandbits`` may not fit the int32 jit makes
@@ -66,7 +66,8 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
     if not isinstance(function, ast.FunctionDef) or not traced.staged \
             or not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
         return []
-    if function not in module.tree.body and not _static_self_method(module, traced):
+    if function not in module.tree.body and not _static_self_method(module, traced) \
+            or jit_attributes_used(module, function):
         return []
     found: list[HostCall] = []
     texts: list[str] = []

@@ -28,9 +28,11 @@ from jitfix.rules.attributes import (
     _certainly_no_pytree,
     _changed_attributes,
     _hashable_instances,
+    _why_self_cannot_be_static,
 )
 from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
 from jitfix.rules.static_arguments import static_argnames_edit
+from jitfix.rules.threaded_state import registered_pytree
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -583,8 +585,8 @@ def _argnums_counted_without_self(module: ModuleContext, traced: TracedFunction)
             and decorator.args and module.imports.resolve(decorator.args[0]) == "jax.jit" and len(decorator.args) == 1):
         return None
     keyword = next((item for item in decorator.keywords if item.arg == "static_argnums"), None)
-    if keyword is None or any(item.arg not in ("static_argnums", "donate_argnums") for item in decorator.keywords):
-        return None
+    if keyword is None or len(decorator.keywords) != 1:
+        return None  # (`donate_argnums` or `static_argnames` beside it may count otherwise)
     given = _literal_ints(keyword.value)
     names = positional_names(function)
     if not given or 0 in given or any(not 0 < index < len(names) - 1 for index in given) \
@@ -602,7 +604,12 @@ def _argnums_counted_without_self(module: ModuleContext, traced: TracedFunction)
             if index < len(call.args) and not isinstance(call.args[index], ast.Constant):
                 return None
     meant = tuple(sorted(index + 1 for index in given))
-    return _Miscounted(keyword, tuple(given), meant, _certainly_no_pytree(klass, module))
+    if registered_pytree(module, klass):
+        return _Miscounted(keyword, tuple(given), meant, static_self=False)
+    if not _certainly_no_pytree(klass, module) or "__hash__" in assigned_names(klass.body) \
+            or _why_self_cannot_be_static(module, traced, klass, names[0]) is not None:
+        return None  # (`self` must be static, and it may not hash or may change after set-up)
+    return _Miscounted(keyword, tuple(given), meant, static_self=True)
 
 
 def _literal_ints(node: ast.expr) -> list[int] | None:

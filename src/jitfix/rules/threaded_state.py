@@ -517,7 +517,7 @@ def method_self(module: ModuleContext, traced: TracedFunction) -> str | None:
     if name in traced.static_params:
         return name
     traced_self = name in traced.traced_params or decorated_with_its_jit(traced)
-    return name if traced_self and _mutable_pytree(module, owner) else None
+    return name if traced_self and registered_pytree(module, owner) else None
 
 
 # How a class is made a pytree without freezing it (a flax struct, an equinox Module and a
@@ -528,7 +528,7 @@ REGISTERING_CALLS = frozenset({"jax.tree_util.register_pytree_node", "jax.tree_u
                                "jax.tree_util.register_pytree_node_class"})
 
 
-def _mutable_pytree(module: ModuleContext, klass: ast.ClassDef) -> bool:
+def registered_pytree(module: ModuleContext, klass: ast.ClassDef) -> bool:
     """The class is registered as a pytree by its decorator or a module-level call, and is
     not a frozen dataclass."""
     resolve = module.imports.resolve
@@ -643,13 +643,19 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
         return "the function yields or declares `nonlocal`"
     if self_name is None and function not in module.tree.body:
         return "only a module-level function is given its globals as parameters"
-    if self_name is None and any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                                 and node.value.id == function.name for node in ast.walk(module.tree)):
+    if self_name is None and jit_attributes_used(module, function):
         return (f"the module uses attributes of the jitted `{function.name}` (`.lower`, `.trace`), which the "
                 "def that would pass the state in lacks")
     if self_name is not None:
         return _self_used_otherwise(module, function, self_name, names)
     return _globals_used_elsewhere(module, function, names)
+
+
+def jit_attributes_used(module: ModuleContext, function: FunctionNode) -> bool:
+    """Whether the module reads attributes of the jitted function by its name (``f.lower(x)``,
+    ``f.clear_cache()``): a plain def that wraps the jit would lack them."""
+    return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == function.name
+               for node in ast.walk(module.tree))
 
 
 def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_name: str,
