@@ -66,8 +66,7 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
     if not isinstance(function, ast.FunctionDef) or not traced.staged \
             or not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
         return []
-    if function not in module.tree.body and not _static_self_method(module, traced) \
-            or jit_attributes_used(module, function):
+    if function not in module.tree.body and not _static_self_method(module, traced):
         return []
     found: list[HostCall] = []
     texts: list[str] = []
@@ -91,6 +90,8 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
             continue
         found.append(HostCall(node, effect))
         texts.append(ast.unparse(node))
+    if not found or jit_attributes_used(module, function):
+        return []
     return [host for host in found if texts.count(ast.unparse(host.call)) == 1]
 
 

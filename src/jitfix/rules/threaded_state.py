@@ -654,6 +654,8 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
 def jit_attributes_used(module: ModuleContext, function: FunctionNode) -> bool:
     """Whether the module reads attributes of the jitted function by its name (``f.lower(x)``,
     ``f.clear_cache()``): a plain def that wraps the jit would lack them."""
+    if f"{function.name}." not in module.text:  # (a walk of the module only where the text spells one)
+        return False
     return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == function.name
                for node in ast.walk(module.tree))
 
