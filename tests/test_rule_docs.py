@@ -13,16 +13,25 @@ not the example's, and is not shown."""
 from __future__ import annotations
 
 import ast
+import os
 
 import pytest
 
+from jitfix.analysis.observations import STAGED, Observation
 from jitfix.config import Settings
 from jitfix.engine import Options, process_text
 from jitfix.rules import ALL_RULES
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
-# Rules that only act when a setting asks them to.
-SETTINGS = {"JF203": Settings(scan_static_loops=True)}
+# Rules that only act when a setting asks them to, or on what a run of `jitfix run` saw (JF509:
+# that the example's line 2, `num_values = jnp.asarray(...)`, made a value that then failed).
+_EXAMPLE_LINE = HEADER.count("\n") + 1
+SETTINGS = {
+    "JF203": Settings(scan_static_loops=True),
+    "JF509": Settings(observed=(Observation(os.path.realpath("example.py"), "make_spec", _EXAMPLE_LINE,
+                                            _EXAMPLE_LINE + 1, STAGED, (), via="example.py:9 (TracerBoolConversionError)",
+                                            made=("int32",)),)),
+}
 
 
 def split_imports(text: str) -> tuple[list[str], str]:

@@ -1127,3 +1127,151 @@ def test_a_failure_no_rule_rewrites_says_what_was_missing_and_where(tmp_path: Pa
     assert "state kept between calls" in _reason(leaked, [])
     unknown = Observation(str(path), "compute", 1, 2, "SomeOtherError", ("B_mn",))
     assert _reason(unknown, []) == "no rule rewrites what failed on this line"
+
+
+SPEC = '''import jax
+import jax.numpy as jnp
+
+
+class ActionSpec:
+    def __init__(self, num_actions, dtype=jnp.int32):
+        num_actions = jnp.asarray(num_actions, dtype=jnp.int32)  # one count per action dimension
+        if (num_actions <= 0).any():
+            raise ValueError(f"num_actions must be positive, got {num_actions}")
+        self.shape = num_actions.shape
+        self.maximum = num_actions - 1
+
+
+class Env:
+    def __init__(self, num_actions):
+        self.num_actions = num_actions
+
+    def spec(self):
+        return ActionSpec(self.num_actions)
+
+
+def make_step(env):
+    @jax.jit
+    def step(key, total):
+        spec = env.spec()
+        key, sub = jax.random.split(key)
+        action = jax.random.randint(sub, spec.shape, 0, spec.maximum + 1)
+        return key, total + action.sum()
+
+    return step
+'''
+
+SPEC_MAIN = '''import jax
+import jax.numpy as jnp
+
+import envs
+
+for env in (envs.Env(3), envs.Env([2, 4])):
+    step = envs.make_step(env)
+    key, total = jax.random.PRNGKey(0), jnp.int32(0)
+    for _ in range(3):
+        key, total = step(key, total)
+    print(total)
+try:
+    envs.make_step(envs.Env(0))(jax.random.PRNGKey(0), jnp.int32(0))
+except ValueError as error:
+    print("rejected:", error)
+'''
+
+
+def test_a_spec_built_with_jnp_from_settings_inside_a_jitted_step_is_built_with_numpy(tmp_path: Path) -> None:
+    # jit_env#36: the spec's count is made from a setting with `jnp.asarray` while the jitted step
+    # is traced (the environment is a closure), so its check takes a tracer's truth. The run
+    # sees the failing value depends on no argument of `step`, and where it was made.
+    result, root = run_project(tmp_path, {"envs.py": SPEC, "main.py": SPEC_MAIN})
+    assert result.exit_code == 0, result.output
+    fixed = (root / "envs.py").read_text()
+    assert "num_actions = np.asarray(num_actions, dtype=np.int32)  # one count per action dimension" in fixed, fixed
+    assert fixed.startswith("import jax\nimport jax.numpy as jnp\nimport numpy as np\n"), fixed
+    assert fixed.count("np.") == 2 + fixed.count("jnp."), fixed  # nothing else rewritten
+    assert "JF509" in result.output
+
+
+GRAPH = '''import jax
+import jax.numpy as jnp
+
+
+def funcify_make_vector(dtype):
+    def make_vector(*dims):
+        return jnp.array(dims, dtype=dtype)
+
+    return make_vector
+
+
+def funcify_reshape():
+    def reshape(x, shape):
+        return jnp.reshape(x, shape)
+
+    return reshape
+
+
+def compile_graph(dims):
+    make_vector = funcify_make_vector("int32")
+    reshape = funcify_reshape()
+
+    def graph(x):
+        return jnp.exp(reshape(x, make_vector(*dims)))
+
+    return jax.jit(graph)
+'''
+
+
+def test_a_shape_a_helper_builds_with_jnp_from_constants_is_built_with_numpy(tmp_path: Path) -> None:
+    # aesara#43: the shape vector is built by one closure and used by another; the run sees the
+    # value `jnp.reshape` needed made, from constants alone, in `make_vector`.
+    main = ("import numpy as np\n\nimport graph\n\nx = np.linspace(0.0, 1.0, 6)\n"
+            "print(graph.compile_graph((2, 3))(x), graph.compile_graph((6,))(x))\n")
+    result, root = run_project(tmp_path, {"graph.py": GRAPH, "main.py": main})
+    assert result.exit_code == 0, result.output
+    fixed = (root / "graph.py").read_text()
+    assert "        return np.array(dims, dtype=dtype)\n" in fixed, fixed
+    assert "return jnp.reshape(x, shape)" in fixed and "jnp.exp(" in fixed
+
+
+def test_a_failing_value_made_from_a_traced_argument_is_not_built_with_numpy(tmp_path: Path) -> None:
+    # The twin: the value that fails is made with jnp from the jitted function's argument (JAX
+    # says it depends on `x`): no constant, so JF509 rewrites nothing (the `if` is JF101's).
+    model = ('import jax\nimport jax.numpy as jnp\n\n\ndef peak(x):\n    return jnp.asarray(x.max(), dtype=jnp.int32)\n'
+             '\n\n@jax.jit\ndef clipped(x):\n    limit = peak(x)\n    if limit > 1:\n        return jnp.minimum(x, limit)\n'
+             '    return x\n')
+    main = "import jax.numpy as jnp\n\nimport model\n\nprint(model.clipped(jnp.arange(3)), model.clipped(jnp.arange(2)))\n"
+    result, root = run_project(tmp_path, {"model.py": model, "main.py": main})
+    assert "numpy as np" not in (root / "model.py").read_text()
+    assert "JF509" not in result.output, result.output
+
+
+GRID_MODEL = '''import jax.numpy as jnp
+
+
+class Model:
+    def __init__(self, T=600.0, delta_t=15.0):
+        self.T = T
+        self.delta_t = delta_t
+
+    def grid_size(self):
+        return int(jnp.ceil(self.T / self.delta_t))
+
+    def waveform(self, m1, m2):
+        n_steps = self.grid_size()
+        times = jnp.arange(n_steps) * self.delta_t
+        return jnp.sin(times * m1 / m2)
+'''
+
+
+def test_a_size_a_method_computes_with_jnp_from_settings_is_computed_in_python(tmp_path: Path) -> None:
+    # phentax#28: the bound method is jitted in another module, so nothing shows `grid_size`
+    # traced but the run; the value `int()` needed was made of the model's settings alone.
+    # It is written in Python (JF509), not converted to a traced array (JF601's fix of a
+    # traced value, which would only move the failure to `jnp.arange`).
+    main = ("import jax\nimport jax.numpy as jnp\n\nfrom wave import Model\n\nfor T in (600.0, 100.0):\n"
+            "    print(jax.jit(Model(T=T).waveform)(jnp.float32(1.0), jnp.float32(2.0)).sum())\n")
+    result, root = run_project(tmp_path, {"wave.py": GRID_MODEL, "main.py": main})
+    assert result.exit_code == 0, result.output
+    fixed = (root / "wave.py").read_text()
+    assert "return int(math.ceil(self.T / self.delta_t))" in fixed, fixed
+    assert fixed.startswith("import math\n\nimport jax.numpy as jnp\n"), fixed

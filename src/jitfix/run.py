@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from jitfix.analysis.failure_sites import EXPLAINED_ERRORS, MISSING, WANTED, sites_on_line
-from jitfix.analysis.observations import CHANGED, JITTED, ON_PATH, STATIC, Observation
+from jitfix.analysis.observations import CHANGED, JITTED, ON_PATH, STAGED, STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.config import Settings
 from jitfix.engine import Options, process_source
@@ -230,10 +230,12 @@ def run_and_fix(command: list[str], root: str, settings: Settings, *, max_rounds
             static = [seen for seen in _static_evidence(scratch.log, scratch.project, python_valued)
                       if seen not in evidence]
             callers = [seen for seen in _read_log(scratch.log, scratch.project, "path") if seen not in evidence]
+            staged = [seen for seen in _staged_evidence(scratch.log, scratch.project) if seen not in evidence]
             if not failures and not jitted and number > 1:
                 break  # nothing more to learn (the exit status is judged against the reference)
-            evidence += failures + jitted + static + callers
-            paths = {seen.path for seen in failures + jitted + static + callers} | (touched if number == 1 else set())
+            evidence += failures + jitted + static + callers + staged
+            paths = {seen.path for seen in failures + jitted + static + callers + staged} \
+                | (touched if number == 1 else set())
             with scratch.phase(f"round {number}: fixing"):
                 current.fixed, left = _fix(scratch.project, settings, evidence, paths, originals,
                                            Options(apply_fixes=True, unsafe_fixes=unsafe_fixes), current)
@@ -529,6 +531,28 @@ def _static_evidence(log: Path, scratch: Path, python_valued: dict[tuple[str, in
     return found
 
 
+def _staged_evidence(log: Path, scratch: Path) -> list[Observation]:
+    """Where a value that failed under jit was made from constants alone (JAX says it depends
+    on no argument of the jitted function): each line of the project's code that computed it
+    with jnp, or brought a constant of it into the trace -- a trace-time constant, there."""
+    found: list[Observation] = []
+    for entry in _log_entries(log):
+        if entry.get("kind") is not None or not entry.get("made_at"):
+            continue
+        try:
+            failed_at = os.path.realpath(entry["path"])
+            via = f"{Path(failed_at).relative_to(scratch.resolve())}:{int(entry['line'])} ({entry['error']})"
+            for site in entry["made_at"]:
+                path = os.path.realpath(site["path"])
+                seen = Observation(path, str(site["function"]), int(site["first_line"]), int(site["line"]), STAGED, (),
+                                   via=via, made=tuple(str(dtype) for dtype in site["dtypes"]))
+                if Path(path).is_relative_to(scratch.resolve()) and seen not in found:
+                    found.append(seen)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
+
+
 def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observation]:
     """The failures a run recorded (with ``kind="path"``: the frames on their paths), each
     once, in the order they happened."""
@@ -538,8 +562,11 @@ def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observa
             continue
         try:
             error = ON_PATH if kind == "path" else entry["error"]
+            # A tracer of constants alone (jnp staged it) is no argument's value: a parameter of
+            # that name (rebound to it: `n = jnp.asarray(n)`) is not shown traced by it.
+            traced = tuple(name for name in entry["traced"] if name not in entry.get("constants", ()))
             observation = Observation(os.path.realpath(entry["path"]), entry["function"], int(entry["first_line"]),
-                                      int(entry["line"]), error, tuple(entry["traced"]),
+                                      int(entry["line"]), error, traced,
                                       tuple(sorted(entry.get("types", {}).items())),
                                       host=tuple(sorted(entry.get("host", {}).items())),
                                       failing=str(entry.get("failing", "")))

@@ -58,8 +58,13 @@ class _Recorder:
             # arrays), NumPy arrays and lists or tuples (which a tracer cannot index).
             entry["host"] = {name: _host_kind(value) for name, value in frame.f_locals.items()
                              if _host_kind(value) is not None}
+            # Tracers of constants alone (jnp staged them): traced here, but not an argument's value.
+            entry["constants"] = sorted(name for name, tracer in tracers.items()
+                                        if _of_constants(tracer, jax.core.Tracer))
             if isinstance(value, jax.core.Tracer):
                 entry.update(_origin(value))
+                if entry.get("depends_on") == []:
+                    entry["made_at"] = self._made_at(value, jax.core.Tracer, frame.f_locals)
                 held_by = _held_by(value, frame.f_locals)
                 if held_by:
                     entry["failing"] = held_by
@@ -68,6 +73,50 @@ class _Recorder:
                 handle.write("".join(json.dumps(line) + "\n" for line in lines))
         except Exception:  # recording is best effort
             pass
+
+    def _made_at(self, tracer, tracer_class, names, most=16):
+        """Where the project's code made a failing value of constants alone (``_of_constants``):
+        the lines of the operations it was computed by, and where its constants entered the
+        trace (path, line, function, the function's first line, with the dtypes made there).
+        ``names``: the failing frame's locals, whose constant tracers say where a literal
+        operand entered (an operation keeps only its value)."""
+        try:
+            computation = _Computation(tracer)
+            if not computation.of_constants(tracer_class):
+                return []
+            made: dict = {}
+
+            def note(source_info, aval):
+                site = self._project_frame(getattr(source_info, "traceback", None))
+                dtype = str(getattr(aval, "dtype", ""))
+                if site is not None and dtype not in made.setdefault(site, []):
+                    made[site].append(dtype)
+
+            literals = {id(value.val): value for value in names.values()
+                        if isinstance(value, tracer_class) and type(value.val).__name__ == "Literal"}
+            if not computation.variable:
+                note(tracer._line_info, tracer.aval)
+            for equation, produced in computation.equations:
+                for variable in produced:
+                    note(equation.source_info, variable.aval)
+                for literal in (v for v in equation.invars if id(v) in literals):
+                    note(literals[id(literal)]._line_info, literal.aval)
+            for constant in computation.constant_tracers():
+                note(constant._line_info, constant.aval)
+            sites = [{"path": path, "line": line, "function": function, "first_line": first, "dtypes": dtypes}
+                     for (path, line, function, first), dtypes in made.items()]
+            return sites[:most]
+        except Exception:  # JAX's internals moved: nothing is known of where it was made
+            return []
+
+    def _project_frame(self, traceback):
+        """The innermost frame of the project's code in an operation's traceback."""
+        for entry in (traceback.frames if traceback is not None else []):  # (innermost first)
+            path = os.path.realpath(entry.file_name)
+            if path.startswith(self.root) and "site-packages" not in path:
+                function = entry.function_name.rsplit(".", 1)[-1]
+                return path, entry.line_num, function, entry.function_start_line
+        return None
 
     def _callers(self, frame, tracer_class, most=8):
         """The project's frames that led to the failing one while tracing (their locals hold
@@ -317,6 +366,46 @@ def _origin(tracer):
                 "depends_on": sorted(depends)}
     except Exception:  # a name this cannot read: nothing is known of where the value comes from
         return {}
+
+
+class _Computation:
+    """How the trace computed ``tracer``'s value: the operations it was computed by (each with
+    the variables it made of it), latest first, and the variables they read that no operation
+    made -- the traced function's arguments, or constants."""
+
+    def __init__(self, tracer):
+        self.frame = tracer._trace.frame
+        self.variable = type(tracer.val).__name__ == "Var"  # (else a literal: a constant itself)
+        kind = type(tracer.val)
+        active = {tracer.val} if self.variable else set()
+        self.equations = []
+        for equation in reversed(self.frame.get_eqns()):
+            produced = active.intersection(equation.outvars)
+            if produced:
+                active.difference_update(produced)
+                active.update(v for v in equation.invars if type(v) is kind)
+                self.equations.append((equation, produced))
+        self.read = active
+
+    def of_constants(self, tracer_class):
+        """Whether the value depends on no argument of the traced function, nor on a value of an
+        enclosing trace (a closure of a jitted function nested in another, which is no constant)."""
+        if self.read & set(self.frame.invars):
+            return False
+        return not any(isinstance(self.frame.constvar_to_val.get(v), tracer_class) for v in self.read)
+
+    def constant_tracers(self):
+        """The tracers of the constants the value read: where each entered the trace."""
+        wanted = {id(self.frame.constvar_to_val[v]) for v in self.read if v in self.frame.constvar_to_val}
+        return [tracer for identity, tracer in self.frame.constid_to_tracer.items() if identity in wanted]
+
+
+def _of_constants(tracer, tracer_class):
+    """Whether ``tracer``'s value was computed from constants alone (jnp staged it)."""
+    try:
+        return _Computation(tracer).of_constants(tracer_class)
+    except Exception:  # JAX's internals moved: not known to be
+        return False
 
 
 def _held_by(tracer, names, depth=3):

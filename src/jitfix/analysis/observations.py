@@ -18,7 +18,9 @@ class Observation:
     code there calls it with tracers in ``traced`` -- or (``error`` is ``ON_PATH``) that it
     called, at ``line``, the code where a failure was raised, with tracers in ``traced`` -- or
     (``error`` is ``CHANGED``) that the module globals in ``traced`` changed between its calls
-    in the jitted run and its results under jit did not follow them (``jitfix/silent.py``)."""
+    in the jitted run and its results under jit did not follow them (``jitfix/silent.py``) --
+    or (``error`` is ``STAGED``) that jnp made at ``line``, from constants alone, part of a
+    value that then failed under jit (at ``via``): a trace-time constant jnp staged."""
 
     path: str  # real path of the module
     function: str
@@ -40,18 +42,19 @@ class Observation:
     failing: str = ""
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
+    made: tuple[str, ...] = field(default=(), compare=False)  # STAGED: the dtypes made at the line
 
     @property
     def is_failure(self) -> bool:
         """A JAX error of a traced value was raised at ``line`` (not a frame on its path, a jit
         or a static value)."""
-        return self.error not in (JITTED, STATIC, CALLED, ON_PATH, CHANGED)
+        return self.error not in (JITTED, STATIC, CALLED, ON_PATH, CHANGED, STAGED)
 
     @property
     def holds_arrays(self) -> bool:
         """The traced names held one array each (a tracer was seen in them); a jitted
         function's parameters may be any pytree of arrays."""
-        return self.error not in (JITTED, STATIC, CALLED, CHANGED)
+        return self.error not in (JITTED, STATIC, CALLED, CHANGED, STAGED)
 
     @property
     def reason(self) -> str:
@@ -64,6 +67,8 @@ class Observation:
         if self.error == CHANGED:
             names = ", ".join(f"`{name}`" for name in self.traced)
             return f"{names} changed between its calls in the run of `jitfix run`, and its results under jit did not"
+        if self.error == STAGED:
+            return f"made from constants alone in the run of `jitfix run`, and it failed under jit at {self.via}"
         if self.error == STATIC:
             given = "; ".join(f"`{name}`: {kinds}" for name, kinds in self.types)
             return f"a Python value on every call in the run with jit disabled ({given})"
@@ -74,4 +79,5 @@ JITTED = "jitted"
 STATIC = "static"
 CALLED = "called"
 ON_PATH = "on the path"  # a frame between a jitted call and a failure (its locals held tracers)
+STAGED = "staged"  # a value jnp made from constants alone, which then failed under jit
 CHANGED = "changed"  # module globals that went stale in a jitted function (not traced values)

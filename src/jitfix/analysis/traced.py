@@ -27,7 +27,7 @@ from jitfix.analysis.catalogue import (BODY_ARGUMENTS, BODY_TRACED_COUNT, FILTER
                                        SWITCH, TRACING_TRANSFORMS, is_array_annotation)
 from jitfix.analysis.flow import State, module_static_names
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.observations import CALLED, CHANGED, STATIC, Observation
+from jitfix.analysis.observations import CALLED, CHANGED, STAGED, STATIC, Observation
 from jitfix.analysis.project import Project
 from jitfix.analysis.frameworks import flax_apply
 from jitfix.analysis.scopes import Bound, CalledAs, Scopes, scope_index
@@ -746,6 +746,8 @@ class TracedFinder:
                               kept_defaults=frozenset(seen.defaults) if seen.error == CALLED else frozenset())
             entry = self.traced[function]
             entry.staged = True
+            if seen.error == STAGED:
+                entry.seen.staged[seen.line] = seen
             if seen.holds_arrays:
                 if seen.is_failure:
                     entry.seen.failures[seen.line] = seen.error

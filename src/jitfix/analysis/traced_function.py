@@ -121,6 +121,9 @@ class RunEvidence:
     # What held the tracer whose failure was seen at each line, where the run found it among the
     # frame's names (`{59: "state.failed_linesearch"}`): of several candidates, the one.
     failing: dict[int, str] = field(default_factory=dict)
+    # Lines where jnp made, from constants alone, part of a value that failed under jit: a
+    # trace-time constant there (the observation says where it failed, and the dtypes made).
+    staged: dict[int, Observation] = field(default_factory=dict)
 
     def traced_names(self) -> dict[int, frozenset[str]]:
         """The names seen holding a tracer at each line (not the host values beside them)."""

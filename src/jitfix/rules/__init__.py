@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from jitfix.rules.arrays import BuiltinOnTracer, Concretization, InPlaceUpdate, NumpyOnTracer
+from jitfix.rules.arrays import (
+    BuiltinOnTracer,
+    Concretization,
+    InPlaceUpdate,
+    NumpyOnTracer,
+)
 from jitfix.rules.attributes import StaleAttribute, TracedSelf
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (
@@ -14,8 +19,8 @@ from jitfix.rules.conditionals import (
 )
 from jitfix.rules.globals import StaleGlobal
 from jitfix.rules.loops import ScannableLoop, TracedRangeLoop, TracedWhileLoop
-from jitfix.rules.raising_branches import RaisingBranch
 from jitfix.rules.python_arguments import PythonObjectArgument, UnhashableStaticArgument
+from jitfix.rules.raising_branches import RaisingBranch
 from jitfix.rules.recompilation import (
     GrowingShapeArgument,
     JitRebuiltInLoop,
@@ -24,6 +29,7 @@ from jitfix.rules.recompilation import (
 )
 from jitfix.rules.shapes import DataDependentShape, ShapeArgument
 from jitfix.rules.side_effects import PrintInTracedCode, TraceTimeSideEffect
+from jitfix.rules.staged_constants import StagedConstant
 
 ALL_RULES: tuple[Rule, ...] = (
     TracedIf(),
@@ -48,6 +54,7 @@ ALL_RULES: tuple[Rule, ...] = (
     DataDependentShape(),
     PythonObjectArgument(),
     UnhashableStaticArgument(),
+    StagedConstant(),
     Concretization(),
     NumpyOnTracer(),
     InPlaceUpdate(),

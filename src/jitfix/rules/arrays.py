@@ -107,12 +107,14 @@ class Concretization(Rule):
             function = entry.traced.node
             parents = None
             for node, statement in own_expressions(function):
-                operand = _converted(node) if isinstance(node, ast.Call) else None
+                operand = converted_operand(node) if isinstance(node, ast.Call) else None
                 if operand is None or not isinstance(node, ast.Call):
                     continue
                 values = entry.values_at(statement)
                 if not values.is_traced(operand) or _tests_a_check(node, statement):
                     continue
+                if node.lineno in entry.traced.seen.staged:
+                    continue  # a run saw it made of constants alone: JF509 computes it at trace time
                 spelling = values.python_spelling(operand) if not _is_tolist(node) else None
                 if spelling is not None:
                     yield self._python_arithmetic(module, entry, node, operand, spelling)
@@ -211,7 +213,7 @@ def _python_arithmetic_edit(module: ModuleContext, node: ast.AST, functions: dic
     return Edit(start, getattr(cst, _CST_EXPRESSIONS[type(node)]), replace, imports=needed, end=end)
 
 
-def _converted(node: ast.Call) -> ast.expr | None:
+def converted_operand(node: ast.Call) -> ast.expr | None:
     """The operand of float(x)/int(x)/bool(x)/complex(x)/x.item()/x.tolist()."""
     if node.keywords:
         return None
