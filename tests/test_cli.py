@@ -358,7 +358,7 @@ def test_a_missing_path_is_an_error_never_next_to_all_checks_passed(project: Pat
 def test_an_unknown_code_is_a_usage_error_naming_the_nearest(project: Path, option: str) -> None:
     result = invoke("check", option, "JF410", str(project / "broken.py"))
     assert result.exit_code == 2 and "'JF410' is not a rule code" in result.stderr and "JF401" in result.stderr
-    result = invoke("check", option, "JF888", str(project / "broken.py"))  # (near no code)
+    result = invoke("check", option, "JF999", str(project / "broken.py"))
     assert result.exit_code == 2 and "the codes run from JF101 to JF604" in result.stderr
     assert invoke("check", "--per-file-ignores", "*.py:JF9", str(project / "broken.py")).exit_code == 2
 

@@ -186,7 +186,7 @@ def check_selector(selector: str, where: str) -> None:
     codes = [rule.code for rule in ALL_RULES]
     if any(code.startswith(selector) for code in codes):
         return
-    near = nearest(selector, codes)
+    near = nearest(selector, codes, at_least=0.8)  # one character off (`JF410`: JF401), not `JF999`: JF509
     hint = f"; did you mean {' or '.join(near)}?" if near else \
         f"; the codes run from {min(codes)} to {max(codes)} (`jitfix rules` lists them)"
     raise ConfigError(f"{where}: {selector!r} is not a rule code or the prefix of one{hint}")

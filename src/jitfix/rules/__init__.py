@@ -69,14 +69,14 @@ def find_rule(code_or_name: str) -> Rule | None:
     return RULES_BY_CODE.get(wanted.upper()) or next((rule for rule in ALL_RULES if rule.name == wanted.lower()), None)
 
 
-def nearest(word: str, candidates: list[str]) -> list[str]:
+def nearest(word: str, candidates: list[str], at_least: float = 0.6) -> list[str]:
     """The candidates most like ``word`` (a typo's correction), all of them if tied; none when
-    nothing is close."""
+    nothing is close (alike by less than ``at_least``)."""
     import difflib
 
     scored = [(difflib.SequenceMatcher(None, word, candidate).ratio(), candidate) for candidate in candidates]
     best = max((score for score, _ in scored), default=0.0)
-    return sorted(candidate for score, candidate in scored if score == best) if best >= 0.6 else []
+    return sorted(candidate for score, candidate in scored if score == best) if best >= at_least else []
 
 
 def readme_table() -> str:
