@@ -1275,3 +1275,40 @@ def test_a_size_a_method_computes_with_jnp_from_settings_is_computed_in_python(t
     fixed = (root / "wave.py").read_text()
     assert "return int(math.ceil(self.T / self.delta_t))" in fixed, fixed
     assert fixed.startswith("import math\n\nimport jax.numpy as jnp\n"), fixed
+
+
+SPLITTER = '''import jax
+import jax.numpy as jnp
+
+# where each block of the feature vector ends
+BLOCK_ENDS = jnp.array([2, 5])
+
+
+class Blocks:
+    def __init__(self, widths):
+        self.widths = widths
+        self.offsets = jnp.cumsum(jnp.array(widths[:-1]))  # start of every block but the first
+
+    def norms(self, x):
+        return jnp.stack([jnp.linalg.norm(part) for part in jnp.split(x, self.offsets)])
+
+
+@jax.jit
+def block_sums(x):
+    return jnp.stack([part.sum() for part in jnp.split(x, BLOCK_ENDS)])
+'''
+
+
+def test_split_points_made_with_jnp_before_tracing_are_made_with_numpy(tmp_path: Path) -> None:
+    # flowjax#132: split points made with jnp in `__init__` (or at module level) are a jax array,
+    # which jit takes for a constant of the trace -- a tracer where `jnp.split` needs a concrete
+    # value. The run sees the failing value read that array, and what held it.
+    main = ("import jax\nimport jax.numpy as jnp\n\nimport blocks\n\nx = jnp.arange(7.0)\n"
+            "print(blocks.block_sums(x))\nprint(jax.jit(blocks.Blocks([3, 4]).norms)(x))\n")
+    result, root = run_project(tmp_path, {"blocks.py": SPLITTER, "main.py": main})
+    assert result.exit_code == 0, result.output
+    fixed = (root / "blocks.py").read_text()
+    assert "# where each block of the feature vector ends\nBLOCK_ENDS = np.array([2, 5])\n" in fixed, fixed
+    assert ("self.offsets = np.cumsum(np.array(widths[:-1]))  # start of every block but the first"
+            in fixed), fixed
+    assert fixed.count("np.") - fixed.count("jnp.") == 3, fixed

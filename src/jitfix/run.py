@@ -534,7 +534,8 @@ def _static_evidence(log: Path, scratch: Path, python_valued: dict[tuple[str, in
 def _staged_evidence(log: Path, scratch: Path) -> list[Observation]:
     """Where a value that failed under jit was made from constants alone (JAX says it depends
     on no argument of the jitted function): each line of the project's code that computed it
-    with jnp, or brought a constant of it into the trace -- a trace-time constant, there."""
+    with jnp, or brought a constant of it into the trace -- a trace-time constant, there --
+    and each array made before tracing that it read, by what held it (``failing``)."""
     found: list[Observation] = []
     for entry in _log_entries(log):
         if entry.get("kind") is not None or not entry.get("made_at"):
@@ -547,6 +548,13 @@ def _staged_evidence(log: Path, scratch: Path) -> list[Observation]:
                 seen = Observation(path, str(site["function"]), int(site["first_line"]), int(site["line"]), STAGED, (),
                                    via=via, made=tuple(str(dtype) for dtype in site["dtypes"]))
                 if Path(path).is_relative_to(scratch.resolve()) and seen not in found:
+                    found.append(seen)
+            # An array made before tracing that the value read, held by the failing code
+            # (`self.split_idxs`): where the failing function reads it from.
+            for held in entry.get("held_constants", ()):
+                seen = Observation(failed_at, str(entry["function"]), int(entry["first_line"]), int(entry["line"]),
+                                   STAGED, (), failing=str(held["holder"]), via=via, made=(str(held["dtype"]),))
+                if Path(failed_at).is_relative_to(scratch.resolve()) and seen not in found:
                     found.append(seen)
         except (KeyError, TypeError, ValueError):
             continue

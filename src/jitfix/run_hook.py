@@ -65,6 +65,7 @@ class _Recorder:
                 entry.update(_origin(value))
                 if entry.get("depends_on") == []:
                     entry["made_at"] = self._made_at(value, jax.core.Tracer, frame.f_locals)
+                    entry["held_constants"] = _held_constants(value, jax.core.Tracer, frame)
                 held_by = _held_by(value, frame.f_locals)
                 if held_by:
                     entry["failing"] = held_by
@@ -398,6 +399,28 @@ class _Computation:
         """The tracers of the constants the value read: where each entered the trace."""
         wanted = {id(self.frame.constvar_to_val[v]) for v in self.read if v in self.frame.constvar_to_val}
         return [tracer for identity, tracer in self.frame.constid_to_tracer.items() if identity in wanted]
+
+
+def _held_constants(tracer, tracer_class, frame):
+    """The arrays made before tracing that a failing value of constants alone read, where the
+    failing frame holds them -- an attribute (``self.split_idxs``) or an item of a local, or a
+    global of its module -- with their dtypes: jit took each for a constant of the trace."""
+    try:
+        computation = _Computation(tracer)
+        if not computation.of_constants(tracer_class):
+            return []
+        found = []
+        for variable in computation.read:
+            value = computation.frame.constvar_to_val.get(variable)
+            if value is None or not type(value).__module__.startswith("jax"):
+                continue  # (a NumPy array is concrete under jit already)
+            holder = _held_by(value, frame.f_locals) or next(
+                (name for name, held in frame.f_globals.items() if held is value), None)
+            if holder and not holder.startswith("."):
+                found.append({"holder": holder, "dtype": str(getattr(value, "dtype", ""))})
+        return found
+    except Exception:  # JAX's internals moved: nothing is known of what it read
+        return []
 
 
 def _of_constants(tracer, tracer_class):

@@ -746,7 +746,9 @@ class TracedFinder:
                               kept_defaults=frozenset(seen.defaults) if seen.error == CALLED else frozenset())
             entry = self.traced[function]
             entry.staged = True
-            if seen.error == STAGED:
+            if seen.error == STAGED and seen.failing:
+                entry.seen.held_constants[seen.failing] = seen
+            elif seen.error == STAGED:
                 entry.seen.staged[seen.line] = seen
             if seen.holds_arrays:
                 if seen.is_failure:

@@ -124,6 +124,9 @@ class RunEvidence:
     # Lines where jnp made, from constants alone, part of a value that failed under jit: a
     # trace-time constant there (the observation says where it failed, and the dtypes made).
     staged: dict[int, Observation] = field(default_factory=dict)
+    # Arrays made before tracing that such a value read, by what held them where it failed
+    # (`self.split_idxs`, a global): jit took each for a constant of the trace.
+    held_constants: dict[str, Observation] = field(default_factory=dict)
 
     def traced_names(self) -> dict[int, frozenset[str]]:
         """The names seen holding a tracer at each line (not the host values beside them)."""

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from jitfix.rules.arrays import (
-    BuiltinOnTracer,
-    Concretization,
-    InPlaceUpdate,
-    NumpyOnTracer,
-)
+from jitfix.rules.arrays import BuiltinOnTracer, Concretization, InPlaceUpdate, NumpyOnTracer
 from jitfix.rules.attributes import StaleAttribute, TracedSelf
 from jitfix.rules.base import Rule
 from jitfix.rules.conditionals import (

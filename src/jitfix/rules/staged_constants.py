@@ -16,13 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator
 
-from jitfix.analysis.blocks import (
-    nodes_of,
-    own_expressions,
-    parents_in,
-    reaching_assignment,
-    walk_body,
-)
+from jitfix.analysis.blocks import FunctionNode, nodes_of, own_expressions, parents_in, reaching_assignment, walk_body
 from jitfix.analysis.observations import Observation
 from jitfix.analysis.python_arithmetic import TO_INT, PythonSpelling, python_spelling
 from jitfix.analysis.values import STATIC_KIND, UNKNOWN_KIND, ValueAnalysis, Verdict
@@ -155,7 +149,10 @@ class StagedConstant(Rule):
         "function or module than the failure -- a spec's `jnp.asarray(num_values, dtype)` built inside a jitted "
         "step, a graph's shape vector `jnp.array(dims)` returned by a helper, `int(jnp.ceil(T / dt))` of a "
         "model's settings. Those calls are written with NumPy (`np.asarray`, `np.array`) or Python "
-        "(`math.ceil`), so the value is known at trace time, where it was needed.",
+        "(`math.ceil`), so the value is known at trace time, where it was needed. So is a jax array made "
+        "before tracing that such a value read, where the failing code reads it from an attribute of `self` set "
+        "once in its class (`self.split_idxs = jnp.array(...)` in `__init__`) or a global bound once "
+        "(`BLOCK_ENDS = jnp.array([2, 5])`): jit takes it for a constant of the trace, a tracer.",
         why="Under jit, jnp stages every operation, also one on Python values: its result is a tracer, with no "
         "value until the compiled function runs, so Python cannot take its truth, convert it or use it as a "
         "shape while tracing. NumPy and Python compute it at once.",
@@ -170,14 +167,45 @@ class StagedConstant(Rule):
         "int32; its float64 would not round as jnp's float32 does, so a float value is reported, not "
         "rewritten); arithmetic converted to a Python number (`int(jnp.ceil(t / dt))`) is written in Python "
         "as JF601 does. A name bound to the value and read as `.at[...]` (which NumPy arrays lack) is "
-        "reported. The rewritten helper computes with NumPy for every caller: a caller that passes it traced "
+        "reported, and so is a held array another binding (or `setattr`) may replace. The rewritten helper "
+        "computes with NumPy for every caller: a caller that passes it traced "
         "values would then fail, which the next run of `jitfix run` shows (and takes the rewrite back).",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
+        reported: set[int] = set()
         for entry in function_contexts(module):
             for line, seen in sorted(entry.traced.seen.staged.items()):
                 yield from self._line_findings(module, entry, line, seen)
+            for holder, seen in sorted(entry.traced.seen.held_constants.items()):
+                binding = _binding_of(module, entry.traced.node, holder)
+                if binding is not None and id(binding) not in reported:
+                    reported.add(id(binding))
+                    yield self._held_finding(module, entry, holder, binding, seen)
+
+    def _held_finding(self, module: ModuleContext, entry: FunctionContext, holder: str, binding: ast.Call,
+                      seen: Observation) -> Finding:
+        """The array ``holder`` holds, made with jnp before tracing (in ``__init__``, at module
+        level) by ``binding``: jit took it for a constant of the trace."""
+        where = (f"`{module.segment(binding)}`, which `{holder}` holds, is a jax array made before tracing: jit takes it "
+                 f"for a constant of the trace, a tracer, and a run saw `{entry.traced.qualname}` fail at {seen.via}, "
+                 "where Python needed its value")
+        calls = [inner for inner in ast.walk(binding) if isinstance(inner, ast.Call)
+                 and (module.imports.resolve(inner.func) or "").startswith("jax.numpy.")]
+        names = {(module.imports.resolve(inner.func) or "").removeprefix("jax.numpy.") for inner in calls}
+        if not names <= NUMPY_TWINS or not all(isinstance(inner.func, ast.Attribute) for inner in calls):
+            return self.finding(module, binding, f"{where}; not auto-fixable: make it with NumPy by hand")
+        if not all(dtype.startswith(_EXACT_KINDS) for dtype in seen.made):
+            return self.finding(module, binding, f"{where}; not auto-fixable: it is of {', '.join(seen.made)}, and "
+                                "NumPy's float64 does not round as jnp's float32 does: make it with NumPy by hand, of "
+                                "the dtype it needs")
+        attribute = holder.rsplit(".", 1)[-1]
+        if any(isinstance(node, ast.Attribute) and node.attr == "at" and _names(node.value, attribute)
+               for node in ast.walk(module.tree)):
+            return self.finding(module, binding, f"{where}; not auto-fixable: `{attribute}` is updated with "
+                                "`.at[...]`, which a NumPy array lacks")
+        fix = Fix(Safety.SAFE, "make it with NumPy", [_numpy_edit(module, inner) for inner in calls])
+        return self.finding(module, binding, f"{where}; make it with NumPy, a constant known while tracing", fix)
 
     def _line_findings(self, module: ModuleContext, entry: FunctionContext, line: int,
                        seen: Observation) -> Iterator[Finding]:
@@ -231,6 +259,55 @@ class StagedConstant(Rule):
     def _where(module: ModuleContext, node: ast.AST, entry: FunctionContext, seen: Observation) -> str:
         return (f"`{module.segment(node)}` in `{entry.traced.qualname}` is computed from constants alone, and jnp "
                 f"stages it: a run saw the value it makes fail under jit at {seen.via}, where Python needed it")
+
+
+def _binding_of(module: ModuleContext, function: FunctionNode, holder: str) -> ast.Call | None:
+    """The one call that binds what ``holder`` names where ``function`` reads it: an attribute
+    of the method's ``self`` (``self.split_idxs``) set once in its class -- in a method, on
+    that method's own first parameter, or in the class body -- or a global of the module bound
+    once at its top level; None where it is bound otherwise, more than once, or not here."""
+    parts = holder.split(".")
+    if len(parts) == 1 and holder.isidentifier():
+        stores = [node for node in ast.walk(module.tree) if isinstance(node, ast.Name) and node.id == holder
+                  and not isinstance(node.ctx, ast.Load)]
+        values: list[ast.expr | None] = [
+            line.value for line in module.tree.body if isinstance(line, ast.Assign)
+            and [target for target in line.targets if isinstance(target, ast.Name) and target.id == holder]]
+        found = values if len(stores) == 1 and not any(isinstance(node, ast.Global) and holder in node.names
+                                                       for node in ast.walk(module.tree)) else []
+    elif len(parts) == 2 and function.args.args and parts[0] == function.args.args[0].arg and parts[1].isidentifier():
+        klass = next((node for node in ast.walk(module.tree) if isinstance(node, ast.ClassDef)
+                      and any(line is function for line in node.body)), None)
+        found = _attribute_values(klass, parts[1]) if klass is not None else []
+    else:
+        return None
+    return found[0] if len(found) == 1 and isinstance(found[0], ast.Call) else None
+
+
+def _attribute_values(klass: ast.ClassDef, attribute: str) -> list[ast.expr | None]:
+    """What every binding of ``attribute`` in the class gives it (None for one that is not a
+    plain assignment: an augmented one, a tuple target, a `setattr`)."""
+    found: list[ast.expr | None] = []
+    for line in klass.body:
+        if isinstance(line, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in line.targets):
+            found.append(line.value)
+        if not isinstance(line, ast.FunctionDef | ast.AsyncFunctionDef) or not line.args.args:
+            continue
+        receiver = line.args.args[0].arg
+        for node in ast.walk(line):
+            if isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Store):
+                plain = [statement for statement in ast.walk(line) if isinstance(statement, ast.Assign | ast.AnnAssign)
+                         and node in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])]
+                on_self = isinstance(node.value, ast.Name) and node.value.id == receiver
+                found.append(plain[0].value if plain and on_self else None)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                found.append(None)
+    return found
+
+
+def _names(node: ast.AST, attribute: str) -> bool:
+    """Whether ``node`` reads ``attribute`` (``self.x`` or a global ``x``)."""
+    return isinstance(node, ast.Attribute) and node.attr == attribute or isinstance(node, ast.Name) and node.id == attribute
 
 
 def _seen_constant(values: ValueAnalysis) -> Callable[[ast.AST], Verdict]:
