@@ -24,12 +24,13 @@ from jitfix.rules import ALL_RULES
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
 # Rules that only act when a setting asks them to, or on what a run of `jitfix run` saw (JF509:
-# that the example's line 2, `num_values = jnp.asarray(...)`, made a value that then failed).
+# that the example's line 3, `num_values = jnp.asarray(...)` in `__init__`, made a value that
+# then failed).
 _EXAMPLE_LINE = HEADER.count("\n") + 1
 SETTINGS = {
     "JF203": Settings(scan_static_loops=True),
-    "JF509": Settings(observed=(Observation(os.path.realpath("example.py"), "make_spec", _EXAMPLE_LINE,
-                                            _EXAMPLE_LINE + 1, STAGED, (), via="example.py:9 (TracerBoolConversionError)",
+    "JF509": Settings(observed=(Observation(os.path.realpath("example.py"), "__init__", _EXAMPLE_LINE + 1,
+                                            _EXAMPLE_LINE + 2, STAGED, (), via="example.py:10 (TracerBoolConversionError)",
                                             made=("int32",)),)),
 }
 

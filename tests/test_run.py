@@ -1249,32 +1249,43 @@ GRID_MODEL = '''import jax.numpy as jnp
 
 
 class Model:
-    def __init__(self, T=600.0, delta_t=15.0):
+    def __init__(self, T=600.0, delta_t=15.0, grid=(4, 5)):
         self.T = T
         self.delta_t = delta_t
+        self.grid = grid
 
-    def grid_size(self):
+    def n_steps(self):
         return int(jnp.ceil(self.T / self.delta_t))
 
+    def n_cells(self):
+        return int(jnp.prod(jnp.array(self.grid)))
+
+    def field(self, m1):
+        return jnp.zeros(self.n_cells()) + m1
+
     def waveform(self, m1, m2):
-        n_steps = self.grid_size()
-        times = jnp.arange(n_steps) * self.delta_t
+        times = jnp.arange(self.n_steps()) * self.delta_t
         return jnp.sin(times * m1 / m2)
 '''
 
 
 def test_a_size_a_method_computes_with_jnp_from_settings_is_computed_in_python(tmp_path: Path) -> None:
-    # phentax#28: the bound method is jitted in another module, so nothing shows `grid_size`
-    # traced but the run; the value `int()` needed was made of the model's settings alone.
-    # It is written in Python (JF509), not converted to a traced array (JF601's fix of a
-    # traced value, which would only move the failure to `jnp.arange`).
-    main = ("import jax\nimport jax.numpy as jnp\n\nfrom wave import Model\n\nfor T in (600.0, 100.0):\n"
-            "    print(jax.jit(Model(T=T).waveform)(jnp.float32(1.0), jnp.float32(2.0)).sum())\n")
+    # phentax#28: the bound method is jitted in another module, so nothing shows `n_cells`
+    # traced but the run; the value `int()` needed was made of the model's settings alone, of
+    # integers: it is computed with NumPy (JF509), not converted to a traced array (JF601's
+    # fix of a traced value, which would only move the failure to `jnp.zeros`). The float one,
+    # `jnp.ceil(T / dt)`, is reported: jnp rounds the quotient to float32 before `ceil` (2.1 /
+    # 0.3 is 7.000000000000001 in float64, 7 in float32), so `math.ceil` may count one more.
+    main = ("import jax\nimport jax.numpy as jnp\n\nfrom wave import Model\n\nfor grid in ((4, 5), (2, 3)):\n"
+            "    print(jax.jit(Model(grid=grid).field)(jnp.float32(1.0)).sum())\n"
+            "try:\n    jax.jit(Model().waveform)(jnp.float32(1.0), jnp.float32(2.0))\n"
+            "except Exception as error:\n    print(type(error).__name__)\n")
     result, root = run_project(tmp_path, {"wave.py": GRID_MODEL, "main.py": main})
-    assert result.exit_code == 0, result.output
     fixed = (root / "wave.py").read_text()
-    assert "return int(math.ceil(self.T / self.delta_t))" in fixed, fixed
-    assert fixed.startswith("import math\n\nimport jax.numpy as jnp\n"), fixed
+    assert "        return int(np.prod(np.array(self.grid)))\n" in fixed, result.output
+    assert "return int(jnp.ceil(self.T / self.delta_t))" in fixed, fixed
+    assert fixed.startswith("import jax.numpy as jnp\nimport numpy as np\n"), fixed
+    assert "JF509" in result.output and "float32" in result.output, result.output
 
 
 SPLITTER = '''import jax

@@ -89,12 +89,12 @@ class _Recorder:
 
             def note(source_info, aval):
                 site = self._project_frame(getattr(source_info, "traceback", None))
-                dtype = str(getattr(aval, "dtype", ""))
+                dtype = ("~" if getattr(aval, "weak_type", False) else "") + str(getattr(aval, "dtype", ""))
                 if site is not None and dtype not in made.setdefault(site, []):
                     made[site].append(dtype)
 
             literals = {id(value.val): value for value in names.values()
-                        if isinstance(value, tracer_class) and type(value.val).__name__ == "Literal"}
+                        if isinstance(value, tracer_class) and type(getattr(value, "val", None)).__name__ == "Literal"}
             if not computation.variable:
                 note(tracer._line_info, tracer.aval)
             for equation, produced in computation.equations:
@@ -358,15 +358,17 @@ def _origin(tracer):
     the function being traced (``traced_by``: name, file, first line, and what traces it,
     ``jit`` or ``scan``...) and which of that function's arguments the value depends on
     (``depends_on``, top-level names: ``state['a']`` is ``state``)."""
+    found: dict = {}
     try:
         info = tracer._debug_info
-        positions, _ = tracer._trace.frame.find_progenitors(tracer)
-        where = _matched(r"(.*) at (.*):(\d+)$", info.func_src_info)
-        depends = {_matched(r"\*{0,2}([A-Za-z_]\w*)", info.arg_names[position])[1] for position in positions}
-        return {"traced_by": {"function": where[1], "file": where[2], "line": int(where[3]), "for": info.traced_for},
-                "depends_on": sorted(depends)}
-    except Exception:  # a name this cannot read: nothing is known of where the value comes from
-        return {}
+        positions, _ = tracer._trace.frame.find_progenitors(tracer)  # (None for a literal: a constant)
+        depends = {_matched(r"\*{0,2}([A-Za-z_]\w*)", info.arg_names[position])[1] for position in positions or ()}
+        found["depends_on"] = sorted(depends)
+        where = _matched(r"(.*) at (.*):(\d+)$", info.func_src_info)  # ('<unknown>' for a callable object)
+        found["traced_by"] = {"function": where[1], "file": where[2], "line": int(where[3]), "for": info.traced_for}
+    except Exception:  # a name this cannot read: nothing (more) is known of where the value comes from
+        pass
+    return found
 
 
 class _Computation:
@@ -417,7 +419,8 @@ def _held_constants(tracer, tracer_class, frame):
             holder = _held_by(value, frame.f_locals) or next(
                 (name for name, held in frame.f_globals.items() if held is value), None)
             if holder and not holder.startswith("."):
-                found.append({"holder": holder, "dtype": str(getattr(value, "dtype", ""))})
+                weak = "~" if getattr(value, "weak_type", False) else ""
+                found.append({"holder": holder, "dtype": weak + str(getattr(value, "dtype", ""))})
         return found
     except Exception:  # JAX's internals moved: nothing is known of what it read
         return []

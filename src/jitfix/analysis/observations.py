@@ -43,6 +43,9 @@ class Observation:
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
     made: tuple[str, ...] = field(default=(), compare=False)  # STAGED: the dtypes made at the line
+    # A failure: JAX traced the failing value to no argument of the jitted function (jnp
+    # staged it from constants alone).
+    of_constants: bool = field(default=False, compare=False)
 
     @property
     def is_failure(self) -> bool:

@@ -113,8 +113,9 @@ class Concretization(Rule):
                 values = entry.values_at(statement)
                 if not values.is_traced(operand) or _tests_a_check(node, statement):
                     continue
-                if node.lineno in entry.traced.seen.staged:
-                    continue  # a run saw it made of constants alone: JF509 computes it at trace time
+                seen = entry.traced.seen
+                if node.lineno in seen.staged or node.lineno in seen.constant_failures:
+                    continue  # a run saw it made of constants alone: JF509 computes it at trace time, where made
                 spelling = values.python_spelling(operand) if not _is_tolist(node) else None
                 if spelling is not None:
                     yield self._python_arithmetic(module, entry, node, operand, spelling)

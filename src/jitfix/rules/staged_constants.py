@@ -134,7 +134,7 @@ NUMPY_TWINS = frozenset({
     "max", "min", "maximum", "minimum", "abs", "clip", "where", "logical_and", "logical_or", "logical_not", "all",
     "any", "count_nonzero", "floor_divide", "mod", "remainder", "equal", "not_equal", "less", "greater", "isin",
 })
-_EXACT_KINDS = ("bool", "int", "uint")
+_EXACT_KINDS = ("bool", "int", "uint")  # (a weakly typed value, `~int32`, is none of them)
 
 
 class StagedConstant(Rule):
@@ -156,20 +156,27 @@ class StagedConstant(Rule):
         why="Under jit, jnp stages every operation, also one on Python values: its result is a tracer, with no "
         "value until the compiled function runs, so Python cannot take its truth, convert it or use it as a "
         "shape while tracing. NumPy and Python compute it at once.",
-        example="def make_spec(num_values, dtype=jnp.int32):\n    num_values = jnp.asarray(num_values, dtype)\n"
-        "    if not (num_values > 0).all():\n        raise ValueError(num_values)\n    return num_values\n",
-        fixed="def make_spec(num_values, dtype=jnp.int32):\n    num_values = np.asarray(num_values, dtype)\n"
-        "    if not (num_values > 0).all():\n        raise ValueError(num_values)\n    return num_values\n",
+        example="class DiscreteSpec:\n    def __init__(self, num_values, dtype=jnp.int32):\n"
+        "        num_values = jnp.asarray(num_values, dtype)\n        if not (num_values > 0).all():\n"
+        "            raise ValueError(num_values)\n        self.maximum = num_values - 1\n",
+        fixed="class DiscreteSpec:\n    def __init__(self, num_values, dtype=jnp.int32):\n"
+        "        num_values = np.asarray(num_values, dtype)\n        if not (num_values > 0).all():\n"
+        "            raise ValueError(num_values)\n        self.maximum = num_values - 1\n",
         safety="Made only where a run proved it: JAX traced the failing value to no argument of the jitted "
-        "function (nor to a value of an enclosing trace), and the rewritten call reads no value seen traced. "
-        "A jnp call is written with NumPy where NumPy's function of that name computes the same, and the "
-        "values made at that line were integers or booleans (NumPy's int64 holds the same numbers as jnp's "
-        "int32; its float64 would not round as jnp's float32 does, so a float value is reported, not "
-        "rewritten); arithmetic converted to a Python number (`int(jnp.ceil(t / dt))`) is written in Python "
-        "as JF601 does. A name bound to the value and read as `.at[...]` (which NumPy arrays lack) is "
-        "reported, and so is a held array another binding (or `setattr`) may replace. The rewritten helper "
-        "computes with NumPy for every caller: a caller that passes it traced "
-        "values would then fail, which the next run of `jitfix run` shows (and takes the rewrite back).",
+        "function (nor to a value of an enclosing trace), the call rewritten reads no value seen traced, and it is "
+        "the one such call on its line. A jnp call is written with NumPy where NumPy's function of that name "
+        "computes the same, and the values made there were integers or booleans of a fixed dtype (NumPy's int64 "
+        "holds the same numbers as jnp's int32; its float64 does not round as jnp's float32 does, and a weakly "
+        "typed jnp value -- `jnp.asarray(4)`, `jnp.maximum(n, 0)` of Python ints -- takes the dtype of what it "
+        "meets, where NumPy's int64 does not: those are reported, not rewritten); a conversion of such an integer "
+        "value to a Python number is written in Python. Every read of the value, followed through the names bound "
+        "to it and the callers in the module of a function returning it, must be an argument, a comparison, an "
+        "index, its shape or a reduction, or `+ - * // %` without a float literal; a read as `.at[...]` (which "
+        "NumPy arrays lack), a division or arithmetic with a float is reported, and so is a value a public "
+        "function of the module returns (other modules may call it outside traced code, where it would now "
+        "return NumPy's array), a held array another binding (or `setattr`) may replace, and a function that "
+        "binds `np` itself. A Python float held in a name and multiplied with the value is not seen: NumPy "
+        "computes that product in float64.",
     )
 
     def check(self, module: ModuleContext) -> Iterator[Finding]:
@@ -190,20 +197,14 @@ class StagedConstant(Rule):
         where = (f"`{module.segment(binding)}`, which `{holder}` holds, is a jax array made before tracing: jit takes it "
                  f"for a constant of the trace, a tracer, and a run saw `{entry.traced.qualname}` fail at {seen.via}, "
                  "where Python needed its value")
-        calls = [inner for inner in ast.walk(binding) if isinstance(inner, ast.Call)
-                 and (module.imports.resolve(inner.func) or "").startswith("jax.numpy.")]
-        names = {(module.imports.resolve(inner.func) or "").removeprefix("jax.numpy.") for inner in calls}
-        if not names <= NUMPY_TWINS or not all(isinstance(inner.func, ast.Attribute) for inner in calls):
-            return self.finding(module, binding, f"{where}; not auto-fixable: make it with NumPy by hand")
-        if not all(dtype.startswith(_EXACT_KINDS) for dtype in seen.made):
-            return self.finding(module, binding, f"{where}; not auto-fixable: it is of {', '.join(seen.made)}, and "
-                                "NumPy's float64 does not round as jnp's float32 does: make it with NumPy by hand, of "
-                                "the dtype it needs")
+        calls = _jnp_calls(module, binding)
         attribute = holder.rsplit(".", 1)[-1]
-        if any(isinstance(node, ast.Attribute) and node.attr == "at" and _names(node.value, attribute)
-               for node in ast.walk(module.tree)):
-            return self.finding(module, binding, f"{where}; not auto-fixable: `{attribute}` is updated with "
-                                "`.at[...]`, which a NumPy array lacks")
+        reads = [node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute | ast.Name)
+                 and _names(node, attribute) and isinstance(node.ctx, ast.Load)]
+        why_not = _why_not_numpy(module, calls, seen.made) or next(
+            (why for read in reads for why in [_inexact_use(module, read)] if why), None)
+        if why_not is not None:
+            return self.finding(module, binding, f"{where}; not auto-fixable: {why_not}")
         fix = Fix(Safety.SAFE, "make it with NumPy", [_numpy_edit(module, inner) for inner in calls])
         return self.finding(module, binding, f"{where}; make it with NumPy, a constant known while tracing", fix)
 
@@ -212,53 +213,146 @@ class StagedConstant(Rule):
         calls = [(node, statement) for node, statement in own_expressions(entry.traced.node)
                  if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
                  and (module.imports.resolve(node.func) or "").startswith("jax.numpy.")]
-        converted: set[int] = set()
-        for node, statement in own_expressions(entry.traced.node):
-            operand = converted_operand(node) if isinstance(node, ast.Call) and node.lineno == line else None
-            if operand is None or not any(inner is call for call, _ in calls for inner in ast.walk(operand)):
-                continue
+        outermost = [(call, statement) for call, statement in calls
+                     if not any(call is not other and call in ast.walk(other) for other, _ in calls)]
+        made_of_constants = [(call, statement) for call, statement in outermost
+                             if not _reads_traced(entry.values_at(statement), call)]
+        if len(made_of_constants) != 1:
+            return  # none (what was made here also read traced values), or several: which one failed is not known
+        call, statement = made_of_constants[0]
+        where = self._where(module, call, entry, seen)
+        conversion = next((node for node, _ in own_expressions(entry.traced.node) if isinstance(node, ast.Call)
+                           and (operand := converted_operand(node)) is not None
+                           and any(inner is call for inner in ast.walk(operand))), None)
+        why_not = _why_not_numpy(module, _jnp_calls(module, call), seen.made)
+        if conversion is not None and why_not is None:  # `int(jnp.prod(jnp.array(shape)))`: a Python number
+            operand = converted_operand(conversion)
+            assert operand is not None
             spelling = python_spelling(operand, _seen_constant(entry.values_at(statement)),
                                        module.imports.resolve, entry.values_at(statement).is_builtin)
-            if spelling is not None:
-                converted.update(id(inner) for inner in ast.walk(operand))
-                fix, functions = python_arithmetic_fix(module, node, operand, spelling)
-                yield self.finding(module, node, f"{self._where(module, node, entry, seen)}; compute it in Python "
-                                   f"({functions})", fix, function=entry.traced)
-        outermost = [(call, statement) for call, statement in calls if id(call) not in converted
-                     and not any(call is not other and call in ast.walk(other) for other, _ in calls)]
-        for call, statement in outermost:
-            finding = self._numpy_finding(module, entry, call, statement, seen)
-            if finding is not None:
-                yield finding
-
-    def _numpy_finding(self, module: ModuleContext, entry: FunctionContext, call: ast.Call, statement: ast.stmt,
-                       seen: Observation) -> Finding | None:
-        values = entry.values_at(statement)
-        jnp_calls = [inner for inner in ast.walk(call) if isinstance(inner, ast.Call)
-                     and (module.imports.resolve(inner.func) or "").startswith("jax.numpy.")]
-        leaves = [part for inner in jnp_calls for part in [*inner.args, *(k.value for k in inner.keywords)]]
-        if any(values.is_traced(leaf) for leaf in leaves):
-            return None  # it reads a traced value too: that is not what was made of constants here
-        where = self._where(module, call, entry, seen)
-        names = {(module.imports.resolve(inner.func) or "").removeprefix("jax.numpy.") for inner in jnp_calls}
-        if not names <= NUMPY_TWINS or not all(isinstance(inner.func, ast.Attribute) for inner in jnp_calls):
-            return self.finding(module, call, f"{where}; not auto-fixable: compute it with NumPy or Python by hand "
-                                "(no NumPy function of these names is known to compute the same)", function=entry.traced)
-        if not seen.made or not all(dtype.startswith(_EXACT_KINDS) for dtype in seen.made):
-            return self.finding(module, call, f"{where}; not auto-fixable: it made {', '.join(seen.made) or 'values'} "
-                                "there, and NumPy's float64 does not round as jnp's float32 does: compute it with "
-                                "NumPy by hand, of the dtype it needs", function=entry.traced)
-        updated = _updated_with_at(entry.traced.node, statement)
-        if updated is not None:
-            return self.finding(module, call, f"{where}; not auto-fixable: `{updated}` is updated with `.at[...]`, "
-                                "which a NumPy array lacks", function=entry.traced)
-        fix = Fix(Safety.SAFE, "build it with NumPy", [_numpy_edit(module, inner) for inner in jnp_calls])
-        return self.finding(module, call, f"{where}; build it with NumPy, at trace time", fix, function=entry.traced)
+            if spelling is not None and spelling.exact:
+                fix, functions = python_arithmetic_fix(module, conversion, operand, spelling)
+                yield self.finding(module, conversion, f"{where}; compute it in Python ({functions})", fix,
+                                   function=entry.traced)
+                return
+        why_not = why_not or _inexact_use(module, call, entry.traced.node) or _shadowed_numpy(entry.traced.node)
+        if why_not is not None:
+            yield self.finding(module, call, f"{where}; not auto-fixable: {why_not}", function=entry.traced)
+            return
+        fix = Fix(Safety.SAFE, "build it with NumPy", [_numpy_edit(module, inner) for inner in _jnp_calls(module, call)])
+        yield self.finding(module, call, f"{where}; build it with NumPy, at trace time", fix, function=entry.traced)
 
     @staticmethod
     def _where(module: ModuleContext, node: ast.AST, entry: FunctionContext, seen: Observation) -> str:
         return (f"`{module.segment(node)}` in `{entry.traced.qualname}` is computed from constants alone, and jnp "
                 f"stages it: a run saw the value it makes fail under jit at {seen.via}, where Python needed it")
+
+
+def _jnp_calls(module: ModuleContext, expr: ast.AST) -> list[ast.Call]:
+    return [inner for inner in ast.walk(expr) if isinstance(inner, ast.Call)
+            and (module.imports.resolve(inner.func) or "").startswith("jax.numpy.")]
+
+
+def _reads_traced(values: ValueAnalysis, call: ast.Call) -> bool:
+    """Whether ``call`` reads a value shown traced: a name, attribute or item it reads (not
+    the jnp functions it calls, nor what those return, which is staged only)."""
+    functions = {id(node) for inner in ast.walk(call) if isinstance(inner, ast.Call) for node in ast.walk(inner.func)}
+    return any(values.is_traced(node) for node in ast.walk(call) if id(node) not in functions
+               and isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Load)
+               and not any(isinstance(inner, ast.Call) for inner in ast.walk(node)))
+
+
+def _why_not_numpy(module: ModuleContext, calls: list[ast.Call], made: tuple[str, ...]) -> str | None:
+    """Why NumPy would not make what these jnp calls made (``made``: the dtypes a run saw, a
+    weak type marked ``~``), if it would not."""
+    if not made or not all(dtype.startswith(_EXACT_KINDS) for dtype in made):
+        return (f"jnp made {', '.join(made) or 'values of no known dtype'} there, and NumPy or Python compute floats "
+                "in float64, which rounds otherwise than jnp's float32 (and a weakly typed jnp value, `~`, takes the "
+                "dtype of what it meets, where NumPy's int64 does not): compute it by hand, of the dtype it needs")
+    names = {(module.imports.resolve(inner.func) or "").removeprefix("jax.numpy.") for inner in calls}
+    if not names <= NUMPY_TWINS or not all(isinstance(inner.func, ast.Attribute) for inner in calls):
+        return "no NumPy function of these names is known to compute the same: compute it with NumPy by hand"
+    return None
+
+
+_SAFE_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "all", "any", "max", "min", "sum", "prod", "item",
+                              "tolist"})
+_EXACT_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _inexact_use(module: ModuleContext, node: ast.AST, scope: ast.AST | None = None, depth: int = 0) -> str | None:
+    """Where a NumPy array in ``node``'s place would not act as the jnp one did, if anywhere: a
+    read of it (through names bound to it, and the callers of a function returning it) that is
+    neither an argument, a comparison, an index, its shape or a reduction, nor `+ - * // %`
+    with no float literal (NumPy's int64 holds what jnp's int32 did; with a traced operand jnp
+    computes as before) -- not `.at`, a division, arithmetic with a float."""
+    scope = scope if scope is not None else module.tree
+    parent = parents_in(scope).get(id(node))
+    if isinstance(parent, ast.keyword | ast.Compare | ast.FormattedValue) \
+            or isinstance(parent, ast.Call) and node is not parent.func \
+            or isinstance(parent, ast.Subscript) and parent.value is not node \
+            or isinstance(parent, ast.Attribute) and parent.attr in _SAFE_ATTRIBUTES \
+            or isinstance(parent, ast.Assign | ast.AnnAssign) and isinstance(_target(parent), ast.Attribute):
+        return None
+    if depth >= 4:
+        return f"what line {node.lineno} makes of it is followed no further"  # type: ignore[attr-defined]
+    if isinstance(parent, ast.Subscript | ast.UnaryOp | ast.Tuple | ast.List) \
+            or isinstance(parent, ast.BinOp) and isinstance(parent.op, _EXACT_OPERATORS) \
+            and not any(side is not node and _a_float(side) for side in (parent.left, parent.right)):
+        return _inexact_use(module, parent, scope, depth + 1)
+    if isinstance(parent, ast.Assign | ast.AnnAssign) and isinstance(_target(parent), ast.Name):
+        name = _target(parent).id  # type: ignore[union-attr]
+        reads = [read for read in ast.walk(scope) if isinstance(read, ast.Name) and read.id == name
+                 and isinstance(read.ctx, ast.Load)]
+        return next((why for read in reads for why in [_inexact_use(module, read, scope, depth + 1)] if why), None)
+    if isinstance(parent, ast.Return) and isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return _returned_use(module, scope, depth)
+    where = f"line {parent.lineno}" if isinstance(parent, ast.expr | ast.stmt) else "its use"
+    return f"{where} uses it where a NumPy array may not act as the jnp one does (`.at`, float arithmetic)"
+
+
+def _returned_use(module: ModuleContext, function: FunctionNode, depth: int) -> str | None:
+    """Why the value ``function`` returns may not be a NumPy array: a caller of the module
+    outside traced code (which would then get NumPy's array: another repr, int64), or one that
+    uses what it gets where NumPy's would not do."""
+    top = {id(node) for node in module.tree.body} | {id(line) for node in module.tree.body
+                                                     if isinstance(node, ast.ClassDef) for line in node.body}
+    if id(function) in top and not function.name.startswith("_"):
+        return (f"`{function.name}` returns it, and other modules may call it outside traced code, where it "
+                "would return NumPy's array")
+    traced = [entry.node for entry in module.traced.values()]
+    for call in ast.walk(module.tree):
+        if not (isinstance(call, ast.Call) and (isinstance(call.func, ast.Name) and call.func.id == function.name
+                                                or isinstance(call.func, ast.Attribute) and call.func.attr == function.name)):
+            continue
+        caller = next((node for node in traced if any(inner is call for inner in ast.walk(node))), None)
+        if caller is None:
+            return f"`{function.name}` is also called outside traced code (line {call.lineno}), where it would return NumPy's array"
+        why = _inexact_use(module, call, caller, depth + 1)
+        if why is not None:
+            return why
+    return None
+
+
+def _target(statement: ast.Assign | ast.AnnAssign) -> ast.expr | None:
+    if isinstance(statement, ast.AnnAssign):
+        return statement.target
+    return statement.targets[0] if len(statement.targets) == 1 else None
+
+
+def _a_float(node: ast.AST) -> bool:
+    """A float literal (``0.5``, ``-1e-3``): with it NumPy would compute in float64."""
+    if isinstance(node, ast.UnaryOp):
+        return _a_float(node.operand)
+    return isinstance(node, ast.Constant) and type(node.value) in (float, complex)
+
+
+def _shadowed_numpy(function: FunctionNode) -> str | None:
+    """Why NumPy's name cannot be written in ``function``: it binds ``np`` or ``numpy`` itself."""
+    bound = {name.id for name in ast.walk(function) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
+    bound |= {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    shadowed = sorted(bound & {"np", "numpy"})
+    return f"`{shadowed[0]}` is a name of `{function.name}`: import NumPy under another name" if shadowed else None
 
 
 def _binding_of(module: ModuleContext, function: FunctionNode, holder: str) -> ast.Call | None:
@@ -317,16 +411,6 @@ def _seen_constant(values: ValueAnalysis) -> Callable[[ast.AST], Verdict]:
         found = values.verdict(node)
         return found if found.traced else Verdict(STATIC_KIND, "computed from constants alone, as a run saw")
     return verdict
-
-
-def _updated_with_at(function: ast.AST, statement: ast.stmt) -> str | None:
-    """The name ``statement`` binds, where the function reads it as ``name.at``."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)):
-        return None
-    name = statement.targets[0].id
-    return name if any(isinstance(node, ast.Attribute) and node.attr == "at" and isinstance(node.value, ast.Name)
-                       and node.value.id == name for node in nodes_of(function)) else None
 
 
 def _numpy_edit(module: ModuleContext, call: ast.Call) -> Edit:
