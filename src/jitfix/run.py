@@ -577,7 +577,7 @@ def _read_log(log: Path, scratch: Path, kind: str | None = None) -> list[Observa
                                       int(entry["line"]), error, traced,
                                       tuple(sorted(entry.get("types", {}).items())),
                                       host=tuple(sorted(entry.get("host", {}).items())),
-                                      failing=str(entry.get("failing", "")), of_constants=entry.get("depends_on") == [])
+                                      failing=str(entry.get("failing", "")))
         except (ValueError, KeyError, TypeError):
             continue
         if observation not in seen and Path(observation.path).is_relative_to(scratch.resolve()):

@@ -390,10 +390,17 @@ class _Computation:
                 self.equations.append((equation, produced))
         self.read = active
 
+    # Operations whose result is no function of their operands that NumPy could compute while
+    # tracing: a host callback's (`pure_callback` gives a tracer whatever it is given), a draw.
+    UNCOMPUTABLE = ("callback", "random", "threefry", "rng")
+
     def of_constants(self, tracer_class):
         """Whether the value depends on no argument of the traced function, nor on a value of an
-        enclosing trace (a closure of a jitted function nested in another, which is no constant)."""
+        enclosing trace (a closure of a jitted function nested in another, which is no constant),
+        and only on operations NumPy could compute as well at trace time."""
         if self.read & set(self.frame.invars):
+            return False
+        if any(word in str(equation.primitive) for equation, _ in self.equations for word in self.UNCOMPUTABLE):
             return False
         return not any(isinstance(self.frame.constvar_to_val.get(v), tracer_class) for v in self.read)
 

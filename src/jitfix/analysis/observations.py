@@ -43,15 +43,19 @@ class Observation:
     via: str = field(default="", compare=False)  # CALLED: the call's place, `train.py:12 (step)`
     defaults: tuple[str, ...] = ()  # CALLED: the parameters the call leaves at their defaults
     made: tuple[str, ...] = field(default=(), compare=False)  # STAGED: the dtypes made at the line
-    # A failure: JAX traced the failing value to no argument of the jitted function (jnp
-    # staged it from constants alone).
-    of_constants: bool = field(default=False, compare=False)
 
     @property
     def is_failure(self) -> bool:
         """A JAX error of a traced value was raised at ``line`` (not a frame on its path, a jit
         or a static value)."""
         return self.error not in (JITTED, STATIC, CALLED, ON_PATH, CHANGED, STAGED)
+
+    @property
+    def made_exactly(self) -> bool:
+        """STAGED: the values made were integers or booleans of a fixed dtype, which NumPy makes
+        the same (a float rounds otherwise in float64; a weakly typed value, marked ``~``, takes
+        the dtype of what it meets, where NumPy's int64 does not)."""
+        return bool(self.made) and all(dtype.startswith(("bool", "int", "uint")) for dtype in self.made)
 
     @property
     def holds_arrays(self) -> bool:

@@ -753,8 +753,6 @@ class TracedFinder:
             if seen.holds_arrays:
                 if seen.is_failure:
                     entry.seen.failures[seen.line] = seen.error
-                    if seen.of_constants:
-                        entry.seen.constant_failures.add(seen.line)
                     if seen.failing:
                         entry.seen.failing[seen.line] = seen.failing
                 entry.seen.arrays = entry.seen.arrays | held

@@ -127,8 +127,6 @@ class RunEvidence:
     # Arrays made before tracing that such a value read, by what held them where it failed
     # (`self.split_idxs`, a global): jit took each for a constant of the trace.
     held_constants: dict[str, Observation] = field(default_factory=dict)
-    # Lines whose failing value JAX traced to no argument: a constant jnp staged, made elsewhere.
-    constant_failures: set[int] = field(default_factory=set)
 
     def traced_names(self) -> dict[int, frozenset[str]]:
         """The names seen holding a tracer at each line (not the host values beside them)."""

@@ -113,9 +113,9 @@ class Concretization(Rule):
                 values = entry.values_at(statement)
                 if not values.is_traced(operand) or _tests_a_check(node, statement):
                     continue
-                seen = entry.traced.seen
-                if node.lineno in seen.staged or node.lineno in seen.constant_failures:
-                    continue  # a run saw it made of constants alone: JF509 computes it at trace time, where made
+                staged = entry.traced.seen.staged.get(node.lineno)
+                if staged is not None and staged.made_exactly:
+                    continue  # a run saw integers made of constants alone: JF509 computes them at trace time
                 spelling = values.python_spelling(operand) if not _is_tolist(node) else None
                 if spelling is not None:
                     yield self._python_arithmetic(module, entry, node, operand, spelling)

@@ -134,7 +134,6 @@ NUMPY_TWINS = frozenset({
     "max", "min", "maximum", "minimum", "abs", "clip", "where", "logical_and", "logical_or", "logical_not", "all",
     "any", "count_nonzero", "floor_divide", "mod", "remainder", "equal", "not_equal", "less", "greater", "isin",
 })
-_EXACT_KINDS = ("bool", "int", "uint")  # (a weakly typed value, `~int32`, is none of them)
 
 
 class StagedConstant(Rule):
@@ -163,7 +162,8 @@ class StagedConstant(Rule):
         "        num_values = np.asarray(num_values, dtype)\n        if not (num_values > 0).all():\n"
         "            raise ValueError(num_values)\n        self.maximum = num_values - 1\n",
         safety="Made only where a run proved it: JAX traced the failing value to no argument of the jitted "
-        "function (nor to a value of an enclosing trace), the call rewritten reads no value seen traced, and it is "
+        "function, nor to a value of an enclosing trace, a host callback or a draw (a callback's result is a tracer "
+        "whatever it is given), the call rewritten reads no value seen traced, and it is "
         "the one such call on its line. A jnp call is written with NumPy where NumPy's function of that name "
         "computes the same, and the values made there were integers or booleans of a fixed dtype (NumPy's int64 "
         "holds the same numbers as jnp's int32; its float64 does not round as jnp's float32 does, and a weakly "
@@ -201,7 +201,7 @@ class StagedConstant(Rule):
         attribute = holder.rsplit(".", 1)[-1]
         reads = [node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute | ast.Name)
                  and _names(node, attribute) and isinstance(node.ctx, ast.Load)]
-        why_not = _why_not_numpy(module, calls, seen.made) or next(
+        why_not = _why_not_numpy(module, calls, seen) or next(
             (why for read in reads for why in [_inexact_use(module, read)] if why), None)
         if why_not is not None:
             return self.finding(module, binding, f"{where}; not auto-fixable: {why_not}")
@@ -224,7 +224,7 @@ class StagedConstant(Rule):
         conversion = next((node for node, _ in own_expressions(entry.traced.node) if isinstance(node, ast.Call)
                            and (operand := converted_operand(node)) is not None
                            and any(inner is call for inner in ast.walk(operand))), None)
-        why_not = _why_not_numpy(module, _jnp_calls(module, call), seen.made)
+        why_not = _why_not_numpy(module, _jnp_calls(module, call), seen)
         if conversion is not None and why_not is None:  # `int(jnp.prod(jnp.array(shape)))`: a Python number
             operand = converted_operand(conversion)
             assert operand is not None
@@ -262,10 +262,10 @@ def _reads_traced(values: ValueAnalysis, call: ast.Call) -> bool:
                and not any(isinstance(inner, ast.Call) for inner in ast.walk(node)))
 
 
-def _why_not_numpy(module: ModuleContext, calls: list[ast.Call], made: tuple[str, ...]) -> str | None:
-    """Why NumPy would not make what these jnp calls made (``made``: the dtypes a run saw, a
-    weak type marked ``~``), if it would not."""
-    if not made or not all(dtype.startswith(_EXACT_KINDS) for dtype in made):
+def _why_not_numpy(module: ModuleContext, calls: list[ast.Call], seen: Observation) -> str | None:
+    """Why NumPy would not make what these jnp calls made (the dtypes the run saw), if it would not."""
+    made = seen.made
+    if not seen.made_exactly:
         return (f"jnp made {', '.join(made) or 'values of no known dtype'} there, and NumPy or Python compute floats "
                 "in float64, which rounds otherwise than jnp's float32 (and a weakly typed jnp value, `~`, takes the "
                 "dtype of what it meets, where NumPy's int64 does not): compute it by hand, of the dtype it needs")
