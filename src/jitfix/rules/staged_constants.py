@@ -146,9 +146,10 @@ class StagedConstant(Rule):
         "made of it) and JAX said it depends on no argument of the jitted function, the run also saw where the "
         "project's code computed it: jnp calls on constants only (settings, shapes, literals), often in another "
         "function or module than the failure -- a spec's `jnp.asarray(num_values, dtype)` built inside a jitted "
-        "step, a graph's shape vector `jnp.array(dims)` returned by a helper, `int(jnp.ceil(T / dt))` of a "
-        "model's settings. Those calls are written with NumPy (`np.asarray`, `np.array`) or Python "
-        "(`math.ceil`), so the value is known at trace time, where it was needed. So is a jax array made "
+        "step, a graph's shape vector `jnp.array(dims)` returned by a helper, `int(jnp.prod(jnp.array(self.grid)))` "
+        "of a model's settings. Those calls are written with NumPy (`np.asarray`, `np.array`, `np.prod`), so the "
+        "value is known at trace time, where it was needed (and an integer converted to a Python number is "
+        "written in Python where the arithmetic has an exact Python form). So is a jax array made "
         "before tracing that such a value read, where the failing code reads it from an attribute of `self` set "
         "once in its class (`self.split_idxs = jnp.array(...)` in `__init__`) or a global bound once "
         "(`BLOCK_ENDS = jnp.array([2, 5])`): jit takes it for a constant of the trace, a tracer.",
@@ -194,8 +195,8 @@ class StagedConstant(Rule):
                       seen: Observation) -> Finding:
         """The array ``holder`` holds, made with jnp before tracing (in ``__init__``, at module
         level) by ``binding``: jit took it for a constant of the trace."""
-        where = (f"`{module.segment(binding)}`, which `{holder}` holds, is a jax array made before tracing: jit takes it "
-                 f"for a constant of the trace, a tracer, and a run saw `{entry.traced.qualname}` fail at {seen.via}, "
+        where = (f"`{module.segment(binding)}`, which `{holder}` holds, is a jax array made before tracing: jit "
+                 f"takes it for a constant of the trace, a tracer, and a run saw `{entry.traced.qualname}` fail at {seen.via}, "
                  "where Python needed its value")
         calls = _jnp_calls(module, binding)
         attribute = holder.rsplit(".", 1)[-1]
@@ -239,7 +240,8 @@ class StagedConstant(Rule):
         if why_not is not None:
             yield self.finding(module, call, f"{where}; not auto-fixable: {why_not}", function=entry.traced)
             return
-        fix = Fix(Safety.SAFE, "build it with NumPy", [_numpy_edit(module, inner) for inner in _jnp_calls(module, call)])
+        edits = [_numpy_edit(module, inner) for inner in _jnp_calls(module, call)]
+        fix = Fix(Safety.SAFE, "build it with NumPy", edits)
         yield self.finding(module, call, f"{where}; build it with NumPy, at trace time", fix, function=entry.traced)
 
     @staticmethod
@@ -321,13 +323,16 @@ def _returned_use(module: ModuleContext, function: FunctionNode, depth: int) -> 
         return (f"`{function.name}` returns it, and other modules may call it outside traced code, where it "
                 "would return NumPy's array")
     traced = [entry.node for entry in module.traced.values()]
-    for call in ast.walk(module.tree):
-        if not (isinstance(call, ast.Call) and (isinstance(call.func, ast.Name) and call.func.id == function.name
-                                                or isinstance(call.func, ast.Attribute) and call.func.attr == function.name)):
+    calls = [node for node in ast.walk(module.tree) if isinstance(node, ast.Call)]
+    for call in calls:
+        called = call.func
+        if not (isinstance(called, ast.Name) and called.id == function.name
+                or isinstance(called, ast.Attribute) and called.attr == function.name):
             continue
         caller = next((node for node in traced if any(inner is call for inner in ast.walk(node))), None)
         if caller is None:
-            return f"`{function.name}` is also called outside traced code (line {call.lineno}), where it would return NumPy's array"
+            return (f"`{function.name}` is also called outside traced code (line {call.lineno}), where it would "
+                    "return NumPy's array")
         why = _inexact_use(module, call, caller, depth + 1)
         if why is not None:
             return why
@@ -349,7 +354,8 @@ def _a_float(node: ast.AST) -> bool:
 
 def _shadowed_numpy(function: FunctionNode) -> str | None:
     """Why NumPy's name cannot be written in ``function``: it binds ``np`` or ``numpy`` itself."""
-    bound = {name.id for name in ast.walk(function) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
+    bound = {name.id for name in ast.walk(function)
+             if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
     bound |= {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
     shadowed = sorted(bound & {"np", "numpy"})
     return f"`{shadowed[0]}` is a name of `{function.name}`: import NumPy under another name" if shadowed else None
@@ -401,7 +407,8 @@ def _attribute_values(klass: ast.ClassDef, attribute: str) -> list[ast.expr | No
 
 def _names(node: ast.AST, attribute: str) -> bool:
     """Whether ``node`` reads ``attribute`` (``self.x`` or a global ``x``)."""
-    return isinstance(node, ast.Attribute) and node.attr == attribute or isinstance(node, ast.Name) and node.id == attribute
+    return isinstance(node, ast.Attribute) and node.attr == attribute \
+        or isinstance(node, ast.Name) and node.id == attribute
 
 
 def _seen_constant(values: ValueAnalysis) -> Callable[[ast.AST], Verdict]:
