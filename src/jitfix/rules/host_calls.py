@@ -18,11 +18,18 @@ parameters evaluates the call and passes it (``threaded_state`` makes the split)
                                                           return _noisy_step(params, grads,
                                                                              next_key=keys.next_key())
 
+A draw is a call of Python's or NumPy's module-level generator (``np.random.normal()``) or
+a method of a generator object (``rng.integers(0, n)``): a module-level name bound once to
+``np.random.default_rng(...)`` (``RandomState``, ``Generator``, ``random.Random``), or a
+static parameter every call of the module passes one (scipy#24412).
+
 Made only where the call is certain to run exactly once per call (a statement of the
 function's own body, not in a branch, loop, comprehension or lambda), reads only module
 names (a draw also the function's parameters it never rebinds: a def or method given them
-may be the model itself, which must stay compiled), and certainly gives back what jit takes
-(numbers or arrays made by JAX, NumPy or a host generator).
+may be the model itself, which must stay compiled, and the locals the body binds once,
+before it, to sizes of those: ``n = data.shape[0]``, which the def with the old name binds
+too), and certainly gives back what jit takes (numbers or arrays made by JAX, NumPy or a
+host generator).
 """
 
 from __future__ import annotations
@@ -32,10 +39,11 @@ from dataclasses import dataclass
 
 from jitfix.analysis.blocks import assigned_names, local_names, own_nodes, statement_holding, walk_body
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy_member
+from jitfix.analysis.passed_values import PassedValues
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.naming import unique_name
 from jitfix.analysis.summaries import ModuleProgram
-from jitfix.rules.base import ModuleContext, Source
+from jitfix.rules.base import CacheKey, ModuleContext, Source
 from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jit_attributes_used,
                                          jitted_by_assignment, module_instance_class, named, names_in)
 
@@ -50,12 +58,81 @@ NOT_NUMBERS = frozenset({"numpy.random.shuffle", "numpy.random.seed", "numpy.ran
                          "numpy.random.permutation", "numpy.random.get_state", "numpy.random.set_state"})
 
 
+# What makes a host generator object, and whose methods it has: Python's or NumPy's.
+GENERATOR_CONSTRUCTORS = {"numpy.random.default_rng": "numpy", "numpy.random.Generator": "numpy",
+                          "numpy.random.RandomState": "numpy", "random.Random": "random"}
+# The methods of a NumPy generator that give back numbers or arrays (not `choice`, `permutation`,
+# `shuffle`: of a list of anything; nor `bytes`, `spawn` or the state's).
+NUMPY_GENERATOR_DRAWS = frozenset({
+    "integers", "random", "random_sample", "rand", "randn", "randint", "normal", "standard_normal", "uniform",
+    "exponential", "standard_exponential", "poisson", "binomial", "beta", "gamma", "standard_gamma", "lognormal",
+    "laplace", "logistic", "gumbel", "chisquare", "multivariate_normal", "dirichlet", "multinomial", "geometric",
+    "negative_binomial", "rayleigh", "weibull", "pareto", "power", "vonmises", "wald", "triangular", "standard_t",
+    "standard_cauchy", "f", "noncentral_chisquare", "noncentral_f", "hypergeometric", "logseries", "zipf"})
+# Their draws that may give back what jit cannot take (the items of a list of anything; an int
+# beyond int32): reported, not passed in.
+GENERATOR_DRAWS_OF_ANYTHING = {"numpy": frozenset({"choice", "permutation", "permuted", "shuffle", "bytes"}),
+                               "random": frozenset({"choice", "choices", "sample", "shuffle", "randint", "randrange",
+                                                    "getrandbits", "randbytes"})}
+GENERATOR_PASSED: CacheKey[PassedValues] = CacheKey("what the module's calls pass, generators known")
+
+
 @dataclass(frozen=True)
 class HostCall:
-    """A call to hoist out of the trace, and what it changes on the host (said in the finding)."""
+    """A call to hoist out of the trace, what it changes on the host (said in the finding), and
+    the statements of the body binding what it reads there (``n = data.shape[0]``), which the
+    def with the old name makes too."""
 
     call: ast.Call
     effect: str
+    prelude: tuple[ast.Assign, ...] = ()
+
+
+def generator_draw(module: ModuleContext, function: ast.AST, call: ast.AST) -> str | None:
+    """Whether ``call`` (in ``function``) is a method of a host generator object that draws:
+    ``rng.integers(0, n)`` with ``rng`` a module-level name bound once to
+    ``np.random.default_rng(...)``, or a parameter every call of the module passes one. The
+    effect, said in a finding; None otherwise."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)):
+        return None
+    receiver, method = call.func.value.id, call.func.attr
+    kind = _generator_kind(module, function, receiver)
+    if kind is None or method not in GENERATOR_NUMBER_DRAWS[kind] | GENERATOR_DRAWS_OF_ANYTHING[kind]:
+        return None
+    return f"`{receiver}.{method}` draws from {'a NumPy' if kind == 'numpy' else 'a Python'} generator on the host"
+
+
+def draws_numbers(call: ast.Call) -> bool:
+    """Whether a generator's draw (``generator_draw``) certainly gives back numbers or arrays."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    return method in NUMPY_GENERATOR_DRAWS | _PYTHON_DRAW_METHODS \
+        and method not in GENERATOR_DRAWS_OF_ANYTHING["numpy"] | GENERATOR_DRAWS_OF_ANYTHING["random"]
+
+
+_PYTHON_DRAW_METHODS = frozenset(name.removeprefix("random.") for name in NUMBER_DRAWS)
+GENERATOR_NUMBER_DRAWS = {"numpy": NUMPY_GENERATOR_DRAWS, "random": _PYTHON_DRAW_METHODS}
+
+
+def _generator_kind(module: ModuleContext, function: ast.AST, name: str) -> str | None:
+    """``numpy`` or ``random`` where every value ``name`` holds in ``function`` is a generator
+    object of that library (a module-level name bound once in all, a parameter every call
+    passes one); None otherwise."""
+    program = module.traced.program
+    if program is None:
+        return None
+    scopes = program.scopes
+    home = scopes.binding_scope(function, name)
+    if home is scopes.tree and scopes.name_stores().get(name) != 1:
+        return None  # bound again somewhere (`global rng` in a function)
+    passed = module.cached(GENERATOR_PASSED, lambda: PassedValues(
+        scopes, library_object=lambda made: module.imports.resolve(made.func) in GENERATOR_CONSTRUCTORS))
+    found = passed.of(ast.Name(id=name, ctx=ast.Load(), lineno=getattr(function, "lineno", 1), col_offset=0), function)
+    if not found or any(value.library_object is None or not isinstance(value.node, ast.Call) for value in found):
+        return None
+    kinds = {GENERATOR_CONSTRUCTORS.get(module.imports.resolve(value.node.func) or "")  # type: ignore[attr-defined]
+             for value in found}
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
 
 
 def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
@@ -82,13 +159,16 @@ def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
             continue  # in a branch or loop (may run other than once), or a value nobody uses
         # A draw may take the call's arguments (``np.random.normal(x)``: cheap host work); a
         # def or method given them may be the model itself, which must stay compiled.
-        draw = (module.imports.resolve(node.func) or "").startswith(("random.", "numpy.random."))
-        if not _reads_only_fixed_names(node, locals_, parameters - rebound if draw else set()):
+        drawn = generator_draw(module, function, node)
+        draw = drawn is not None or (module.imports.resolve(node.func) or "").startswith(("random.", "numpy.random."))
+        prelude = _prelude(function, node, statement, locals_, parameters, rebound) if draw else ()
+        if prelude is None or not _reads_only_fixed_names(
+                node, locals_, (parameters - rebound) | _bound_names(prelude) if draw else set()):
             continue
-        effect = _host_effect(module, node, frozenset())
-        if effect is None or not _gives_back_values(module, node, frozenset()):
+        effect = drawn or _host_effect(module, node, frozenset())
+        if effect is None or not (draws_numbers(node) if drawn else _gives_back_values(module, node, frozenset())):
             continue
-        found.append(HostCall(node, effect))
+        found.append(HostCall(node, effect, prelude))
         texts.append(ast.unparse(node))
     if not found or jit_attributes_used(module, function):
         return []
@@ -101,21 +181,108 @@ def hoisting(module: ModuleContext, traced: TracedFunction, hosts: list[HostCall
     assert isinstance(function, ast.FunctionDef)
     taken = names_in(function) | {node.id for node in ast.walk(module.tree) if isinstance(node, ast.Name)}
     state = []
+    absorbed = []
     for host in hosts:
         called = host.call.func
         stem = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) \
             else "value"
         local = stem if stem not in taken else unique_name(f"{stem}_value", taken)
+        binding = _bound_whole(module, function, host.call)
+        if binding is not None:  # `idx = rng.integers(...)`: `idx` is what is passed in
+            local = binding.targets[0].id  # type: ignore[attr-defined]
+            absorbed.append(binding)
         taken.add(local)
         state.append(State(module.segment(host.call), local, passed_in=True, returned=False, hoisted=True))
     self_name = function.args.args[0].arg if _static_self_method(module, traced) else None
-    return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value=True))
+    prelude = sorted({statement for host in hosts for statement in host.prelude}, key=lambda statement: statement.lineno)
+    return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value=True,
+                                           prelude=tuple(prelude), absorbed=tuple(absorbed)))
+
+
+def _bound_whole(module: ModuleContext, function: ast.FunctionDef, call: ast.Call) -> ast.Assign | None:
+    """The statement ``name = call`` of the body, where it alone binds ``name`` (not a
+    parameter) and has no comment of its own: the jitted body then takes ``name`` itself."""
+    binding = next((statement for statement in function.body if isinstance(statement, ast.Assign)
+                    and statement.value is call), None)
+    if binding is None or len(binding.targets) != 1 or not isinstance(binding.targets[0], ast.Name):
+        return None
+    name = binding.targets[0].id
+    if name in {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)} \
+            or _single_binding(function, name) is not binding or _commented(module, binding):
+        return None
+    return binding
+
+
+def _commented(module: ModuleContext, statement: ast.stmt) -> bool:
+    """Whether a comment ends the statement's last line or stands on the line above it."""
+    lines = module.text.splitlines()
+    after = lines[(statement.end_lineno or statement.lineno) - 1][statement.end_col_offset or 0:]
+    above = lines[statement.lineno - 2].strip() if statement.lineno >= 2 else ""
+    return "#" in after or above.startswith("#")
 
 
 def _static_self_method(module: ModuleContext, traced: TracedFunction) -> bool:
     function = traced.node
     return isinstance(module.traced.parents.get(function), ast.ClassDef) and bool(function.args.args) \
         and function.args.args[0].arg in traced.static_params
+
+
+def _prelude(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt, locals_: set[str],
+             parameters: set[str], rebound: set[str]) -> tuple[ast.Assign, ...] | None:
+    """The statements of the body, before ``statement``, that bind the locals ``call`` reads,
+    each a name bound once in the function to a size of the parameters (never rebound), of
+    module names and of such locals (``n = data.shape[0]``, ``m = 2 * n``): the def with the
+    old name, which has the same parameters, binds them to the same values. None where a local
+    is bound otherwise (or a parameter rebound)."""
+    fixed = parameters - rebound
+    needed = [node.id for node in ast.walk(call) if isinstance(node, ast.Name) and node.id in locals_
+              and node.id not in fixed]
+    bindings: dict[str, ast.Assign] = {}
+    while needed:
+        name = needed.pop()
+        if name in bindings:
+            continue
+        binding = _single_binding(function, name) if name not in parameters else None
+        if binding is None or function.body.index(binding) >= function.body.index(statement) \
+                or not _a_size(binding.value):
+            return None
+        bindings[name] = binding
+        needed += [node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)
+                   and node.id in locals_ and node.id not in fixed]
+    return tuple(sorted(set(bindings.values()), key=lambda binding: binding.lineno))
+
+
+def _single_binding(function: ast.FunctionDef, name: str) -> ast.Assign | None:
+    """The statement of the function's own body that alone binds ``name``, as ``name = value``."""
+    stores = [node for node in walk_body(function) if isinstance(node, ast.Name) and node.id == name
+              and not isinstance(node.ctx, ast.Load)]
+    found = [statement for statement in function.body if isinstance(statement, ast.Assign)
+             and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+             and statement.targets[0].id == name]
+    return found[0] if len(stores) == 1 and len(found) == 1 else None
+
+
+# What a size may be made of: the arrays' static attributes, `len`, and Python arithmetic.
+_SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "size"})
+_SIZE_CALLS = frozenset({"len", "int", "min", "max", "abs"})
+
+
+def _a_size(value: ast.AST) -> bool:
+    """An expression Python computes from sizes alone, the same inside the trace as outside:
+    names, literals, ``x.shape[0]``, ``len(xs)``, tuples and arithmetic of those."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and node.attr not in _SIZE_ATTRIBUTES:
+            return False
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _SIZE_CALLS):
+            return False
+        if isinstance(node, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom | ast.ListComp
+                      | ast.DictComp | ast.SetComp | ast.GeneratorExp | ast.Starred):
+            return False
+    return True
+
+
+def _bound_names(statements: tuple[ast.Assign, ...]) -> set[str]:
+    return {statement.targets[0].id for statement in statements}  # type: ignore[attr-defined]
 
 
 def _inside_nested_expressions(function: ast.FunctionDef) -> set[int]:

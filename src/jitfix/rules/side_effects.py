@@ -654,15 +654,19 @@ class TraceTimeSideEffect(Rule):
         "(a count of traces that is never returned is left as it is), and where nothing else reads "
         "it meanwhile: a helper or another method reading it, `self` passed on whole, a write into "
         "the state's object (`self.log.append(y)`) are reported with the reason. Host work that reads "
-        "nothing the function computes -- a draw from Python's or NumPy's generator, an object of the "
+        "nothing the function computes -- a draw from Python's or NumPy's generator, or from a generator "
+        "object (`rng.integers(...)` of a module-level `rng = np.random.default_rng(0)` or of a static "
+        "argument every call passes one, scipy#24412), an object of the "
         "module whose method advances its own state (`keys.next_key()`), a helper that does either "
         "(`rand(2, 2)` seeding from `random`), here or in another module of the run that rebinds a global "
         "there (`rng.next_key()` splitting `rng.key`, jax#5206) -- is evaluated at each call by the same kind of def and "
         "passed in (`return _step(params, grads, next_key=keys.next_key())`; safe: the stream is the "
         "eager one, draw for draw), where it runs exactly once per call (a statement of the function's "
         "own body, not in a branch, loop, comprehension or lambda), reads only module names (a draw "
-        "also parameters the function never rebinds; a def or method given the function's parameters "
-        "may be the model itself, which stays compiled), and certainly gives back numbers or arrays (not "
+        "also parameters the function never rebinds, and locals bound once before it to sizes of those, "
+        "`n = data.shape[0]`, which the def with the old name binds too; a def or method given the "
+        "function's parameters may be the model itself, which stays compiled), and certainly gives back "
+        "numbers or arrays (not a generator's `choice` of a list, not "
         "`random.randint`'s int, which may not fit int32, nor a clock's float, which float32 rounds "
         "by minutes). Otherwise no "
         "automatic fix: the faithful form (an explicit PRNG key argument, returning a value instead "
@@ -782,6 +786,8 @@ class TraceTimeSideEffect(Rule):
             for prefix, problem in TRACE_TIME_MODULES.items():
                 if name.startswith(prefix + "."):
                     return problem
+            if host_calls.generator_draw(module, traced.node, node) is not None:
+                return RANDOMNESS  # `rng.integers(...)` of a NumPy generator object
         if isinstance(node, ast.Call):
             func = node.func
             # `outer.append(tracer)` as a statement: the tracer leaks out of the trace. A result

@@ -36,7 +36,7 @@ from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst
-from jitfix.findings import Edit, EditContext
+from jitfix.findings import MAX_LINE_LENGTH, Edit, EditContext
 from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Source
 from jitfix.rules.function_context import name_position
@@ -71,6 +71,12 @@ class Threading:
     returns_value: bool  # whether the function returns something besides the state
     wrapper: str = ""  # the name callers call (the def's own; the jit's target where one jits it)
     callee: str = ""  # what the wrapper calls (``inner``; the renamed jit's target)
+    # The body's statements binding sizes a hoisted call reads (``n = data.shape[0]``): the
+    # wrapper binds them too, and the jitted body keeps those it still reads.
+    prelude: tuple[ast.Assign, ...] = ()
+    # The body's assignments of a hoisted call's whole value (``idx = rng.integers(...)``):
+    # their name is the parameter the value is passed in as, and they go.
+    absorbed: tuple[ast.Assign, ...] = ()
 
     @property
     def listed(self) -> str:
@@ -734,12 +740,13 @@ class _Threaded:
         locals_ = {state.spelled.split(".")[-1]: state.local for state in threading.state
                    if not state.hoisted and not state.on_object}
         hoisted = {state.spelled: state.local for state in threading.state if state.hoisted}
+        unread = _prelude_left_unread(threading)
         returned = (lambda value: _returned(threading, value)) if threading.returned else None
         block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(
             body=[cst.SimpleStatementLine(body=[statement.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
                   for statement in node.body.body if isinstance(statement, cst.BaseSmallStatement)])
         # (a one-line def, `def f(x): a(x); return x`: a line each)
-        body = block.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted))
+        body = block.visit(ThreadedBody(threading.self_name, locals_, returned, hoisted, unread))
         assert isinstance(body, cst.IndentedBlock)
         entered = [cst.parse_statement(f"{state.spelled} = {state.local}") for state in threading.state
                    if state.on_object]
@@ -760,6 +767,26 @@ class _Threaded:
         blank = cst.EmptyLine(indent=False)
         lines = [blank] if threading.self_name else [blank, blank]
         return cst.FlattenSentinel([inner, wrapper.with_changes(leading_lines=lines)])  # type: ignore[return-value]
+
+
+def _prelude_left_unread(threading: Threading) -> frozenset[str]:
+    """The prelude's statements (as ``ast.unparse`` spells them) the jitted body no longer
+    reads once the hoisted calls are passed in: dropped from it (one with a comment of its
+    own stays)."""
+    hoisted = {id(node) for node in walk_body(threading.function) if isinstance(node, ast.Call)
+               and any(state.hoisted and state.spelled == ast.unparse(node) for state in threading.state)}
+    inside = {id(node) for node in walk_body(threading.function) if isinstance(node, ast.Call) and id(node) in hoisted
+              for node in ast.walk(node)}
+    unread: set[int] = set()
+    for statement in reversed(threading.prelude):
+        name = statement.targets[0].id  # type: ignore[attr-defined]
+        reads = [node for node in walk_body(threading.function) if isinstance(node, ast.Name) and node.id == name
+                 and isinstance(node.ctx, ast.Load) and id(node) not in inside]
+        if all(any(node is part for dropped in threading.prelude if dropped.lineno in unread
+                   for part in ast.walk(dropped.value)) for node in reads):
+            unread.add(statement.lineno)
+    return frozenset(ast.unparse(statement) for statement in (*threading.prelude, *threading.absorbed)
+                     if statement.lineno in unread or statement in threading.absorbed)
 
 
 def _returned(threading: Threading, value: cst.BaseExpression | None) -> str:
@@ -804,22 +831,41 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     passed += [f"{argument.arg}={argument.arg}" for argument in arguments.kwonlyargs]
     passed += [f"{state.local}={state.spelled}" for state in threading.state if state.passed_in]
     passed += [f"**{arguments.kwarg.arg}"] if arguments.kwarg else []
-    call = f"{callee}({', '.join(passed)})"
     state = ", ".join(state.spelled for state in threading.returned)
     indent = "    "
+    nested = len(indent) if threading.self_name is not None else 0  # a method: in its class's block
+
+    def call(prefix: str) -> str:
+        return _call_fitted(prefix, callee, passed, len(indent), nested)
     lines = [f"def {threading.wrapper}({code(node.params)}):"]
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
+    lines += [indent + ast.unparse(statement) for statement in threading.prelude]
     rebound = ", ".join(state.spelled for state in threading.returned if not state.on_object)
     if threading.self_name is None and rebound:
         lines.append(f"{indent}global {rebound}")
     if not state:
-        lines.append(f"{indent}return {call}")
+        lines.append(f"{indent}{call('return ')}")
     elif threading.returns_value:
         result = unique_name("result", {argument.arg for argument in ast.walk(arguments)
                                         if isinstance(argument, ast.arg)})
-        lines += [f"{indent}{result}, {state} = {call}", f"{indent}return {result}"]
+        lines += [f"{indent}{call(f'{result}, {state} = ')}", f"{indent}return {result}"]
     else:
-        lines.append(f"{indent}{state} = {call}")
+        lines.append(f"{indent}{call(f'{state} = ')}")
     return "\n".join(lines) + "\n"
+
+
+def _call_fitted(prefix: str, callee: str, arguments: list[str], column: int, nested: int) -> str:
+    """``prefix callee(a, b)`` at ``column`` of the wrapper's source, which goes ``nested``
+    columns deeper in the file, split as black splits a call that does not fit in 88 columns:
+    the arguments on one line of their own, else one a line."""
+    flat = f"{prefix}{callee}({', '.join(arguments)})"
+    if nested + column + len(flat) <= MAX_LINE_LENGTH:
+        return flat
+    inner = "    "
+    hugged = f"{inner}{', '.join(arguments)}"
+    if nested + column + len(hugged) <= MAX_LINE_LENGTH:
+        return f"{prefix}{callee}(\n{' ' * column}{hugged}\n{' ' * column})"
+    listed = "".join(f"{' ' * column}{inner}{argument},\n" for argument in arguments)
+    return f"{prefix}{callee}(\n{listed}{' ' * column})"

@@ -7,6 +7,7 @@ loads it (a fifth of a run's start-up).
 
 from __future__ import annotations
 
+import ast
 from typing import Callable
 
 from jitfix.analysis.python_arithmetic import OPERATOR, TO_INT
@@ -66,18 +67,29 @@ class InPython(cst.CSTTransformer):
         return updated.with_changes(func=name)
 
 
+def _unread_binding(line: cst.SimpleStatementLine, unread: frozenset[str]) -> bool:
+    """A line of one statement, without comments, that is one of ``unread``."""
+    if len(line.body) != 1 or line.leading_lines and any(empty.comment for empty in line.leading_lines) \
+            or line.trailing_whitespace.comment is not None:
+        return False
+    return ast.unparse(ast.parse(code(line.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)))) in unread
+
+
 class ThreadedBody(cst.CSTTransformer):
     """A jitted body with its state threaded through (``rules/threaded_state.py``): the
     ``global`` declarations of the threaded names dropped, ``self.v`` spelled as the local
     ``v``, every ``return`` giving back the state too (``returned`` spells what it returns;
     None where no state is returned), and each host call the wrapper now makes (``hoisted``,
-    by its source) read as the parameter it is passed in as. Nested defs and lambdas keep
-    their own returns."""
+    by its source) read as the parameter it is passed in as, the statements binding only what
+    those calls read (``unread``, as ``ast.unparse`` spells them) dropped. Nested defs and lambdas keep their own
+    returns."""
 
     def __init__(self, self_name: str | None, locals_: dict[str, str],
-                 returned: Callable[[cst.BaseExpression | None], str] | None, hoisted: dict[str, str]):
+                 returned: Callable[[cst.BaseExpression | None], str] | None, hoisted: dict[str, str],
+                 unread: frozenset[str] = frozenset()):
         super().__init__()
         self.self_name, self.locals, self.returned, self.hoisted = self_name, locals_, returned, hoisted
+        self.unread = unread
         self.depth = 0
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -114,6 +126,8 @@ class ThreadedBody(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
                                   ) -> cst.BaseStatement | cst.RemovalSentinel:
+        if not self.depth and self.unread and _unread_binding(original, self.unread):
+            return cst.RemovalSentinel.REMOVE
         if self.depth or self.self_name is not None:
             return updated
         body = []

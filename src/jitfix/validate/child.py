@@ -238,7 +238,7 @@ class Runner:
 
         buffer = io.StringIO()
         args, kwargs = _fresh((given.args, given.kwargs))
-        _replay_host_generators()
+        _replay_host_generators(self.module)
         with contextlib.redirect_stdout(buffer):
             try:
                 with jax.disable_jit() if eager else contextlib.nullcontext(), \
@@ -251,10 +251,12 @@ class Runner:
 
 
 _host_generators: tuple | None = None  # Python's and NumPy's global generator states, first seen
+_module_generators: dict[int, tuple[object, object]] = {}  # id -> (a module's generator object, its first state)
 
 
-def _replay_host_generators() -> None:
-    """Every call starts from the same state of Python's and NumPy's global generators: the
+def _replay_host_generators(module=None) -> None:
+    """Every call starts from the same state of Python's and NumPy's global generators, and
+    of the generator objects the module holds (``RNG = np.random.default_rng(0)``): the
     reference and the rewrite then draw the same numbers where they draw in the same order (a
     draw a rewrite makes at each call, outside the trace, as the eager code does)."""
     global _host_generators
@@ -266,16 +268,55 @@ def _replay_host_generators() -> None:
         _host_generators = (random.getstate(), np.random.get_state())
     random.setstate(_host_generators[0])
     np.random.set_state(_host_generators[1])
+    for value in list(vars(module).values()) if module is not None else ():
+        if _is_generator(value) and id(value) not in _module_generators:
+            _module_generators[id(value)] = (value, _generator_state(value))
+    for generator, state in _module_generators.values():
+        _set_generator_state(generator, state)
+
+
+def _is_generator(value) -> bool:
+    import random
+
+    import numpy as np
+
+    return isinstance(value, np.random.Generator | np.random.RandomState | random.Random)
+
+
+def _generator_state(generator):
+    import numpy as np
+
+    if isinstance(generator, np.random.Generator):
+        return generator.bit_generator.state
+    return generator.get_state() if isinstance(generator, np.random.RandomState) else generator.getstate()
+
+
+def _set_generator_state(generator, state) -> None:
+    import numpy as np
+
+    if isinstance(generator, np.random.Generator):
+        generator.bit_generator.state = state
+    elif isinstance(generator, np.random.RandomState):
+        generator.set_state(state)
+    else:
+        generator.setstate(state)
 
 
 def _fresh(arguments):
-    """The arguments with new containers (dicts, lists, tuples) and NumPy buffers: a call
-    that writes into what it is given (eagerly, `state["n"] += 1` changes the caller's dict)
-    leaves the input the next call gets as it was."""
+    """The arguments with new containers (dicts, lists, tuples), NumPy buffers and generator
+    objects: a call that writes into what it is given (eagerly, `state["n"] += 1` changes the
+    caller's dict) or draws from it leaves the input the next call gets as it was."""
+    import copy
+
     import jax
     import numpy as np
 
-    return jax.tree_util.tree_map(lambda leaf: leaf.copy() if isinstance(leaf, np.ndarray) else leaf, arguments)
+    def fresh(leaf):
+        if isinstance(leaf, np.ndarray):
+            return leaf.copy()
+        return copy.deepcopy(leaf) if _is_generator(leaf) else leaf
+
+    return jax.tree_util.tree_map(fresh, arguments)
 
 
 def perturbed(value):
@@ -542,13 +583,17 @@ def _gradient_check(reference: Runner, after: Runner, inputs: list[Input], targe
             continue
         try:
             restore_module_state(reference.module)
+            args, kwargs = _fresh((chosen.args, chosen.kwargs))
+            _replay_host_generators(reference.module)
             with jax.disable_jit():
-                want = jax.grad(reference_function, argnums=position)(*chosen.args, **chosen.kwargs)
+                want = jax.grad(reference_function, argnums=position)(*args, **kwargs)
         except Exception:  # the original itself is not differentiable here: nothing to compare
             return "", None
         try:
             restore_module_state(after.module)
-            got = jax.grad(after_function, argnums=position)(*chosen.args, **chosen.kwargs)
+            args, kwargs = _fresh((chosen.args, chosen.kwargs))
+            _replay_host_generators(after.module)
+            got = jax.grad(after_function, argnums=position)(*args, **kwargs)
         except Exception as error:
             return f"gradient not compared: the rewrite is not differentiable here ({Raised(error)})", None
         reason = difference(want, got)
