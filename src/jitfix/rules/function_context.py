@@ -11,6 +11,7 @@ from typing import Iterator
 from jitfix.analysis.blocks import local_names, nodes_of, own_expressions
 from jitfix.analysis.local_calls import array_evidence
 from jitfix.analysis.masks import MaskParameters, module_masks
+from jitfix.analysis.static_arrays import StaticArrays
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 from jitfix.control_flow.boolean_expressions import (
@@ -33,6 +34,25 @@ FUNCTION_CONTEXTS: CacheKey[list[FunctionContext]] = CacheKey("function contexts
 GLOBAL_NAMES: CacheKey[set[str]] = CacheKey("names of the module's scope")
 ARRAY_EVIDENCE: CacheKey[dict] = CacheKey("array evidence by function")
 MASK_PARAMETERS: CacheKey[MaskParameters] = CacheKey("parameters every call gives a boolean mask")
+
+
+STATIC_ARRAYS: CacheKey[dict[bool, StaticArrays]] = CacheKey("ranks and inexactness the code proves")
+
+
+def static_arrays(module: ModuleContext, public_callers: bool = False) -> StaticArrays:
+    """What the module's code proves of its arrays' ranks and dtypes (``public_callers``: a
+    public function's parameters taking what the module's calls give them too)."""
+    found = module.cached(STATIC_ARRAYS, dict)
+    if public_callers not in found:
+        program = module.traced.program
+        assert program is not None  # (a traced function was found)
+        evidence: dict[int, ArrayEvidence] = {}
+
+        def bindings_of(function):
+            return evidence.setdefault(id(function), ArrayEvidence(function)).bindings
+
+        found[public_callers] = StaticArrays(program.scopes, module.imports, bindings_of, public_callers)
+    return found[public_callers]
 
 
 def mask_parameters(module: ModuleContext) -> MaskParameters:

@@ -26,7 +26,7 @@ from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc, inlined_at, inlined_edits
-from jitfix.rules.function_context import FunctionContext, function_contexts
+from jitfix.rules.function_context import FunctionContext, function_contexts, static_arrays
 from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.staged_constants import staged_constants
@@ -739,17 +739,20 @@ class DataDependentShape(Rule):
         message = (f"`{module.segment(write.call)}` in `{entry.traced.qualname}` writes through {through}: how many "
                    "elements it selects is not known while tracing, so it raises under jit")
         new, why_not = write.selected_value(module, entry, seen, statement)
-        if new is None:
+        unsafe = ""
+        if new is None and write.selected_value(module, entry, seen, statement, public_callers=True)[0] is not None:
+            new, unsafe = write.value, (f" (unsafe: `{entry.traced.qualname}` is public, and other modules may give it "
+                                        "arrays of other ranks or dtypes than this module's calls do)")
+        if new is None:  # (what it selects, `new`, the edit reads off the write again)
             return self.finding(module, write.selection, f"{message}; not auto-fixable: {why_not}",
                                 function=entry.traced)
-        trailing = write.trailing_axes(seen, module.imports) or 0
-        rank = len(seen_shape(write.mask, seen, module.imports) or ()) if trailing else 0
+        trailing, rank = write.axes(seen, module, entry, public_callers=bool(unsafe))
         edits = [_masked_write_edit(module, write, trailing, rank)]
         if write.binding is not None:  # the indices are the mask's now: their binding goes
             edits += inlined_edits(module, write.binding, write.call, entry.traced.node)
-        fix = Fix(Safety.SAFE, "select with jnp.where", edits)
+        fix = Fix(Safety.UNSAFE if unsafe else Safety.SAFE, "select with jnp.where" + unsafe, edits)
         return self.finding(module, write.selection, f"{message}; select with `jnp.where(mask, new, old)`, "
-                            "which keeps the shape", fix, function=entry.traced)
+                            f"which keeps the shape{unsafe}", fix, function=entry.traced)
 
 
 def _mask_in_index(node: ast.Subscript, module: ModuleContext, entry: FunctionContext) -> ast.expr | None:
@@ -839,6 +842,31 @@ class MaskedWrite:
         covered = array.shape[start:start + len(mask)]
         return len(array.shape) - start - len(mask) if covered == mask else None
 
+    def static_axes(self, module: ModuleContext, entry: FunctionContext, public_callers: bool = False
+                    ) -> tuple[int, int] | None:
+        """(the array's axes after those the mask covers, the mask's rank where it is a number,
+        else 0) as the code's ranks prove them (``x.at[:4, jnp.mod(x[0], 2) == 0]``: the mask has
+        ``x``'s rank less one, and covers the axis after the slice); None where they do not. A
+        boolean index works only where the mask has the shape of the axes it covers, so where
+        the original works, that is the mask's shape."""
+        facts = static_arrays(module, public_callers)
+        function = entry.traced.node
+        if isinstance(function, ast.Lambda) or self.indices is not None:
+            return None  # (indices of another array's mask out of this one's range are dropped, not raised)
+        mask, array = facts.rank(self.mask, function), facts.rank(self.array, function)
+        if mask is None or array is None or mask[0] != array[0]:
+            return None
+        trailing = array[1] - len(self.prefix) - mask[1]
+        return (trailing, mask[1] if mask[0] is None else 0) if trailing >= 0 else None
+
+    def axes(self, seen: dict[str, SeenArray], module: ModuleContext, entry: FunctionContext,
+             public_callers: bool = False) -> tuple[int, int]:
+        """(trailing axes, the mask's rank) for the rewrite: what a run saw, else what the code proves."""
+        trailing = self.trailing_axes(seen, module.imports)
+        if trailing is not None:
+            return trailing, len(seen_shape(self.mask, seen, module.imports) or ()) if trailing else 0
+        return self.static_axes(module, entry, public_callers) or (0, 0)
+
     def seen(self, traced: TracedFunction, imports: ImportTable) -> dict[str, SeenArray]:
         """What a run saw the traced names hold at the write's lines (empty without a run), and
         what follows from what it saw before: a parameter the function never rebinds holds
@@ -868,7 +896,7 @@ class MaskedWrite:
         return found
 
     def selected_value(self, module: ModuleContext, entry: FunctionContext, seen: dict[str, SeenArray],
-                       statement: ast.stmt) -> tuple[ast.expr | None, str]:
+                       statement: ast.stmt, public_callers: bool = False) -> tuple[ast.expr | None, str]:
         """The value ``jnp.where`` selects where the mask holds (None, and why not: the mask may
         not have the array's shape, or the value may change the array's dtype or shape).
         ``jnp.where(mask, v, x)`` is ``x.at[mask].set(v)`` when the mask has ``x``'s shape and
@@ -876,17 +904,23 @@ class MaskedWrite:
         and dtype (then ``y`` is selected)."""
         array = seen.get(self.array.id)
         origin = ElementwiseOrigin(entry.traced.node, module.imports)
-        if not self._mask_fits(module, entry, array, seen, origin, statement):
+        if not self._mask_fits(module, entry, array, seen, origin, statement) \
+                and not (array is None and self.static_axes(module, entry, public_callers) is not None):
             return None, (f"the mask may not have `{self.array.id}`'s shape (a mask of fewer dimensions selects "
                           "whole rows): write `jnp.where(mask, new, old)` with the mask broadcast to it")
-        value = self.value
+        facts = static_arrays(module, public_callers)
+        function = entry.traced.node
+        value: ast.expr | None = self.value
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
             value = value.operand
+        if array is None and isinstance(value, ast.Name) and not isinstance(function, ast.Lambda):
+            value = facts.number(value, function) or value  # a parameter every call gives a number
         if isinstance(value, ast.Constant) and type(value.value) is int:
             if array is None or array.dtype != "bool":
                 return self.value, ""
         elif isinstance(value, ast.Constant) and type(value.value) is float:
-            if array is not None and array.floating:
+            if array is not None and array.floating or array is None and not isinstance(function, ast.Lambda) \
+                    and facts.inexact(self.array, function):
                 return self.value, ""
             return None, (f"the float `{module.segment(self.value)}` would make an int `{self.array.id}` float: "
                           "`jnp.where` keeps the dtype only for a float array")
