@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 from typing import Callable, Mapping, Sequence
 
-from jitfix.analysis.blocks import walk_body
 from jitfix.analysis.catalogue import is_elementwise, jnp_member
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.passed_values import argument_for
