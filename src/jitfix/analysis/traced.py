@@ -325,7 +325,10 @@ class TracedFinder:
         entry.given_arrays = entry.given_arrays | self._given_arrays(function, called_as)
         if transform.name in JIT_TRANSFORMS:
             entry.given_arrays = entry.given_arrays | self._given_python_scalars(function, called_as)
-        entry.given_arrays = entry.given_arrays - self._none_defaults_left(function, called_as)
+        left = self._none_defaults_left(function, called_as)
+        entry.optional_arrays = (entry.optional_arrays | (entry.given_arrays & left & traced)) \
+            - self._given_other_than_values(function, called_as)
+        entry.given_arrays = entry.given_arrays - left
         for name, why in unknown_why.items():
             entry.unknown_why.setdefault(name, why)
         if transform.name in STAGING_TRANSFORMS:
@@ -378,6 +381,20 @@ class TracedFinder:
         an array (``jnp.ones(3)``, or a module-level name bound once, to one): equinox traces
         those."""
         return self._given(function, called_as, self._certainly_an_array)
+
+    def _given_other_than_values(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
+        """Parameters some call gives what is not certainly an array or a Python number (a
+        name of unknown value, a container): such a parameter may be anything there."""
+        positional = positional_names(function)
+        given: set[str] = set()
+        for call in self.scopes.calls_of(called_as, any_receiver=True) if called_as else []:
+            if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+                return frozenset(parameter_names(function))  # `f(*args)` may pass anything
+            passed = [*zip(_positional_reached(positional, call), call.args),
+                      *((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)]
+            given.update(name for name, argument in passed
+                         if not (self._certainly_an_array(argument) or _python_scalar(argument)))
+        return frozenset(given)
 
     def _given_python_scalars(self, function: FunctionNode, called_as: CalledAs | None) -> frozenset[str]:
         """Parameters some call certainly of this function (``calls_of``) passes a Python bool

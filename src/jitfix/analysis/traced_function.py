@@ -190,6 +190,9 @@ class TracedFunction:
     # Parameters a call of the module certainly gives an array (`f(jnp.ones(3))`): not a dict,
     # whatever other modules pass (that call of a traced function holds a tracer there).
     given_arrays: frozenset[str] = frozenset()
+    # Parameters defaulting to None that some call leaves out and every other gives an array or
+    # a number (`scale=None`, `attention(q, k, v, scale=jnp.float32(0.25))`): None, or a tracer.
+    optional_arrays: frozenset[str] = frozenset()
     # Known traced only because traced code of another module of the run calls it (not by a
     # jit, a lax body or a call of this module): what it reads at trace time is its callers'
     # concern, and a switch read while tracing is often the point.

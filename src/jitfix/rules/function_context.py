@@ -148,11 +148,14 @@ def is_cheap(expr: ast.AST, imports) -> bool:
 
 
 def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
-                  arrays: ArrayEvidence) -> BooleanSite | None:
-    """A site only when Python would call bool() on a traced array there."""
+                  arrays: ArrayEvidence, optional: frozenset[str] = frozenset()) -> BooleanSite | None:
+    """A site only when Python would call bool() on a traced array there. ``optional``: the
+    parameters that hold None or an array (`scale or 1.0`, its value used: the rewrite tests
+    for None first)."""
     if isinstance(node, ast.BoolOp):
         tested = [value for value in node.values[:-1] if values.is_traced(value)]
-        if tested and all(arrays.certain_truth(value, values) for value in tested):
+        if tested and all(arrays.certain_truth(value, values) or _an_optional_array(value, optional, statement, node)
+                          for value in tested):
             return BooleanSite(node, statement, values)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         if values.is_traced(node.operand) and arrays.certain_truth(node.operand, values):
@@ -162,6 +165,14 @@ def _boolean_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis,
         if any(values.is_traced(left) or values.is_traced(right) for left, right in zip(operands[:-2], operands[1:-1])):
             return BooleanSite(node, statement, values)
     return None
+
+
+def _an_optional_array(value: ast.expr, optional: frozenset[str], statement: ast.stmt, node: ast.BoolOp) -> bool:
+    """A parameter holding None or an array, as the first operand of an ``and``/``or`` whose
+    value the statement uses (not a test: there only its truth counts, and ``lax.cond`` of
+    None fails)."""
+    return isinstance(value, ast.Name) and value.id in optional and node.values[0] is value \
+        and not isinstance(statement, ast.If | ast.While | ast.Assert)
 
 
 def _predicate_site(node: ast.AST, statement: ast.stmt, values: ValueAnalysis, imports,
@@ -227,7 +238,7 @@ class FunctionContext:
                     self.non_scalar.append((node, size))
                 else:
                     self.ternaries.append((node, statement))
-            site = _boolean_site(node, statement, values, arrays)
+            site = _boolean_site(node, statement, values, arrays, traced.optional_arrays)
             if site is None and id(node) in predicates:
                 site = _predicate_site(node, statement, values, module.imports, self.boolean_names)
             if site is not None:
