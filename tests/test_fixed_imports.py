@@ -80,3 +80,22 @@ def test_the_first_import_of_a_module_goes_after_its_docstring_not_to_its_end() 
     bare = "def f(x):\n    return x\n"
     assert _in_isort_order(bare, "from functools import partial\nfrom jax import lax\n\n" + bare) == \
         "from functools import partial\n\nfrom jax import lax\n\n\n" + bare
+
+
+def test_an_import_an_edit_asked_for_is_not_left_where_its_edit_lost_its_place() -> None:
+    """An edit that needs ``numpy`` can lose its span to an overlapping fix of another rule:
+    the import it asked for, which nothing then reads, is not left behind."""
+    from jitfix.analysis.imports import ImportTable
+    from jitfix.cst_text import cst
+    from jitfix.edits import apply
+    from jitfix.findings import Edit, Position
+
+    source = "import jax\n\nx = compute(1)\n"
+    tree = __import__("ast").parse(source)
+
+    def numpy_call(node, context):  # asks for numpy, but writes a name it does not import
+        return cst.parse_expression("other(1)")
+
+    edit = Edit(Position(3, 4), cst.Call, numpy_call, imports=("numpy",))
+    fixed = apply(source, [edit], ImportTable(tree, source), tree)
+    assert fixed == "import jax\n\nx = other(1)\n"

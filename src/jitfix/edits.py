@@ -156,13 +156,16 @@ def apply(text: str, edits: list[Edit], imports: ImportTable, tree: ast.Module |
 
 def _without_imports_made_unused(before: str, after: str) -> str:
     """``after`` without the one-name import statements (``import numpy as np``) whose name
-    the code used before the edits and no longer uses: a fix that replaced the last ``np.``
-    call leaves no unused import behind. Imports that were unused already are the user's."""
+    the code used before the edits and no longer uses -- a fix that replaced the last ``np.``
+    call leaves no unused import behind -- nor those the edits added for a name nothing reads
+    (an edit that asked for it lost its place to an overlapping fix). Imports that were
+    unused already are the user's."""
     try:
         old, new = ast.parse(before), ast.parse(after)
     except SyntaxError:
         return after
     used_before, used_after = _names_read(old), _names_read(new)
+    imported_before = {ast.dump(statement) for statement in old.body if isinstance(statement, ast.Import | ast.ImportFrom)}
     lines = after.split("\n")
     drop = set()
     for statement in new.body:
@@ -171,7 +174,8 @@ def _without_imports_made_unused(before: str, after: str) -> str:
             alias = statement.names[0]
             name = alias.asname or alias.name.split(".")[0]
             line = lines[statement.lineno - 1]
-            if name in used_before and name not in used_after and ";" not in line and name != "*":
+            added = ast.dump(statement) not in imported_before
+            if (name in used_before or added) and name not in used_after and ";" not in line and name != "*":
                 drop.add(statement.lineno - 1)
     for index in sorted(drop):  # the last line of its group: the blank line that ended the group goes too
         following = index + 1
