@@ -183,6 +183,10 @@ ARGUMENT_BUILTINS = frozenset({"int", "float", "bool", "complex", "abs", "min", 
 ARGUMENT_MODULES = ("math.", "numpy.", "operator.", "itertools.")
 # NumPy functions that read only an array's metadata (`x.shape`, `x.dtype`, ...): a Python
 # value for a tracer too, with no conversion to a NumPy array.
+# What makes a host random generator object, and whose draws its methods are (Python's or
+# NumPy's): jit can take no such object as an argument, and its methods draw on the host.
+HOST_GENERATORS = {"numpy.random.default_rng": "numpy", "numpy.random.Generator": "numpy",
+                   "numpy.random.RandomState": "numpy", "random.Random": "random"}
 NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.isscalar", "numpy.result_type",
                             "numpy.iscomplexobj", "numpy.isrealobj", "numpy.iterable", "numpy.dtype",
                             "numpy.issubdtype", "numpy.can_cast", "numpy.promote_types", "numpy.finfo",

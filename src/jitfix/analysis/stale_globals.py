@@ -23,8 +23,8 @@ from jitfix.analysis.blocks import (
     walk_body,
     walk_tree,
 )
-from jitfix.analysis.catalogue import (ARRAY, GRAD_TRANSFORMS, JIT_TRANSFORMS, ONE_ARRAY, PARTIAL, TRACING_TRANSFORMS,
-                                       function_category, numpy_member)
+from jitfix.analysis.catalogue import (ARRAY, GRAD_TRANSFORMS, HOST_GENERATORS, JIT_TRANSFORMS, ONE_ARRAY, PARTIAL,
+                                       TRACING_TRANSFORMS, function_category, numpy_member)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.scopes import Change
 
@@ -483,6 +483,8 @@ def passable(tree: ast.Module, imports: ImportTable, name: str, traced_writer: a
                        for key, item in zip(node.keys, node.values))
         if isinstance(node, ast.Call):
             called = imports.resolve(node.func) or ""
+            if called in HOST_GENERATORS:
+                return False  # a generator object: no argument jit takes
             return function_category(called) in (ARRAY, ONE_ARRAY) or numpy_member(called) is not None
         return isinstance(node, ast.Name) and node.id == name  # `x = x + 1` keeps its kind
 

@@ -50,6 +50,12 @@ _REDUCTIONS = frozenset({"sum", "prod", "mean", "std", "var", "max", "min", "any
                          "median", "nansum", "nanmean", "nanmax", "nanmin"})
 _KEEPS_RANK = frozenset({"astype", "conj", "clip", "round", "copy"})
 _INEXACT_METHODS = frozenset({"mean", "std", "var"})
+# Elementwise jnp functions whose result has their (promoted) operands' dtype: an inexact
+# operand makes an inexact result (not `jnp.isnan`, a comparison, `jnp.int32`).
+_KEEPS_DTYPE = frozenset({
+    "abs", "absolute", "negative", "positive", "add", "subtract", "multiply", "power", "square", "maximum", "minimum",
+    "fmax", "fmin", "clip", "floor", "ceil", "round", "rint", "trunc", "fix", "sign", "copysign", "fmod", "remainder",
+    "mod", "where", "float_power"})
 
 
 class StaticArrays:
@@ -228,7 +234,7 @@ class StaticArrays:
                 return True
             if short in ("normal", "uniform", "truncated_normal") and name.startswith("jax.random."):
                 return True
-            if is_elementwise(name) and call.args:
+            if short in _KEEPS_DTYPE and call.args:
                 return any(self.inexact(argument, function, depth, seen) for argument in call.args)
             return False
         if name.startswith(("jax.", "numpy.")) or not isinstance(call.func, ast.Attribute):
@@ -269,8 +275,8 @@ class StaticArrays:
 
     def _from_callers(self, function: FunctionNode, name: str, fact: str, depth: int) -> object:
         home = self.scopes.parent.get(function, self.scopes.tree)
-        if isinstance(home, ast.ClassDef) or not self.scopes.only_called(function.name, home):
-            return None
+        if isinstance(home, ast.ClassDef) or function.decorator_list or not self.scopes.only_called(function.name, home):
+            return None  # (a decorator may call it with anything: `vmap` drops an axis)
         if not self.public_callers and home is self.scopes.tree and not function.name.startswith("_"):
             return None  # a public function: other modules may call it with anything
         calls = [(call, scope) for call, scope in self.scopes.calls_to(function.name)

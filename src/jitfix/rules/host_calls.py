@@ -36,13 +36,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Callable
 
 from jitfix.analysis.blocks import assigned_names, local_names, own_nodes, statement_holding, walk_body
-from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category, numpy_member
+from jitfix.analysis.catalogue import (ARRAY, HOST_GENERATORS, ONE_ARRAY, function_category, numpy_member,
+                                       shape_arguments)
+from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.passed_values import PassedValues
-from jitfix.analysis.traced_function import TracedFunction
-from jitfix.naming import unique_name
 from jitfix.analysis.summaries import ModuleProgram
+from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.values import ValueAnalysis, parameter_names
+from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Source
 from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jit_attributes_used,
                                          jitted_by_assignment, module_instance_class, named, names_in)
@@ -58,9 +62,6 @@ NOT_NUMBERS = frozenset({"numpy.random.shuffle", "numpy.random.seed", "numpy.ran
                          "numpy.random.permutation", "numpy.random.get_state", "numpy.random.set_state"})
 
 
-# What makes a host generator object, and whose methods it has: Python's or NumPy's.
-GENERATOR_CONSTRUCTORS = {"numpy.random.default_rng": "numpy", "numpy.random.Generator": "numpy",
-                          "numpy.random.RandomState": "numpy", "random.Random": "random"}
 # The methods of a NumPy generator that give back numbers or arrays (not `choice`, `permutation`,
 # `shuffle`: of a list of anything; nor `bytes`, `spawn` or the state's).
 NUMPY_GENERATOR_DRAWS = frozenset({
@@ -88,16 +89,18 @@ class HostCall:
     prelude: tuple[ast.Assign, ...] = ()
 
 
-def generator_draw(module: ModuleContext, function: ast.AST, call: ast.AST) -> str | None:
-    """Whether ``call`` (in ``function``) is a method of a host generator object that draws:
+def generator_draw(module: ModuleContext, traced: TracedFunction, call: ast.AST) -> str | None:
+    """Whether ``call`` (in ``traced``) is a method of a host generator object that draws:
     ``rng.integers(0, n)`` with ``rng`` a module-level name bound once to
-    ``np.random.default_rng(...)``, or a parameter every call of the module passes one. The
-    effect, said in a finding; None otherwise."""
+    ``np.random.default_rng(...)``, or a static parameter every call of the module passes one.
+    The effect, said in a finding; None otherwise."""
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and isinstance(call.func.value, ast.Name)):
         return None
     receiver, method = call.func.value.id, call.func.attr
-    kind = _generator_kind(module, function, receiver)
+    if receiver in parameter_names(traced.node) and receiver not in traced.static_params:
+        return None  # a traced argument holds arrays: jit takes no generator there
+    kind = _generator_kind(module, traced.node, receiver)
     if kind is None or method not in GENERATOR_NUMBER_DRAWS[kind] | GENERATOR_DRAWS_OF_ANYTHING[kind]:
         return None
     return f"`{receiver}.{method}` draws from {'a NumPy' if kind == 'numpy' else 'a Python'} generator on the host"
@@ -126,53 +129,113 @@ def _generator_kind(module: ModuleContext, function: ast.AST, name: str) -> str 
     if home is scopes.tree and scopes.name_stores().get(name) != 1:
         return None  # bound again somewhere (`global rng` in a function)
     passed = module.cached(GENERATOR_PASSED, lambda: PassedValues(
-        scopes, library_object=lambda made: module.imports.resolve(made.func) in GENERATOR_CONSTRUCTORS))
+        scopes, library_object=lambda made: module.imports.resolve(made.func) in HOST_GENERATORS))
     found = passed.of(ast.Name(id=name, ctx=ast.Load(), lineno=getattr(function, "lineno", 1), col_offset=0), function)
     if not found or any(value.library_object is None or not isinstance(value.node, ast.Call) for value in found):
         return None
-    kinds = {GENERATOR_CONSTRUCTORS.get(module.imports.resolve(value.node.func) or "")  # type: ignore[attr-defined]
+    kinds = {HOST_GENERATORS.get(module.imports.resolve(value.node.func) or "")  # type: ignore[attr-defined]
              for value in found}
     return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
+HOST_PLANS: CacheKey[dict[int, tuple[list[HostCall], dict[int, str]]]] = CacheKey("host calls passed in, by function")
 
 
 def host_calls(module: ModuleContext, traced: TracedFunction) -> list[HostCall]:
     """The calls of a jitted function's own body that do host work and can be evaluated at each
     call instead: each runs once per call, reads nothing the function computes, and gives back
     what jit takes."""
+    return _planned(module, traced)[0]
+
+
+def why_draw_stays(module: ModuleContext, traced: TracedFunction, call: ast.Call) -> str | None:
+    """Why a draw of the function's body is not evaluated at each call and passed in (None:
+    it is, or it was not considered: the function is not jitted so)."""
+    return _planned(module, traced)[1].get(id(call))
+
+
+def _planned(module: ModuleContext, traced: TracedFunction) -> tuple[list[HostCall], dict[int, str]]:
+    plans = module.cached(HOST_PLANS, dict)
+    if id(traced.node) not in plans:
+        plans[id(traced.node)] = _plan(module, traced)
+    return plans[id(traced.node)]
+
+
+def _plan(module: ModuleContext, traced: TracedFunction) -> tuple[list[HostCall], dict[int, str]]:
     function = traced.node
     if not isinstance(function, ast.FunctionDef) or not traced.staged \
             or not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
-        return []
+        return [], {}
     if function not in module.tree.body and not _static_self_method(module, traced):
-        return []
+        return [], {}
     found: list[HostCall] = []
     texts: list[str] = []
+    why: dict[int, str] = {}  # the draws left in the body, and why
     unsure = _inside_nested_expressions(function)
     rebound = assigned_names(function.body)
     locals_ = local_names(function)
     parameters = {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    draws_before: list[ast.Call] = []  # the host draws met so far, in the body's order
     for node in walk_body(function):
-        if not isinstance(node, ast.Call) or id(node) in unsure:
+        if not isinstance(node, ast.Call):
             continue
-        statement = statement_holding(function, node)
-        if statement not in function.body or isinstance(statement, ast.Expr) and statement.value is node:
-            continue  # in a branch or loop (may run other than once), or a value nobody uses
-        # A draw may take the call's arguments (``np.random.normal(x)``: cheap host work); a
-        # def or method given them may be the model itself, which must stay compiled.
-        drawn = generator_draw(module, function, node)
+        drawn = generator_draw(module, traced, node)
         draw = drawn is not None or (module.imports.resolve(node.func) or "").startswith(("random.", "numpy.random."))
-        prelude = _prelude(function, node, statement, locals_, parameters, rebound) if draw else ()
-        if prelude is None or not _reads_only_fixed_names(
-                node, locals_, (parameters - rebound) | _bound_names(prelude) if draw else set()):
+        earlier = list(draws_before)
+        if draw:
+            draws_before.append(node)
+        reason = _left_in_body(module, traced, node, earlier, found, unsure, draw,
+                               (locals_, parameters, rebound))
+        if isinstance(reason, str):
+            if draw:
+                why[id(node)] = reason
             continue
+        prelude = reason
         effect = drawn or _host_effect(module, node, frozenset())
         if effect is None or not (draws_numbers(node) if drawn else _gives_back_values(module, node, frozenset())):
+            if draw:
+                why[id(node)] = "it may give back what jit cannot take in (a list's item, an int beyond int32)"
             continue
         found.append(HostCall(node, effect, prelude))
         texts.append(ast.unparse(node))
     if not found or jit_attributes_used(module, function):
-        return []
-    return [host for host in found if texts.count(ast.unparse(host.call)) == 1]
+        return [], why
+    kept = [host for host in found if texts.count(ast.unparse(host.call)) == 1]
+    why.update((id(host.call), "another call of the body is spelled the same") for host in found if host not in kept)
+    return kept, why
+
+
+def _left_in_body(module: ModuleContext, traced: TracedFunction, node: ast.Call, earlier: list[ast.Call],
+                  found: list[HostCall], unsure: set[int], draw: bool,
+                  names: tuple[set[str], set[str], set[str]]) -> str | tuple[ast.Assign, ...]:
+    """Why the call stays in the body (a reason), or the statements binding the sizes it reads
+    (it may be passed in, if it is host work)."""
+    function = traced.node
+    assert isinstance(function, ast.FunctionDef)
+    locals_, parameters, rebound = names
+    statement = statement_holding(function, node)
+    if id(node) in unsure or statement not in function.body:
+        return "it may run other than once a call (in a branch, a loop, a comprehension or a lambda)"
+    if isinstance(statement, ast.Expr) and statement.value is node:
+        return "it is a statement of its own (a seed, or a draw whose value is not used)"
+    if _may_leave_before(function, statement):
+        return "a `return` or `raise` before it: some calls never reach it"
+    # A draw may take the call's arguments (``np.random.normal(x)``: cheap host work); a
+    # def or method given them may be the model itself, which must stay compiled.
+    prelude = _prelude(function, node, statement, locals_, parameters, rebound) if draw else ()
+    if prelude is None or not _reads_only_fixed_names(
+            node, locals_, (parameters - rebound) | _bound_names(prelude) if draw else set()):
+        return "it reads what the function computes"
+    if not draw:
+        return prelude
+    hoisted = [host.call for host in found]
+    if any(earlier_draw not in hoisted for earlier_draw in earlier):
+        return "a draw or seed the body keeps comes before it, and eagerly runs first"
+    if not _fits_int32(node):
+        return "its integers may not fit the int32 jit makes of a Python int"
+    if not _used_as_traced(function, node, module.imports, traced.values(module.imports)):
+        return "Python needs its value (a boolean mask, a size, a test), and passed in it would be a tracer"
+    return prelude
 
 
 def hoisting(module: ModuleContext, traced: TracedFunction, hosts: list[HostCall]) -> Threading:
@@ -196,7 +259,18 @@ def hoisting(module: ModuleContext, traced: TracedFunction, hosts: list[HostCall
     self_name = function.args.args[0].arg if _static_self_method(module, traced) else None
     prelude = sorted({statement for host in hosts for statement in host.prelude}, key=lambda statement: statement.lineno)
     return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value=True,
-                                           prelude=tuple(prelude), absorbed=tuple(absorbed)))
+                                           prelude=tuple(prelude), absorbed=tuple(absorbed),
+                                           prelude_source=tuple(_as_written(module, statement)
+                                                                for statement in prelude)))
+
+
+def _as_written(module: ModuleContext, statement: ast.stmt) -> str:
+    """A one-line statement as the user wrote it, with the comment that ends its line."""
+    line = module.text.splitlines()[statement.lineno - 1]
+    if statement.end_lineno != statement.lineno or statement.end_col_offset is None:
+        return ast.unparse(statement)
+    rest = line[statement.end_col_offset:].strip()
+    return module.segment(statement) + (f"  {rest}" if rest.startswith("#") else "")
 
 
 def _bound_whole(module: ModuleContext, function: ast.FunctionDef, call: ast.Call) -> ast.Assign | None:
@@ -244,12 +318,133 @@ def _prelude(function: ast.FunctionDef, call: ast.Call, statement: ast.stmt, loc
             continue
         binding = _single_binding(function, name) if name not in parameters else None
         if binding is None or function.body.index(binding) >= function.body.index(statement) \
-                or not _a_size(binding.value):
+                or not _a_size(binding.value) or _changed_before(function, binding):
             return None
         bindings[name] = binding
         needed += [node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)
                    and node.id in locals_ and node.id not in fixed]
     return tuple(sorted(set(bindings.values()), key=lambda binding: binding.lineno))
+
+
+def _may_leave_before(function: ast.FunctionDef, statement: ast.stmt) -> bool:
+    """Whether a ``return`` or ``raise`` of the body (not of a nested def) comes before ``statement``."""
+    for earlier in function.body[:function.body.index(statement)]:
+        stack: list[ast.AST] = [earlier]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Return | ast.Raise):
+                return True
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+# Draws of integers, and the arguments that bound them: passed into jit, an int is an int32.
+_INTEGER_DRAWS = frozenset({"integers", "randint", "random_integers"})
+# Draws of integers with no bound jit can keep (heavy tails): not passed in.
+_UNBOUNDED_INTEGER_DRAWS = frozenset({"zipf", "geometric", "negative_binomial", "logseries", "poisson"})
+_INT32 = 2 ** 31
+
+
+def _fits_int32(call: ast.Call) -> bool:
+    """Whether the draw's numbers fit the int32 jit makes of an int: not an integer draw, or
+    one whose bounds are int literals within int32 or sizes (`n = x.shape[0]`)."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if method in _UNBOUNDED_INTEGER_DRAWS:
+        return False
+    if method not in _INTEGER_DRAWS:
+        return True
+    bounds = [*call.args[:2], *(keyword.value for keyword in call.keywords if keyword.arg in ("low", "high"))]
+    return all(_a_size(bound) and (_constant_int(bound) is None and not any(
+        isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) >= _INT32
+        for node in ast.walk(bound)) or abs(_constant_int(bound) or 0) < _INT32) for bound in bounds)
+
+
+def _constant_int(expr: ast.AST) -> int | None:
+    """The value of integer arithmetic on literals (``2**32``, ``-5``), where small enough to compute."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+        inner = _constant_int(expr.operand)
+        return None if inner is None else -inner if isinstance(expr.op, ast.USub) else inner
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult | ast.Pow | ast.LShift):
+        left, right = _constant_int(expr.left), _constant_int(expr.right)
+        if left is None or right is None or isinstance(expr.op, ast.Pow | ast.LShift) and not 0 <= right <= 128:
+            return None
+        operations: dict[type, Callable[[int, int], int]] = {
+            ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.Pow: int.__pow__,
+            ast.LShift: int.__lshift__}
+        return operations[type(expr.op)](left, right)
+    return None
+
+
+# What a drawn value may meet and stay what it was, a traced array among traced arrays.
+_DERIVED = (ast.BinOp, ast.UnaryOp, ast.Compare)
+
+
+def _used_as_traced(function: ast.FunctionDef, call: ast.Call, imports: ImportTable, values: ValueAnalysis) -> bool:
+    """Whether every use of the draw's value (through the name it is bound to, and what is
+    made of it until a traced value joins it: then it was a tracer before too) takes a traced
+    array as well as the NumPy one it was: an operand of arithmetic, an argument of a JAX
+    function, an index of ints, returned. Not a boolean mask (it selects as many elements as it
+    holds), a size, a test, a host call."""
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    pending: list[tuple[ast.AST, bool]] = [(call, False)]  # (a node holding the value, whether a test made it boolean)
+    followed: set[str] = set()
+    while pending:
+        node, boolean = pending.pop()
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.BinOp | ast.Compare | ast.Subscript) and not boolean \
+                and any(part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)
+                        if isinstance(part, ast.expr)):
+            continue  # joined by a traced value: a tracer in the original too
+        if isinstance(parent, _DERIVED) and not (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            pending.append((parent, boolean or isinstance(parent, ast.Compare)))
+        elif isinstance(parent, ast.Subscript) and (parent.value is node or not boolean and parent.slice is node):
+            pending.append((parent, boolean))  # `noise[0]`; `x[idx]` of drawn indices (a mask would select)
+        elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ARRAY_METHODS:
+            above = parents.get(id(parent))
+            if not (isinstance(above, ast.Call) and above.func is parent):
+                return False
+            pending.append((above, boolean))  # `noise.sum()`
+        elif isinstance(parent, ast.Call) and node is not parent.func and node in parent.args \
+                and (imports.resolve(parent.func) or "").startswith("jax.") \
+                and not any(argument is node for _, argument in shape_arguments(parent, imports.resolve(parent.func))):
+            pending.append((parent, False))  # `jnp.tanh(noise)`, `jnp.where(mask, ...)`: an array
+        elif isinstance(parent, ast.Return):
+            continue
+        elif isinstance(parent, ast.Tuple):
+            pending.append((parent, boolean))
+        elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            name = parent.targets[0].id
+            if name in followed:
+                continue
+            followed.add(name)
+            pending += [(read, boolean) for read in ast.walk(function) if isinstance(read, ast.Name)
+                        and read.id == name and isinstance(read.ctx, ast.Load)]
+        else:
+            return False
+    return True
+
+
+_ARRAY_METHODS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "reshape", "astype", "ravel", "T",
+                            "transpose", "clip", "round", "cumsum", "squeeze"})
+
+
+def _changed_before(function: ast.FunctionDef, binding: ast.Assign) -> bool:
+    """Whether a statement before ``binding`` may change in place what it reads (``xs.append(...)``
+    before ``n = len(xs)``, a store into an item or attribute): the def with the old name, which
+    binds it first, would read it unchanged."""
+    read = {node.id for node in ast.walk(binding.value) if isinstance(node, ast.Name)}
+    for earlier in function.body[:function.body.index(binding)]:
+        for node in ast.walk(earlier):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in read:
+                return True
+            if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
+                    and isinstance(node.value, ast.Name) and node.value.id in read:
+                return True
+    return False
 
 
 def _single_binding(function: ast.FunctionDef, name: str) -> ast.Assign | None:

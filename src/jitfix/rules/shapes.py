@@ -921,6 +921,9 @@ class MaskedWrite:
             value = value.operand
         if array is None and isinstance(value, ast.Name) and not isinstance(function, ast.Lambda):
             value = facts.number(value, function) or value  # a parameter every call gives a number
+        if array is None and is_boolean_mask(self.array, module.imports, entry.arrays.bindings, entry.masks):
+            return None, (f"`{self.array.id}` is a boolean array: `jnp.where` would make it a number's dtype where "
+                          "`.at[]` casts the value to bool")
         if isinstance(value, ast.Constant) and type(value.value) is int:
             if array is None or array.dtype != "bool":
                 return self.value, ""
@@ -1079,7 +1082,9 @@ def _masked_write_edit(module: ModuleContext, write: MaskedWrite, trailing: int 
     template = _MASKED_UPDATES[write.operation]
     selects_source = isinstance(write.value, ast.Subscript)
     mask = mask_broadcast(module.segment(write.mask), rank, trailing, is_simple(write.mask))
-    prefix = ", ".join(module.segment(part) for part in write.prefix)
+    whole = all(part.lower is None and part.upper is None and part.step is None for part in write.prefix)
+    # `x.at[:, m]` with `m` covering the last axes: `m` broadcasts against the whole of `x`.
+    prefix = "" if whole and not trailing else ", ".join(module.segment(part) for part in write.prefix)
 
     def replace(updated: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)

@@ -783,11 +783,14 @@ class TraceTimeSideEffect(Rule):
                 if any(values.is_traced(argument) for argument in node.args):
                     return TRACE_TIME_MODULES["logging"]
                 return None
+            draw = name.startswith(("random.", "numpy.random.")) \
+                or host_calls.generator_draw(module, traced, node) is not None  # `rng.integers(...)`
+            if draw:
+                stays = host_calls.why_draw_stays(module, traced, node)
+                return f"{RANDOMNESS} (not drawn at each call and passed in: {stays})" if stays else RANDOMNESS
             for prefix, problem in TRACE_TIME_MODULES.items():
                 if name.startswith(prefix + "."):
                     return problem
-            if host_calls.generator_draw(module, traced.node, node) is not None:
-                return RANDOMNESS  # `rng.integers(...)` of a NumPy generator object
         if isinstance(node, ast.Call):
             func = node.func
             # `outer.append(tracer)` as a statement: the tracer leaks out of the trace. A result

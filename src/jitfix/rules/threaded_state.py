@@ -77,6 +77,7 @@ class Threading:
     # The body's assignments of a hoisted call's whole value (``idx = rng.integers(...)``):
     # their name is the parameter the value is passed in as, and they go.
     absorbed: tuple[ast.Assign, ...] = ()
+    prelude_source: tuple[str, ...] = ()  # the prelude as written (with a comment ending its line)
 
     @property
     def listed(self) -> str:
@@ -773,14 +774,14 @@ def _prelude_left_unread(threading: Threading) -> frozenset[str]:
     """The prelude's statements (as ``ast.unparse`` spells them) the jitted body no longer
     reads once the hoisted calls are passed in: dropped from it (one with a comment of its
     own stays)."""
-    hoisted = {id(node) for node in walk_body(threading.function) if isinstance(node, ast.Call)
+    body = [node for statement in threading.function.body for node in ast.walk(statement)]  # nested defs too
+    hoisted = {id(node) for node in body if isinstance(node, ast.Call)
                and any(state.hoisted and state.spelled == ast.unparse(node) for state in threading.state)}
-    inside = {id(node) for node in walk_body(threading.function) if isinstance(node, ast.Call) and id(node) in hoisted
-              for node in ast.walk(node)}
+    inside = {id(part) for node in body if id(node) in hoisted for part in ast.walk(node)}
     unread: set[int] = set()
     for statement in reversed(threading.prelude):
         name = statement.targets[0].id  # type: ignore[attr-defined]
-        reads = [node for node in walk_body(threading.function) if isinstance(node, ast.Name) and node.id == name
+        reads = [node for node in body if isinstance(node, ast.Name) and node.id == name
                  and isinstance(node.ctx, ast.Load) and id(node) not in inside]
         if all(any(node is part for dropped in threading.prelude if dropped.lineno in unread
                    for part in ast.walk(dropped.value)) for node in reads):
@@ -841,7 +842,7 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
-    lines += [indent + ast.unparse(statement) for statement in threading.prelude]
+    lines += [indent + source for source in threading.prelude_source]
     rebound = ", ".join(state.spelled for state in threading.returned if not state.on_object)
     if threading.self_name is None and rebound:
         lines.append(f"{indent}global {rebound}")

@@ -68,9 +68,9 @@ class InPython(cst.CSTTransformer):
 
 
 def _unread_binding(line: cst.SimpleStatementLine, unread: frozenset[str]) -> bool:
-    """A line of one statement, without comments, that is one of ``unread``."""
-    if len(line.body) != 1 or line.leading_lines and any(empty.comment for empty in line.leading_lines) \
-            or line.trailing_whitespace.comment is not None:
+    """A line of one statement, with no comment above it, that is one of ``unread`` (a comment
+    ending its line goes with the statement into the def that binds it too)."""
+    if len(line.body) != 1 or line.leading_lines and any(empty.comment for empty in line.leading_lines):
         return False
     return ast.unparse(ast.parse(code(line.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)))) in unread
 
