@@ -50,6 +50,8 @@ _REDUCTIONS = frozenset({"sum", "prod", "mean", "std", "var", "max", "min", "any
                          "median", "nansum", "nanmean", "nanmax", "nanmin"})
 _KEEPS_RANK = frozenset({"astype", "conj", "clip", "round", "copy"})
 _INEXACT_METHODS = frozenset({"mean", "std", "var"})
+# Decorators that call the function with what its callers give.
+_AS_GIVEN = frozenset({"jax.jit", "equinox.filter_jit", "jax.checkpoint", "jax.remat"})
 # Elementwise jnp functions whose result has their (promoted) operands' dtype: an inexact
 # operand makes an inexact result (not `jnp.isnan`, a comparison, `jnp.int32`).
 _KEEPS_DTYPE = frozenset({
@@ -275,7 +277,8 @@ class StaticArrays:
 
     def _from_callers(self, function: FunctionNode, name: str, fact: str, depth: int) -> object:
         home = self.scopes.parent.get(function, self.scopes.tree)
-        if isinstance(home, ast.ClassDef) or function.decorator_list or not self.scopes.only_called(function.name, home):
+        if isinstance(home, ast.ClassDef) or not self.scopes.only_called(function.name, home) \
+                or not all(self._passes_as_given(decorator) for decorator in function.decorator_list):
             return None  # (a decorator may call it with anything: `vmap` drops an axis)
         if not self.public_callers and home is self.scopes.tree and not function.name.startswith("_"):
             return None  # a public function: other modules may call it with anything
@@ -298,6 +301,14 @@ class StaticArrays:
             kinds = {type(answer.value) for answer in answers}  # type: ignore[attr-defined]
             return answers[0] if len(kinds) == 1 else None
         return answers[0] if all(answer == answers[0] for answer in answers) else None
+
+    def _passes_as_given(self, decorator: ast.expr) -> bool:
+        """A decorator that calls the function with what its callers give (``jax.jit``,
+        ``partial(jax.jit, static_argnames=...)``)."""
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(decorator, ast.Call) and self.imports.resolve(func) == "functools.partial" and decorator.args:
+            func = decorator.args[0]
+        return self.imports.resolve(func) in _AS_GIVEN
 
     def _fact(self, fact: str, argument: ast.AST, caller: FunctionNode | None, depth: int) -> object:
         """``fact`` of what a call gives (``caller`` None: a default, or a call at the module's
