@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from jitfix.analysis.blocks import assigned_names, local_names, own_nodes, statement_holding, walk_body
-from jitfix.analysis.catalogue import (ARRAY, HOST_GENERATORS, ONE_ARRAY, function_category, numpy_member,
-                                       shape_arguments)
+from jitfix.analysis.catalogue import (ARRAY, HOST_GENERATORS, ONE_ARRAY, function_category, is_elementwise,
+                                       numpy_member)
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.passed_values import PassedValues
 from jitfix.analysis.summaries import ModuleProgram
@@ -231,7 +231,7 @@ def _left_in_body(module: ModuleContext, traced: TracedFunction, node: ast.Call,
     hoisted = [host.call for host in found]
     if any(earlier_draw not in hoisted for earlier_draw in earlier):
         return "a draw or seed the body keeps comes before it, and eagerly runs first"
-    if not _fits_int32(node):
+    if not _fits_int32(node, _bound_names(prelude)):
         return "its integers may not fit the int32 jit makes of a Python int"
     if not _used_as_traced(function, node, module.imports, traced.values(module.imports)):
         return "Python needs its value (a boolean mask, a size, a test), and passed in it would be a tracer"
@@ -346,18 +346,41 @@ _UNBOUNDED_INTEGER_DRAWS = frozenset({"zipf", "geometric", "negative_binomial", 
 _INT32 = 2 ** 31
 
 
-def _fits_int32(call: ast.Call) -> bool:
+def _fits_int32(call: ast.Call, sizes: set[str]) -> bool:
     """Whether the draw's numbers fit the int32 jit makes of an int: not an integer draw, or
-    one whose bounds are int literals within int32 or sizes (`n = x.shape[0]`)."""
+    one whose bounds are int literals within int32 or sizes: the arrays' (``x.shape[0]``, the
+    locals ``sizes`` bound to them), halved or summed with small literals. A name of another
+    kind (a module constant, a static argument) may hold anything."""
     method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     if method in _UNBOUNDED_INTEGER_DRAWS:
         return False
     if method not in _INTEGER_DRAWS:
         return True
     bounds = [*call.args[:2], *(keyword.value for keyword in call.keywords if keyword.arg in ("low", "high"))]
-    return all(_a_size(bound) and (_constant_int(bound) is None and not any(
-        isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) >= _INT32
-        for node in ast.walk(bound)) or abs(_constant_int(bound) or 0) < _INT32) for bound in bounds)
+    for bound in bounds:
+        constant = _constant_int(bound)
+        if constant is not None:
+            if abs(constant) >= _INT32:
+                return False
+            continue
+        if not _a_size(bound) or any(isinstance(node, ast.Name) and node.id not in sizes for node in ast.walk(bound)
+                                     if not _an_array_size_base(node, bound)):
+            return False
+        if any(isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) >= 2 ** 16
+               for node in ast.walk(bound)):
+            return False  # a size times a large literal
+    return True
+
+
+def _an_array_size_base(node: ast.AST, bound: ast.AST) -> bool:
+    """A name whose ``.shape``/``.size``/``.ndim`` (or ``len``) the bound reads: its size is an array's."""
+    for part in ast.walk(bound):
+        if isinstance(part, ast.Attribute) and part.value is node and part.attr in _SIZE_ATTRIBUTES:
+            return True
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "len" \
+                and node in part.args:
+            return True
+    return False
 
 
 def _constant_int(expr: ast.AST) -> int | None:
@@ -389,42 +412,62 @@ def _used_as_traced(function: ast.FunctionDef, call: ast.Call, imports: ImportTa
     function, an index of ints, returned. Not a boolean mask (it selects as many elements as it
     holds), a size, a test, a host call."""
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
-    pending: list[tuple[ast.AST, bool]] = [(call, False)]  # (a node holding the value, whether a test made it boolean)
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    integers = method in _INTEGER_DRAWS or (imports.resolve(call.func) or "") in ("numpy.random.randint",)
+    # (a node holding the value, whether it is still the integers drawn: an index of those gathers)
+    pending: list[tuple[ast.AST, bool]] = [(call, integers)]
     followed: set[str] = set()
     while pending:
-        node, boolean = pending.pop()
+        node, indices = pending.pop()
         parent = parents.get(id(node))
-        if isinstance(parent, ast.BinOp | ast.Compare | ast.Subscript) and not boolean \
-                and any(part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)
-                        if isinstance(part, ast.expr)):
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            if not indices:
+                return False  # a mask selects as many elements as it holds; floats index nothing
+            if not values.is_traced(parent.value):
+                pending.append((parent, False))
+            continue  # gathered from a traced array: a tracer in the original too
+        if isinstance(parent, ast.BinOp | ast.Compare) and any(
+                part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)
+                if isinstance(part, ast.expr)):
             continue  # joined by a traced value: a tracer in the original too
         if isinstance(parent, _DERIVED) and not (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
-            pending.append((parent, boolean or isinstance(parent, ast.Compare)))
-        elif isinstance(parent, ast.Subscript) and (parent.value is node or not boolean and parent.slice is node):
-            pending.append((parent, boolean))  # `noise[0]`; `x[idx]` of drawn indices (a mask would select)
+            pending.append((parent, False))
+        elif isinstance(parent, ast.Subscript) and parent.value is node:
+            pending.append((parent, indices))  # `noise[0]`
         elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ARRAY_METHODS:
             above = parents.get(id(parent))
             if not (isinstance(above, ast.Call) and above.func is parent):
                 return False
-            pending.append((above, boolean))  # `noise.sum()`
+            pending.append((above, False))  # `noise.sum()`
         elif isinstance(parent, ast.Call) and node is not parent.func and node in parent.args \
-                and (imports.resolve(parent.func) or "").startswith("jax.") \
-                and not any(argument is node for _, argument in shape_arguments(parent, imports.resolve(parent.func))):
-            pending.append((parent, False))  # `jnp.tanh(noise)`, `jnp.where(mask, ...)`: an array
+                and _takes_tracers(imports.resolve(parent.func)):
+            pending.append((parent, False))  # `jnp.tanh(noise)`, `jnp.where(p < 0.5, ...)`: an array
         elif isinstance(parent, ast.Return):
             continue
         elif isinstance(parent, ast.Tuple):
-            pending.append((parent, boolean))
+            pending.append((parent, indices))
         elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             name = parent.targets[0].id
             if name in followed:
                 continue
             followed.add(name)
-            pending += [(read, boolean) for read in ast.walk(function) if isinstance(read, ast.Name)
+            pending += [(read, indices) for read in ast.walk(function) if isinstance(read, ast.Name)
                         and read.id == name and isinstance(read.ctx, ast.Load)]
         else:
             return False
     return True
+
+
+# JAX functions every positional argument of which may be a tracer.
+_TAKING_TRACERS = frozenset({"jax.numpy.where", "jax.numpy.sum", "jax.numpy.mean", "jax.numpy.dot", "jax.numpy.matmul",
+                             "jax.numpy.asarray", "jax.numpy.array", "jax.random.PRNGKey", "jax.random.key",
+                             "jax.random.fold_in", "jax.numpy.outer", "jax.numpy.inner", "jax.numpy.vdot"})
+
+
+def _takes_tracers(name: str | None) -> bool:
+    """Whether a JAX function takes a tracer in each positional argument: an elementwise one,
+    or one of a few (not `jnp.repeat`'s repeats, `jnp.triu`'s `k`, a shape)."""
+    return is_elementwise(name) or name in _TAKING_TRACERS
 
 
 _ARRAY_METHODS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "reshape", "astype", "ravel", "T",
