@@ -96,6 +96,10 @@ class StaleAttribute(Rule):
             reads = [node for node in nodes_seeing(traced.node.body, receiver) if isinstance(node, ast.Attribute)
                      and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
                      and node.value.id == receiver and node.attr in changed]
+            threading = threaded_state.plan(module, traced)
+            if isinstance(threading, threaded_state.Threading):  # JF402 passes those in and gives them back
+                threaded = {state.spelled for state in threading.state}
+                reads = [node for node in reads if f"{receiver}.{node.attr}" not in threaded]
             if not reads:
                 continue
             stale = list(dict.fromkeys(node.attr for node in reads))
@@ -196,7 +200,7 @@ def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, kl
                                receiver: str) -> str | None:
     """Why a static ``self`` would not do: its instances are unhashable, or an attribute the
     method reads changes after set-up (a static ``self`` would freeze it at the first trace)."""
-    if not _hashable_instances(klass):
+    if not threaded_state.hashable_instances(klass):
         return (f"instances of `{klass.name}` compare by value and are unhashable, and a static argument "
                 "must be hashable")
     changed = {**_changed_on_instances(module.tree, klass), **_changed_attributes(module.tree, klass, traced.node)}
@@ -205,30 +209,6 @@ def _why_self_cannot_be_static(module: ModuleContext, traced: TracedFunction, kl
     if read:
         return f"`{receiver}.{read[0]}` is {changed[read[0]]}, which a static `{receiver}` would not see"
     return None
-
-
-def _hashable_instances(klass: ast.ClassDef) -> bool:
-    """Python hashes an instance by identity unless the class compares by value: a dataclass
-    (``eq=True`` by default) unless frozen or ``unsafe_hash``, or ``__eq__`` without ``__hash__``;
-    and not at all where the class sets ``__hash__ = None``."""
-    methods = {node.name for node in klass.body if isinstance(node, ast.FunctionDef)}
-    if "__hash__" in methods:
-        return True
-    if any(isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "__hash__"
-                                                for target in node.targets) for node in klass.body):
-        return False  # (`__hash__ = None`; any other value is not a method jitfix can read)
-    for decorator in klass.decorator_list:
-        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
-
-        def given(option: str, default: bool) -> bool:
-            value = options.get(option)
-            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else default
-
-        if given("frozen", False) or given("unsafe_hash", False):
-            return True
-        if given("eq", True):
-            return False
-    return "__eq__" not in methods
 
 
 # Methods that set an object up before it is used: their assignments are not changes.
@@ -307,7 +287,9 @@ def _changed_on_instances(tree: ast.Module, klass: ast.ClassDef) -> dict[str, st
             continue
         loops: list[ast.AST] = [node for node in nodes if isinstance(node, ast.For | ast.AsyncFor | ast.While)]
         for name, always in instances.items():
-            calls = [node for node in nodes if isinstance(node, ast.Call) and _calls_on(node, name)]
+            through = {name, *_bound_methods_of(name, nodes)}
+            calls = [node for node in nodes if isinstance(node, ast.Call)
+                     and any(_calls_on(node, held) for held in through)]
             for node in nodes:
                 for attribute, how in _attribute_changes(node, name):
                     if always or _after_a_call(node, calls, loops):
@@ -334,6 +316,15 @@ def _instances(klass: ast.ClassDef, function: ast.FunctionDef | ast.AsyncFunctio
                 and node.value.func.id == klass.name:
             found.setdefault(node.targets[0].id, False)
     return found
+
+
+def _bound_methods_of(name: str, nodes: list[ast.AST]) -> set[str]:
+    """The names bound to a wrapper of one of the instance's methods (``calc = jit(c.calc)``):
+    calling one calls the method on the instance."""
+    return {node.targets[0].id for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
+            and any(isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name)
+                    and argument.value.id == name for argument in node.value.args)}
 
 
 def _calls_on(call: ast.Call, name: str) -> bool:
@@ -396,7 +387,8 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
     values. Otherwise why not."""
     bound = _bound_jit_in_init(traced, klass)
     if isinstance(bound, str):
-        if receiver in traced.static_params and threaded_state.decorated_with_its_jit(traced):
+        if receiver in traced.static_params and threaded_state.decorated_with_its_jit(traced) \
+                or threaded_state.bound_jit_sites(module, traced):
             return _static_self_fix(module, traced, receiver, stale)
         return bound
     method = bound.method

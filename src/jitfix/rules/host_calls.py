@@ -39,13 +39,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from jitfix.analysis.blocks import assigned_names, local_names, own_nodes, statement_holding, walk_body
-from jitfix.analysis.catalogue import (ARRAY, HOST_GENERATORS, ONE_ARRAY, function_category, is_elementwise,
-                                       numpy_member)
-from jitfix.analysis.imports import ImportTable
+from jitfix.analysis.catalogue import ARRAY, HOST_GENERATORS, ONE_ARRAY, function_category, numpy_member
 from jitfix.analysis.passed_values import PassedValues
 from jitfix.analysis.summaries import ModuleProgram
 from jitfix.analysis.traced_function import TracedFunction
-from jitfix.analysis.values import ValueAnalysis, parameter_names
+from jitfix.analysis.tracer_uses import used_as_traced
+from jitfix.analysis.values import parameter_names
 from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Source
 from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jit_attributes_used,
@@ -233,7 +232,9 @@ def _left_in_body(module: ModuleContext, traced: TracedFunction, node: ast.Call,
         return "a draw or seed the body keeps comes before it, and eagerly runs first"
     if not _fits_int32(node, _bound_names(prelude)):
         return "its integers may not fit the int32 jit makes of a Python int"
-    if not _used_as_traced(function, node, module.imports, traced.values(module.imports)):
+    method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    integers = method in _INTEGER_DRAWS or (module.imports.resolve(node.func) or "") in ("numpy.random.randint",)
+    if not used_as_traced(function, [node], integers, module.imports, traced.values(module.imports)):
         return "Python needs its value (a boolean mask, a size, a test), and passed in it would be a tracer"
     return prelude
 
@@ -399,79 +400,6 @@ def _constant_int(expr: ast.AST) -> int | None:
             ast.LShift: int.__lshift__}
         return operations[type(expr.op)](left, right)
     return None
-
-
-# What a drawn value may meet and stay what it was, a traced array among traced arrays.
-_DERIVED = (ast.BinOp, ast.UnaryOp, ast.Compare)
-
-
-def _used_as_traced(function: ast.FunctionDef, call: ast.Call, imports: ImportTable, values: ValueAnalysis) -> bool:
-    """Whether every use of the draw's value (through the name it is bound to, and what is
-    made of it until a traced value joins it: then it was a tracer before too) takes a traced
-    array as well as the NumPy one it was: an operand of arithmetic, an argument of a JAX
-    function, an index of ints, returned. Not a boolean mask (it selects as many elements as it
-    holds), a size, a test, a host call."""
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
-    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-    integers = method in _INTEGER_DRAWS or (imports.resolve(call.func) or "") in ("numpy.random.randint",)
-    # (a node holding the value, whether it is still the integers drawn: an index of those gathers)
-    pending: list[tuple[ast.AST, bool]] = [(call, integers)]
-    followed: set[str] = set()
-    while pending:
-        node, indices = pending.pop()
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.Subscript) and parent.slice is node:
-            if not indices:
-                return False  # a mask selects as many elements as it holds; floats index nothing
-            if not values.is_traced(parent.value):
-                pending.append((parent, False))
-            continue  # gathered from a traced array: a tracer in the original too
-        if isinstance(parent, ast.BinOp | ast.Compare) and any(
-                part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)
-                if isinstance(part, ast.expr)):
-            continue  # joined by a traced value: a tracer in the original too
-        if isinstance(parent, _DERIVED) and not (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
-            pending.append((parent, False))
-        elif isinstance(parent, ast.Subscript) and parent.value is node:
-            pending.append((parent, indices))  # `noise[0]`
-        elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ARRAY_METHODS:
-            above = parents.get(id(parent))
-            if not (isinstance(above, ast.Call) and above.func is parent):
-                return False
-            pending.append((above, False))  # `noise.sum()`
-        elif isinstance(parent, ast.Call) and node is not parent.func and node in parent.args \
-                and _takes_tracers(imports.resolve(parent.func)):
-            pending.append((parent, False))  # `jnp.tanh(noise)`, `jnp.where(p < 0.5, ...)`: an array
-        elif isinstance(parent, ast.Return):
-            continue
-        elif isinstance(parent, ast.Tuple):
-            pending.append((parent, indices))
-        elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-            name = parent.targets[0].id
-            if name in followed:
-                continue
-            followed.add(name)
-            pending += [(read, indices) for read in ast.walk(function) if isinstance(read, ast.Name)
-                        and read.id == name and isinstance(read.ctx, ast.Load)]
-        else:
-            return False
-    return True
-
-
-# JAX functions every positional argument of which may be a tracer.
-_TAKING_TRACERS = frozenset({"jax.numpy.where", "jax.numpy.sum", "jax.numpy.mean", "jax.numpy.dot", "jax.numpy.matmul",
-                             "jax.numpy.asarray", "jax.numpy.array", "jax.random.PRNGKey", "jax.random.key",
-                             "jax.random.fold_in", "jax.numpy.outer", "jax.numpy.inner", "jax.numpy.vdot"})
-
-
-def _takes_tracers(name: str | None) -> bool:
-    """Whether a JAX function takes a tracer in each positional argument: an elementwise one,
-    or one of a few (not `jnp.repeat`'s repeats, `jnp.triu`'s `k`, a shape)."""
-    return is_elementwise(name) or name in _TAKING_TRACERS
-
-
-_ARRAY_METHODS = frozenset({"sum", "mean", "std", "var", "max", "min", "prod", "reshape", "astype", "ravel", "T",
-                            "transpose", "clip", "round", "cumsum", "squeeze"})
 
 
 def _changed_before(function: ast.FunctionDef, binding: ast.Assign) -> bool:

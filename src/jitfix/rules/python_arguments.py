@@ -27,12 +27,11 @@ from jitfix.rules.attributes import (
     SET_UP_METHODS,
     _certainly_no_pytree,
     _changed_attributes,
-    _hashable_instances,
     _why_self_cannot_be_static,
 )
 from jitfix.rules.base import CacheKey, ModuleContext, Rule, RuleDoc
 from jitfix.rules.static_arguments import static_argnames_edit
-from jitfix.rules.threaded_state import registered_pytree
+from jitfix.rules.threaded_state import hashable_instances, registered_pytree
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -427,7 +426,7 @@ def _why_not_hashable_and_fixed(module: ModuleContext, passed: Passed, reader: F
         return f"`{klass.name}.{mixed[0]}` may hold an array, which is unhashable" if mixed else None
     if not _certainly_no_pytree(klass, module):
         return f"`{klass.name}` may be a pytree"
-    if not _hashable_instances(klass):
+    if not hashable_instances(klass):
         return f"instances of `{klass.name}` compare by value and are unhashable"
     changed = _changed_attributes(module.tree, klass, reader)
     if changed:
@@ -519,7 +518,7 @@ class UnhashableStaticArgument(Rule):
                 for argument in _arguments(module, jitted, parameter, values) or []:
                     unhashable = [p.klass for p in argument.objects or [] if p.instance and p.klass is not None
                                   and _dataclass_decorator(module, p.klass) is not None
-                                  and not _hashable_instances(p.klass)]
+                                  and not hashable_instances(p.klass)]
                     if unhashable and (id(argument.expr), parameter) not in reported:
                         reported.add((id(argument.expr), parameter))
                         yield self._finding(module, jitted, parameter, argument, unhashable[0])

@@ -701,6 +701,12 @@ class TraceTimeSideEffect(Rule):
                         or _writes_into(node, threaded_here()):
                     continue  # said by the object's finding, or its state already threaded
                 problem = self._problem(module, node, local, discarded, traced)
+                if not problem and isinstance(node, ast.Assign | ast.AugAssign) \
+                        and (state := _state_written(node, traced, module)) \
+                        and state & threaded_state.state_that_matters(module, traced):
+                    # A Python value stored (`self.n += 1`) where the state reaches the result: it
+                    # changes once per trace, not per call (a count of traces alone is left as it is).
+                    problem = "the state changes once per trace, not at each call"
                 if not problem:
                     continue
                 state = _state_written(node, traced, module)
@@ -943,7 +949,7 @@ def _self_owner(target: ast.AST, traced, module: ModuleContext) -> str | None:
     if not isinstance(module.traced.parents.get(function), ast.ClassDef) or not function.args.args:
         return None
     name = function.args.args[0].arg
-    if threaded_state.method_self(module, traced) != name and not traced.bound_jit_sites:
+    if threaded_state.method_self(module, traced) != name:
         return None
     node = target
     while isinstance(node, ast.Subscript | ast.Attribute) and not (

@@ -34,6 +34,7 @@ from jitfix.analysis.blocks import (FunctionNode, always_leaves, assigned_names,
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
+from jitfix.analysis.tracer_uses import used_as_traced
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst
 from jitfix.findings import MAX_LINE_LENGTH, Edit, EditContext
@@ -78,6 +79,9 @@ class Threading:
     # their name is the parameter the value is passed in as, and they go.
     absorbed: tuple[ast.Assign, ...] = ()
     prelude_source: tuple[str, ...] = ()  # the prelude as written (with a comment ending its line)
+    # Where ``jax.jit(obj.method)`` jitted the method: the jit as spelled there, which the
+    # body's def now takes as its decorator, with ``self`` static.
+    static_self_jit: str = ""
 
     @property
     def listed(self) -> str:
@@ -86,6 +90,20 @@ class Threading:
     @property
     def returned(self) -> list[State]:
         return [state for state in self.state if state.returned]
+
+
+def state_that_matters(module: ModuleContext, traced: TracedFunction) -> set[str]:
+    """The state the function writes that is more than trace-time bookkeeping (``_matters``),
+    spelled as callers do (``self.n``, ``key``)."""
+    function = traced.node
+    if not isinstance(function, ast.FunctionDef) or not traced.staged:
+        return set()
+    self_name = method_self(module, traced)
+    written = _written_globals(function) if self_name is None else _written_attributes(function, self_name)
+    body = function if self_name is None or not written else _with_attributes_as_names(function, self_name, written)
+    values = traced.values(module.imports)
+    return {name if self_name is None else f"{self_name}.{name}" for name in written
+            if _matters(body, written[name], values)}
 
 
 def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | None:
@@ -106,6 +124,11 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
     problem = _why_not(module, traced, self_name, threaded)
     if problem:
         return problem
+    for name in threaded:
+        if not _written_traced(body, written[name], values):
+            problem = _why_counter_stays(module, traced, self_name, name)
+            if problem:
+                return problem
     taken = names_in(function)
     state = []
     for name in threaded:
@@ -455,7 +478,9 @@ def named(module: ModuleContext, traced: TracedFunction, threading: Threading) -
         callee = unique_name(f"_{target.lstrip('_')}_jitted", _taken_names(module))
         return replace(threading, inner=function.name, wrapper=target, callee=callee)
     inner = _inner_name(module, function)
-    return replace(threading, inner=inner, wrapper=function.name, callee=inner)
+    sites = bound_jit_sites(module, traced)
+    jit = module.segment(sites[0].func) if sites else ""
+    return replace(threading, inner=inner, wrapper=function.name, callee=inner, static_self_jit=jit)
 
 
 def decorated_with_its_jit(traced: TracedFunction) -> bool:
@@ -463,6 +488,50 @@ def decorated_with_its_jit(traced: TracedFunction) -> bool:
     function = traced.node
     return len(function.decorator_list) == 1 and function.decorator_list[0] in traced.jit_sites \
         and len(traced.jit_sites) == 1 and not traced.bound_jit_sites
+
+
+def bound_jit_sites(module: ModuleContext, traced: TracedFunction) -> list[ast.Call]:
+    """The calls ``jax.jit(obj.method)`` that alone jit the method, where its body jitted with
+    ``self`` static does what they do (``why_bound_jit_stays``); empty otherwise."""
+    return [] if why_bound_jit_stays(module, traced) else list(traced.bound_jit_sites)
+
+
+def why_bound_jit_stays(module: ModuleContext, traced: TracedFunction) -> str | None:
+    """Why the method's body cannot be jitted in place of its ``jax.jit(obj.method)`` calls
+    (None: it can). A jit of a bound method fixes ``self`` as a static argument does, and a
+    plain class (no bases, decorators or ``__eq__``) hashes its instances by identity, so each
+    instance gets its own trace, as each bound jit did. Not where another jit, a decorator or an
+    option of the jit stands in the way, where the module reads attributes of the jit's result
+    (``fast.lower``: a bound method lacks them), or where the method is also called with
+    arguments (eagerly, it took any Python value; jitted, those must be arrays). A call with
+    none passes only ``self``, which stays static."""
+    function = traced.node
+    owner = module.traced.parents.get(function)
+    sites = traced.bound_jit_sites
+    if not sites:
+        return "the method is not jitted as `jax.jit(obj.method)`"
+    if traced.jit_sites or not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return "the method has decorators or is jitted otherwise too"
+    if not isinstance(owner, ast.ClassDef) or owner.bases or owner.keywords or owner.decorator_list \
+            or not hashable_instances(owner):
+        return "its class has bases, decorators or `__eq__`, so its instances may not hash by identity"
+    if any(site.keywords or len(site.args) != 1 or module.imports.resolve(site.func) != "jax.jit"
+           or not isinstance(site.args[0], ast.Attribute) for site in sites):
+        return "a jit of it has options"
+    allowed = {id(site.args[0]) for site in sites} | {
+        id(node.func) for node in ast.walk(module.tree)
+        if isinstance(node, ast.Call) and not node.args and not node.keywords}
+    called = next((node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute)
+                   and node.attr == function.name and id(node) not in allowed), None)
+    if called is not None:
+        return (f"`{module.segment(called)}` at line {called.lineno} is used otherwise than jitted or called "
+                "without arguments (eagerly, its arguments may be any Python value)")
+    assigned = {target.id for node in ast.walk(module.tree) if isinstance(node, ast.Assign) and node.value in sites
+                for target in node.targets if isinstance(target, ast.Name)}
+    if any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in assigned
+           for node in ast.walk(module.tree)):
+        return "the module uses attributes of the jitted method (`.lower`), which the method itself lacks"
+    return None
 
 
 def _inner_name(module: ModuleContext, function: ast.FunctionDef) -> str:
@@ -476,6 +545,11 @@ def edits(module: ModuleContext, traced: TracedFunction, threading: Threading) -
     body's new name (``_init = jit(_init)``), and ``init`` stays the def callers call; where by
     ``fast = jit(step)``, the line keeps the jit as ``_fast_jitted`` and ``fast`` is the def."""
     found = [Edit(name_position(module, threading.function), cst.FunctionDef, _Threaded(threading))]
+    sites = bound_jit_sites(module, traced)
+    if sites:  # `jax.jit(counter.count)` -> `counter.count`; the jit moves onto the body's def
+        found[0] = replace(found[0], imports=("functools.partial",))
+        found += [Edit(*module.span_of(site)[:1], cst.Call, _Unwrapped(), end=module.span_of(site)[1]) for site in sites]
+        return found
     assignment = jitted_by_assignment(module, traced)
     if assignment is not None:
         site = assignment.value
@@ -521,10 +595,34 @@ def method_self(module: ModuleContext, traced: TracedFunction) -> str | None:
     if not isinstance(owner, ast.ClassDef) or not function.args.args:
         return None
     name = function.args.args[0].arg
-    if name in traced.static_params:
+    if name in traced.static_params or traced.bound_jit_sites:  # (`jax.jit(obj.method)` fixes `self`)
         return name
     traced_self = name in traced.traced_params or decorated_with_its_jit(traced)
     return name if traced_self and registered_pytree(module, owner) else None
+
+
+def hashable_instances(klass: ast.ClassDef) -> bool:
+    """Python hashes an instance by identity unless the class compares by value: a dataclass
+    (``eq=True`` by default) unless frozen or ``unsafe_hash``, or ``__eq__`` without ``__hash__``;
+    and not at all where the class sets ``__hash__ = None``."""
+    methods = {node.name for node in klass.body if isinstance(node, ast.FunctionDef)}
+    if "__hash__" in methods:
+        return True
+    if any(isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "__hash__"
+                                                for target in node.targets) for node in klass.body):
+        return False  # (`__hash__ = None`; any other value is not a method jitfix can read)
+    for decorator in klass.decorator_list:
+        options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+
+        def given(option: str, default: bool) -> bool:
+            value = options.get(option)
+            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else default
+
+        if given("frozen", False) or given("unsafe_hash", False):
+            return True
+        if given("eq", True):
+            return False
+    return "__eq__" not in methods
 
 
 # How a class is made a pytree without freezing it (a flax struct, an equinox Module and a
@@ -588,6 +686,25 @@ def _matters(function: ast.FunctionDef, name: str, values: ValueAnalysis) -> boo
     """Whether the state is more than trace-time bookkeeping: some write stores a traced value
     in it or is made under a traced test (a count of traces depends on no data), or its value
     flows into what the function returns."""
+    return _written_traced(function, name, values) or name in _flowing_into_returns(function) \
+        or name in _deciding_returns(function)
+
+
+def _deciding_returns(function: ast.FunctionDef) -> set[str]:
+    """The names an ``if`` tests whose branches return or bind what is returned: they decide
+    what the function gives back (``if self.n % 2 == 0: return x``). A test whose branches only
+    log or warn (``if self.traces > 1: warnings.warn(...)``) decides nothing returned."""
+    flowing = _flowing_into_returns(function)
+    return {node.id for statement in walk_body(function) if isinstance(statement, ast.If)
+            and any(isinstance(inner, ast.Return) or isinstance(inner, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                    and _bound_by(inner) & flowing for branch in (*statement.body, *statement.orelse)
+                    for inner in ast.walk(branch))
+            for node in ast.walk(statement.test) if isinstance(node, ast.Name)}
+
+
+def _written_traced(function: ast.FunctionDef, name: str, values: ValueAnalysis) -> bool:
+    """Whether some write stores a traced value in the state or is made under a traced test:
+    then the state holds a tracer, in the original too."""
     for node in walk_body(function):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None \
                 and name in _bound_by(node) and values.is_traced(node.value):
@@ -595,7 +712,65 @@ def _matters(function: ast.FunctionDef, name: str, values: ValueAnalysis) -> boo
         if isinstance(node, ast.If | ast.While) and name in assigned_names([*node.body, *node.orelse]) \
                 and values.is_traced(node.test):
             return True
-    return name in _flowing_into_returns(function)
+    return False
+
+
+def _why_counter_stays(module: ModuleContext, traced: TracedFunction, self_name: str | None, name: str) -> str | None:
+    """Why a state only ever set to Python values (``self.n += 1``, returned) cannot be passed
+    in traced: eagerly a Python number, in the jitted body it would be a tracer. That changes
+    nothing only for an integer counter (every write an int literal, or one added to it: an
+    int32 holds it exactly; a Python float would be rounded to float32) whose every read in the
+    body takes a tracer as well (arithmetic, a JAX function, returned: not a test, a size or
+    ``range``)."""
+    function = traced.node
+    assert isinstance(function, ast.FunctionDef)
+    owner = module.traced.parents.get(function)
+    scope: ast.AST = owner if self_name is not None and isinstance(owner, ast.ClassDef) else module.tree
+    if not _counted_in_integers(scope, self_name is not None, name):
+        return f"`{name}` holds a Python value that is not an integer count, which a tracer passed in would not be"
+    reads = [node for node in walk_body(function) if isinstance(node.__dict__.get("ctx"), ast.Load)
+             and _spells(node, self_name, name)]
+    if not used_as_traced(function, reads, True, module.imports, traced.values(module.imports)):
+        return f"Python needs the value of `{name}` (a test, a size, `range`), which passed in would be a tracer"
+    return None
+
+
+def _spells(node: ast.AST, self_name: str | None, name: str) -> bool:
+    """``node`` is the state: ``self.n`` (an attribute of ``self_name``) or the global ``n``."""
+    if self_name is None:
+        return isinstance(node, ast.Name) and node.id == name
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) \
+        and node.value.id == self_name
+
+
+def _counted_in_integers(scope: ast.AST, attribute: bool, name: str) -> bool:
+    """Whether every write of the state in ``scope`` (the class, for an attribute of ``self``;
+    the module, for a global) is an int literal, or adds or subtracts one (``n += 1``,
+    ``n = n - 1``)."""
+    def integer(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Constant) and type(node.value) is int
+
+    def state(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == name if attribute else \
+            isinstance(node, ast.Name) and node.id == name
+
+    writes = 0
+    for node in ast.walk(scope):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+        if not any(state(target) for target in targets):
+            continue
+        writes += 1
+        value = node.value  # type: ignore[attr-defined]
+        if len(targets) != 1:
+            return False
+        if isinstance(node, ast.AugAssign):
+            if not (isinstance(node.op, ast.Add | ast.Sub) and integer(value)):
+                return False
+        elif not (integer(value) or isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add | ast.Sub)
+                  and state(value.left) and integer(value.right)):
+            return False
+    return writes > 0
 
 
 def _bound_by(statement: ast.stmt) -> set[str]:
@@ -643,7 +818,11 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
     """Why the state cannot be threaded (None: it can)."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
-    if not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None):
+    if not (decorated_with_its_jit(traced) or jitted_by_assignment(module, traced) is not None
+            or bound_jit_sites(module, traced)):
+        if self_name is not None and traced.bound_jit_sites:
+            return f"the body cannot be jitted in place of `jax.jit(obj.{function.name})`: " \
+                   f"{why_bound_jit_stays(module, traced)}"
         return ("the function is not jitted by its own decorator or a module-level `name = jax.jit(f)` alone, so "
                 "its callers cannot be given the state")
     if any(isinstance(node, ast.Yield | ast.YieldFrom | ast.Nonlocal) for node in walk_body(function)):
@@ -762,12 +941,24 @@ class _Threaded:
         if passed:
             star = params.star_arg if isinstance(params.star_arg, cst.Param | cst.ParamStar) else cst.ParamStar()
             params = params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, *passed])
+        # (what the body returns is the caller's annotation only where it gives back no state)
         inner = node.with_changes(name=cst.Name(threading.inner), params=params, body=_without_docstring(body)
-                                  if _docstring(node) else body)
+                                  if _docstring(node) else body, returns=None if threading.returned else node.returns)
+        if threading.static_self_jit:
+            jit = f"{context.name('functools.partial')}({threading.static_self_jit}, static_argnums=0)"
+            inner = inner.with_changes(decorators=[cst.Decorator(cst.parse_expression(jit))])
         wrapper = cst.parse_statement(_wrapper_source(threading, node))
         blank = cst.EmptyLine(indent=False)
         lines = [blank] if threading.self_name else [blank, blank]
         return cst.FlattenSentinel([inner, wrapper.with_changes(leading_lines=lines)])  # type: ignore[return-value]
+
+
+class _Unwrapped:
+    """``jax.jit(counter.count)`` -> ``counter.count``: the method jits its own body now."""
+
+    def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
+        assert isinstance(node, cst.Call)
+        return node.args[0].value
 
 
 def _prelude_left_unread(threading: Threading) -> frozenset[str]:
@@ -838,7 +1029,8 @@ def _wrapper_source(threading: Threading, node: cst.FunctionDef) -> str:
 
     def call(prefix: str) -> str:
         return _call_fitted(prefix, callee, passed, len(indent), nested)
-    lines = [f"def {threading.wrapper}({code(node.params)}):"]
+    returns = f" -> {code(node.returns.annotation)}" if node.returns is not None else ""
+    lines = [f"def {threading.wrapper}({code(node.params)}){returns}:"]
     docstring = _docstring(node)
     if docstring:
         lines.append(indent + docstring)
