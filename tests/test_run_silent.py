@@ -65,6 +65,7 @@ def main():
     outputs = [apply(y)]
     scaler.scale = 3.0
     outputs.append(apply(y))
+    outputs.append(scaler.apply(2 * y))  # (called with arguments eagerly too: its body stays unjitted)
     outputs += [noise(), noise()]
     rng = np.random.default_rng(0)
     data = jnp.arange(8.0)

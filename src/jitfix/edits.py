@@ -123,6 +123,8 @@ def _spelling(imports: ImportTable, dotted: str, context: CodemodContext) -> str
     for module, (parent, name) in PREFERRED_IMPORTS.items():
         if dotted == module or dotted.startswith(module + "."):
             local = _direct_alias(imports, module)
+            if local is None and parent == "functools":  # `functools.partial` where `import functools` is
+                local = imports.local_name(module)
             if local is None and name not in imports.aliases:
                 AddImportsVisitor.add_needed_import(context, parent, name)
                 local = name

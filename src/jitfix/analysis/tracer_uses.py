@@ -5,6 +5,7 @@ whether a value the function was given as a Python or NumPy one (a host draw, a 
 from __future__ import annotations
 
 import ast
+from typing import Callable, Sequence
 
 from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
@@ -14,13 +15,21 @@ from jitfix.analysis.values import ValueAnalysis
 _DERIVED = (ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
-def used_as_traced(function: ast.FunctionDef, starts: list[ast.AST], integers: bool, imports: ImportTable,
-                   values: ValueAnalysis) -> bool:
+# Whether a function of the module takes a traced value as its argument ``index`` of the
+# call (following the parameter's uses there): how ``used_as_traced`` sees into the calls it
+# meets (``self._time(i, n)``).
+PassedOn = Callable[[ast.Call, int], bool]
+
+
+def used_as_traced(function: ast.FunctionDef, starts: Sequence[ast.AST], integers: bool, imports: ImportTable,
+                   values: ValueAnalysis, passed_on: PassedOn | None = None) -> bool:
     """Whether every use of the value ``starts`` hold (a host draw, the reads of a state: through
     the names it is bound to, and what is made of it until a traced value joins it -- then it
     was a tracer before too) takes a traced array as well as the Python or NumPy value it was:
-    an operand of arithmetic, an argument of a JAX function, an index of ``integers``, returned.
-    Not a boolean mask (it selects as many elements as it holds), a size, a test, a host call."""
+    an operand of arithmetic, an argument of a JAX function (or of a function of the module
+    that ``passed_on`` follows it into), an index of ``integers`` into a traced array,
+    returned. Not a boolean mask (it selects as many elements as it holds), a size, a test, a
+    host call, an index into a Python or NumPy value (which a tracer cannot index)."""
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
     # (a node holding the value, whether it is still the integers: an index of those gathers)
     pending: list[tuple[ast.AST, bool]] = [(start, integers) for start in starts]
@@ -29,10 +38,8 @@ def used_as_traced(function: ast.FunctionDef, starts: list[ast.AST], integers: b
         node, indices = pending.pop()
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.slice is node:
-            if not indices:
+            if not indices or not values.is_traced(parent.value):
                 return False  # a mask selects as many elements as it holds; floats index nothing
-            if not values.is_traced(parent.value):
-                pending.append((parent, False))
             continue  # gathered from a traced array: a tracer in the original too
         if isinstance(parent, ast.BinOp | ast.Compare) and any(
                 part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)
@@ -50,6 +57,10 @@ def used_as_traced(function: ast.FunctionDef, starts: list[ast.AST], integers: b
         elif isinstance(parent, ast.Call) and node is not parent.func and node in parent.args \
                 and _takes_tracers(imports.resolve(parent.func)):
             pending.append((parent, False))  # `jnp.tanh(noise)`, `jnp.where(p < 0.5, ...)`: an array
+        elif isinstance(parent, ast.Call) and node in parent.args and passed_on is not None \
+                and passed_on(parent, parent.args.index(node)):
+            if not values.is_traced(parent):  # (what it returns may be made of the value: followed too)
+                pending.append((parent, False))
         elif isinstance(parent, ast.Return):
             continue
         elif isinstance(parent, ast.Tuple):

@@ -9,7 +9,9 @@ Where the method is jitted as a bound method in ``__init__`` and is private to t
 fix is the JAX documentation's: pass the value in. The jit is kept in ``self._step_jit``,
 the changing attributes become keyword-only parameters of ``_step``, and a method ``step``
 with ``_step``'s parameters passes their current values -- callers still write
-``trainer.step(w, g)``. Elsewhere it is reported.
+``trainer.step(w, g)``. A method jitted with ``self`` static, by its decorator or by a bound
+jit where it is used (``calc = jit(c.calc)``), is split the same way (``threaded_state``).
+Elsewhere it is reported.
 """
 
 from __future__ import annotations
@@ -69,7 +71,12 @@ class StaleAttribute(Rule):
         "static (`@partial(jax.jit, static_argnums=0)`) is split the same way: the body moves to `_compute` "
         "(`_step_jitted` for a private `_step`), still so jitted, taking the attributes as keyword-only "
         "parameters, and `compute`, with the method's parameters and docstring, passes their current "
-        "values, so every caller, in the class or not, is unchanged. Reported otherwise -- a method with "
+        "values, so every caller, in the class or not, is unchanged. So is a method jitted where it is "
+        "used, as a bound method (`calc = jit(c.calc)`, then `c.mul = 3.0`: a change on the instance after "
+        "the jit's first call counts), its body's def jitted with `self` static in place of the bound jit "
+        "(which fixed `self` just so) and the call keeping the method (`calc = c.calc`), where the class is a "
+        "plain one whose instances hash by identity and the method is called nowhere else with arguments "
+        "(JF402 says when not). Reported otherwise -- a method with "
         "other decorators, an attribute used as a Python value (a function it calls, a list it indexes), "
         "an attribute the method changes itself (JF402 threads that): pass the value in as an argument, or make the class "
         "a pytree whose changing fields are leaves (`flax.struct.dataclass`, `equinox.Module`, "

@@ -34,7 +34,7 @@ from jitfix.analysis.blocks import (FunctionNode, always_leaves, assigned_names,
 from jitfix.analysis.catalogue import ARRAY, ONE_ARRAY, function_category
 from jitfix.analysis.stale_globals import is_config, passable
 from jitfix.analysis.traced_function import TracedFunction
-from jitfix.analysis.tracer_uses import used_as_traced
+from jitfix.analysis.tracer_uses import PassedOn, used_as_traced
 from jitfix.analysis.values import ValueAnalysis
 from jitfix.cst_text import code, cst
 from jitfix.findings import MAX_LINE_LENGTH, Edit, EditContext
@@ -92,23 +92,21 @@ class Threading:
         return [state for state in self.state if state.returned]
 
 
-def state_that_matters(module: ModuleContext, traced: TracedFunction) -> set[str]:
-    """The state the function writes that is more than trace-time bookkeeping (``_matters``),
-    spelled as callers do (``self.n``, ``key``)."""
-    function = traced.node
-    if not isinstance(function, ast.FunctionDef) or not traced.staged:
-        return set()
-    self_name = method_self(module, traced)
-    written = _written_globals(function) if self_name is None else _written_attributes(function, self_name)
-    body = function if self_name is None or not written else _with_attributes_as_names(function, self_name, written)
-    values = traced.values(module.imports)
-    return {name if self_name is None else f"{self_name}.{name}" for name in written
-            if _matters(body, written[name], values)}
+@dataclass(frozen=True)
+class _Written:
+    """The state a function writes (``written``: each name or attribute with the local it is
+    analysed under, in ``body``) and which of it matters (``threaded``); for attributes of
+    ``self``, those a method of the class the function calls reads too (``on_object``: they stay
+    on the object, set from the value passed in on entry and given back from there)."""
+
+    self_name: str | None
+    written: dict[str, str]
+    body: ast.FunctionDef
+    threaded: list[str]
+    on_object: frozenset[str]
 
 
-def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | None:
-    """How to thread the state ``traced`` writes; why it cannot be, or None where it writes
-    no state this fix is for."""
+def _written_state(module: ModuleContext, traced: TracedFunction) -> _Written | None:
     function = traced.node
     if not isinstance(function, ast.FunctionDef) or not traced.staged:
         return None
@@ -118,29 +116,101 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
         return None
     body = function if self_name is None else _with_attributes_as_names(function, self_name, written)
     values = traced.values(module.imports)
-    threaded = [name for name in written if _matters(body, written[name], values)]
-    if not threaded:
+    owner = module.traced.parents.get(function)
+    threaded, on_object = [], set()
+    for name in written:
+        helpers = _helper_calls(function, self_name, _methods_reading(owner, name, function)) \
+            if self_name is not None and isinstance(owner, ast.ClassDef) else []
+        if _matters(body, written[name], values) or _into_returns(function, helpers):
+            threaded.append(name)
+            if helpers:
+                on_object.add(name)
+    return _Written(self_name, written, body, threaded, frozenset(on_object))
+
+
+def state_that_matters(module: ModuleContext, traced: TracedFunction) -> set[str]:
+    """The state the function writes that is more than trace-time bookkeeping (``_matters``, or
+    read by a method it calls whose result it returns), spelled as callers do (``self.n``,
+    ``key``)."""
+    found = _written_state(module, traced)
+    if found is None:
+        return set()
+    return {name if found.self_name is None else f"{found.self_name}.{name}" for name in found.threaded}
+
+
+def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | None:
+    """How to thread the state ``traced`` writes; why it cannot be, or None where it writes
+    no state this fix is for."""
+    found = _written_state(module, traced)
+    if found is None or not found.threaded:
         return None
-    problem = _why_not(module, traced, self_name, threaded)
+    self_name, threaded, body = found.self_name, found.threaded, found.body
+    function = traced.node
+    assert isinstance(function, ast.FunctionDef)
+    problem = _why_not(module, traced, self_name, threaded, found.on_object)
     if problem:
         return problem
+    values = traced.values(module.imports)
     for name in threaded:
-        if not _written_traced(body, written[name], values):
+        if not _written_traced(body, found.written[name], values):
             problem = _why_counter_stays(module, traced, self_name, name)
             if problem:
                 return problem
     taken = names_in(function)
     state = []
     for name in threaded:
-        passed_in = _needs_value_from_before(body, written[name])
+        passed_in = name in found.on_object or _needs_value_from_before(body, found.written[name])
         if self_name is None and passed_in and (is_config(module.tree, name)
                                                 or not passable(module.tree, module.imports, name, function)):
             return f"`{name}` holds configuration or an object, which jit cannot take in and give back"
         local = name if self_name is None else unique_name(name.lstrip("_") or name, taken)
+        taken.add(local)
         spelled = name if self_name is None else f"{self_name}.{name}"
-        state.append(State(spelled, local, passed_in))
+        state.append(State(spelled, local, passed_in, on_object=name in found.on_object))
     returns_value = any(isinstance(node, ast.Return) and node.value is not None for node in walk_body(function))
     return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value))
+
+
+def _methods_reading(klass: ast.ClassDef, attribute: str, function: ast.FunctionDef) -> set[str]:
+    """The methods of the class (other than ``function``) that read ``self.attribute``, in
+    their own body or through a method of their ``self`` they call."""
+    methods = {method.name: method for method in klass.body
+               if isinstance(method, ast.FunctionDef) and method is not function and method.args.args}
+    reading: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, method in methods.items():
+            me = method.args.args[0].arg
+            if name not in reading and any(
+                    isinstance(node, ast.Attribute) and _on(node, me) and isinstance(node.ctx, ast.Load)
+                    and (node.attr == attribute or node.attr in reading) for node in walk_body(method)):
+                reading.add(name)
+                grown = True
+    return reading
+
+
+def _helper_calls(function: ast.FunctionDef, self_name: str, methods: set[str]) -> list[ast.Call]:
+    """The function's calls of those of its ``self``'s methods (``self._schedule()``)."""
+    return [node for node in walk_body(function) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and _on(node.func, self_name) and node.func.attr in methods]
+
+
+def _into_returns(function: ast.FunctionDef, calls: list[ast.Call]) -> bool:
+    """Whether what one of ``calls`` gives may reach a ``return``: in it, or bound to a name
+    that does."""
+    if not calls:
+        return False
+    inside = {id(node) for call in calls for node in ast.walk(call)}
+    flowing = _flowing_into_returns(function)
+    for statement in walk_body(function):
+        value = getattr(statement, "value", None)
+        if not isinstance(statement, ast.Return | ast.Assign | ast.AugAssign | ast.AnnAssign) or value is None \
+                or not any(id(node) in inside for node in ast.walk(value)):
+            continue
+        if isinstance(statement, ast.Return) or _bound_by(statement) & flowing:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -719,20 +789,67 @@ def _why_counter_stays(module: ModuleContext, traced: TracedFunction, self_name:
     """Why a state only ever set to Python values (``self.n += 1``, returned) cannot be passed
     in traced: eagerly a Python number, in the jitted body it would be a tracer. That changes
     nothing only for an integer counter (every write an int literal, or one added to it: an
-    int32 holds it exactly; a Python float would be rounded to float32) whose every read in the
-    body takes a tracer as well (arithmetic, a JAX function, returned: not a test, a size or
-    ``range``)."""
+    int32 holds it exactly; a Python float would be rounded to float32) whose every read takes
+    a tracer as well (arithmetic, a JAX function, returned: not a test, a size or ``range``),
+    in the body and in the methods of ``self`` it calls that read it (``k =
+    self.current_step`` in ``self._schedule()``), following the value into the functions of the
+    module it is passed to."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
     owner = module.traced.parents.get(function)
-    scope: ast.AST = owner if self_name is not None and isinstance(owner, ast.ClassDef) else module.tree
-    if not _counted_in_integers(scope, self_name is not None, name):
+    klass = owner if self_name is not None and isinstance(owner, ast.ClassDef) else None
+    if not _counted_in_integers(klass or module.tree, klass is not None, name):
         return f"`{name}` holds a Python value that is not an integer count, which a tracer passed in would not be"
-    reads = [node for node in walk_body(function) if isinstance(node.__dict__.get("ctx"), ast.Load)
-             and _spells(node, self_name, name)]
-    if not used_as_traced(function, reads, True, module.imports, traced.values(module.imports)):
-        return f"Python needs the value of `{name}` (a test, a size, `range`), which passed in would be a tracer"
+    reading = _methods_reading(klass, name, function) if klass is not None else set()
+    methods = {method.name: method for method in klass.body if isinstance(method, ast.FunctionDef)} if klass else {}
+    for method in [function, *(methods[helper] for helper in sorted(reading))]:
+        me = self_name if method is function else method.args.args[0].arg
+        found = module.traced.get(method)
+        if found is None:
+            return f"`{method.name}` reads `{name}` where the analysis does not follow it"
+        starts = [node for node in walk_body(method) if isinstance(node.__dict__.get("ctx"), ast.Load)
+                  and _spells(node, me, name)] + (_helper_calls(method, me, reading) if me else [])
+        if not used_as_traced(method, starts, True, module.imports, found.values(module.imports),
+                              _passed_on(module, klass, me)):
+            return f"Python needs the value of `{name}` (a test, a size, `range`), which passed in would be a tracer"
     return None
+
+
+def _passed_on(module: ModuleContext, klass: ast.ClassDef | None, me: str | None, depth: int = 0) -> PassedOn:
+    """How ``used_as_traced`` follows a value into a call of a function of the module or a method
+    of the class called on ``me`` (``self._time(i, n)``): through the uses of the parameter it
+    lands in."""
+    def follow(call: ast.Call, index: int) -> bool:
+        callee, skipped = _callee(module, klass if me is not None else None, me, call)
+        if callee is None or depth >= 3 or callee.args.vararg or call.keywords:
+            return False
+        parameters = [argument.arg for argument in [*callee.args.posonlyargs, *callee.args.args]][skipped:]
+        found = module.traced.get(callee)
+        if index >= len(parameters) or found is None or parameters[index] in assigned_names(callee.body):
+            return False
+        reads = [node for node in walk_body(callee) if isinstance(node, ast.Name) and node.id == parameters[index]]
+        inner_self = callee.args.args[0].arg if skipped else None
+        return used_as_traced(callee, reads, True, module.imports, found.values(module.imports),
+                              _passed_on(module, klass, inner_self, depth + 1))
+    return follow
+
+
+def _callee(module: ModuleContext, klass: ast.ClassDef | None, me: str | None,
+            call: ast.Call) -> tuple[ast.FunctionDef | None, int]:
+    """The def a call runs, where it is certain (a module-level def called by its name; a
+    method of the class called on ``me``: ``self._time(i, n)``), with how many of its
+    parameters come before the call's arguments."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        defs = [node for node in module.tree.body if isinstance(node, ast.FunctionDef) and node.name == func.id]
+        bound = sum(1 for node in module.tree.body if func.id in assigned_names([node]))
+        return (defs[0], 0) if len(defs) == 1 and bound == 0 and not defs[0].decorator_list else (None, 0)
+    if klass is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and func.value.id == me:
+        method = next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == func.attr
+                       and not node.decorator_list and node.args.args), None)
+        return method, 1
+    return None, 0
 
 
 def _spells(node: ast.AST, self_name: str | None, name: str) -> bool:
@@ -814,7 +931,8 @@ def _needs_value_from_before(function: ast.FunctionDef, name: str) -> bool:
     return True
 
 
-def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | None, names: list[str]) -> str | None:
+def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | None, names: list[str],
+             on_object: frozenset[str] = frozenset()) -> str | None:
     """Why the state cannot be threaded (None: it can)."""
     function = traced.node
     assert isinstance(function, ast.FunctionDef)
@@ -833,7 +951,7 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
         return (f"the module uses attributes of the jitted `{function.name}` (`.lower`, `.trace`), which the "
                 "def that would pass the state in lacks")
     if self_name is not None:
-        return _self_used_otherwise(module, function, self_name, names)
+        return _self_used_otherwise(module, function, self_name, names, on_object)
     return _globals_used_elsewhere(module, function, names)
 
 
@@ -847,10 +965,12 @@ def jit_attributes_used(module: ModuleContext, function: FunctionNode) -> bool:
 
 
 def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_name: str,
-                         attributes: list[str]) -> str | None:
+                         attributes: list[str], on_object: frozenset[str] = frozenset()) -> str | None:
     """Where ``self`` reaches code that may see the state on the object while it is threaded:
-    passed on whole, a method of its class that reads a threaded attribute, or a write into
-    the attribute's object (``self.cache[k] = v``, ``self.log.append(v)``)."""
+    passed on whole, a method of its class or a nested def that reads a threaded attribute
+    (not one kept ``on_object``, where they find it), or a write into the attribute's object
+    (``self.cache[k] = v``, ``self.log.append(v)``)."""
+    renamed = [attribute for attribute in attributes if attribute not in on_object]
     owner = module.traced.parents.get(function)
     methods = {node.name: node for node in owner.body if isinstance(node, ast.FunctionDef)} \
         if isinstance(owner, ast.ClassDef) else {}
@@ -860,7 +980,7 @@ def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_
         if isinstance(node, ast.Name) and node.id == self_name and id(node) not in attribute_of:
             return f"`{self_name}` is passed on at line {node.lineno}, where the state would be read from the object"
         if isinstance(node, ast.Attribute) and _on(node, self_name) and node.attr in methods \
-                and _reads_attributes(methods[node.attr], attributes):
+                and _reads_attributes(methods[node.attr], renamed):
             return f"`{self_name}.{node.attr}` reads the state from the object"
         if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
                 and isinstance(node.value, ast.Attribute) and _on(node.value, self_name) \
@@ -872,7 +992,7 @@ def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_
             return f"`{self_name}.{node.func.value.attr}.{node.func.attr}(...)` may change it in place"
     for node in nodes_of(function):  # nested defs and lambdas see the object, not the local
         if isinstance(node, ast.FunctionDef | ast.Lambda) and node is not function \
-                and _reads_attributes(node, attributes):
+                and _reads_attributes(node, renamed):
             return "a nested function reads the state from the object"
     return None
 
