@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 from jitfix.analysis.catalogue import is_elementwise
 from jitfix.analysis.imports import ImportTable
-from jitfix.analysis.values import ValueAnalysis
+from jitfix.analysis.values import ArrayEvidence, ValueAnalysis
 
 # What a value may meet and stay what it was, a traced array among traced arrays.
 _DERIVED = (ast.BinOp, ast.UnaryOp, ast.Compare)
@@ -22,7 +22,7 @@ PassedOn = Callable[[ast.Call, int], bool]
 
 
 def used_as_traced(function: ast.FunctionDef, starts: Sequence[ast.AST], integers: bool, imports: ImportTable,
-                   values: ValueAnalysis, passed_on: PassedOn | None = None) -> bool:
+                   values: ValueAnalysis, arrays: ArrayEvidence, passed_on: PassedOn | None = None) -> bool:
     """Whether every use of the value ``starts`` hold (a host draw, the reads of a state: through
     the names it is bound to, and what is made of it until a traced value joins it -- then it
     was a tracer before too) takes a traced array as well as the Python or NumPy value it was:
@@ -38,8 +38,9 @@ def used_as_traced(function: ast.FunctionDef, starts: Sequence[ast.AST], integer
         node, indices = pending.pop()
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.slice is node:
-            if not indices or not values.is_traced(parent.value):
-                return False  # a mask selects as many elements as it holds; floats index nothing
+            if not indices or not values.is_traced(parent.value) or not arrays.certain(parent.value, calls=False):
+                return False  # a mask selects as many elements as it holds; floats index nothing; a list
+                # is indexed with Python ints alone
             continue  # gathered from a traced array: a tracer in the original too
         if isinstance(parent, ast.BinOp | ast.Compare) and any(
                 part is not node and values.is_traced(part) for part in ast.iter_child_nodes(parent)

@@ -428,6 +428,18 @@ def _why_reads_stay(module: ModuleContext, traced: TracedFunction, method: ast.F
     """Why the attributes cannot become parameters of the method (None: they can)."""
     if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
         return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
+    klass = module.traced.parents.get(method)
+    for attribute in stale:
+        if not isinstance(klass, ast.ClassDef):
+            break
+        calls = threaded_state.helper_calls(method, receiver, threaded_state.methods_reading(klass, attribute, method))
+        if calls:  # (it would go on reading the object's value, frozen at the trace)
+            return f"`{module.segment(calls[0].func)}` reads `{receiver}.{attribute}` too, from the object"
+    class_level = assigned_names(klass.body) if isinstance(klass, ast.ClassDef) else set()
+    for node in ast.walk(method):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                and node.value.id == receiver and node.attr in class_level:  # (a property's setter runs code)
+            return f"`{receiver}.{node.attr} = ...` at line {node.lineno} sets a property, which may change the state"
     values = traced.values(module.imports)
     lambdas = _traced_lambdas_in(module, method)
     for node in ast.walk(method):

@@ -205,7 +205,7 @@ class FunctionContext:
                 node.id if isinstance(node, ast.Name) else node.arg
                 for node in nodes_of(function) if isinstance(node, ast.Name | ast.arg)))
 
-        arrays = self.arrays = array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
+        arrays = self.arrays = arrays_of(module, traced)
         # Parameters every call of the module gives a boolean mask (`apply_mask(x, x > t)`).
         self.masks = mask_parameters(module).of(function)
         # And the (mask, array) pairs of them every call computes elementwise one from the other.
@@ -325,6 +325,11 @@ def _names_of_the_module(tree: ast.Module) -> set[str]:
             continue
         stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+def arrays_of(module: ModuleContext, traced: TracedFunction) -> ArrayEvidence:
+    """What the function's code says holds arrays (found once per function)."""
+    return array_evidence(traced, module.cached(ARRAY_EVIDENCE, dict))
 
 
 def function_contexts(module: ModuleContext) -> list[FunctionContext]:

@@ -47,6 +47,7 @@ from jitfix.analysis.tracer_uses import used_as_traced
 from jitfix.analysis.values import parameter_names
 from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Source
+from jitfix.rules.function_context import arrays_of
 from jitfix.rules.threaded_state import (State, Threading, decorated_with_its_jit, jit_attributes_used,
                                          jitted_by_assignment, module_instance_class, named, names_in)
 
@@ -234,7 +235,8 @@ def _left_in_body(module: ModuleContext, traced: TracedFunction, node: ast.Call,
         return "its integers may not fit the int32 jit makes of a Python int"
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
     integers = method in _INTEGER_DRAWS or (module.imports.resolve(node.func) or "") in ("numpy.random.randint",)
-    if not used_as_traced(function, [node], integers, module.imports, traced.values(module.imports)):
+    if not used_as_traced(function, [node], integers, module.imports, traced.values(module.imports),
+                          arrays_of(module, traced)):
         return "Python needs its value (a boolean mask, a size, a test), and passed in it would be a tracer"
     return prelude
 

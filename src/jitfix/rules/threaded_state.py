@@ -40,7 +40,7 @@ from jitfix.cst_text import code, cst
 from jitfix.findings import MAX_LINE_LENGTH, Edit, EditContext
 from jitfix.naming import unique_name
 from jitfix.rules.base import CacheKey, ModuleContext, Source
-from jitfix.rules.function_context import name_position
+from jitfix.rules.function_context import arrays_of, name_position
 from jitfix.rules.globals import Renamed
 
 
@@ -119,7 +119,7 @@ def _written_state(module: ModuleContext, traced: TracedFunction) -> _Written | 
     owner = module.traced.parents.get(function)
     threaded, on_object = [], set()
     for name in written:
-        helpers = _helper_calls(function, self_name, _methods_reading(owner, name, function)) \
+        helpers = helper_calls(function, self_name, methods_reading(owner, name, function)) \
             if self_name is not None and isinstance(owner, ast.ClassDef) else []
         if _matters(body, written[name], values) or _into_returns(function, helpers):
             threaded.append(name)
@@ -171,7 +171,7 @@ def plan(module: ModuleContext, traced: TracedFunction) -> Threading | str | Non
     return named(module, traced, Threading(function, tuple(state), self_name, "", returns_value))
 
 
-def _methods_reading(klass: ast.ClassDef, attribute: str, function: ast.FunctionDef) -> set[str]:
+def methods_reading(klass: ast.ClassDef, attribute: str, function: ast.FunctionDef) -> set[str]:
     """The methods of the class (other than ``function``) that read ``self.attribute``, in
     their own body or through a method of their ``self`` they call."""
     methods = {method.name: method for method in klass.body
@@ -190,7 +190,7 @@ def _methods_reading(klass: ast.ClassDef, attribute: str, function: ast.Function
     return reading
 
 
-def _helper_calls(function: ast.FunctionDef, self_name: str, methods: set[str]) -> list[ast.Call]:
+def helper_calls(function: ast.FunctionDef, self_name: str, methods: set[str]) -> list[ast.Call]:
     """The function's calls of those of its ``self``'s methods (``self._schedule()``)."""
     return [node for node in walk_body(function) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and _on(node.func, self_name) and node.func.attr in methods]
@@ -582,9 +582,17 @@ def why_bound_jit_stays(module: ModuleContext, traced: TracedFunction) -> str | 
         return "the method is not jitted as `jax.jit(obj.method)`"
     if traced.jit_sites or not isinstance(function, ast.FunctionDef) or function.decorator_list:
         return "the method has decorators or is jitted otherwise too"
+    if function.name.startswith("__"):
+        return f"`{function.name}` is called by Python itself (`obj(...)`), with any arguments"
+    if traced.calls.singles:
+        return "traced code calls it too, where the method that stores the state back would store a tracer"
     if not isinstance(owner, ast.ClassDef) or owner.bases or owner.keywords or owner.decorator_list \
-            or not hashable_instances(owner):
-        return "its class has bases, decorators or `__eq__`, so its instances may not hash by identity"
+            or {"__eq__", "__hash__"} & {node.name for node in owner.body if isinstance(node, ast.FunctionDef)} \
+            or "__hash__" in assigned_names(owner.body):
+        return "its class has bases, decorators, `__eq__` or `__hash__`, so its instances may not hash by identity"
+    if any(isinstance(node, ast.ClassDef) and any(isinstance(base, ast.Name) and base.id == owner.name
+                                                  for base in node.bases) for node in ast.walk(module.tree)):
+        return f"a subclass of `{owner.name}` may override what the method calls, or how it hashes"
     if any(site.keywords or len(site.args) != 1 or module.imports.resolve(site.func) != "jax.jit"
            or not isinstance(site.args[0], ast.Attribute) for site in sites):
         return "a jit of it has options"
@@ -596,10 +604,12 @@ def why_bound_jit_stays(module: ModuleContext, traced: TracedFunction) -> str | 
     if called is not None:
         return (f"`{module.segment(called)}` at line {called.lineno} is used otherwise than jitted or called "
                 "without arguments (eagerly, its arguments may be any Python value)")
-    assigned = {target.id for node in ast.walk(module.tree) if isinstance(node, ast.Assign) and node.value in sites
-                for target in node.targets if isinstance(target, ast.Name)}
-    if any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in assigned
-           for node in ast.walk(module.tree)):
+    assigned = {target.id if isinstance(target, ast.Name) else target.attr for node in ast.walk(module.tree)
+                if isinstance(node, ast.Assign) and node.value in sites
+                for target in node.targets if isinstance(target, ast.Name | ast.Attribute)}
+    if any(isinstance(node, ast.Attribute) and (isinstance(node.value, ast.Name) and node.value.id in assigned
+                                                or isinstance(node.value, ast.Attribute) and node.value.attr in assigned)
+           for node in ast.walk(module.tree)):  # (`fast.lower`, `self.apply.lower`)
         return "the module uses attributes of the jitted method (`.lower`), which the method itself lacks"
     return None
 
@@ -761,13 +771,13 @@ def _matters(function: ast.FunctionDef, name: str, values: ValueAnalysis) -> boo
 
 
 def _deciding_returns(function: ast.FunctionDef) -> set[str]:
-    """The names an ``if`` tests whose branches return or bind what is returned: they decide
-    what the function gives back (``if self.n % 2 == 0: return x``). A test whose branches only
-    log or warn (``if self.traces > 1: warnings.warn(...)``) decides nothing returned."""
-    flowing = _flowing_into_returns(function)
+    """The names an ``if`` tests whose branches return: they decide what the function gives
+    back (``if self.n % 2 == 0: return x``). A test whose branches only log or warn (``if
+    self.traces > 1: warnings.warn(...)``) decides nothing returned, and one that refreshes a
+    cache keyed by a shape (``if self.length != x.shape[0]: self.table = ...``) is right under
+    jit: each new shape traces it again."""
     return {node.id for statement in walk_body(function) if isinstance(statement, ast.If)
-            and any(isinstance(inner, ast.Return) or isinstance(inner, ast.Assign | ast.AugAssign | ast.AnnAssign)
-                    and _bound_by(inner) & flowing for branch in (*statement.body, *statement.orelse)
+            and any(isinstance(inner, ast.Return) for branch in (*statement.body, *statement.orelse)
                     for inner in ast.walk(branch))
             for node in ast.walk(statement.test) if isinstance(node, ast.Name)}
 
@@ -798,9 +808,13 @@ def _why_counter_stays(module: ModuleContext, traced: TracedFunction, self_name:
     assert isinstance(function, ast.FunctionDef)
     owner = module.traced.parents.get(function)
     klass = owner if self_name is not None and isinstance(owner, ast.ClassDef) else None
-    if not _counted_in_integers(klass or module.tree, klass is not None, name):
+    if not _counted_in_integers(module.tree, klass is not None, name):  # (a write from outside the class counts)
         return f"`{name}` holds a Python value that is not an integer count, which a tracer passed in would not be"
-    reading = _methods_reading(klass, name, function) if klass is not None else set()
+    outside = _read_outside_as_a_python_value(module, klass, name) if klass is not None else None
+    if outside is not None:
+        return (f"`{module.segment(outside)}` at line {outside.lineno} uses the count as a Python int (a key, an "
+                "argument), which passed in and given back it would no longer be")
+    reading = methods_reading(klass, name, function) if klass is not None else set()
     methods = {method.name: method for method in klass.body if isinstance(method, ast.FunctionDef)} if klass else {}
     for method in [function, *(methods[helper] for helper in sorted(reading))]:
         me = self_name if method is function else method.args.args[0].arg
@@ -808,9 +822,12 @@ def _why_counter_stays(module: ModuleContext, traced: TracedFunction, self_name:
         if found is None:
             return f"`{method.name}` reads `{name}` where the analysis does not follow it"
         starts = [node for node in walk_body(method) if isinstance(node.__dict__.get("ctx"), ast.Load)
-                  and _spells(node, me, name)] + (_helper_calls(method, me, reading) if me else [])
+                  and _spells(node, me, name)] + (helper_calls(method, me, reading) if me else [])
+        if any(isinstance(node, ast.FunctionDef | ast.Lambda) and node is not method
+               and _reads_attributes(node, [name]) for node in nodes_of(method)):
+            return f"a nested function in `{method.name}` reads `{name}`, where the analysis does not follow it"
         if not used_as_traced(method, starts, True, module.imports, found.values(module.imports),
-                              _passed_on(module, klass, me)):
+                              arrays_of(module, found), _passed_on(module, klass, me)):
             return f"Python needs the value of `{name}` (a test, a size, `range`), which passed in would be a tracer"
     return None
 
@@ -830,7 +847,7 @@ def _passed_on(module: ModuleContext, klass: ast.ClassDef | None, me: str | None
         reads = [node for node in walk_body(callee) if isinstance(node, ast.Name) and node.id == parameters[index]]
         inner_self = callee.args.args[0].arg if skipped else None
         return used_as_traced(callee, reads, True, module.imports, found.values(module.imports),
-                              _passed_on(module, klass, inner_self, depth + 1))
+                              arrays_of(module, found), _passed_on(module, klass, inner_self, depth + 1))
     return follow
 
 
@@ -842,14 +859,37 @@ def _callee(module: ModuleContext, klass: ast.ClassDef | None, me: str | None,
     func = call.func
     if isinstance(func, ast.Name):
         defs = [node for node in module.tree.body if isinstance(node, ast.FunctionDef) and node.name == func.id]
-        bound = sum(1 for node in module.tree.body if func.id in assigned_names([node]))
-        return (defs[0], 0) if len(defs) == 1 and bound == 0 and not defs[0].decorator_list else (None, 0)
+        bound = sum(1 for node in module.tree.body if func.id in assigned_names([node]))  # (the def binds it once)
+        return (defs[0], 0) if len(defs) == 1 and bound == 1 and not defs[0].decorator_list else (None, 0)
     if klass is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
             and func.value.id == me:
         method = next((node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == func.attr
                        and not node.decorator_list and node.args.args), None)
         return method, 1
     return None, 0
+
+
+def _read_outside_as_a_python_value(module: ModuleContext, klass: ast.ClassDef, name: str) -> ast.Attribute | None:
+    """A read of the attribute outside the class (``trainer.step``) where an int32 array would
+    not do what the Python int did: anywhere but a comparison, a ``return``, a formatted value or
+    ``print``/``int``/``float``/``str`` (a dict key, a ``json.dumps`` argument, arithmetic that
+    may pass int32's range: ``trainer.step * tokens_per_batch``)."""
+    inside = {id(node) for node in ast.walk(klass)}
+    parents = {id(child): node for node in ast.walk(module.tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)) \
+                or id(node) in inside:
+            continue
+        parent = parents.get(id(node))
+        while isinstance(parent, ast.Tuple | ast.List):
+            parent = parents.get(id(parent))
+        if isinstance(parent, ast.Compare | ast.Return | ast.FormattedValue):
+            continue
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+                and parent.func.id in ("print", "int", "float", "str") and node in parent.args:
+            continue
+        return node
+    return None
 
 
 def _spells(node: ast.AST, self_name: str | None, name: str) -> bool:
@@ -860,12 +900,16 @@ def _spells(node: ast.AST, self_name: str | None, name: str) -> bool:
         and node.value.id == self_name
 
 
+# The most an integer count may step by (or start at): far from int32's limits in any run.
+_COUNT_STEP = 1024
+
+
 def _counted_in_integers(scope: ast.AST, attribute: bool, name: str) -> bool:
     """Whether every write of the state in ``scope`` (the class, for an attribute of ``self``;
     the module, for a global) is an int literal, or adds or subtracts one (``n += 1``,
     ``n = n - 1``)."""
-    def integer(node: ast.AST | None) -> bool:
-        return isinstance(node, ast.Constant) and type(node.value) is int
+    def integer(node: ast.AST | None) -> bool:  # (small: a count of calls stays far within int32)
+        return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= _COUNT_STEP
 
     def state(node: ast.AST) -> bool:
         return isinstance(node, ast.Attribute) and node.attr == name if attribute else \
@@ -875,12 +919,13 @@ def _counted_in_integers(scope: ast.AST, attribute: bool, name: str) -> bool:
     for node in ast.walk(scope):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
-        if not any(state(target) for target in targets):
+        if not any(state(part) and isinstance(part.ctx, ast.Store)  # type: ignore[attr-defined]
+                   for target in targets for part in ast.walk(target)):
             continue
         writes += 1
         value = node.value  # type: ignore[attr-defined]
-        if len(targets) != 1:
-            return False
+        if len(targets) != 1 or not state(targets[0]):
+            return False  # (`self.t, self.dt = 0.1, 1`: not read off one by one)
         if isinstance(node, ast.AugAssign):
             if not (isinstance(node.op, ast.Add | ast.Sub) and integer(value)):
                 return False
@@ -945,6 +990,10 @@ def _why_not(module: ModuleContext, traced: TracedFunction, self_name: str | Non
                 "its callers cannot be given the state")
     if any(isinstance(node, ast.Yield | ast.YieldFrom | ast.Nonlocal) for node in walk_body(function)):
         return "the function yields or declares `nonlocal`"
+    if any(isinstance(node, ast.Try) and node.finalbody or isinstance(node, ast.Raise | ast.Assert)
+           for node in walk_body(function)):
+        return ("the function raises or has a `finally` block, where the state eagerly changed before would "
+                "not be given back")
     if self_name is None and function not in module.tree.body:
         return "only a module-level function is given its globals as parameters"
     if self_name is None and jit_attributes_used(module, function):
@@ -972,6 +1021,9 @@ def _self_used_otherwise(module: ModuleContext, function: ast.FunctionDef, self_
     (``self.cache[k] = v``, ``self.log.append(v)``)."""
     renamed = [attribute for attribute in attributes if attribute not in on_object]
     owner = module.traced.parents.get(function)
+    class_level = assigned_names(owner.body) if isinstance(owner, ast.ClassDef) else set()
+    if class_level & set(attributes):  # (a property's setter, a descriptor: setting it runs code)
+        return f"`{self_name}.{sorted(class_level & set(attributes))[0]}` is a property or other attribute of the class"
     methods = {node.name: node for node in owner.body if isinstance(node, ast.FunctionDef)} \
         if isinstance(owner, ast.ClassDef) else {}
     attribute_of = {id(node.value) for node in walk_body(function)
