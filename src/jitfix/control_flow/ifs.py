@@ -237,6 +237,12 @@ class IfPlanner:
         copies, uncopyable = self._copies(arms)
         if self._first_obstacle(node, arms, allow_return=True, uncopyable=uncopyable):
             return False
+        returned = [statement.value for statements in arms for statement in own_nodes(statements)
+                    if isinstance(statement, ast.Return) and statement.value is not None]
+        if any(not _same_structure(returned[0], value) for value in returned[1:]):
+            context.report(node, "the branches return containers of different structures (`{}` on one path, a dict "
+                                 "with items on another), which one `lax.cond` cannot return")
+            return False
         needed: set[str] = set()
         for statements in arms:
             needed |= upward_exposed(statements) & assigned_names(statements) & bound
@@ -650,6 +656,24 @@ def _returned_shape(returns: list[tuple[ast.Return, list[ast.stmt]]], callees: C
     if len({frozenset(shape) if shape is not None else None for shape in shapes}) != 1:
         return None
     return returned, shapes[0]
+
+
+def _same_structure(one: ast.expr, other: ast.expr) -> bool:
+    """Whether two returned values may have one pytree structure, as far as their displays
+    tell: tuples and lists of one length, item by item; dicts with the same literal keys and no
+    ``**`` whose items are unknown (``{}`` against ``{**metrics}``: empty only if ``metrics``
+    is); a display against anything else is left to what the value analysis knows."""
+    if isinstance(one, ast.Tuple | ast.List) and isinstance(other, ast.Tuple | ast.List):
+        return type(one) is type(other) and len(one.elts) == len(other.elts) \
+            and all(_same_structure(a, b) for a, b in zip(one.elts, other.elts))
+    if isinstance(one, ast.Dict) and isinstance(other, ast.Dict):
+        def keys(display: ast.Dict) -> list[object] | None:
+            if any(key is None or not isinstance(key, ast.Constant) for key in display.keys):
+                return None  # (a `**` splat, a computed key)
+            return [key.value for key in display.keys]  # type: ignore[union-attr]
+        known = keys(one), keys(other)
+        return None not in known and sorted(map(repr, known[0])) == sorted(map(repr, known[1]))  # type: ignore[arg-type]
+    return True
 
 
 def _display_positions(value: ast.expr | Known | None, callees: Callees | None = None) -> Positions | None:
