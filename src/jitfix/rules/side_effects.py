@@ -725,11 +725,11 @@ class TraceTimeSideEffect(Rule):
                         or _writes_into(node, threaded_here()):
                     continue  # said by the object's finding, or its state already threaded
                 problem = self._problem(module, node, local, discarded, traced)
-                if not problem and isinstance(node, ast.Assign | ast.AugAssign) \
-                        and (state := _state_written(node, traced, module)) \
+                if not problem and _carried_update(node) and (state := _state_written(node, traced, module)) \
                         and state & threaded_state.state_that_matters(module, traced):
-                    # A Python value stored (`self.n += 1`) where the state reaches the result: it
-                    # changes once per trace, not per call (a count of traces alone is left as it is).
+                    # A Python value carried from call to call (`self.n += 1`) where the state
+                    # reaches the result: it changes once per trace, not per call (a count of
+                    # traces alone is left as it is, and so is a value each call sets afresh).
                     problem = "the state changes once per trace, not at each call"
                 if not problem:
                     continue
@@ -928,6 +928,17 @@ def _local_names(traced, parents: Mapping[ast.AST, ast.AST]) -> set[str]:
             and not traced.jit_sites:
         local |= _enclosing_names(traced.node, parents)
     return local
+
+
+def _carried_update(node: ast.AST) -> bool:
+    """A write that updates a value from the one before (``self.n += 1``, ``self.n = self.n +
+    1``): what it stores carries from call to call."""
+    if isinstance(node, ast.AugAssign):
+        return True
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute):
+        return False
+    target = ast.dump(ast.Attribute(node.targets[0].value, node.targets[0].attr, ast.Load()))
+    return any(ast.dump(part) == target for part in ast.walk(node.value) if isinstance(part, ast.Attribute))
 
 
 def _state_written(node: ast.AST, traced, module: ModuleContext) -> set[str]:
