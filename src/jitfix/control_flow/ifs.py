@@ -667,12 +667,14 @@ def _same_structure(one: ast.expr, other: ast.expr) -> bool:
         return type(one) is type(other) and len(one.elts) == len(other.elts) \
             and all(_same_structure(a, b) for a, b in zip(one.elts, other.elts))
     if isinstance(one, ast.Dict) and isinstance(other, ast.Dict):
-        def keys(display: ast.Dict) -> list[object] | None:
+        def keys(display: ast.Dict) -> list[str] | None:
             if any(key is None or not isinstance(key, ast.Constant) for key in display.keys):
-                return None  # (a `**` splat, a computed key)
-            return [key.value for key in display.keys]  # type: ignore[union-attr]
+                return None  # (a `**` splat, a computed key: unknown)
+            return sorted(repr(key.value) for key in display.keys)  # type: ignore[union-attr]
         known = keys(one), keys(other)
-        return None not in known and sorted(map(repr, known[0])) == sorted(map(repr, known[1]))  # type: ignore[arg-type]
+        if None not in known:
+            return known[0] == known[1]
+        return bool(one.keys) == bool(other.keys)  # (`{}` against items or a `**` splat)
     return True
 
 
