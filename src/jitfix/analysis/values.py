@@ -58,7 +58,7 @@ PYTHON_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 
 
 # `tree_map(f, tree, *rest)` calls `f` on the leaves of the trees: Python calls in the same trace.
-TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map"})
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map", "jax.tree_map"})
 
 @dataclass(frozen=True)
 class Verdict:

@@ -25,7 +25,7 @@ import symtable
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from jitfix.analysis.blocks import (
     assigned_names,
@@ -259,6 +259,7 @@ LINE_STARTS: CacheKey[list[int]] = CacheKey("where each line of the text starts"
 WORD_LINES: CacheKey[LineIndex] = CacheKey("the lines of the text that spell a word")
 MODULE_BINDINGS: CacheKey[dict[str, list[int]]] = CacheKey("module-level bindings")
 JITTED_CALLABLES: CacheKey[dict[str, TracedFunction]] = CacheKey("jitted callables")
+JITTED_CALLS: CacheKey[set[int] | None] = CacheKey("calls of jitted callables")
 BUCKETED_HELPERS: CacheKey[dict[str, str]] = CacheKey("bucketed helper names")
 TAKEN_NAMES: CacheKey[set[str]] = CacheKey("names the module uses")
 SYMBOL_TABLE: CacheKey[symtable.SymbolTable] = CacheKey("Python's symbol table of the module")
@@ -859,16 +860,16 @@ class StaticArgumentPerPass(Rule):
             if not changed:
                 continue
             for call in _own_nodes(loop.body):
-                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+                if not isinstance(call, ast.Call) or (name := _jitted_name(module, call, jitted)) is None:
                     continue
-                traced = jitted[call.func.id]
+                traced = jitted[name]
                 for param, argument in _arguments(traced, call, static=True):
                     moving = sorted({n.id for n in ast.walk(argument) if isinstance(n, ast.Name)} & changed)
                     if moving:
                         reported.add((id(traced.node), param))
                         fix, why_not = _traced_instead(module, traced, param)
                         yield self.finding(
-                            module, argument, f"`{call.func.id}` is called with its static argument `{param}` "
+                            module, argument, f"`{name}` is called with its static argument `{param}` "
                             f"= `{module.segment(argument)}`, which the loop at line {loop.lineno} changes: it traces "
                             f"and compiles again for every new value; {_advice(param, fix, why_not)}",
                             fix, function=traced)
@@ -943,6 +944,36 @@ def _find_jitted_callables(module: ModuleContext) -> dict[str, TracedFunction]:
                 found[traced.node.name] = traced
             elif id(site) in assigned:
                 found[assigned[id(site)]] = traced
+    return found
+
+
+def _jitted_name(module: ModuleContext, call: ast.Call, jitted: Mapping[str, TracedFunction]) -> str | None:
+    """``name`` where ``call`` is ``name(...)`` and ``name`` is, in the call's scope, the jitted
+    callable of that name (a `def f` jitted in one test method is not the `f` another method
+    binds: dm-haiku's tests); None otherwise."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in jitted):
+        return None
+    resolving = module.cached(JITTED_CALLS, lambda: _find_jitted_calls(module))
+    return call.func.id if resolving is None or id(call) in resolving else None
+
+
+def _find_jitted_calls(module: ModuleContext) -> set[int] | None:
+    program = module.traced.program
+    if program is None:
+        return None
+    scopes = program.scopes
+    found: set[int] = set()
+    for name, traced in _jitted_callables(module).items():
+        home = scopes.parent.get(traced.node) if traced.node.name == name else scopes.tree
+        for call, scope in scopes.calls_to(name):
+            if not isinstance(call.func, ast.Name):
+                continue
+            if traced.node.name == name and any(site in getattr(traced.node, "decorator_list", ())
+                                                for site in traced.jit_sites):
+                if scopes.lookup(scope, name, call.lineno) is traced.node:
+                    found.add(id(call))
+            elif scopes.binding_scope(scope, name) in (home, None):
+                found.add(id(call))
     return found
 
 
@@ -1047,14 +1078,14 @@ class GrowingShapeArgument(Rule):
         for loop in _loops(module, _lines_naming(module, jitted)):
             counters = _moving_with(_counters(loop), loop)
             for call in _own_nodes(loop.body):
-                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in jitted):
+                if not isinstance(call, ast.Call) or (name := _jitted_name(module, call, jitted)) is None:
                     continue
-                traced = jitted[call.func.id]
+                traced = jitted[name]
                 for param, argument in _arguments(traced, call, static=False):
                     how = _shape_changing(argument, call, counters, loop, module)
                     if not how:
                         continue
-                    where = (f"`{call.func.id}` is called in the loop at line {loop.lineno} with `{param}` = "
+                    where = (f"`{name}` is called in the loop at line {loop.lineno} with `{param}` = "
                              f"`{module.segment(argument)}`, {how}: it traces and compiles again for every new shape")
                     fix, why_not = _bucketed_call(module, call, traced)
                     if fix is not None:
@@ -1240,20 +1271,21 @@ class WeakTypeFlip(Rule):
         lines = sorted({_line_of(module, at) for name, at in spelled if name in twice})
         seen: dict[tuple[str, str], dict[str, ast.expr]] = {}  # (function, parameter) -> kind -> first literal
         for call in _calls_on_lines(module, lines):
-            if not (isinstance(call.func, ast.Name) and call.func.id in twice):
+            name = _jitted_name(module, call, jitted)
+            if name is None or name not in twice:
                 continue
-            for param, argument in _arguments(jitted[call.func.id], call, static=False):
+            for param, argument in _arguments(jitted[name], call, static=False):
                 kind = _literal_kind(argument)
                 if kind is None:
                     continue
-                kinds = seen.setdefault((call.func.id, param), {})
+                kinds = seen.setdefault((name, param), {})
                 if kind not in kinds and kinds:
                     other_kind, other = next(iter(kinds.items()))
                     yield self.finding(
-                        module, argument, f"`{call.func.id}` gets `{param}` = `{module.segment(argument)}`, a Python "
+                        module, argument, f"`{name}` gets `{param}` = `{module.segment(argument)}`, a Python "
                         f"{kind}, here and `{module.segment(other)}`, a Python {other_kind}, at line {other.lineno}: "
                         "two weak types, so it compiles once for each; not auto-fixable: pass one kind",
-                        function=jitted[call.func.id])
+                        function=jitted[name])
                 kinds.setdefault(kind, argument)
 
 

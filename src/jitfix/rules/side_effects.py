@@ -70,7 +70,9 @@ class PrintInTracedCode(Rule):
         "meant to run once per trace (a retrace log), so it is only rewritten with `--unsafe-fixes`; "
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
         "print is a trace-time message and is not reported; nor is, anywhere, a print of only what "
-        "tracing knows of traced values (`x.shape`, `x.dtype`, `jax.typeof(x)`, `len(x)`): the "
+        "tracing knows of traced values (`x.shape`, `x.dtype`, `jax.typeof(x)`, `len(x)`, or a Python value "
+        "computed from them: `tree_map(lambda p: p.shape, params)`, a helper that returns shapes, "
+        "`\"{}\".format(...)` of these; not `str(x)` or `repr(x)`, the tracer's text): the "
         "trace-time inspection JAX's docs show; nor, in a function only `grad` or `vmap` traces "
         "(no `jit`: traced again at every call), a print of values not certainly traced: it runs "
         "at every call, as it does eagerly. "
@@ -285,12 +287,55 @@ def _describes_the_trace(call: ast.Call, values: ValueAnalysis, imports: ImportT
     compilation is what it is for."""
     described = False
     for value in _printed_values(call):
-        if isinstance(value, ast.Constant):
-            continue
-        if not _array_metadata(value, values, imports):
-            return False
-        described = True
+        for part in _formatted_parts(value):
+            if isinstance(part, ast.Constant):
+                continue
+            if not _array_metadata(part, values, imports) and not _static_of_traced(part, values):
+                return False
+            described = True
     return described
+
+
+def _formatted_parts(value: ast.expr) -> list[ast.expr]:
+    """What a printed string is made of: ``"{}".format(a, b)`` and ``"%s" % (a, b)`` show
+    ``a`` and ``b``; anything else shows itself."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format" \
+            and isinstance(value.func.value, ast.Constant) and isinstance(value.func.value.value, str):
+        return [*value.args, *(keyword.value for keyword in value.keywords)]
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod) and isinstance(value.left, ast.Constant) \
+            and isinstance(value.left.value, str):
+        return list(value.right.elts) if isinstance(value.right, ast.Tuple) else [value.right]
+    return [value]
+
+
+def _static_of_traced(node: ast.expr, values: ValueAnalysis) -> bool:
+    """A Python value computed from traced ones (``tree_map(lambda x: x.shape, params)``, a
+    helper returning shapes): what tracing knows of them, the same on every call of one
+    compilation."""
+    return values.is_static(node) and not _text_of_tracer(node, values) \
+        and any(isinstance(name, ast.Name) and values.is_traced(name) for name in ast.walk(node))
+
+
+_TEXT_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
+
+
+def _text_of_tracer(node: ast.expr, values: ValueAnalysis) -> bool:
+    """Whether ``node`` writes a traced value as text (``str(x)``, ``f"{x}"``, ``"%s" % x``): a
+    Python string, but of the tracer, where the code means the value."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in _TEXT_BUILTINS:
+            shown = inner.args
+        elif isinstance(inner, ast.FormattedValue):
+            shown = [inner.value]
+        elif isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod) and not values.is_traced(inner.left):
+            shown = [inner.right]
+        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "format":
+            shown = [*inner.args, *(keyword.value for keyword in inner.keywords)]
+        else:
+            continue
+        if any(values.is_traced(part) for part in shown):
+            return True
+    return False
 
 
 def _array_metadata(node: ast.AST, values: ValueAnalysis, imports: ImportTable) -> bool:
