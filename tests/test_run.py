@@ -1029,7 +1029,7 @@ class Solver:
         return jax.lax.while_loop(self._cond_fun, body, state).step
 
     def initial_state(self):  # (what the static analysis does not follow: the run shows it)
-        return State(jnp.asarray(0), jnp.asarray(1.0), jnp.asarray(False))
+        return State._make([jnp.asarray(0), jnp.asarray(1.0), jnp.asarray(False)])
 '''
 
 

@@ -258,7 +258,7 @@ class TracedFinder:
         self._given_classes: dict[FunctionNode, dict[str, str]] = {}  # (`_classes_given`)
         self._passed: dict[tuple[FunctionNode, str], Bound | None] = {}  # (`_passed_function`)
         self._classes_of: dict[tuple[int, str, int], str | None] = {}  # (`_class_of`)
-        self._bindings_by_scope: dict[ast.AST, dict[str, list[tuple[ast.AST | None, int | None]]]] = {}
+        self._bindings_by_scope: dict[ast.AST, dict[str, list[_Binding]]] = {}
         self._bound_to_calls: dict[str, set[str]] | None = None  # (`_names_bound_to_calls_naming`)
         self.lambdas: list[_TracedLambda] = []
         self._properties: frozenset[str] | None = None
@@ -1348,6 +1348,7 @@ class TracedFinder:
             return None  # (a parameter, or a name of another scope: bound where this does not see)
         key = (id(scope), expr.id, id(function))
         if key not in self._classes_of:
+            self._classes_of[key] = None  # (while it is worked out: `a = loop(b)`, `b = loop(a)`)
             self._classes_of[key] = self._class_bound(scope, expr.id, function)
         return self._classes_of[key]
 
@@ -1355,24 +1356,41 @@ class TracedFinder:
                      function: FunctionNode | None) -> str | None:
         bindings = self._scope_bindings(scope).get(name, [])
         if any(value is None for value, _ in bindings):
-            return None  # (bound in a way not read here: a loop, `+=`, `:=`, a nested target, an import...)
+            return None  # (bound in a way not read here: a loop, `+=`, `:=`, an import...)
         classes: set[str | None] = set()
-        for value, position in bindings:
-            if position is None:
-                classes.add(self._constructed(scope, value) if isinstance(value, ast.Call) else None)
+        for value, path in bindings:
+            carry = self._loop_carry_at(value, path or ()) if isinstance(value, ast.Call) else False
+            if carry is not False:
+                if isinstance(carry, ast.Name) and carry.id == name:
+                    continue  # the loop gives back the value it was given: of the same class
+                classes.add(self._class_of(scope, carry) if isinstance(carry, ast.AST) else None)
+            elif path is None:
+                classes.add(self._class_made_by(scope, value) if isinstance(value, ast.Call) else None)
+            elif len(path) == 1 and value and function:
+                classes.add(self._returned_class(scope, value, path[0], function))
             else:
-                classes.add(self._returned_class(scope, value, position, function) if value and function else None)
+                classes.add(None)
         return classes.pop() if len(classes) == 1 else None
 
-    def _scope_bindings(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[ast.AST | None, int | None]]]:
+    def _scope_bindings(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[_Binding]]:
         """Each name the function binds, with how: ``(value, None)`` for ``name = value``,
-        ``(value, i)`` for the ``i``-th name of ``a, b = value``, ``(None, None)`` for any other
-        way. One walk of the function, kept."""
+        ``(value, (i,))`` for the ``i``-th name of ``a, b = value`` (``(value, (0, 1))`` for
+        ``b`` of ``(a, b), c = value``), ``(None, None)`` for any other way. One walk of the
+        function, kept."""
         found = self._bindings_by_scope.get(scope)
         if found is not None:
             return found
         found = {}
         read: set[int] = set()
+
+        def unpacked(target: ast.Tuple | ast.List, value: ast.AST, path: tuple[int, ...]) -> None:
+            for position, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    read.add(id(element))
+                    found.setdefault(element.id, []).append((value, (*path, position)))
+                elif isinstance(element, ast.Tuple | ast.List):
+                    unpacked(element, value, (*path, position))
+
         for node in walk_body(scope):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -1380,16 +1398,33 @@ class TracedFinder:
                         read.add(id(target))
                         found.setdefault(target.id, []).append((node.value, None))
                     elif isinstance(target, ast.Tuple | ast.List):
-                        for position, element in enumerate(target.elts):
-                            if isinstance(element, ast.Name):
-                                read.add(id(element))
-                                found.setdefault(element.id, []).append((node.value, position))
+                        unpacked(target, node.value, ())
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in read:
                 found.setdefault(node.id, []).append((None, None))
             for other in _bound_otherwise(node):
                 found.setdefault(other, []).append((None, None))
         self._bindings_by_scope[scope] = found
         return found
+
+    def _loop_carry_at(self, call: ast.Call, path: tuple[int, ...]) -> ast.AST | None | bool:
+        """Where ``call`` is a lax loop: the expression of its initial carry that holds what
+        the loop gives back at ``path`` of its result (a loop gives back the structure it was
+        given: ``state = lax.while_loop(cond, body, state)``), None where the carry's literal
+        does not show it; False where ``call`` is not a lax loop."""
+        name = self.imports.resolve(call.func)
+        if name not in LOOP_CARRIES:
+            return False
+        if name == "jax.lax.scan":  # (carry, stacked outputs)
+            if not path or path[0] != 0:
+                return None
+            path = path[1:]
+        expr = lax_operand(call, *LOOP_CARRIES[name])
+        for position in path:
+            if not (isinstance(expr, ast.Tuple | ast.List) and position < len(expr.elts)) \
+                    or any(isinstance(element, ast.Starred) for element in expr.elts):
+                return None
+            expr = expr.elts[position]
+        return expr
 
     def _constructed(self, scope: ast.AST, call: ast.Call) -> str | None:
         """The module's pytree class ``call`` makes an instance of (``TrainState(...)``)."""
@@ -1398,6 +1433,20 @@ class TracedFinder:
         klass = self.scopes.lookup_class(scope, call.func.id)
         return klass.name if klass is not None and self._module_program().pytrees.get(klass.name) is not None \
             else None
+
+    def _class_made_by(self, scope: ast.AST, call: ast.Call) -> str | None:
+        """The module's pytree class an instance of which ``call`` gives: a construction, or a
+        call of a def of the module every ``return`` of which constructs that class
+        (``state = self.init_state(params)``)."""
+        constructed = self._constructed(scope, call)
+        if constructed is not None:
+            return constructed
+        bound = self._callee(scope, call)
+        if bound is None:
+            return None
+        classes = {self._constructed(bound.function, node.value) if isinstance(node.value, ast.Call) else None
+                   for node in walk_body(bound.function) if isinstance(node, ast.Return)}
+        return classes.pop() if len(classes) == 1 else None
 
     def _returned_class(self, scope: ast.AST, value: ast.AST, position: int, function: FunctionNode) -> str | None:
         """The class ``function`` returns at ``position`` of its result tuple, where ``value``
@@ -1414,6 +1463,10 @@ class TracedFinder:
                 classes.add(self._constructed(function, element) if isinstance(element, ast.Call) else None)
         return classes.pop() if len(classes) == 1 else None
 
+
+# How a function binds a name: (value, None) for `name = value`, (value, path) for a place in a
+# tuple target (`(a, b), c = value`: `b` at (0, 1)), (None, None) for any other way.
+_Binding = tuple[ast.AST | None, tuple[int, ...] | None]
 
 # The names of the code objects Python makes for comprehensions (3.12 inlines list, set and
 # dict comprehensions; a generator expression keeps its own): run in the function holding them.

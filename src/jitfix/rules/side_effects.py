@@ -309,11 +309,11 @@ def _formatted_parts(value: ast.expr) -> list[ast.expr]:
 
 
 def _static_of_traced(node: ast.expr, values: ValueAnalysis) -> bool:
-    """A Python value computed from traced ones (``tree_map(lambda x: x.shape, params)``, a
-    helper returning shapes): what tracing knows of them, the same on every call of one
-    compilation."""
+    """A Python value computed from values that may be tracers (``tree_map(lambda x: x.shape,
+    params)``, a helper returning shapes): what tracing knows of them, the same on every call
+    of one compilation. (A print of configuration alone reads no such value.)"""
     return values.is_static(node) and not _text_of_tracer(node, values) \
-        and any(isinstance(name, ast.Name) and values.is_traced(name) for name in ast.walk(node))
+        and any(isinstance(name, ast.Name) and not values.is_static(name) for name in ast.walk(node))
 
 
 _TEXT_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
