@@ -27,6 +27,7 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.arrays import PYTHON_SPELLABLE, python_arithmetic_fix, whole_slot
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc, inlined_at, inlined_edits
 from jitfix.rules.function_context import FunctionContext, function_contexts, static_arrays
+from jitfix.rules.leading_indices import leading_indices
 from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.staged_constants import staged_constants
@@ -544,7 +545,9 @@ class DataDependentShape(Rule):
         "`jnp.where(mask, new, x)`, and so does a write through the indices of its true elements "
         "(`x.at[jnp.where(x < 0)]`, `x.at[jnp.nonzero(m)]`, or `rows, cols = jnp.where(m)` then "
         "`x.at[rows, cols]`). A count of what a mask selects (`len(x[m])`, `x[m].shape[0]`, "
-        "`jnp.nonzero(m)[0].size`, `len(jnp.argwhere(m))`) becomes `jnp.count_nonzero(m)`.",
+        "`jnp.nonzero(m)[0].size`, `len(jnp.argwhere(m))`) becomes `jnp.count_nonzero(m)`. Indices read only "
+        "at their first positions (`jnp.where(x > t)[0][0]`, `i, j = jnp.where(m)` then `i[0], j[0]`, "
+        "`jnp.argwhere(m)[0]`) get `size=` one past the last position read.",
         why="Shapes are fixed when a function is traced: the number of elements a traced mask "
         "selects is not known then, so jit and vmap raise `NonConcreteBooleanIndexError` (or "
         "`ConcretizationTypeError`).",
@@ -602,6 +605,14 @@ class DataDependentShape(Rule):
         "one axis's indices from `jnp.nonzero`/one-argument `jnp.where`, of `jnp.flatnonzero`, and the rows "
         "of `jnp.argwhere`. It is a traced integer instead of a Python `int`: the same number in arithmetic; "
         "where a Python value is needed (a shape, `range`) it still fails, and is reported there. "
+        "`size=1` for indices read only at position 0 is safe: where the mask holds a true element the index is the "
+        "same, and with none the original raised (an index into an empty array) where the rewrite reads the "
+        "padding, `fill_value` (0). Later positions (`idx[1]`, `size=2`) are an unsafe fix: with fewer true "
+        "elements the original reads the last of them (JAX clamps an index past the end), the rewrite the "
+        "padding; so is `size=` the mask's size for a position the code computes (`jnp.where(m)[0][n]`, "
+        "JAX's advice in jax#9578), spelled `m.size` or the size of the one parameter an elementwise test "
+        "is made of. Read any other way (returned, counted, iterated, from the end), the padding would show: "
+        "reported. "
         "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
 
@@ -668,11 +679,22 @@ class DataDependentShape(Rule):
                     yield from self._filter_findings(module, node, entry, statement)
                 elif isinstance(node, ast.Call) and id(node) not in written_through and _sized_by_data(node, module) \
                         and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
-                    short = module.segment(node.func)
-                    yield self.finding(module, node, f"`{short}(...)` in `{traced.qualname}` returns as many "
-                                       "elements as the data holds, which is not known while tracing, so it "
-                                       f"raises under jit; not auto-fixable: pass `size=` (a static upper bound; "
-                                       "the result is padded with `fill_value=`)", function=traced)
+                    yield self._sized_finding(module, node, parents, traced)
+
+    def _sized_finding(self, module: ModuleContext, call: ast.Call, parents: Mapping[int, ast.AST],
+                       traced: TracedFunction) -> Finding:
+        """``jnp.nonzero(m)`` and its kind without ``size=``: fixed where only positions of the
+        result are read (``jnp.where(m)[0][0]``), else reported."""
+        message = (f"`{module.segment(call.func)}(...)` in `{traced.qualname}` returns as many elements as the data "
+                   "holds, which is not known while tracing, so it raises under jit")
+        leading = leading_indices(call, module.imports.resolve(call.func), parents, traced.node)
+        fix = leading.fix(module, traced.node) if leading is not None else None
+        if fix is None:
+            return self.finding(module, call, f"{message}; not auto-fixable: pass `size=` (a static upper bound; the "
+                                "result is padded with `fill_value=`, which all that reads it then sees)",
+                                function=traced)
+        return self.finding(module, call, f"{message}; the code reads it by position only: {fix.description}", fix,
+                            function=traced)
 
     def _count_finding(self, module: ModuleContext, count: SelectionCount, traced: TracedFunction) -> Finding:
         message = (f"`{module.segment(count.node)}` in `{traced.qualname}` counts what a traced mask selects: "
