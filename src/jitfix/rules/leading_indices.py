@@ -158,20 +158,19 @@ def _literal_position(index: ast.expr) -> int | None:
 
 def _mask_size(mask: ast.expr, module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """How to spell the number of elements of ``mask`` at its call: ``m.size`` for a name, or
-    the size of the one parameter an elementwise test is computed from (``arr == arr``,
-    ``x > 0``: the parameter's shape)."""
+    ``x.size`` for an elementwise test of one name ``x`` with Python numbers (``arr == arr``,
+    ``x > 0``: ``x``'s shape), ``x`` bound once in the function (a parameter never rebound)."""
     if isinstance(mask, ast.Name):
         return f"{mask.id}.size"
     statement = next((node for node in ast.walk(function) if isinstance(node, ast.stmt) and node is not function
                       and any(inner is mask for inner in ast.walk(node))), None)
-    if statement is None:
+    if statement is None or ElementwiseOrigin(function, module.imports).roots(mask, statement) is None:
         return None
-    roots = ElementwiseOrigin(function, module.imports).roots(mask, statement)
-    if roots is None or len(roots) != 1:
+    names = {node.id for node in ast.walk(mask) if isinstance(node, ast.Name) and module.imports.resolve(node) is None}
+    if len(names) != 1:
         return None
-    (root,) = roots
-    rebound = any(isinstance(node, ast.Name) and node.id == root and not isinstance(node.ctx, ast.Load)
-                  for node in ast.walk(function))
-    if root not in parameter_names(function) or rebound:
-        return None
-    return f"{root}.size"
+    (name,) = names
+    stores = sum(1 for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name
+                 and not isinstance(node.ctx, ast.Load))
+    bound_once = stores == 0 if name in parameter_names(function) else stores == 1
+    return f"{name}.size" if bound_once else None
