@@ -1442,11 +1442,18 @@ class TracedFinder:
         if constructed is not None:
             return constructed
         bound = self._callee(scope, call)
-        if bound is None:
+        if bound is None or self._overridden(bound.function):
             return None
         classes = {self._constructed(bound.function, node.value) if isinstance(node.value, ast.Call) else None
                    for node in walk_body(bound.function) if isinstance(node, ast.Return)}
         return classes.pop() if len(classes) == 1 else None
+
+    def _overridden(self, function: FunctionNode) -> bool:
+        """Whether ``function`` is a method that another class of the module defines too
+        (``self.init_state()`` may then run a subclass's)."""
+        owner = self.scopes.parent.get(function)
+        return isinstance(owner, ast.ClassDef) and any(
+            klass is not owner and function.name in self.scopes.defs.get(klass, {}) for klass in self.scopes.class_list)
 
     def _returned_class(self, scope: ast.AST, value: ast.AST, position: int, function: FunctionNode) -> str | None:
         """The class ``function`` returns at ``position`` of its result tuple, where ``value``

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from jitfix.analysis.masks import ElementwiseOrigin
 from jitfix.analysis.values import parameter_names
@@ -69,14 +69,17 @@ class LeadingIndices:
 
 
 def leading_indices(call: ast.Call, name: str | None, parents: Mapping[int, ast.AST],
-                    function: ast.FunctionDef | ast.AsyncFunctionDef) -> LeadingIndices | None:
+                    function: ast.FunctionDef | ast.AsyncFunctionDef,
+                    is_traced: Callable[[ast.expr], bool]) -> LeadingIndices | None:
     """The reads of ``call``'s result (``name`` is what it calls), where every one is by
     position: ``jnp.where(m)[0][k]``, a name bound once to one axis's indices or to the call
-    and read only as ``idx[k]``, or the names of ``i, j = jnp.where(m)`` read so."""
+    and read only as ``idx[k]``, or the names of ``i, j = jnp.where(m)`` read so; a computed
+    position is a traced integer (``is_traced``). None where the code may catch the error the
+    original raises (``try: ... except IndexError``): the padding would be read instead."""
     if name not in _PER_AXIS | _ONE_ARRAY or len(call.args) != 1 or call.keywords \
-            or isinstance(call.args[0], ast.Starred):
+            or isinstance(call.args[0], ast.Starred) or _in_try(call, parents, function):
         return None
-    reads = _Reads(parents, function)
+    reads = _Reads(parents, function, is_traced)
     if name in _ONE_ARRAY:
         found = reads.of_array(call)
     else:
@@ -91,9 +94,11 @@ class _Reads:
     """The positions an index array is read at: an int, or None for one the code computes.
     ``other`` is set when some read is not by position (the padding would show there)."""
 
-    def __init__(self, parents: Mapping[int, ast.AST], function: ast.FunctionDef | ast.AsyncFunctionDef):
+    def __init__(self, parents: Mapping[int, ast.AST], function: ast.FunctionDef | ast.AsyncFunctionDef,
+                 is_traced: Callable[[ast.expr], bool]):
         self.parents = parents
         self.function = function
+        self.is_traced = is_traced
         self.other = False
 
     def of_axes(self, call: ast.Call) -> list[int | None]:
@@ -111,7 +116,8 @@ class _Reads:
     def of_array(self, array: ast.expr) -> list[int | None]:
         """``array[k]`` read at once, or a name bound once to ``array`` and read only so."""
         parent = self.parents.get(id(array))
-        if isinstance(parent, ast.Subscript) and parent.value is array and isinstance(parent.ctx, ast.Load):
+        if isinstance(parent, ast.Subscript) and parent.value is array and isinstance(parent.ctx, ast.Load) \
+                and not _in_try(parent, self.parents, self.function):
             return [_position(parent.slice, self)]
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             return self._of_name(parent.targets[0].id)
@@ -131,7 +137,8 @@ class _Reads:
         for node in ast.walk(self.function):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 parent = self.parents.get(id(node))
-                if not (isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load)):
+                if not (isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load)) \
+                        or _in_try(parent, self.parents, self.function):
                     self.other = True
                     return []
                 found.append(_position(parent.slice, self))
@@ -139,15 +146,28 @@ class _Reads:
 
 
 def _position(index: ast.expr, reads: _Reads) -> int | None:
-    """The position a read takes: a literal int, None for a computed one (an int tracer or a
-    Python int the code computes); a slice, a tuple or a negative position is not one."""
+    """The position a read takes: a literal int, None for a computed one (a traced integer);
+    a slice, a tuple, a negative position or a Python value the code computes (it may be a
+    slice) is not one."""
     literal = _literal_position(index)
     if literal is not None:
         return literal
-    if isinstance(index, ast.Name | ast.BinOp | ast.Call | ast.Attribute):
+    if not isinstance(index, ast.Slice | ast.Tuple | ast.Constant) and reads.is_traced(index):
         return None
     reads.other = True
     return None
+
+
+def _in_try(node: ast.AST, parents: Mapping[int, ast.AST], function: ast.AST) -> bool:
+    """Whether ``node`` is in the body of a ``try`` with handlers (which may catch the
+    IndexError of an index into an empty array)."""
+    child: ast.AST = node
+    parent = parents.get(id(node))
+    while parent is not None and parent is not function:
+        if isinstance(parent, ast.Try | ast.TryStar) and parent.handlers and any(child is s for s in parent.body):
+            return True
+        child, parent = parent, parents.get(id(parent))
+    return False
 
 
 def _literal_position(index: ast.expr) -> int | None:

@@ -970,7 +970,10 @@ def _find_jitted_calls(module: ModuleContext) -> set[int] | None:
                 continue
             if traced.node.name == name and any(site in getattr(traced.node, "decorator_list", ())
                                                 for site in traced.jit_sites):
-                if scopes.lookup(scope, name, call.lineno) is traced.node:
+                # (as Python resolves it: a loop target, `with ... as f` or an import of the
+                # name in between is another `f`)
+                if scopes.lookup(scope, name, call.lineno) is traced.node \
+                        and scopes.binding_scope(scope, name) in (home, None):
                     found.add(id(call))
             elif scopes.binding_scope(scope, name) in (home, None):
                 found.add(id(call))

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
-from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, walk_body
+from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, statement_holding, walk_body
 from jitfix.analysis.catalogue import is_range, static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.imports import ImportTable
@@ -679,15 +679,21 @@ class DataDependentShape(Rule):
                     yield from self._filter_findings(module, node, entry, statement)
                 elif isinstance(node, ast.Call) and id(node) not in written_through and _sized_by_data(node, module) \
                         and any(entry.values_at(statement).is_traced(argument) for argument in node.args):
-                    yield self._sized_finding(module, node, parents, traced)
+                    yield self._sized_finding(module, node, parents, entry)
 
     def _sized_finding(self, module: ModuleContext, call: ast.Call, parents: Mapping[int, ast.AST],
-                       traced: TracedFunction) -> Finding:
+                       entry: FunctionContext) -> Finding:
         """``jnp.nonzero(m)`` and its kind without ``size=``: fixed where only positions of the
         result are read (``jnp.where(m)[0][0]``), else reported."""
+        traced = entry.traced
         message = (f"`{module.segment(call.func)}(...)` in `{traced.qualname}` returns as many elements as the data "
                    "holds, which is not known while tracing, so it raises under jit")
-        leading = leading_indices(call, module.imports.resolve(call.func), parents, traced.node)
+
+        def is_traced(node: ast.expr) -> bool:
+            statement = statement_holding(traced.node, node)
+            return statement is not None and entry.values_at(statement).is_traced(node)
+
+        leading = leading_indices(call, module.imports.resolve(call.func), parents, traced.node, is_traced)
         fix = leading.fix(module, traced.node) if leading is not None else None
         if fix is None:
             return self.finding(module, call, f"{message}; not auto-fixable: pass `size=` (a static upper bound; the "

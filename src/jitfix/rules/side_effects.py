@@ -19,7 +19,7 @@ from jitfix.analysis.blocks import (assigned_names, local_names, own_expressions
 from jitfix.analysis.catalogue import STATIC, STATIC_ATTRIBUTES, function_category
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.traced_function import EntryKind
-from jitfix.analysis.values import ValueAnalysis
+from jitfix.analysis.values import TREE_MAPS, ValueAnalysis
 from jitfix.naming import MODULE_WORDS
 from jitfix.cst_text import code, cst, literal_value
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
@@ -110,7 +110,7 @@ class PrintInTracedCode(Rule):
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
-            if _describes_the_trace(call, values, module.imports):
+            if _describes_the_trace(call, values, module):
                 continue  # `print(x.shape)`: inspecting the trace, as JAX's docs show it
             if not traced.staged and not _prints_tracer(call, values):
                 continue  # grad or vmap alone trace again at each call: the print runs at each call
@@ -280,17 +280,18 @@ def _reached_by_calls_only(traced) -> bool:
     return traced.entry is EntryKind.CALLED
 
 
-def _describes_the_trace(call: ast.Call, values: ValueAnalysis, imports: ImportTable) -> bool:
+def _describes_the_trace(call: ast.Call, values: ValueAnalysis, module: ModuleContext) -> bool:
     """Whether a print shows only what tracing knows of traced values (``x.shape``,
-    ``x.dtype``, ``jax.typeof(x)``, ``len(x)``) beside literal text: the trace-time inspection
-    JAX documents. It prints the same on every call of one compilation; printing it once per
-    compilation is what it is for."""
+    ``x.dtype``, ``jax.typeof(x)``, ``len(x)``, ``tree_map(lambda p: p.shape, params)``, a
+    helper of the module that returns shapes) beside literal text and configuration: the
+    trace-time inspection JAX documents. It prints the same on every call of one
+    compilation; printing it once per compilation is what it is for."""
     described = False
     for value in _printed_values(call):
         for part in _formatted_parts(value):
             if isinstance(part, ast.Constant):
                 continue
-            if not _array_metadata(part, values, imports) and not _static_of_traced(part, values):
+            if not _array_metadata(part, values, module.imports) and not _metadata_only(part, values, module):
                 return False
             described = True
     return described
@@ -308,34 +309,70 @@ def _formatted_parts(value: ast.expr) -> list[ast.expr]:
     return [value]
 
 
-def _static_of_traced(node: ast.expr, values: ValueAnalysis) -> bool:
-    """A Python value computed from values that may be tracers (``tree_map(lambda x: x.shape,
-    params)``, a helper returning shapes): what tracing knows of them, the same on every call
-    of one compilation. (A print of configuration alone reads no such value.)"""
-    return values.is_static(node) and not _text_of_tracer(node, values) \
-        and any(isinstance(name, ast.Name) and not values.is_static(name) for name in ast.walk(node))
+def _metadata_only(node: ast.expr, values: ValueAnalysis, module: ModuleContext) -> bool:
+    """A value computed from values that may be tracers through what tracing knows of them
+    alone (``tree_map(lambda p: p.shape, params)``, ``tree_shape(params)`` of a helper that
+    returns shapes), beside configuration: every name that is not static is read only for its
+    shape, dtype, rank or length. (A print of configuration alone reads no such name.)"""
+    free = {name.id for name in ast.walk(node) if isinstance(name, ast.Name)
+            and module.imports.resolve(name) is None and not values.is_static(name)}
+    return bool(free) and values.is_static(node) and _reads_metadata_only(node, free, module, depth=0)
 
 
-_TEXT_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
+# Python's functions that read only what tracing knows of an array.
+_METADATA_BUILTINS = frozenset({"len", "type", "isinstance"})
 
 
-def _text_of_tracer(node: ast.expr, values: ValueAnalysis) -> bool:
-    """Whether ``node`` writes a traced value as text (``str(x)``, ``f"{x}"``, ``"%s" % x``): a
-    Python string, but of the tracer, where the code means the value."""
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in _TEXT_BUILTINS:
-            shown = inner.args
-        elif isinstance(inner, ast.FormattedValue):
-            shown = [inner.value]
-        elif isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod) and not values.is_traced(inner.left):
-            shown = [inner.right]
-        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "format":
-            shown = [*inner.args, *(keyword.value for keyword in inner.keywords)]
-        else:
+def _reads_metadata_only(node: ast.AST, free: set[str], module: ModuleContext, depth: int) -> bool:
+    """Whether every read of a name in ``free`` under ``node`` is of its metadata: ``x.shape``
+    (any static attribute), ``len(x)``, ``jnp.ndim(x)``; the tree of a ``tree_map`` whose
+    lambda reads its leaves so; an argument of a module helper that reads its parameter so."""
+    parents = {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    for name in ast.walk(node):
+        if not (isinstance(name, ast.Name) and name.id in free):
             continue
-        if any(values.is_traced(part) for part in shown):
-            return True
-    return False
+        read: ast.expr = name  # (a part of it: `params.gen`, `params["w"]`)
+        parent = parents.get(id(read))
+        while isinstance(parent, ast.Attribute | ast.Subscript) and parent.value is read \
+                and not (isinstance(parent, ast.Attribute) and parent.attr in STATIC_ATTRIBUTES):
+            read, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.Attribute) and parent.value is read and parent.attr in STATIC_ATTRIBUTES:
+            continue
+        if isinstance(parent, ast.Call) and read in parent.args:
+            called = parent.func
+            if isinstance(called, ast.Name) and called.id in _METADATA_BUILTINS \
+                    and called.id not in module.imports.aliases:
+                continue
+            if function_category(module.imports.resolve(called)) == STATIC:
+                continue
+            if depth < 2 and _passes_to_metadata(parent, read, module, depth):
+                continue
+        return False
+    return True
+
+
+def _passes_to_metadata(call: ast.Call, argument: ast.expr, module: ModuleContext, depth: int) -> bool:
+    """``tree_map(lambda p: p.shape, argument)``, or ``helper(argument)`` where the module's
+    ``helper`` is one ``return`` that reads the parameter it gets only for its metadata."""
+    if module.imports.resolve(call.func) in TREE_MAPS:
+        function = call.args[0] if call.args else None
+        if not isinstance(function, ast.Lambda) or argument is function or call.keywords:
+            return False
+        params = {arg.arg for arg in function.args.args}
+        return _reads_metadata_only(function.body, params, module, depth + 1)
+    if not isinstance(call.func, ast.Name) or call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return False
+    helper = next((node for node in module.tree.body if isinstance(node, ast.FunctionDef)
+                   and node.name == call.func.id), None)
+    if helper is None or helper.args.vararg or helper.args.posonlyargs or helper.decorator_list:
+        return False
+    index = call.args.index(argument)
+    body = [statement for statement in helper.body
+            if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]  # (a docstring)
+    if index >= len(helper.args.args) or len(body) != 1 or not isinstance(body[0], ast.Return) \
+            or body[0].value is None:
+        return False
+    return _reads_metadata_only(body[0].value, {helper.args.args[index].arg}, module, depth + 1)
 
 
 def _array_metadata(node: ast.AST, values: ValueAnalysis, imports: ImportTable) -> bool:
