@@ -440,10 +440,25 @@ def _formats_in_python(call: ast.Call, values: ValueAnalysis) -> str | None:
                     or (isinstance(node.func, ast.Name) and node.func.id in {"str", "repr", "format", "ascii"})
                 )
             ) or isinstance(node, ast.JoinedStr) and node is not value
-            if formats and not values.is_static(node) and values.is_traced(node):
+            if formats and not values.is_static(node) and values.is_traced(node) or _maps_to_text(node, values):
                 return "a printed value is formatted by Python (`%`, `str()`, `.format`), which would format a " \
                     "tracer; put the value in an f-string field or a jax.debug.print format instead"
     return None
+
+
+def _maps_to_text(node: ast.AST, values: ValueAnalysis) -> bool:
+    """``tree_map(str, params)`` or ``tree_map(lambda a: f"{a}", params)`` of a traced tree:
+    the text of each tracer, made while tracing."""
+    if not (isinstance(node, ast.Call) and values.imports.resolve(node.func) in TREE_MAPS and len(node.args) >= 2):
+        return False
+    function = node.args[0]
+    body = function.body if isinstance(function, ast.Lambda) else function
+    texts = any(isinstance(inner, ast.JoinedStr) or isinstance(inner, ast.Name) and inner.id in _TEXT_FUNCTIONS
+                for inner in ast.walk(body))
+    return texts and any(values.is_traced(tree) for tree in node.args[1:])
+
+
+_TEXT_FUNCTIONS = frozenset({"str", "repr", "format", "ascii"})
 
 
 def _is_text(node: ast.AST) -> bool:
