@@ -610,8 +610,8 @@ class DataDependentShape(Rule):
         "padding, `fill_value` (0). Later positions (`idx[1]`, `size=2`) are an unsafe fix: with fewer true "
         "elements the original reads the last of them (JAX clamps an index past the end), the rewrite the "
         "padding; so is `size=` the mask's size for a position the code computes (`jnp.where(m)[0][n]`, "
-        "JAX's advice in jax#9578), spelled `m.size` or the size of the one parameter an elementwise test "
-        "is made of. Read any other way (returned, counted, iterated, from the end), the padding would show: "
+        "JAX's advice in jax#9578), spelled `m.size` or the size of the one name an elementwise test "
+        "is made of (a parameter never rebound, or a local bound once). Read any other way (returned, counted, iterated, from the end), the padding would show: "
         "reported. "
         "Item assignment through a mask (`x[mask] = 0`) is JF603's.",
     )
