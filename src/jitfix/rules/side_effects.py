@@ -71,7 +71,7 @@ class PrintInTracedCode(Rule):
         "in a helper that traced code calls (not jitted, mapped or a loop body itself), such a "
         "print is a trace-time message and is not reported; nor is, anywhere, a print of only what "
         "tracing knows of traced values (`x.shape`, `x.dtype`, `jax.typeof(x)`, `len(x)`, or a Python value "
-        "computed from them: `tree_map(lambda p: p.shape, params)`, a helper that returns shapes, "
+        "computed from them: `tree_map(lambda p: p.shape, params)`, a helper that returns shapes, a name bound once to one, "
         "`\"{}\".format(...)` of these; not `str(x)` or `repr(x)`, the tracer's text): the "
         "trace-time inspection JAX's docs show; nor, in a function only `grad` or `vmap` traces "
         "(no `jit`: traced again at every call), a print of values not certainly traced: it runs "
@@ -110,7 +110,7 @@ class PrintInTracedCode(Rule):
             values, in_rewritten = _values_at_print(call, traced, planned.get(id(traced.node)), module)
             if _reached_by_calls_only(traced) and not _prints_tracer(call, values):
                 continue  # a helper's message about Python values: a trace-time log, as a library means it
-            if _describes_the_trace(call, values, module):
+            if _describes_the_trace(call, values, module, traced.node):
                 continue  # `print(x.shape)`: inspecting the trace, as JAX's docs show it
             if not traced.staged and not _prints_tracer(call, values):
                 continue  # grad or vmap alone trace again at each call: the print runs at each call
@@ -280,7 +280,7 @@ def _reached_by_calls_only(traced) -> bool:
     return traced.entry is EntryKind.CALLED
 
 
-def _describes_the_trace(call: ast.Call, values: ValueAnalysis, module: ModuleContext) -> bool:
+def _describes_the_trace(call: ast.Call, values: ValueAnalysis, module: ModuleContext, function: ast.AST) -> bool:
     """Whether a print shows only what tracing knows of traced values (``x.shape``,
     ``x.dtype``, ``jax.typeof(x)``, ``len(x)``, ``tree_map(lambda p: p.shape, params)``, a
     helper of the module that returns shapes) beside literal text and configuration: the
@@ -291,10 +291,26 @@ def _describes_the_trace(call: ast.Call, values: ValueAnalysis, module: ModuleCo
         for part in _formatted_parts(value):
             if isinstance(part, ast.Constant):
                 continue
-            if not _array_metadata(part, values, module.imports) and not _metadata_only(part, values, module):
+            if not _metadata(part, values, module) and not _bound_to_metadata(part, values, module, function):
                 return False
             described = True
     return described
+
+
+def _metadata(node: ast.expr, values: ValueAnalysis, module: ModuleContext) -> bool:
+    return _array_metadata(node, values, module.imports) or _metadata_only(node, values, module)
+
+
+def _bound_to_metadata(node: ast.expr, values: ValueAnalysis, module: ModuleContext, function: ast.AST) -> bool:
+    """A static name the function binds once, plainly, to what tracing knows (``n =
+    x.shape[0]`` then ``print(f"batch {n}")``)."""
+    if not (isinstance(node, ast.Name) and values.is_static(node)):
+        return False
+    stores = [target for target in ast.walk(function) if isinstance(target, ast.Name) and target.id == node.id
+              and not isinstance(target.ctx, ast.Load)]
+    bindings = [statement for statement in ast.walk(function) if isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1 and statement.targets[0] in stores]
+    return len(stores) == 1 and len(bindings) == 1 and _metadata(bindings[0].value, values, module)
 
 
 def _formatted_parts(value: ast.expr) -> list[ast.expr]:
