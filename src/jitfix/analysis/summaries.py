@@ -280,9 +280,11 @@ class ModuleProgram(Program):
                        klass=klass.name, fields=fields)
 
     def property_value(self, scope: ast.AST, instance: Verdict, name: str, staged: bool) -> Verdict | None:
-        """What the property ``name`` of a plain object of the module's class returns (its
-        getter run with that object as ``self``); None where the class has no such property."""
-        klass = self.scopes.lookup_class(scope, instance.made) if instance.made else None
+        """What the property ``name`` of an object of the module's class (a plain object, or a
+        pytree) returns (its getter run with that object as ``self``); None where the class
+        has no such property."""
+        owner = instance.made or instance.klass
+        klass = self.scopes.lookup_class(scope, owner) if owner else None
         getter = self.scopes.defs.get(klass, {}).get(name) if klass is not None else None
         if getter is None or len(getter.decorator_list) != 1 or not isinstance(getter.decorator_list[0], ast.Name) \
                 or getter.decorator_list[0].id != "property" or not positional_names(getter):

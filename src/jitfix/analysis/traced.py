@@ -1342,7 +1342,7 @@ class TracedFinder:
         assignments of constructions of that class -- and, given ``function``, of what
         ``function`` returns in that place (``state, metrics = step(state, batch)``)."""
         if isinstance(expr, ast.Call):
-            return self._constructed(scope, expr)
+            return self._class_made_by(scope, expr)
         if not isinstance(expr, ast.Name) or not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) \
                 or self.scopes.binding_scope(scope, expr.id) is not scope or expr.id in parameter_names(scope):
             return None  # (a parameter, or a name of another scope: bound where this does not see)

@@ -89,6 +89,10 @@ class Verdict:
     # A plain object (no pytree) of the module's class of this name, made where the analysis
     # saw it: its properties are read through that class.
     made: str | None = None
+    # Certainly a JAX array, made where nothing is staged (inside
+    # `jax.ensure_compile_time_eval()`): concrete there when its inputs are, but an operator,
+    # an index or a method on it where code is staged is a JAX operation, and gives a tracer.
+    jax_array: bool = False
 
     @property
     def traced(self) -> bool:
@@ -423,7 +427,7 @@ class ValueAnalysis:
         if expr.attr in given:
             owner = f"`{base.klass}.{expr.attr}`" if base.klass else f"`.{expr.attr}`"
             return replace(given[expr.attr], why=f"{owner} holds what the instance was made with", via=given[expr.attr])
-        if base.made is not None and self.program is not None and self.scope is not None:
+        if (base.made or base.klass) is not None and self.program is not None and self.scope is not None:
             read = self.program.property_value(self.scope, base, expr.attr, self.staged)
             if read is not None:
                 return read
@@ -449,6 +453,9 @@ class ValueAnalysis:
             return base.elements[expr.slice.value]
         if base.traced:
             return Verdict(TRACED_KIND, "an element of a traced value", base, array=base.array)
+        staged = self._staged_on_concrete([base])
+        if staged is not None:
+            return staged
         if index.traced:
             return Verdict(TRACED_KIND, "indexed by a traced value", index)
         if base.static:  # an index not known to be traced: a static element, or it raises (a tracer index)
@@ -487,7 +494,8 @@ class ValueAnalysis:
             if parts[0].traced:
                 return Verdict(UNKNOWN_KIND, "membership of a traced value", parts[0])
             return Verdict(STATIC_KIND, "membership in a Python container")
-        found = _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
+        found = self._staged_on_concrete(parts) or \
+            _strongest(parts, lambda v: "compares a tracer" if v.traced else "a comparison")
         if found.static:
             return as_scalar(found, True)  # a bool (a NumPy array of them, which lax takes as one array too)
         # `a < b` of a tracer is an array (tuples order by their elements' truth: it raises);
@@ -497,15 +505,30 @@ class ValueAnalysis:
 
     def _BinOp(self, expr: ast.BinOp) -> Verdict:
         left, right = self._raw(expr.left), self._raw(expr.right)
-        found = _strongest([left, right], lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
+        found = self._staged_on_concrete([left, right]) or \
+            _strongest([left, right], lambda v: "arithmetic on a tracer" if v.traced else "arithmetic")
         array = left.array or right.array or (found.traced and _arithmetic_only(expr))
         return as_scalar(as_array(found, array), left.scalar and right.scalar)
 
     def _UnaryOp(self, expr: ast.UnaryOp) -> Verdict:
         operand = self._raw(expr.operand)
+        staged = None if isinstance(expr.op, ast.Not) else self._staged_on_concrete([operand])
+        if staged is not None:
+            return staged
         return Verdict(operand.kind, "an operator on a tracer" if operand.traced else "an operator", operand,
                        array=operand.array and not isinstance(expr.op, ast.Not),
                        scalar=operand.static and (operand.scalar or isinstance(expr.op, ast.Not)))
+
+    def _staged_on_concrete(self, parts: list[Verdict]) -> Verdict | None:
+        """Where code is staged, an operation on a JAX array made where nothing was (inside
+        ``jax.ensure_compile_time_eval()``), concrete or not, is staged: a tracer (jax#9823)."""
+        if not self.staged:
+            return None
+        concrete = next((part for part in parts if part.jax_array), None)
+        if concrete is None or any(part.traced for part in parts):
+            return None
+        return Verdict(TRACED_KIND, "a JAX operation on a JAX array made at trace time is staged under jit",
+                       concrete, array=True)
 
     def _BoolOp(self, expr: ast.BoolOp) -> Verdict:
         """Each operand is evaluated where the ones before it let Python reach it: after
@@ -697,6 +720,8 @@ class ValueAnalysis:
                 found = Verdict(TRACED_KIND, f"`{short}` is staged under jit")
             else:
                 found = _strongest(arguments, lambda v: f"`{short}` of a tracer" if v.traced else f"`{short}`")
+                if not found.traced and category == ONE_ARRAY:
+                    return replace(found, jax_array=True)
             return as_array(found, category == ONE_ARRAY)
         if category == PYTREE:
             return _strongest(arguments, lambda v: f"`{short}` of a traced pytree" if v.traced
@@ -719,6 +744,9 @@ class ValueAnalysis:
         if base.traced and func.attr in ARRAY_ATTRIBUTES:
             return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base,
                            array=base.array or func.attr not in _CONTAINER_MEMBERS)
+        staged = self._staged_on_concrete([base]) if func.attr in ARRAY_ATTRIBUTES else None
+        if staged is not None:
+            return staged
         if base.static and all(argument.static for argument in arguments):
             return Verdict(STATIC_KIND, f"`.{func.attr}()` of a static value with static arguments", base)
         return self._summary(call) or Verdict(UNKNOWN_KIND, f"`.{func.attr}()` of a value whose class is not known",

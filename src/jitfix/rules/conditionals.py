@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from jitfix.analysis.blocks import own_nodes, walk_body
+from jitfix.analysis.passed_values import argument_for
 from jitfix.analysis.runtime_checks import CheckHelper, RuntimeCheck, inside_loop, threaded_name, trace_time_text
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import ArrayEvidence
@@ -34,6 +35,8 @@ from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text, staged_statement_edit
 from jitfix.rules.staged_constants import staged_constants
+from jitfix.rules.python_arguments import jitted_callables
+from jitfix.rules.static_arguments import parameters_behind, static_argnames_edit
 from jitfix.rules.function_context import (
     FunctionContext,
     function_contexts,
@@ -189,6 +192,17 @@ class TracedIf(Rule):
                                        end=problem.statement.test)
                     continue
                 where = f" (line {problem.line})" if problem.line != problem.statement.lineno else ""
+                static = _static_instead(module, entry, problem.statement)
+                if static is not None:
+                    names, fix = static
+                    listed = ", ".join(f"`{name}`" for name in names)
+                    message = (f"`if {source_excerpt(module, problem.statement.test)}` tests a traced value in "
+                               f"`{function.qualname}` ({function.how}): raises under jit, and `lax.cond` cannot "
+                               f"take it: {problem.reason}{where}; make {listed} static: the test reads nothing "
+                               "else, and every call that traces it fails here now (each new value recompiles)")
+                    yield self.finding(module, problem.statement, message, fix, function=function,
+                                       end=problem.statement.test)
+                    continue
                 if problem.lowering is Lowering.CONTINUATION:
                     why = why_not_continued(function, problem.statement)
                     where += f"; and the code after it cannot become a function: {why}" if why else ""
@@ -221,6 +235,65 @@ class TracedIf(Rule):
             return
         yield self.finding(module, statement, f"{where}; {staged.how()}", staged.fix, function=function,
                            end=statement.test)
+
+def _static_instead(module: ModuleContext, entry: FunctionContext, statement: ast.If) -> tuple[list[str], Fix] | None:
+    """The parameters to make static for an ``if`` that ``lax.cond`` cannot take (a branch
+    raises: ``else: raise NotImplementedError(...)`` after a chain of modes), where its tests
+    read the jitted function's parameters and nothing else traced, and every call of the
+    function reaches it (a statement of the function's own body that no ``return`` comes
+    before): a call that traces them fails there now, so making them static breaks none."""
+    traced = entry.traced
+    body = traced.node.body
+    if not traced.jit_sites or statement not in body:
+        return None
+    if any(isinstance(node, ast.Return | ast.Yield | ast.YieldFrom) for node in own_nodes(body[:body.index(statement)])):
+        return None
+    tests, current = [], statement
+    while True:
+        tests.append(current.test)
+        if len(current.orelse) != 1 or not isinstance(current.orelse[0], ast.If):
+            break
+        current = current.orelse[0]
+    values = entry.values_at(statement)
+    names: list[str] = []
+    for test in tests:
+        found = parameters_behind(test, traced.traced_params, values, traced, entry.arrays.bindings) \
+            if values.is_traced(test) else []
+        if found is None:
+            return None
+        names += [name for name in found if name not in names]
+    edits = [static_argnames_edit(module, site, names, traced.node) for site in traced.jit_sites]
+    if not names or any(edit is None for edit in edits) or not _given_python_values(module, traced, names):
+        return None
+    listed = ", ".join(f"`{name}`" for name in names)
+    return names, Fix(Safety.SAFE, f"add {listed} to static_argnames", edits)  # type: ignore[arg-type]
+
+
+def _given_python_values(module: ModuleContext, traced: TracedFunction, names: list[str]) -> bool:
+    """Whether the module calls the jitted function, and every call that passes one of
+    ``names`` passes a Python literal (``radial(r, l, m, 2)``): a mode, not an array."""
+    passed = 0
+    for jitted in jitted_callables(module):
+        if jitted.function is not traced.node:
+            continue
+        for call, _ in jitted.calls(module.traced.program.scopes):  # type: ignore[union-attr]
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            for name in names:
+                argument = argument_for(call, jitted.function, name, jitted.skipped)
+                if argument is None:
+                    continue
+                if not _python_literal(argument):
+                    return False
+                passed += 1
+    return passed > 0
+
+
+def _python_literal(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, int | float | str | bool)
+
 
 class TracedConditionalExpression(Rule):
     code = "JF102"

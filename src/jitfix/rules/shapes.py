@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
 from jitfix.analysis.blocks import assigned_names, nodes_of, own_expressions, parents_in, statement_holding, walk_body
-from jitfix.analysis.catalogue import is_range, static_places
+from jitfix.analysis.catalogue import static_places
 from jitfix.analysis.catalogue_data import SHAPE_PARAMETERS
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.masks import (ElementwiseOrigin, SeenArray, is_boolean_mask, made_array, seen_shape,
@@ -32,7 +32,7 @@ from jitfix.rules.masked_reductions import WHERE_REDUCTIONS, MaskedReduction
 from jitfix.rules.numpy_constants import built_with_numpy
 from jitfix.rules.staged_constants import staged_constants
 from jitfix.rules.static_fields import ConfigField, config_field
-from jitfix.rules.static_arguments import static_argnames_edit
+from jitfix.rules.static_arguments import parameters_behind, static_argnames_edit
 
 
 class ShapeArgument(Rule):
@@ -174,7 +174,7 @@ class ShapeArgument(Rule):
                                                          "which jnp stages; build it with NumPy", numpy.fix,
                                            function=traced)
                         continue
-                    names = _parameter_names(expr, params, values, traced, arrays.bindings)
+                    names = parameters_behind(expr, params, values, traced, arrays.bindings)
                     if names is None and not arrays.certain(expr):
                         continue  # e.g. `arr.n_sparse`: a pytree's metadata may well be static
                     if names is None:
@@ -343,7 +343,7 @@ def _static_items(node: ast.AST, module: ModuleContext, entry: FunctionContext,
         if isinstance(expr, ast.Tuple | ast.List) and expr.elts \
                 and not any(isinstance(item, ast.Starred) for item in expr.elts):
             values = entry.values_at(statement)
-            if values.is_traced(expr) and _parameter_names(expr, entry.traced.traced_params, values, entry.traced,
+            if values.is_traced(expr) and parameters_behind(expr, entry.traced.traced_params, values, entry.traced,
                                                            entry.arrays.bindings) is None:
                 yield from ((f"an item of {place}", item) for item in expr.elts)
                 continue
@@ -457,73 +457,6 @@ def _fixed_width_slice(node: ast.AST, bound: ast.AST, module: ModuleContext) -> 
     call = f"lax.dynamic_slice_in_dim({module.segment(node.value)}, {module.segment(lower)}, {upper.right.value})"
     return (f"; or, for one compilation, `{call}` (it clamps the start so that {upper.right.value} elements fit, "
             "where Python's slice would be shorter, or count a negative start from the end)")
-
-
-# Built-ins whose result is a Python value when their arguments are (`int(n)`, `max(0, i - w)`).
-STATIC_OF_STATIC = frozenset({"int", "max", "min", "abs"})
-
-
-def _parameter_names(expr: ast.AST, params: frozenset[str], values, traced: TracedFunction,
-                     bindings: Mapping[str, Sequence[ast.AST | None]]) -> list[str] | None:
-    """The traced parameters an expression is made of (``n``, ``(n, m)``, ``n * 2``,
-    ``int(n)``; a local bound once to such an expression, ``pad = length - x.shape[0]``; the
-    variable of a ``range`` of one, ``for i in range(n - w)``), or None when a traced part is
-    not a parameter: making those static makes the expression static."""
-    names: list[str] = []
-    followed: set[str] = set()
-    ranges = _range_variables(traced.node)
-
-    def visit(node: ast.AST) -> bool:
-        if not values.is_traced(node) and not isinstance(node, ast.Name | ast.Tuple | ast.List | ast.BinOp):
-            return True
-        if isinstance(node, ast.Name):
-            return name(node.id) if values.is_traced(node) or node.id in followed else True
-        if isinstance(node, ast.Tuple | ast.List):
-            return all(visit(element) for element in node.elts)
-        if isinstance(node, ast.BinOp):
-            return visit(node.left) and visit(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return visit(node.operand)
-        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "size"):
-            return True  # (of an array: static)
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STATIC_OF_STATIC \
-                and values.is_builtin(node.func.id) and node.args and not node.keywords \
-                and not any(isinstance(argument, ast.Starred) for argument in node.args):
-            return all(visit(argument) for argument in node.args)  # (`max(0, i - w)`: Python's, of static values)
-        return False
-
-    def name(identifier: str) -> bool:
-        if identifier in params:
-            if identifier not in names:
-                names.append(identifier)
-            return True
-        if identifier in followed:
-            return False  # (bound in terms of itself)
-        followed.add(identifier)
-        bound = bindings.get(identifier, ())
-        if len(bound) == 1 and bound[0] is not None:
-            return visit(bound[0])
-        loop_bounds = ranges.get(identifier)
-        # (a `for` loop's variable is bound once, by the loop: recorded without a value)
-        return loop_bounds is not None and list(bound) in ([], [None]) and all(visit(argument) for argument in loop_bounds)
-
-    return names if visit(expr) and names else None
-
-
-def _range_variables(function: ast.AST) -> dict[str, list[ast.expr]]:
-    """Names bound only as the variable of one ``range(...)`` loop or comprehension, with the
-    range's arguments."""
-    found: dict[str, list[ast.expr]] = {}
-    seen: dict[str, int] = {}
-    for node in nodes_of(function):
-        if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
-            seen[node.target.id] = seen.get(node.target.id, 0) + 1
-            iterable = node.iter
-            if is_range(iterable) and not iterable.keywords:
-                found[node.target.id] = list(iterable.args)
-    return {name: arguments for name, arguments in found.items() if seen[name] == 1}
 
 
 class DataDependentShape(Rule):

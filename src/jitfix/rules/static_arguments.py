@@ -8,8 +8,11 @@ the keyword (or its tuple grows). Several findings that touch one jit merge into
 from __future__ import annotations
 
 import ast
-from typing import TypeVar
+from typing import Mapping, Sequence, TypeVar
 
+from jitfix.analysis.blocks import nodes_of
+from jitfix.analysis.catalogue import is_range
+from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst, literal_value, with_keywords
 from jitfix.findings import Edit, EditContext, Position
@@ -177,3 +180,74 @@ class _RemoveFromCall:
         if not args and not self.unwrap:
             return node.func  # jax.jit() -> jax.jit
         return node.with_changes(args=args)
+
+
+# Built-ins whose result is a Python value when their arguments are (`int(n)`, `max(0, i - w)`).
+STATIC_OF_STATIC = frozenset({"int", "max", "min", "abs"})
+
+
+def parameters_behind(expr: ast.AST, params: frozenset[str], values, traced: TracedFunction,
+                     bindings: Mapping[str, Sequence[ast.AST | None]]) -> list[str] | None:
+    """The traced parameters an expression is made of (``n``, ``(n, m)``, ``n * 2``,
+    ``int(n)``; a local bound once to such an expression, ``pad = length - x.shape[0]``; the
+    variable of a ``range`` of one, ``for i in range(n - w)``), or None when a traced part is
+    not a parameter: making those static makes the expression static."""
+    names: list[str] = []
+    followed: set[str] = set()
+    ranges = _range_variables(traced.node)
+
+    def visit(node: ast.AST) -> bool:
+        if not values.is_traced(node) and not isinstance(node, ast.Name | ast.Tuple | ast.List | ast.BinOp):
+            return True
+        if isinstance(node, ast.Name):
+            return name(node.id) if values.is_traced(node) or node.id in followed else True
+        if isinstance(node, ast.Tuple | ast.List):
+            return all(visit(element) for element in node.elts)
+        if isinstance(node, ast.BinOp):
+            return visit(node.left) and visit(node.right)
+        if isinstance(node, ast.Compare):  # (`mode == 2`: a test of parameters)
+            return all(visit(part) for part in (node.left, *node.comparators))
+        if isinstance(node, ast.BoolOp):
+            return all(visit(part) for part in node.values)
+        if isinstance(node, ast.UnaryOp):
+            return visit(node.operand)
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "size"):
+            return True  # (of an array: static)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return visit(node.slice)  # (`x.shape[axis]`: static where the axis is)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STATIC_OF_STATIC \
+                and values.is_builtin(node.func.id) and node.args and not node.keywords \
+                and not any(isinstance(argument, ast.Starred) for argument in node.args):
+            return all(visit(argument) for argument in node.args)  # (`max(0, i - w)`: Python's, of static values)
+        return False
+
+    def name(identifier: str) -> bool:
+        if identifier in params:
+            if identifier not in names:
+                names.append(identifier)
+            return True
+        if identifier in followed:
+            return False  # (bound in terms of itself)
+        followed.add(identifier)
+        bound = bindings.get(identifier, ())
+        if len(bound) == 1 and bound[0] is not None:
+            return visit(bound[0])
+        loop_bounds = ranges.get(identifier)
+        # (a `for` loop's variable is bound once, by the loop: recorded without a value)
+        return loop_bounds is not None and list(bound) in ([], [None]) and all(visit(argument) for argument in loop_bounds)
+
+    return names if visit(expr) and names else None
+
+
+def _range_variables(function: ast.AST) -> dict[str, list[ast.expr]]:
+    """Names bound only as the variable of one ``range(...)`` loop or comprehension, with the
+    range's arguments."""
+    found: dict[str, list[ast.expr]] = {}
+    seen: dict[str, int] = {}
+    for node in nodes_of(function):
+        if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
+            seen[node.target.id] = seen.get(node.target.id, 0) + 1
+            iterable = node.iter
+            if is_range(iterable) and not iterable.keywords:
+                found[node.target.id] = list(iterable.args)
+    return {name: arguments for name, arguments in found.items() if seen[name] == 1}
