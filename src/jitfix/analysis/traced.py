@@ -264,6 +264,9 @@ class TracedFinder:
         self._properties: frozenset[str] | None = None
         # A property read (by id) -> it and the call of its getter it stands for.
         self._property_calls: dict[int, tuple[ast.Attribute, ast.Call]] = {}
+        self._getitem: bool | None = None  # a class of the module defines `__getitem__`
+        # An item read (by id) -> it and the call of `__getitem__` it stands for.
+        self._item_calls: dict[int, tuple[ast.Subscript, ast.Call]] = {}
         # The check a dataclass or an equinox Module runs once it is made (`__check_init__`,
         # `__post_init__`), as a call of it with the traced object: by the construction's id.
         self._init_checks: dict[int, tuple[ast.Call, ast.Call]] = {}
@@ -819,9 +822,32 @@ class TracedFinder:
         """The calls a function makes, and its reads of a property of one of the module's
         classes (``out.converged``), as calls of the property's getter."""
         calls = [node for node in walk_body(function) if isinstance(node, ast.Call)]
-        return calls + [self._property_read(node) for node in walk_body(function)
-                        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
-                        and node.attr in self._property_names()]
+        calls += [self._property_read(node) for node in walk_body(function)
+                  if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                  and node.attr in self._property_names()]
+        if self._defines_getitem():
+            calls += [self._item_read(node) for node in walk_body(function)
+                      if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)]
+        return calls
+
+    def _defines_getitem(self) -> bool:
+        """Whether a class of the module defines ``__getitem__`` (an item read may run it)."""
+        if self._getitem is None:
+            self._getitem = any("__getitem__" in methods for methods in self.scopes.defs.values())
+        return self._getitem
+
+    def _item_read(self, subscript: ast.Subscript) -> ast.Call:
+        """``d[i]`` as the call it is on an instance of the module's class, ``d.__getitem__(i)``
+        (resolved as any method call: a value of no such class resolves to nothing), made once
+        per read (a call site is kept by identity)."""
+        found = self._item_calls.get(id(subscript))
+        if found is None:
+            method = ast.copy_location(ast.Attribute(value=subscript.value, attr="__getitem__", ctx=ast.Load()),
+                                       subscript)
+            found = (subscript, ast.copy_location(ast.Call(func=method, args=[subscript.slice], keywords=[]),
+                                                  subscript))
+            self._item_calls[id(subscript)] = found
+        return found[1]
 
     def _property_names(self) -> frozenset[str]:
         """The names of the module's ``@property`` getters."""
