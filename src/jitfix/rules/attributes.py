@@ -26,10 +26,12 @@ from jitfix.analysis.blocks import (
     method_changes,
     nodes_seeing,
     own_nodes,
+    parents_in,
     walk_body,
 )
+from jitfix.analysis.passed_values import argument_for
 from jitfix.analysis.traced_function import TracedFunction, is_lambda_body
-from jitfix.analysis.values import positional_names
+from jitfix.analysis.values import parameter_names, positional_names
 from jitfix.cst_text import code, cst
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.naming import unique_name
@@ -76,8 +78,13 @@ class StaleAttribute(Rule):
         "the jit's first call counts), its body's def jitted with `self` static in place of the bound jit "
         "(which fixed `self` just so) and the call keeping the method (`calc = c.calc`), where the class is a "
         "plain one whose instances hash by identity and the method is called nowhere else with arguments "
-        "(JF402 says when not). Reported otherwise -- a method with "
-        "other decorators, an attribute used as a Python value (a function it calls, a list it indexes), "
+        "(JF402 says when not). A function the method calls through an attribute "
+        "(`self.fn(x)`, jax#9023) is passed in as a static argument of the jitted body (`static_argnames`) where "
+        "every value the module stores in that attribute is certainly a function -- a lambda, a def, a name bound "
+        "only to those, or what every call of a setter method gives it --: a function hashes by identity, so a "
+        "new one compiles anew. Reported otherwise -- a method with "
+        "other decorators, an attribute used as a Python value (a callable object, which may not hash; a list it "
+        "indexes), "
         "an attribute the method changes itself (JF402 threads that): pass the value in as an argument, or make the class "
         "a pytree whose changing fields are leaves (`flax.struct.dataclass`, `equinox.Module`, "
         "`jax.tree_util.register_pytree_node`) and pass the object itself. Set-up in `__init__`, "
@@ -424,8 +431,9 @@ def _attribute_fix(module: ModuleContext, traced: TracedFunction, klass: ast.Cla
 
 
 def _why_reads_stay(module: ModuleContext, traced: TracedFunction, method: ast.FunctionDef, receiver: str,
-                    stale: list[str]) -> str | None:
-    """Why the attributes cannot become parameters of the method (None: they can)."""
+                    stale: list[str], functions: list[str] = []) -> str | None:
+    """Why the attributes cannot become parameters of the method (None: they can);
+    ``functions``: those that hold functions the method calls, to be passed in static."""
     if any(_own_receiver(node, receiver) for node in ast.walk(method) if node is not method):
         return f"a def or lambda in `{method.name}` has a `{receiver}` of its own"
     klass = module.traced.parents.get(method)
@@ -443,7 +451,7 @@ def _why_reads_stay(module: ModuleContext, traced: TracedFunction, method: ast.F
     values = traced.values(module.imports)
     lambdas = _traced_lambdas_in(module, method)
     for node in ast.walk(method):
-        if _reads_attribute(node, receiver, stale) \
+        if _reads_attribute(node, receiver, stale) and getattr(node, "attr", None) not in functions \
                 and not _in_traced_arithmetic(node, method, _values_where(node, lambdas, module) or values):
             return (f"`{receiver}.{node.attr}` is used at line {node.lineno} where its value may matter to "  # type: ignore[attr-defined]
                     "Python (not only as an operand of traced arithmetic)")
@@ -459,13 +467,92 @@ def _static_self_fix(module: ModuleContext, traced: TracedFunction, receiver: st
     with the method's parameters, passes their current values (``threaded_state``)."""
     method = traced.node
     assert isinstance(method, ast.FunctionDef)
-    problem = _why_reads_stay(module, traced, method, receiver, stale)
+    functions = [name for name in stale if _only_called(method, receiver, name) and _holds_functions(module, name)]
+    problem = _why_reads_stay(module, traced, method, receiver, stale, functions)
     if problem:
         return problem
-    threading = threaded_state.read_only(module, traced, receiver, stale)
+    threading = threaded_state.read_only(module, traced, receiver, stale, static=functions)
     listed = ", ".join(f"`{receiver}.{name}`" for name in stale)
-    return Fix(Safety.SAFE, f"pass {listed} to the jitted `{threading.inner}` at each call of `{method.name}`",
+    static = ", ".join(f"`{receiver}.{name}`" for name in functions)
+    how = f" ({static}, a function: as a static argument, so that a new one compiles anew)" if functions else ""
+    return Fix(Safety.SAFE, f"pass {listed} to the jitted `{threading.inner}` at each call of `{method.name}`{how}",
                threaded_state.edits(module, traced, threading))
+
+
+def _only_called(method: ast.FunctionDef, receiver: str, name: str) -> bool:
+    """Whether every read of ``receiver.name`` in the method calls it (``self.fn(x)``)."""
+    called = {id(node.func) for node in ast.walk(method) if isinstance(node, ast.Call)}
+    reads = [node for node in ast.walk(method) if _reads_attribute(node, receiver, [name])]
+    return bool(reads) and all(id(node) in called for node in reads)
+
+
+def _holds_functions(module: ModuleContext, name: str) -> bool:
+    """Whether every value the module stores in an attribute ``name`` (of any object) is
+    certainly a function -- a lambda, a def, a name bound only to those, or a method's
+    parameter every call of the method gives one --, which hashes by identity: a static
+    argument that a new function compiles anew for."""
+    stores = [node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute) and node.attr == name
+              and not isinstance(node.ctx, ast.Load)]
+    parents = parents_in(module.tree)
+    for store in stores:
+        statement = parents.get(id(store))
+        if not (isinstance(statement, ast.Assign) and statement.targets == [store]):
+            return False
+        if not _a_function(module, statement.value, _scope_of(statement, parents), 0):
+            return False
+    return bool(stores)
+
+
+def _scope_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
+        current = parents.get(id(current))
+    return current if current is not None else node
+
+
+def _a_function(module: ModuleContext, value: ast.AST, scope: ast.AST, depth: int) -> bool:
+    if isinstance(value, ast.Lambda):
+        return True
+    if not isinstance(value, ast.Name) or depth > 3 or module.traced.program is None:
+        return False
+    scopes = module.traced.program.scopes
+    home = scopes.binding_scope(scope, value.id)
+    if home is None:
+        return False
+    if scopes.defs.get(home, {}).get(value.id) is not None:
+        return (home, value.id) not in scopes.redefined and not scopes.assignments.get((home, value.id))
+    if isinstance(home, ast.FunctionDef | ast.AsyncFunctionDef) and value.id in parameter_names(home):
+        return _every_call_gives_a_function(module, home, value.id, depth)
+    stores = [node for node in own_nodes(home.body) if isinstance(node, ast.Name) and node.id == value.id
+              and not isinstance(node.ctx, ast.Load)]
+    parents = parents_in(home)
+    bound = [parents.get(id(node)) for node in stores]
+    return bool(bound) and all(isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                               and statement.targets[0] is node and _a_function(module, statement.value, home, depth + 1)
+                               for node, statement in zip(stores, bound))
+
+
+def _every_call_gives_a_function(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                                 parameter: str, depth: int) -> bool:
+    """Whether the module calls ``function`` -- a def by its name, a method by its name on
+    any object where no other class of the module has a method of that name -- and every call
+    passes ``parameter`` a function."""
+    scopes = module.traced.program.scopes  # type: ignore[union-attr]
+    owner = scopes.parent.get(function)
+    method = isinstance(owner, ast.ClassDef)
+    if method and sum(function.name in scopes.defs.get(klass, {}) for klass in scopes.class_list) != 1:
+        return False
+    calls = [(call, scope) for call, scope in scopes.calls_to(function.name)
+             if isinstance(call.func, ast.Attribute if method else ast.Name)]
+    if not calls:
+        return False
+    for call, scope in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return False
+        argument = argument_for(call, function, parameter, skipped=1 if method else 0)
+        if argument is None or not _a_function(module, argument, scope, depth + 1):
+            return False
+    return True
 
 
 def _own_receiver(node: ast.AST, receiver: str) -> bool:

@@ -95,6 +95,14 @@ def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
     return None
 
 
+def add_static_names(jit: cst.BaseExpression, names: list[str], context: EditContext) -> cst.BaseExpression:
+    """A jit expression (``partial(jax.jit, static_argnums=0)``, ``jax.jit``) with the
+    keyword-only parameters ``names`` static too."""
+    if isinstance(jit, cst.Call):
+        return _with_keyword(jit, names, {})
+    return _WrapInPartial(names)(jit, context)  # type: ignore[return-value]
+
+
 class _AddToCall:
     def __init__(self, names: list[str], positions: dict[str, int]):
         self.names = names

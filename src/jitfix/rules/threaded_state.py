@@ -59,6 +59,9 @@ class State:
     # (``wf.wavefront``): the body sets it from the parameter on entry and gives back the
     # attribute itself, as the methods left it.
     on_object: bool = False
+    # Passed in as a static argument of the jitted body (a function the body calls: hashed
+    # by identity, so a new one compiles anew), not traced.
+    static: bool = False
 
 
 @dataclass(frozen=True)
@@ -519,7 +522,8 @@ def _plain_object_class(module: ModuleContext, name: str) -> ast.ClassDef | None
     return klass
 
 
-def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, attributes: list[str]) -> Threading:
+def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, attributes: list[str],
+              static: list[str] = []) -> Threading:
     """Attributes of a static ``self`` the method only reads, passed in at each call (JF302's
     stale attributes): ``def compute(self, x): return x * self.w`` -> ``def _compute(self, x,
     *, w): return x * w`` and ``def compute(self, x): return self._compute(x, w=self.w)``."""
@@ -527,7 +531,7 @@ def read_only(module: ModuleContext, traced: TracedFunction, self_name: str, att
     assert isinstance(function, ast.FunctionDef)
     taken = names_in(function)
     state = tuple(State(f"{self_name}.{attribute}", unique_name(attribute.lstrip("_") or attribute, taken),
-                        passed_in=True, returned=False) for attribute in attributes)
+                        passed_in=True, returned=False, static=attribute in static) for attribute in attributes)
     return named(module, traced, Threading(function, state, self_name, "", returns_value=True))
 
 
@@ -1119,10 +1123,22 @@ class _Threaded:
         if threading.static_self_jit:
             jit = f"{context.name('functools.partial')}({threading.static_self_jit}, static_argnums=0)"
             inner = inner.with_changes(decorators=[cst.Decorator(cst.parse_expression(jit))])
+        static = [state.local for state in threading.state if state.static]
+        if static:
+            inner = inner.with_changes(decorators=[_with_static_names(decorator, static, context)
+                                                   for decorator in inner.decorators])
         wrapper = cst.parse_statement(_wrapper_source(threading, node))
         blank = cst.EmptyLine(indent=False)
         lines = [blank] if threading.self_name else [blank, blank]
         return cst.FlattenSentinel([inner, wrapper.with_changes(leading_lines=lines)])  # type: ignore[return-value]
+
+
+def _with_static_names(decorator: cst.Decorator, names: list[str], context: EditContext) -> cst.Decorator:
+    """The jit decorator with ``names`` (keyword-only parameters) added to its
+    ``static_argnames``; another decorator as it is."""
+    from jitfix.rules.static_arguments import add_static_names
+
+    return decorator.with_changes(decorator=add_static_names(decorator.decorator, names, context))
 
 
 class _Unwrapped:
