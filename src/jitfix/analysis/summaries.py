@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from jitfix.analysis.blocks import FunctionNode, assigned_names, closure_reads, local_names, own_expressions, walk_body
 from jitfix.analysis.catalogue import RECEIVERS
@@ -80,6 +80,9 @@ class ModuleProgram(Program):
         self.pytrees = PytreeIndex(scopes.class_list, imports, top_level_calls)
         self._cache: dict[tuple, Verdict] = {}
         self._active: set[tuple] = set()
+        # The function a parameter holds where every call passes the same one, a lambda too
+        # (set by the finder of traced functions, which follows those calls).
+        self.passed_callable: Callable[[ast.AST, str], FunctionNode | None] | None = None
 
     @classmethod
     def of_module(cls, tree: ast.Module, imports: ImportTable, text: str | None, path: str | None,
@@ -232,7 +235,10 @@ class ModuleProgram(Program):
     def _resolve(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> tuple[FunctionNode | None, Verdict | None]:
         func = call.func
         if isinstance(func, ast.Name):
-            return self.scopes.lookup(scope, func.id, call.lineno), None
+            found = self.scopes.lookup(scope, func.id, call.lineno)
+            if found is None and self.passed_callable is not None:  # `cond_fun(val)`, `cond_fun` given a lambda
+                found = self.passed_callable(scope, func.id)
+            return found, None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in RECEIVERS:
             method = self.scopes.method(scope, func.attr)
             if method is not None and not any(isinstance(d, ast.Name) and d.id == "property"

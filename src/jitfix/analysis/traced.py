@@ -265,6 +265,7 @@ class TracedFinder:
         # A property read (by id) -> it and the call of its getter it stands for.
         self._property_calls: dict[int, tuple[ast.Attribute, ast.Call]] = {}
         self._getitem: bool | None = None  # a class of the module defines `__getitem__`
+        self._lambda_defs: dict[int, tuple[ast.Lambda, ast.FunctionDef]] = {}  # (`_lambda_def`)
         # An item read (by id) -> it and the call of `__getitem__` it stands for.
         self._item_calls: dict[int, tuple[ast.Subscript, ast.Call]] = {}
         # The check a dataclass or an equinox Module runs once it is made (`__check_init__`,
@@ -529,6 +530,46 @@ class TracedFinder:
             self._passed[key] = None  # (while it is worked out: a call passing it on is not followed round)
             self._passed[key] = self._passed_to(function, name, depth)
         return self._passed[key]
+
+    def _passed_callable(self, scope: ast.AST, name: str) -> FunctionNode | None:
+        """What calling the parameter ``name`` of the function ``scope`` is in runs, for the
+        value analysis: the def every call of that function passes (``_passed_function``,
+        with no argument bound), or the lambda (``while_loop(lambda s: ~jnp.all(s.done),
+        body, state)``), as a def of its own."""
+        bound = self._passed_function(scope, name, 0)
+        if bound is not None:
+            return None if bound.positional or bound.keywords else bound.function
+        function = self.scopes.binding_scope(scope, name)
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) \
+                or (function, name) in self.scopes.assignments or name not in parameter_names(function):
+            return None
+        definer = self.scopes.parent.get(function, self.tree)
+        if not self.scopes.only_called(function.name, definer):
+            return None
+        positional = positional_names(function)
+        index = positional.index(name) if name in positional else None
+        found: set[ast.Lambda] = set()
+        for call, call_scope in self.scopes.calls_to(function.name):
+            if not isinstance(call.func, ast.Name) or self.scopes.binding_scope(call_scope, call.func.id) is not definer:
+                continue
+            if any(isinstance(argument, ast.Starred) for argument in call.args) \
+                    or any(keyword.arg is None for keyword in call.keywords):
+                return None
+            given: ast.AST | None = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+            if given is None and index is not None and index < len(call.args):
+                given = call.args[index]
+            if isinstance(given, ast.Name):  # (`body = lambda s: ...`, then `while_loop(cond, body, s)`)
+                given = self.scopes.assignment_before(call_scope, given.id, call.lineno)
+            if not isinstance(given, ast.Lambda):
+                return None
+            found.add(given)
+        return self._lambda_def(found.pop()) if len(found) == 1 else None
+
+    def _lambda_def(self, node: ast.Lambda) -> ast.FunctionDef:
+        """The lambda as a def of its own (``lambda_as_function``), made once."""
+        if id(node) not in self._lambda_defs:
+            self._lambda_defs[id(node)] = (node, lambda_as_function(node))
+        return self._lambda_defs[id(node)][1]
 
     def _passed_to(self, function: FunctionNode, name: str, depth: int) -> Bound | None:
         definer = self.scopes.parent.get(function, self.tree)
@@ -1264,6 +1305,7 @@ class TracedFinder:
                 module_static = module_static_names(self.tree, self.scopes.global_names)
             self.program = ModuleProgram(self.tree, self.imports, self.scopes,
                                          dict.fromkeys(module_static, MODULE_CONSTANT), self.path, self.project)
+            self.program.passed_callable = self._passed_callable
         return self.program
 
     def _traced_at(self, node: ast.AST | None) -> TracedFunction | None:
