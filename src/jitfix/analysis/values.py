@@ -123,6 +123,8 @@ MODULE_CONSTANT = Verdict(STATIC_KIND, "a module constant")
 # Members a Python container has too: `xs.copy()` of a list of tracers is a list.
 _CONTAINER_MEMBERS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(tuple)) | frozenset(dir(set))
 _ORDERINGS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+# Array methods that read a concrete array's value into Python rather than stage an operation.
+_VALUE_READS = frozenset({"item", "tolist", "tobytes", "block_until_ready", "copy_to_host_async"})
 
 
 def may_narrow(test: ast.AST) -> bool:
@@ -744,7 +746,8 @@ class ValueAnalysis:
         if base.traced and func.attr in ARRAY_ATTRIBUTES:
             return Verdict(TRACED_KIND, f"`.{func.attr}()` of a traced array", base,
                            array=base.array or func.attr not in _CONTAINER_MEMBERS)
-        staged = self._staged_on_concrete([base]) if func.attr in ARRAY_ATTRIBUTES else None
+        staged = self._staged_on_concrete([base]) \
+            if func.attr in ARRAY_ATTRIBUTES and func.attr not in _VALUE_READS else None
         if staged is not None:
             return staged
         if base.static and all(argument.static for argument in arguments):
