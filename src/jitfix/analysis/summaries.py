@@ -291,6 +291,9 @@ class ModuleProgram(Program):
         has no such property."""
         owner = instance.made or instance.klass
         klass = self.scopes.lookup_class(scope, owner) if owner else None
+        if klass is not None and instance.made is None and any(
+                other is not klass and name in self.scopes.defs.get(other, {}) for other in self.scopes.class_list):
+            return None  # (an instance of a subclass may be there, its own property read instead)
         getter = self.scopes.defs.get(klass, {}).get(name) if klass is not None else None
         if getter is None or len(getter.decorator_list) != 1 or not isinstance(getter.decorator_list[0], ast.Name) \
                 or getter.decorator_list[0].id != "property" or not positional_names(getter):

@@ -40,11 +40,20 @@ def _numbers_source(numbers: list[int]) -> str:
     return f"({numbers[0]},)" if len(numbers) == 1 else f"({', '.join(map(str, numbers))})"
 
 
-def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int]) -> cst.Call:
+def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int],
+                  positional_only: frozenset[str] = frozenset()) -> cst.Call:
     """Add ``names`` as static. When the jit already lists ``static_argnums``, JAX no longer
-    matches names to positions, so positional parameters join ``static_argnums`` instead."""
+    matches names to positions, so positional parameters join ``static_argnums`` instead; a
+    positional-only parameter, which ``static_argnames`` refuses, always does."""
     args = list(call.args)
     numbers_at = next((i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == "static_argnums"), None)
+    if numbers_at is None and any(name in positional_only for name in names):
+        fixed = sorted(positions[name] for name in names if name in positional_only)
+        call = with_keywords(call, [("static_argnums", cst.parse_expression(_numbers_source(fixed)))])
+        names = [name for name in names if name not in positional_only]
+        if not names:
+            return call
+        args = list(call.args)
     if numbers_at is not None:
         numbers = _existing(args[numbers_at].value, int)
         if numbers is None:
@@ -76,6 +85,7 @@ def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
     """The edit that makes ``names`` (parameters of ``function``) static at one jit site, or
     None if the site is not one this knows how to change."""
     positions = {name: index for index, name in enumerate(positional_names(function))}
+    positional_only = frozenset(argument.arg for argument in function.args.posonlyargs)
     start = module.start_of(site)
     end = Position(site.end_lineno, module.char_col(site.end_lineno, site.end_col_offset))  # type: ignore[attr-defined]
 
@@ -87,11 +97,12 @@ def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
         return static_argnames_edit(module, site, together, function)  # type: ignore[return-value]
 
     if isinstance(site, ast.Call):
-        replace = _AddToCall(names, positions)
+        replace = _AddToCall(names, positions, positional_only)
         return Edit(start, cst.Call, replace, end=end, merge=merge)
     if isinstance(site, ast.Name | ast.Attribute):
         node_type = cst.Name if isinstance(site, ast.Name) else cst.Attribute
-        return Edit(start, node_type, _WrapInPartial(names), imports=("functools.partial",), end=end, merge=merge)
+        return Edit(start, node_type, _WrapInPartial(names, positions, positional_only), imports=("functools.partial",),
+                    end=end, merge=merge)
     return None
 
 
@@ -104,24 +115,30 @@ def add_static_names(jit: cst.BaseExpression, names: list[str], context: EditCon
 
 
 class _AddToCall:
-    def __init__(self, names: list[str], positions: dict[str, int]):
+    def __init__(self, names: list[str], positions: dict[str, int], positional_only: frozenset[str] = frozenset()):
         self.names = names
         self.positions = positions
+        self.positional_only = positional_only
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
-        return _with_keyword(node, self.names, self.positions)
+        return _with_keyword(node, self.names, self.positions, self.positional_only)
 
 
 class _WrapInPartial:
-    """``jax.jit`` -> ``partial(jax.jit, static_argnames=(...))``."""
+    """``jax.jit`` -> ``partial(jax.jit, static_argnames=(...))`` (``static_argnums`` for a
+    positional-only parameter)."""
 
-    def __init__(self, names: list[str]):
+    def __init__(self, names: list[str], positions: dict[str, int] | None = None,
+                 positional_only: frozenset[str] = frozenset()):
         self.names = names
+        self.positions = positions or {}
+        self.positional_only = positional_only
 
     def __call__(self, node: cst.CSTNode, context: EditContext) -> cst.CSTNode:
-        source = f"{context.name('functools.partial')}({code(node)}, static_argnames={names_source(self.names)})"
-        return cst.parse_expression(source)
+        wrapped = cst.parse_expression(f"{context.name('functools.partial')}({code(node)})")
+        assert isinstance(wrapped, cst.Call)
+        return _with_keyword(wrapped, self.names, self.positions, self.positional_only)
 
 
 def static_removed_edit(module: ModuleContext, site: ast.Call, names: list[str],
@@ -230,7 +247,7 @@ def parameters_behind(expr: ast.AST, params: frozenset[str], values, traced: Tra
         return False
 
     def name(identifier: str) -> bool:
-        if identifier in params:
+        if identifier in params and not any(bindings.get(identifier, ())):  # (not rebound: `n = jnp.asarray(n)`)
             if identifier not in names:
                 names.append(identifier)
             return True
