@@ -192,6 +192,20 @@ NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.is
                             "numpy.issubdtype", "numpy.can_cast", "numpy.promote_types", "numpy.finfo",
                             "numpy.broadcast_shapes"})
 
+# Optimizers whose functions map pytrees of arrays to pytrees of arrays, as traced as what
+# they are given: `jax.example_libraries.optimizers.sgd(...)` returns (init, update,
+# get_params); an optax `GradientTransformation` has `.init(params)` and `.update(grads,
+# state, params)`. A call of one of those functions is a tracer where an argument is.
+OPTIMIZER_TRIPLES = frozenset(f"jax.example_libraries.optimizers.{name}" for name in (
+    "sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam", "adamax", "sm3"))
+GRADIENT_TRANSFORMATIONS = frozenset(f"optax.{name}" for name in (
+    "adabelief", "adafactor", "adagrad", "adam", "adamax", "adamaxw", "adamw", "amsgrad", "fromage", "lamb",
+    "lars", "lion", "nadam", "nadamw", "noisy_sgd", "novograd", "optimistic_gradient_descent", "radam",
+    "rmsprop", "sgd", "sm3", "yogi", "chain", "clip", "clip_by_global_norm", "add_decayed_weights", "scale",
+    "scale_by_adam", "scale_by_schedule", "scale_by_learning_rate", "masked", "multi_transform", "zero_nans",
+    "apply_every", "identity", "set_to_zero"))
+GRADIENT_TRANSFORMATION_METHODS = frozenset({"init", "update"})
+
 # Methods that change the object they are called on (lists, dicts, sets, files).
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",

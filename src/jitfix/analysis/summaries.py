@@ -13,8 +13,9 @@ import ast
 import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from jitfix.analysis.blocks import FunctionNode, assigned_names, closure_reads, local_names, own_expressions, walk_body
-from jitfix.analysis.catalogue import RECEIVERS
+from jitfix.analysis.blocks import (FunctionNode, assigned_names, closure_reads, local_names, own_expressions, own_nodes,
+                                   walk_body)
+from jitfix.analysis.catalogue import GRADIENT_TRANSFORMATION_METHODS, GRADIENT_TRANSFORMATIONS, OPTIMIZER_TRIPLES, RECEIVERS
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project
@@ -116,6 +117,11 @@ class ModuleProgram(Program):
     def summary(self, scope: ast.AST, call: ast.Call, values: ValueAnalysis) -> Verdict | None:
         callee, bound_self = self._resolve(scope, call, values)
         owner: ModuleProgram = self
+        if callee is None and self._optimizer_function(scope, call.func):
+            given = [values.verdict(argument) for argument in (*call.args, *(k.value for k in call.keywords))]
+            traced = next((verdict for verdict in given if verdict.traced), None)
+            return Verdict(TRACED_KIND, "an optimizer's function of a traced pytree", traced) if traced \
+                else Verdict(UNKNOWN_KIND, "an optimizer's function of values not known to be traced")
         if callee is None:
             # Another module's function can prove a tracer only from a traced argument (its
             # own staged operations aside): without one, it is not worth reading the module.
@@ -132,6 +138,42 @@ class ModuleProgram(Program):
         if owner is self:
             params = {**self._closure_reads(scope, callee, values), **params}
         return owner._summarise(callee, params, values.staged)
+
+    def _optimizer_function(self, scope: ast.AST, func: ast.AST) -> bool:
+        """Whether ``func`` is a function of an optimizer (``catalogue.OPTIMIZER_TRIPLES``,
+        ``GRADIENT_TRANSFORMATIONS``): ``get_params`` of ``opt_init, opt_update, get_params =
+        optimizers.sgd(0.1)``, or ``tx.update`` of ``tx = optax.adam(1e-3)``, each name bound
+        so once (in the function, or at module level where the function does not bind it)."""
+        if isinstance(func, ast.Name):
+            value = self._bound_once(scope, func.id, unpacked=True)
+            return isinstance(value, ast.Call) and self.imports.resolve(value.func) in OPTIMIZER_TRIPLES
+        if isinstance(func, ast.Attribute) and func.attr in GRADIENT_TRANSFORMATION_METHODS \
+                and isinstance(func.value, ast.Name):
+            value = self._bound_once(scope, func.value.id, unpacked=False)
+            return isinstance(value, ast.Call) and self.imports.resolve(value.func) in GRADIENT_TRANSFORMATIONS
+        return False
+
+    def _bound_once(self, scope: ast.AST, name: str, unpacked: bool) -> ast.AST | None:
+        """The value of the one statement binding ``name`` where ``scope`` reads it (``name =
+        value``, or with ``unpacked`` a name of ``a, b = value``); None where it is bound
+        otherwise or more than once."""
+        home = self.scopes.binding_scope(scope, name)
+        if home is None:
+            return None
+        body = home.body if isinstance(home, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) else []
+        found = []
+        for node in own_nodes(body):
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+                found.append(node)
+        if len(found) != 1:
+            return None
+        for statement in own_nodes(body):
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = statement.targets[0]
+                if target is found[0] or (unpacked and isinstance(target, ast.Tuple)
+                                          and any(element is found[0] for element in target.elts)):
+                    return statement.value
+        return None
 
     def _closure_reads(self, scope: ast.AST, callee: FunctionNode, values: ValueAnalysis) -> State:
         """A function defined in the calling function, or in a function around it, reads that
