@@ -491,6 +491,8 @@ def _holds_functions(module: ModuleContext, name: str) -> bool:
     certainly a function -- a lambda, a def, a name bound only to those, or a method's
     parameter every call of the method gives one --, which hashes by identity: a static
     argument that a new function compiles anew for."""
+    if _set_otherwise(module.tree, name):
+        return False
     stores = [node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute) and node.attr == name
               and not isinstance(node.ctx, ast.Load)]
     parents = parents_in(module.tree)
@@ -501,6 +503,18 @@ def _holds_functions(module: ModuleContext, name: str) -> bool:
         if not _a_function(module, statement.value, _scope_of(statement, parents), 0):
             return False
     return bool(stores)
+
+
+def _set_otherwise(tree: ast.Module, name: str) -> bool:
+    """Whether the module may set attributes named ``name`` other than by ``obj.name =
+    value``: a class body binding it (a class-level default), ``setattr``, ``__dict__``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and name in assigned_names(node.body):
+            return True
+        if isinstance(node, ast.Name) and node.id == "setattr" or isinstance(node, ast.Attribute) \
+                and node.attr == "__dict__":
+            return True
+    return False
 
 
 def _scope_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
@@ -519,17 +533,30 @@ def _a_function(module: ModuleContext, value: ast.AST, scope: ast.AST, depth: in
     home = scopes.binding_scope(scope, value.id)
     if home is None:
         return False
-    if scopes.defs.get(home, {}).get(value.id) is not None:
-        return (home, value.id) not in scopes.redefined and not scopes.assignments.get((home, value.id))
+    stores = [node for node in ast.walk(module.tree) if isinstance(node, ast.Name) and node.id == value.id
+              and not isinstance(node.ctx, ast.Load) and scopes.binding_scope(_scope_of(node, parents_in(module.tree)),
+                                                                             value.id) is home]
+    if scopes.defs.get(home, {}).get(value.id) is not None:  # (a def, bound by nothing else: no `global` rebinds it)
+        return (home, value.id) not in scopes.redefined and not stores and not _declared_global(module.tree, value.id)
     if isinstance(home, ast.FunctionDef | ast.AsyncFunctionDef) and value.id in parameter_names(home):
-        return _every_call_gives_a_function(module, home, value.id, depth)
-    stores = [node for node in own_nodes(home.body) if isinstance(node, ast.Name) and node.id == value.id
-              and not isinstance(node.ctx, ast.Load)]
+        return not stores and _every_call_gives_a_function(module, home, value.id, depth)  # (never rebound)
+    if home is module.tree and _declared_global(module.tree, value.id):
+        return False
     parents = parents_in(home)
     bound = [parents.get(id(node)) for node in stores]
     return bool(bound) and all(isinstance(statement, ast.Assign) and len(statement.targets) == 1
                                and statement.targets[0] is node and _a_function(module, statement.value, home, depth + 1)
                                for node, statement in zip(stores, bound))
+
+
+def _only_called_by_name(tree: ast.Module, method: str) -> bool:
+    """Whether every ``obj.method`` in the module is the callee of a call."""
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return all(id(node) in called for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == method)
+
+
+def _declared_global(tree: ast.Module, name: str) -> bool:
+    return any(isinstance(node, ast.Global | ast.Nonlocal) and name in node.names for node in ast.walk(tree))
 
 
 def _every_call_gives_a_function(module: ModuleContext, function: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -542,6 +569,8 @@ def _every_call_gives_a_function(module: ModuleContext, function: ast.FunctionDe
     method = isinstance(owner, ast.ClassDef)
     if method and sum(function.name in scopes.defs.get(klass, {}) for klass in scopes.class_list) != 1:
         return False
+    if method and not _only_called_by_name(module.tree, function.name):
+        return False  # (handed on as a value, `callbacks = [t.assign_fn]`: its calls are not all in sight)
     calls = [(call, scope) for call, scope in scopes.calls_to(function.name)
              if isinstance(call.func, ast.Attribute if method else ast.Name)]
     if not calls:

@@ -11,7 +11,7 @@ import ast
 from typing import Mapping, Sequence, TypeVar
 
 from jitfix.analysis.blocks import nodes_of
-from jitfix.analysis.catalogue import is_range
+from jitfix.analysis.catalogue import RECEIVERS, is_range
 from jitfix.analysis.traced_function import TracedFunction
 from jitfix.analysis.values import positional_names
 from jitfix.cst_text import code, cst, literal_value, with_keywords
@@ -42,42 +42,52 @@ def _numbers_source(numbers: list[int]) -> str:
 
 def _with_keyword(call: cst.Call, names: list[str], positions: dict[str, int],
                   positional_only: frozenset[str] = frozenset()) -> cst.Call:
-    """Add ``names`` as static. When the jit already lists ``static_argnums``, JAX no longer
-    matches names to positions, so positional parameters join ``static_argnums`` instead; a
-    positional-only parameter, which ``static_argnames`` refuses, always does."""
+    """Add ``names`` as static. Where the jit lists ``static_argnums`` (it does already, or a
+    parameter is positional-only, which ``static_argnames`` refuses), positional parameters
+    join it. JAX matches names to positions only while one of the two is given: when both
+    are, a parameter a call may pass either way is listed in both (a method's receiver, always
+    passed by position, by position only)."""
     args = list(call.args)
-    numbers_at = next((i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == "static_argnums"), None)
-    if numbers_at is None and any(name in positional_only for name in names):
-        fixed = sorted(positions[name] for name in names if name in positional_only)
-        call = with_keywords(call, [("static_argnums", cst.parse_expression(_numbers_source(fixed)))])
-        names = [name for name in names if name not in positional_only]
-        if not names:
-            return call
-        args = list(call.args)
-    if numbers_at is not None:
-        numbers = _existing(args[numbers_at].value, int)
-        if numbers is None:
-            return call
-        added = [positions[name] for name in names if name in positions and positions[name] not in numbers]
-        if added:
-            args[numbers_at] = args[numbers_at].with_changes(
-                value=cst.parse_expression(_numbers_source(numbers + added)))
-        names = [name for name in names if name not in positions]
-        call = call.with_changes(args=args)
-        if not names:
-            return call
-    for index, arg in enumerate(args):
-        if arg.keyword is not None and arg.keyword.value == "static_argnames":
-            existing = _existing(arg.value, str)
-            if existing is None:
-                return call  # not a literal: leave it to the person
-            merged = existing + [name for name in names if name not in existing]
-            order = lambda name: positions.get(name, len(positions))  # noqa: E731
-            if existing == sorted(existing, key=order):  # the parameters' order, kept where it was
-                merged.sort(key=order)
-            args[index] = arg.with_changes(value=cst.parse_expression(names_source(merged)))
-            return call.with_changes(args=args)
-    return with_keywords(call.with_changes(args=args), [("static_argnames", cst.parse_expression(names_source(names)))])
+    numbers_at = _keyword_at(args, "static_argnums")
+    names_at = _keyword_at(args, "static_argnames")
+    numbers = _existing(args[numbers_at].value, int) if numbers_at is not None else []
+    listed = _existing(args[names_at].value, str) if names_at is not None else []
+    if numbers is None or listed is None:
+        return call  # not a literal: leave it to the person
+    by_position = numbers_at is not None or any(name in positional_only for name in names)
+    new_numbers, new_names = list(numbers), list(listed)
+    for name in names:
+        if by_position and name in positions:
+            new_numbers += [positions[name]] if positions[name] not in new_numbers else []
+        elif name not in new_names:
+            new_names.append(name)
+    if new_numbers and new_names:  # both given: each name by position too, each position by name
+        new_numbers += [positions[name] for name in new_names if name in positions and positions[name] not in new_numbers]
+        named = {index: name for name, index in positions.items()}
+        new_names += [named[number] for number in new_numbers if number in named and named[number] not in new_names
+                      and named[number] not in positional_only and named[number] not in RECEIVERS]
+    if new_numbers != numbers:
+        source = cst.parse_expression(_numbers_source(new_numbers))
+        if numbers_at is not None:
+            args[numbers_at] = args[numbers_at].with_changes(value=source)
+        else:
+            call = with_keywords(call.with_changes(args=args), [("static_argnums", source)])
+            args = list(call.args)
+            names_at = _keyword_at(args, "static_argnames")
+    if new_names == listed:
+        return call.with_changes(args=args)
+    order = lambda name: positions.get(name, len(positions))  # noqa: E731
+    if listed == sorted(listed, key=order):  # the parameters' order, kept where it was
+        new_names.sort(key=order)
+    source = cst.parse_expression(names_source(new_names))
+    if names_at is not None:
+        args[names_at] = args[names_at].with_changes(value=source)
+        return call.with_changes(args=args)
+    return with_keywords(call.with_changes(args=args), [("static_argnames", source)])
+
+
+def _keyword_at(args: list[cst.Arg], keyword: str) -> int | None:
+    return next((i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == keyword), None)
 
 
 def static_argnames_edit(module: ModuleContext, site: ast.AST, names: list[str],
