@@ -467,6 +467,11 @@ def _static_self_fix(module: ModuleContext, traced: TracedFunction, receiver: st
     with the method's parameters, passes their current values (``threaded_state``)."""
     method = traced.node
     assert isinstance(method, ast.FunctionDef)
+    used = next((node for node in ast.walk(module.tree) if isinstance(node, ast.Attribute)
+                 and isinstance(node.value, ast.Attribute) and node.value.attr == method.name), None)
+    if used is not None:  # (`Model.apply.lower(...)`: the method that passes the state in is no jit)
+        return f"`{module.segment(used)}` at line {used.lineno} uses an attribute of the jitted method, which the " \
+               "method that would pass the state in lacks"
     functions = [name for name in stale if _only_called(method, receiver, name) and _holds_functions(module, name)]
     problem = _why_reads_stay(module, traced, method, receiver, stale, functions)
     if problem:
