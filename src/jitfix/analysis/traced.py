@@ -543,27 +543,14 @@ class TracedFinder:
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) \
                 or (function, name) in self.scopes.assignments or name not in parameter_names(function):
             return None
-        definer = self.scopes.parent.get(function, self.tree)
-        if not self.scopes.only_called(function.name, definer):
-            return None
-        positional = positional_names(function)
-        index = positional.index(name) if name in positional else None
-        found: set[ast.Lambda] = set()
-        for call, call_scope in self.scopes.calls_to(function.name):
-            if not isinstance(call.func, ast.Name) or self.scopes.binding_scope(call_scope, call.func.id) is not definer:
-                continue
-            if any(isinstance(argument, ast.Starred) for argument in call.args) \
-                    or any(keyword.arg is None for keyword in call.keywords):
-                return None
-            given: ast.AST | None = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
-            if given is None and index is not None and index < len(call.args):
-                given = call.args[index]
-            if isinstance(given, ast.Name):  # (`body = lambda s: ...`, then `while_loop(cond, body, s)`)
-                given = self.scopes.assignment_before(call_scope, given.id, call.lineno)
-            if not isinstance(given, ast.Lambda):
-                return None
-            found.add(given)
-        return self._lambda_def(found.pop()) if len(found) == 1 else None
+        given = self._given_by_every_call(function, name)
+        found: set[ast.AST | None] = set()
+        for argument, call, call_scope in given or ():
+            # (`body = lambda s: ...`, then `while_loop(cond, body, s)`)
+            found.add(self.scopes.assignment_before(call_scope, argument.id, call.lineno)
+                      if isinstance(argument, ast.Name) else argument)
+        lambda_ = found.pop() if len(found) == 1 else None
+        return self._lambda_def(lambda_) if isinstance(lambda_, ast.Lambda) else None
 
     def _lambda_def(self, node: ast.Lambda) -> ast.FunctionDef:
         """The lambda as a def of its own (``lambda_as_function``), made once."""
@@ -572,12 +559,28 @@ class TracedFinder:
         return self._lambda_defs[id(node)][1]
 
     def _passed_to(self, function: FunctionNode, name: str, depth: int) -> Bound | None:
+        found: set[FunctionNode] = set()
+        for argument, call, call_scope in self._given_by_every_call(function, name) or ():
+            if argument is None:
+                return None  # (its default, or nothing: not a function the module passes)
+            bound = self.function_argument(call_scope, argument, call.lineno, depth + 1)
+            if bound is None or bound.positional or bound.keywords:
+                return None
+            found.add(bound.function)
+        return Bound(found.pop()) if len(found) == 1 else None
+
+    def _given_by_every_call(self, function: FunctionNode,
+                             name: str) -> list[tuple[ast.expr | None, ast.Call, ast.AST]] | None:
+        """What each call of ``function`` by its name passes its parameter ``name`` (None
+        where a call leaves it to its default), with the call and the scope it is in; None
+        where the function is handed on as a value (calls elsewhere may pass anything) or a
+        call spreads its arguments."""
         definer = self.scopes.parent.get(function, self.tree)
         if not self.scopes.only_called(function.name, definer):
-            return None  # (handed on as a value: calls elsewhere may pass anything)
+            return None
         positional = positional_names(function)
         index = positional.index(name) if name in positional else None
-        found: set[FunctionNode] = set()
+        found: list[tuple[ast.expr | None, ast.Call, ast.AST]] = []
         for call, call_scope in self.scopes.calls_to(function.name):
             if not isinstance(call.func, ast.Name) or self.scopes.binding_scope(call_scope, call.func.id) is not definer:
                 continue  # (`obj.make(...)`, or another function of that name)
@@ -587,13 +590,8 @@ class TracedFinder:
             given = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
             if given is None and index is not None and index < len(call.args):
                 given = call.args[index]
-            if given is None:
-                return None  # (its default, or nothing: not a function the module passes)
-            bound = self.function_argument(call_scope, given, call.lineno, depth + 1)
-            if bound is None or bound.positional or bound.keywords:
-                return None
-            found.add(bound.function)
-        return Bound(found.pop()) if len(found) == 1 else None
+            found.append((given, call, call_scope))
+        return found
 
     def _bound_method(self, scope: ast.AST, expr: ast.Attribute, line: int | None) -> Bound | None:
         """The method ``model.run`` names when ``model`` is an instance of one of the module's
