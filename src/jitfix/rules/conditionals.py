@@ -241,6 +241,7 @@ class TracedIf(Rule):
         yield self.finding(module, statement, f"{where}; {staged.how()}", staged.fix, function=function,
                            end=statement.test)
 
+
 def _static_instead(module: ModuleContext, entry: FunctionContext, statement: ast.If) -> tuple[list[str], Fix] | None:
     """The parameters to make static for an ``if`` that ``lax.cond`` cannot take (a branch
     raises: ``else: raise NotImplementedError(...)`` after a chain of modes), where its tests
