@@ -13,9 +13,21 @@ import ast
 import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from jitfix.analysis.blocks import (FunctionNode, assigned_names, closure_reads, local_names, own_expressions, own_nodes,
-                                   walk_body)
-from jitfix.analysis.catalogue import GRADIENT_TRANSFORMATION_METHODS, GRADIENT_TRANSFORMATIONS, OPTIMIZER_TRIPLES, RECEIVERS
+from jitfix.analysis.blocks import (
+    FunctionNode,
+    assigned_names,
+    closure_reads,
+    local_names,
+    own_expressions,
+    own_nodes,
+    walk_body,
+)
+from jitfix.analysis.catalogue import (
+    GRADIENT_TRANSFORMATION_METHODS,
+    GRADIENT_TRANSFORMATIONS,
+    OPTIMIZER_TRIPLES,
+    RECEIVERS,
+)
 from jitfix.analysis.flow import FlowAnalysis, State, module_static_names
 from jitfix.analysis.imports import ImportTable
 from jitfix.analysis.project import Project

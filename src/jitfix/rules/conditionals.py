@@ -34,9 +34,6 @@ from jitfix.control_flow.plans import IfPlan, Lowering, ProblemKind
 from jitfix.findings import Edit, EditContext, Finding, Fix, Safety
 from jitfix.rules.base import ModuleContext, Rule, RuleDoc
 from jitfix.rules.checkify_staging import CheckifiedCheck, checkified_check, condition_text, staged_statement_edit
-from jitfix.rules.staged_constants import staged_constants
-from jitfix.rules.python_arguments import jitted_callables
-from jitfix.rules.static_arguments import parameters_behind, static_argnames_edit
 from jitfix.rules.function_context import (
     FunctionContext,
     function_contexts,
@@ -53,7 +50,9 @@ from jitfix.rules.lowering import (
     why_not_continued,
     writes_private_dicts,
 )
-
+from jitfix.rules.python_arguments import jitted_callables
+from jitfix.rules.staged_constants import staged_constants
+from jitfix.rules.static_arguments import parameters_behind, static_argnames_edit
 
 
 def _rows_of_what(function: TracedFunction, statement: ast.If, arrays: ArrayEvidence) -> str:
